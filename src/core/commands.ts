@@ -1,0 +1,74 @@
+import type { Definition, DefinitionRef } from './definition.js'
+import type { EffectDefinition } from './effect.js'
+import type { ErrorInfo } from './errors.js'
+import type { Json } from './json.js'
+import type { RetryPolicy } from './retry.js'
+
+/** What a thread waits on. Relative times are fixed by the writer when it registers the wait. */
+export type WaitCondition =
+  | {
+      event: { type: string; match?: Json; threadId?: string }
+      timeoutMs?: number
+      timeoutAt?: number
+    }
+  | { timer: { at: number } | { afterMs: number } }
+
+export type Command =
+  | {
+      type: 'invoke'
+      key: string
+      effect: string | EffectDefinition
+      input: unknown
+      retry?: RetryPolicy
+      timeoutMs?: number
+    }
+  | { type: 'spawn'; key: string; definition: Definition | DefinitionRef; input: unknown }
+  | { type: 'wait'; key: string; on: WaitCondition }
+  | { type: 'emit'; key?: string; event: string; payload: Json }
+  | { type: 'cancel'; key: string; reason?: string }
+  | { type: 'complete'; output: unknown }
+  | { type: 'fail'; error: ErrorInfo }
+
+/**
+ * Command constructors for kinds' `decide`. Keys make commands idempotent: a keyed
+ * command already issued in this thread is not issued again.
+ */
+export const commands = {
+  invoke(
+    effect: string | EffectDefinition,
+    input: unknown,
+    options: { key: string; retry?: RetryPolicy; timeoutMs?: number },
+  ): Command {
+    return { type: 'invoke', effect, input, ...options }
+  },
+  spawn(definition: Definition | DefinitionRef, input: unknown, options: { key: string }): Command {
+    return { type: 'spawn', definition, input, key: options.key }
+  },
+  wait(on: WaitCondition, options: { key: string }): Command {
+    return { type: 'wait', on, key: options.key }
+  },
+  emit(event: string, payload: Json = null, options: { key?: string } = {}): Command {
+    return { type: 'emit', event, payload, key: options.key }
+  },
+  cancel(key: string, reason?: string): Command {
+    return { type: 'cancel', key, reason }
+  },
+  complete(output: unknown = null): Command {
+    return { type: 'complete', output }
+  },
+  fail(error: ErrorInfo | string): Command {
+    return {
+      type: 'fail',
+      error: typeof error === 'string' ? { code: 'FAILED', message: error } : error,
+    }
+  },
+}
+
+/** The recorded outcome of a keyed command, as a kind sees it in `decide`. */
+export type Outcome =
+  | { status: 'none' }
+  | { status: 'pending' }
+  | { status: 'completed'; value: Json }
+  | { status: 'failed'; error: ErrorInfo }
+  | { status: 'timed_out' }
+  | { status: 'cancelled'; reason?: string }

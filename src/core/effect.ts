@@ -1,0 +1,49 @@
+import type { Json } from './json.js'
+import type { RetryPolicy } from './retry.js'
+import type { StandardSchema } from './schema.js'
+
+/** What an effect handler receives beside its input. */
+export interface EffectContext {
+  /** Stable across attempts: hand it to the outside world as an idempotency key. */
+  effectId: string
+  attempt: number
+  runId: string
+  threadId: string
+  /** Aborted when the thread is cancelled or the attempt times out. */
+  signal: AbortSignal
+  /** Records a module event atomically with this attempt's result. */
+  emit(type: string, payload?: Json): void
+}
+
+/**
+ * Where an effect runs: `local` (in this process, after its attempt is durably recorded),
+ * `inline` (during the wake iteration, recorded with the iteration's commit: at-least-once
+ * on a crash, for cheap deterministic work such as workflow node bodies) or `worker`.
+ */
+export type EffectExecutionMode = 'local' | 'inline' | 'worker'
+
+export interface EffectDefinition<I = any, O = any> {
+  readonly kindOf: 'effect'
+  /** Set by module registration (`namespace.key`) or given for an anonymous effect. */
+  readonly type?: string
+  readonly input?: StandardSchema<any, I>
+  readonly retry?: RetryPolicy
+  readonly timeoutMs?: number
+  readonly execution?: EffectExecutionMode
+  readonly execute?: (input: I, ctx: EffectContext) => O | Promise<O>
+  readonly scheduleToStartMs?: number
+  readonly startToCloseMs?: number
+  readonly heartbeatMs?: number
+}
+
+export type EffectConfig<I, O> = Omit<EffectDefinition<I, O>, 'kindOf'>
+
+/** Declares an effect: work that acts outside the run, recorded attempt by attempt. */
+export function defineEffect<I = unknown, O = unknown>(
+  config: EffectConfig<I, O>,
+): EffectDefinition<I, O> {
+  return Object.freeze({ ...config, kindOf: 'effect' as const })
+}
+
+export const isEffectDefinition = (value: unknown): value is EffectDefinition =>
+  typeof value === 'object' && value !== null && (value as any).kindOf === 'effect'

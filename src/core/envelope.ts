@@ -1,0 +1,68 @@
+import type { ErrorInfo } from './errors.js'
+import type { Json } from './json.js'
+
+export type EventOrigin = 'runtime' | 'external' | 'worker' | 'operator'
+
+/** A recorded event. `seq` starts at 1 and has no gaps within a run. */
+export interface EventEnvelope {
+  id: string
+  runId: string
+  seq: number
+  /** Epoch milliseconds from the engine's clock when the batch was written. */
+  ts: number
+  type: string
+  payload: Json
+  threadId: string | null
+  causationId?: string
+  effectId?: string
+  origin: EventOrigin
+  idempotencyKey?: string
+  /** For an event a kind emitted with a keyed `emit`: that key (keeps the emit once-only). */
+  key?: string
+}
+
+/** An event appended from outside with `signal` or `POST /runs/:id/events`. */
+export interface EventInput {
+  type: string
+  payload?: Json
+  threadId?: string
+}
+
+export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled'
+export type ThreadStatus = 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'
+
+export interface ThreadState {
+  threadId: string
+  parentThreadId: string | null
+  kind: string
+  definitionName: string
+  definitionVersion: string
+  status: ThreadStatus
+  output?: Json
+  error?: ErrorInfo
+}
+
+/** The folded state of a run (DESIGN §2). */
+export interface RunState {
+  runId: string
+  status: RunStatus
+  rootThreadId: string
+  kind: string
+  definitionName: string
+  definitionVersion: string
+  threads: Record<string, ThreadState>
+  output?: Json
+  error?: ErrorInfo
+  lastSeq: number
+  createdAt: number
+  updatedAt: number
+}
+
+export interface StartResult {
+  runId: string
+  threadId: string
+  state: RunState
+}
+
+export const isTerminal = (status: RunStatus | ThreadStatus): boolean =>
+  status === 'completed' || status === 'failed' || status === 'cancelled'

@@ -1,0 +1,126 @@
+import type { Json } from './json.js'
+
+const BRAND = Symbol.for('skein.error')
+
+/** Structured error information as recorded in the log and sent over HTTP. */
+export interface ErrorInfo {
+  code: string
+  message: string
+  details?: Json
+}
+
+/**
+ * The base of every Skein error: a stable SCREAMING_SNAKE `code`, structured `details`,
+ * and a realm-safe `is` check (works across bundles and vm contexts).
+ */
+export class SkeinError extends Error {
+  readonly code: string
+  readonly details: Json | undefined
+  readonly [BRAND] = true
+
+  constructor(code: string, message: string, details?: Json, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = new.target.name
+    this.code = code
+    this.details = details
+  }
+
+  static is(value: unknown): value is SkeinError {
+    return typeof value === 'object' && value !== null && (value as any)[BRAND] === true
+  }
+
+  toInfo(): ErrorInfo {
+    return this.details === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, details: this.details }
+  }
+}
+
+const define = <C extends string>(code: C, name: string) => {
+  const cls = class extends SkeinError {
+    static readonly code = code
+    constructor(message: string, details?: Json, options?: { cause?: unknown }) {
+      super(code, message, details, options)
+    }
+    static override is(value: unknown): value is SkeinError {
+      return SkeinError.is(value) && value.code === code
+    }
+  }
+  Object.defineProperty(cls, 'name', { value: name })
+  return cls
+}
+
+export const InvalidRequestError = define('INVALID_REQUEST', 'InvalidRequestError')
+export const InvalidInputError = define('INVALID_INPUT', 'InvalidInputError')
+export const InvalidEventError = define('INVALID_EVENT', 'InvalidEventError')
+export const RunNotFoundError = define('RUN_NOT_FOUND', 'RunNotFoundError')
+export const DefinitionNotFoundError = define('DEFINITION_NOT_FOUND', 'DefinitionNotFoundError')
+export const ProjectionNotFoundError = define('PROJECTION_NOT_FOUND', 'ProjectionNotFoundError')
+export const EffectNotFoundError = define('EFFECT_NOT_FOUND', 'EffectNotFoundError')
+export const StartConflictError = define('START_CONFLICT', 'StartConflictError')
+export const EffectNotRetryableError = define('EFFECT_NOT_RETRYABLE', 'EffectNotRetryableError')
+export const RunOverloadedError = define('RUN_OVERLOADED', 'RunOverloadedError')
+export const WakeLimitError = define('WAKE_LIMIT_EXCEEDED', 'WakeLimitError')
+export const SeqConflictError = define('SEQ_CONFLICT', 'SeqConflictError')
+export const IdempotencyConflictError = define('IDEMPOTENCY_CONFLICT', 'IdempotencyConflictError')
+export const CompositionError = define('MODULE_COMPOSITION', 'CompositionError')
+export const DefinitionError = define('INVALID_DEFINITION', 'DefinitionError')
+export const DeterminismError = define('DETERMINISM_VIOLATION', 'DeterminismError')
+export const EngineStoppedError = define('ENGINE_STOPPED', 'EngineStoppedError')
+export const NotConfiguredError = define('NOT_CONFIGURED', 'NotConfiguredError')
+export const StoreError = define('STORE_ERROR', 'StoreError')
+
+/**
+ * Thrown by an effect handler to fail without retrying. Any other throw is retried by the
+ * effect's policy.
+ */
+export class TerminalError extends SkeinError {
+  constructor(message: string, details?: Json, options?: { cause?: unknown }) {
+    super('TERMINAL', message, details, options)
+  }
+  static override is(value: unknown): value is SkeinError {
+    return SkeinError.is(value) && value.code === 'TERMINAL'
+  }
+}
+
+/** The one table from error code to HTTP status (DESIGN §4). Unknown codes are 500. */
+export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
+  INVALID_REQUEST: 400,
+  INVALID_INPUT: 400,
+  INVALID_EVENT: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  RUN_NOT_FOUND: 404,
+  DEFINITION_NOT_FOUND: 404,
+  PROJECTION_NOT_FOUND: 404,
+  EFFECT_NOT_FOUND: 404,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  START_CONFLICT: 409,
+  EFFECT_NOT_RETRYABLE: 409,
+  SEQ_CONFLICT: 409,
+  IDEMPOTENCY_CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RUN_OVERLOADED: 429,
+  WAKE_LIMIT_EXCEEDED: 500,
+  INTERNAL: 500,
+  NOT_SUPPORTED: 501,
+  NOT_CONFIGURED: 503,
+  ENGINE_STOPPED: 503,
+}
+
+export function httpStatusOf(code: string): number {
+  return HTTP_STATUS_BY_CODE[code] ?? 500
+}
+
+/**
+ * Turns anything thrown into an ErrorInfo that is safe to record or send: Skein errors keep
+ * their code and details; anything else keeps only its message (never a stack).
+ */
+export function toErrorInfo(error: unknown): ErrorInfo {
+  if (SkeinError.is(error)) return error.toInfo()
+  if (error instanceof Error) return { code: 'ERROR', message: error.message || error.name }
+  if (typeof error === 'string') return { code: 'ERROR', message: error }
+  return { code: 'ERROR', message: 'non-error value thrown' }
+}

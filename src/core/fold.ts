@@ -1,0 +1,541 @@
+import type { Outcome } from './commands.js'
+import type { Definition } from './definition.js'
+import { definitionLabel } from './definition.js'
+import type { EventEnvelope, RunState, ThreadState } from './envelope.js'
+import type { ErrorInfo } from './errors.js'
+import { DeterminismError } from './errors.js'
+import type { Json } from './json.js'
+import type { KindContext, KindDefinition } from './kind.js'
+import type { Registry } from './registry.js'
+import type {
+  EffectExecution,
+  EffectFailedPayload,
+  EffectRequestedPayload,
+  RunStartedPayload,
+  ThreadStartedPayload,
+  WaitOn,
+  WaitRegisteredPayload,
+  WaitSatisfiedPayload,
+} from './runtime-events.js'
+import { RT, RUNTIME_PREFIX } from './runtime-events.js'
+
+export type CommandStatus = 'pending' | 'completed' | 'failed' | 'timed_out' | 'cancelled'
+
+/** What a keyed command of a thread became. */
+export interface CommandRecord {
+  kind: 'invoke' | 'spawn' | 'wait' | 'emit'
+  /** effectId, child threadId or waitId (empty for emits). */
+  id: string
+  status: CommandStatus
+  value?: Json
+  error?: ErrorInfo
+}
+
+export interface ThreadBook {
+  kindState: unknown
+  commands: Record<string, CommandRecord>
+  input: Json
+  /** The parent's command key that spawned this thread. */
+  spawnKey?: string
+  openWaits: number
+}
+
+export type EffectStatus =
+  | 'requested'
+  | 'started'
+  | 'retry_scheduled'
+  | 'dispatched'
+  | 'completed'
+  | 'failed'
+  | 'ambiguous'
+  | 'cancelled'
+
+export interface EffectRecord {
+  effectId: string
+  threadId: string
+  key: string
+  type: string
+  input: Json
+  execution: EffectExecution
+  retry?: Json
+  timeoutMs?: number
+  status: EffectStatus
+  /** The current (or next, when a retry is scheduled) attempt number; 0 before the first. */
+  attempt: number
+  nextAttemptAt?: number
+  deadlineAt?: number
+  result?: Json
+  lastError?: ErrorInfo
+  cancelRequested?: boolean
+}
+
+export interface WaitRecord {
+  waitId: string
+  threadId: string
+  key: string
+  on: WaitOn
+  status: 'open' | 'satisfied' | 'timed_out' | 'cancelled'
+  timerId?: string
+}
+
+export interface TimerRecord {
+  timerId: string
+  waitId: string
+  at: number
+}
+
+/**
+ * The fold of a run's log: the public RunState plus the runtime's bookkeeping. JSON, so it
+ * can be snapshotted. The engine owns a fold exclusively (per-run queue) and mutates it in
+ * place; `viewState` hands out copies.
+ */
+export interface RunFold {
+  format: 1
+  state: RunState
+  books: Record<string, ThreadBook>
+  effects: Record<string, EffectRecord>
+  waits: Record<string, WaitRecord>
+  /** Open timers only. */
+  timers: Record<string, TimerRecord>
+  /** Signal idempotency keys → seq of the first event of that signal. */
+  signalKeys: Record<string, number>
+  /** Run-start idempotency key, if any. */
+  startKey?: string
+  startInput: Json
+  projections: Record<string, Json>
+}
+
+export function emptyFold(runId: string): RunFold {
+  return {
+    format: 1,
+    state: {
+      runId,
+      status: 'running',
+      rootThreadId: '',
+      kind: '',
+      definitionName: '',
+      definitionVersion: '',
+      threads: {},
+      lastSeq: 0,
+      createdAt: 0,
+      updatedAt: 0,
+    },
+    books: {},
+    effects: {},
+    waits: {},
+    timers: {},
+    signalKeys: {},
+    startInput: null,
+    projections: {},
+  }
+}
+
+/** A copy of the public state that later folds cannot change. */
+export function viewState(fold: RunFold): RunState {
+  return { ...fold.state, threads: { ...fold.state.threads } }
+}
+
+export function outcomeOf(record: CommandRecord | undefined): Outcome {
+  if (!record) return { status: 'none' }
+  switch (record.status) {
+    case 'pending':
+      return { status: 'pending' }
+    case 'completed':
+      return { status: 'completed', value: record.value ?? null }
+    case 'failed':
+      return { status: 'failed', error: record.error ?? { code: 'FAILED', message: 'failed' } }
+    case 'timed_out':
+      return { status: 'timed_out' }
+    case 'cancelled':
+      return { status: 'cancelled' }
+  }
+}
+
+const contexts = new WeakMap<ThreadBook, KindContext>()
+
+/** The kind and context of a thread (cached per book). */
+export function threadContext(
+  registry: Registry,
+  fold: RunFold,
+  threadId: string,
+): { kind: KindDefinition; ctx: KindContext } {
+  const thread = fold.state.threads[threadId]
+  const book = fold.books[threadId]
+  const kind = registry.kinds.get(thread.kind)
+  if (!kind) {
+    throw new DeterminismError(
+      `run ${fold.state.runId}: thread ${threadId} is of kind "${thread.kind}", which no registered module provides; register the module that provides it`,
+      { runId: fold.state.runId, threadId, kind: thread.kind },
+    )
+  }
+  let ctx = contexts.get(book)
+  if (!ctx) {
+    const definition = registry.resolve({
+      kind: thread.kind,
+      name: thread.definitionName,
+      version: thread.definitionVersion,
+    })
+    if (!definition) {
+      throw new DeterminismError(
+        `run ${fold.state.runId}: thread ${threadId} was started from ${definitionLabel({ kind: thread.kind, name: thread.definitionName, version: thread.definitionVersion })}, which is not registered; register that definition version to continue this run`,
+        { runId: fold.state.runId, threadId },
+      )
+    }
+    ctx = {
+      runId: fold.state.runId,
+      threadId,
+      parentThreadId: thread.parentThreadId,
+      definition: definition as Definition,
+      input: book.input,
+    }
+    contexts.set(book, ctx)
+  }
+  return { kind, ctx }
+}
+
+const setThread = (fold: RunFold, threadId: string, patch: Partial<ThreadState>): void => {
+  const prev = fold.state.threads[threadId]
+  if (prev) fold.state.threads[threadId] = { ...prev, ...patch }
+}
+
+const settleCommand = (
+  fold: RunFold,
+  threadId: string,
+  key: string | undefined,
+  patch: Partial<CommandRecord>,
+): void => {
+  if (key === undefined) return
+  const record = fold.books[threadId]?.commands[key]
+  if (record) Object.assign(record, patch)
+}
+
+/**
+ * Folds one event into `fold` (mutating it). Deterministic: the same events give the same
+ * fold. A recorded event the current code cannot fold raises DeterminismError naming the run
+ * and seq.
+ */
+export function applyEvent(registry: Registry, fold: RunFold, event: EventEnvelope): void {
+  const state = fold.state
+  if (event.seq !== state.lastSeq + 1 && state.lastSeq !== 0) {
+    throw new DeterminismError(
+      `run ${state.runId}: event seq ${event.seq} follows seq ${state.lastSeq}; the log has a gap`,
+      { runId: state.runId, seq: event.seq },
+    )
+  }
+  state.lastSeq = event.seq
+  state.updatedAt = event.ts
+  try {
+    if (event.type.startsWith(RUNTIME_PREFIX)) applyRuntimeEvent(registry, fold, event)
+    else if (event.idempotencyKey !== undefined && fold.signalKeys[event.idempotencyKey] === undefined)
+      fold.signalKeys[event.idempotencyKey] = event.seq
+    if (event.key !== undefined && event.threadId) {
+      const book = fold.books[event.threadId]
+      if (book) book.commands[event.key] = { kind: 'emit', id: '', status: 'completed' }
+    }
+    stepThread(registry, fold, event)
+    for (const [name, projection] of registry.projections) {
+      const prev = fold.projections[name] ?? projection.initial
+      fold.projections[name] = projection.reduce(prev, event)
+    }
+  } catch (error) {
+    if (DeterminismError.is(error)) throw error
+    throw new DeterminismError(
+      `run ${state.runId}: folding event seq ${event.seq} (${event.type}) threw: ${(error as Error)?.message ?? error}. The recorded log and the current code disagree; restore the code version that wrote this run or migrate it`,
+      { runId: state.runId, seq: event.seq, type: event.type },
+      { cause: error },
+    )
+  }
+}
+
+function stepThread(registry: Registry, fold: RunFold, event: EventEnvelope): void {
+  const threadId =
+    event.threadId ?? (event.type.startsWith(RUNTIME_PREFIX) ? null : fold.state.rootThreadId)
+  if (!threadId) return
+  const book = fold.books[threadId]
+  if (!book) return
+  const { kind, ctx } = threadContext(registry, fold, threadId)
+  if (kind.step) book.kindState = kind.step(book.kindState, event, ctx)
+}
+
+function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelope): void {
+  const state = fold.state
+  const p = event.payload as any
+  switch (event.type) {
+    case RT.runStarted: {
+      const start = p as RunStartedPayload
+      state.rootThreadId = start.rootThreadId
+      state.kind = start.kind
+      state.definitionName = start.definitionName
+      state.definitionVersion = start.definitionVersion
+      state.createdAt = event.ts
+      fold.startInput = start.input
+      if (event.idempotencyKey !== undefined) fold.startKey = event.idempotencyKey
+      return
+    }
+    case RT.runCompleted:
+      state.status = 'completed'
+      state.output = p.output ?? null
+      return
+    case RT.runFailed:
+      state.status = 'failed'
+      state.error = p.error
+      return
+    case RT.runCancelled:
+      state.status = 'cancelled'
+      return
+    case RT.threadStarted: {
+      const t = p as ThreadStartedPayload
+      state.threads[t.threadId] = {
+        threadId: t.threadId,
+        parentThreadId: t.parentThreadId,
+        kind: t.kind,
+        definitionName: t.definitionName,
+        definitionVersion: t.definitionVersion,
+        status: 'running',
+      }
+      const book: ThreadBook = { kindState: null, commands: {}, input: t.input, openWaits: 0 }
+      if (t.key !== undefined) book.spawnKey = t.key
+      fold.books[t.threadId] = book
+      const { kind, ctx } = threadContext(registry, fold, t.threadId)
+      book.kindState = kind.initialState(ctx)
+      if (t.parentThreadId && t.key !== undefined) {
+        const parent = fold.books[t.parentThreadId]
+        if (parent) parent.commands[t.key] = { kind: 'spawn', id: t.threadId, status: 'pending' }
+      }
+      return
+    }
+    case RT.threadCompleted:
+    case RT.threadFailed:
+    case RT.threadCancelled: {
+      const thread = state.threads[p.threadId]
+      if (!thread) return
+      const status =
+        event.type === RT.threadCompleted
+          ? 'completed'
+          : event.type === RT.threadFailed
+            ? 'failed'
+            : 'cancelled'
+      const patch: Partial<ThreadState> = { status }
+      if (status === 'completed') patch.output = p.output ?? null
+      if (status === 'failed') patch.error = p.error
+      setThread(fold, p.threadId, patch)
+      for (const wait of openWaitsOf(fold, p.threadId)) {
+        wait.status = 'cancelled'
+        closeWait(fold, wait)
+      }
+      if (thread.parentThreadId) {
+        const key = fold.books[p.threadId]?.spawnKey
+        settleCommand(
+          fold,
+          thread.parentThreadId,
+          key,
+          status === 'completed'
+            ? { status: 'completed', value: p.output ?? null }
+            : status === 'failed'
+              ? { status: 'failed', error: p.error }
+              : {
+                  status: 'failed',
+                  error: { code: 'CANCELLED', message: p.reason ?? 'child thread cancelled' },
+                },
+        )
+      }
+      return
+    }
+    case RT.waitRegistered: {
+      const w = p as WaitRegisteredPayload
+      fold.waits[w.waitId] = { ...w, status: 'open' }
+      const book = fold.books[w.threadId]
+      if (book) {
+        book.commands[w.key] = { kind: 'wait', id: w.waitId, status: 'pending' }
+        book.openWaits++
+        if (state.threads[w.threadId]?.status === 'running')
+          setThread(fold, w.threadId, { status: 'waiting' })
+      }
+      return
+    }
+    case RT.timerSet: {
+      fold.timers[p.timerId] = { timerId: p.timerId, waitId: p.waitId, at: p.at }
+      const wait = fold.waits[p.waitId]
+      if (wait) wait.timerId = p.timerId
+      return
+    }
+    case RT.timerFired:
+      delete fold.timers[p.timerId]
+      return
+    case RT.waitSatisfied: {
+      const s = p as WaitSatisfiedPayload
+      const wait = fold.waits[s.waitId]
+      if (!wait || wait.status !== 'open') return
+      wait.status = s.timedOut ? 'timed_out' : 'satisfied'
+      closeWait(fold, wait)
+      settleCommand(
+        fold,
+        wait.threadId,
+        wait.key,
+        s.timedOut ? { status: 'timed_out' } : { status: 'completed', value: s.value },
+      )
+      return
+    }
+    case RT.effectRequested: {
+      const r = p as EffectRequestedPayload
+      const record: EffectRecord = {
+        effectId: r.effectId,
+        threadId: r.threadId,
+        key: r.key,
+        type: r.type,
+        input: r.input,
+        execution: r.execution,
+        status: 'requested',
+        attempt: 0,
+      }
+      if (r.retry !== undefined) record.retry = r.retry
+      if (r.timeoutMs !== undefined) record.timeoutMs = r.timeoutMs
+      fold.effects[r.effectId] = record
+      const book = fold.books[r.threadId]
+      if (book) book.commands[r.key] = { kind: 'invoke', id: r.effectId, status: 'pending' }
+      return
+    }
+    case RT.effectAttemptStarted:
+      return patchEffect(fold, p.effectId, { status: 'started', attempt: p.attempt })
+    case RT.effectDispatched:
+      return patchEffect(fold, p.effectId, {
+        status: 'dispatched',
+        attempt: p.attempt,
+        deadlineAt: p.deadlineAt ?? undefined,
+      })
+    case RT.effectHeartbeat:
+      return patchEffect(fold, p.effectId, { deadlineAt: p.deadlineAt ?? undefined })
+    case RT.effectCompleted: {
+      const effect = fold.effects[p.effectId]
+      if (!effect) return
+      Object.assign(effect, { status: 'completed', result: p.result ?? null })
+      delete effect.deadlineAt
+      settleCommand(fold, effect.threadId, effect.key, {
+        status: 'completed',
+        value: p.result ?? null,
+      })
+      return
+    }
+    case RT.effectFailed: {
+      const f = p as EffectFailedPayload
+      const effect = fold.effects[f.effectId]
+      if (!effect) return
+      effect.lastError = f.error
+      delete effect.deadlineAt
+      if (f.final) {
+        effect.status = 'failed'
+        settleCommand(fold, effect.threadId, effect.key, { status: 'failed', error: f.error })
+      }
+      return
+    }
+    case RT.effectTimedOut: {
+      const effect = fold.effects[p.effectId]
+      if (effect) {
+        effect.lastError = { code: 'TIMED_OUT', message: p.message ?? 'effect attempt timed out' }
+        delete effect.deadlineAt
+      }
+      return
+    }
+    case RT.effectRetryScheduled: {
+      const effect = fold.effects[p.effectId]
+      if (!effect) return
+      effect.status = 'retry_scheduled'
+      effect.attempt = p.attempt - 1
+      effect.nextAttemptAt = p.nextAttemptAt
+      delete effect.deadlineAt
+      if (p.reason === 'operator') reopenEffect(fold, effect)
+      return
+    }
+    case RT.effectAmbiguous: {
+      const effect = fold.effects[p.effectId]
+      if (!effect) return
+      effect.status = 'ambiguous'
+      delete effect.deadlineAt
+      if (p.error) effect.lastError = p.error
+      return
+    }
+    case RT.effectCancelRequested:
+      return patchEffect(fold, p.effectId, { cancelRequested: true })
+    case RT.effectCancelled: {
+      const effect = fold.effects[p.effectId]
+      if (!effect) return
+      effect.status = 'cancelled'
+      delete effect.deadlineAt
+      settleCommand(fold, effect.threadId, effect.key, { status: 'cancelled' })
+      return
+    }
+    default:
+      return
+  }
+}
+
+function patchEffect(fold: RunFold, effectId: string, patch: Partial<EffectRecord>): void {
+  const effect = fold.effects[effectId]
+  if (!effect) return
+  Object.assign(effect, patch)
+  if (patch.deadlineAt === undefined && 'deadlineAt' in patch) delete effect.deadlineAt
+}
+
+/**
+ * An operator retry of an effect whose final failure failed its thread (and run): the command,
+ * the thread chain up to the root and the run return to running.
+ */
+function reopenEffect(fold: RunFold, effect: EffectRecord): void {
+  settleCommand(fold, effect.threadId, effect.key, { status: 'pending', error: undefined })
+  const record = fold.books[effect.threadId]?.commands[effect.key]
+  if (record) delete record.error
+  let threadId: string | null = effect.threadId
+  while (threadId) {
+    const thread: ThreadState | undefined = fold.state.threads[threadId]
+    if (!thread || thread.status !== 'failed') break
+    const { error: _error, ...rest } = thread
+    fold.state.threads[threadId] = { ...rest, status: 'running' }
+    const parent: string | null = thread.parentThreadId
+    if (parent) {
+      const key = fold.books[threadId]?.spawnKey
+      if (key !== undefined) {
+        const rec = fold.books[parent]?.commands[key]
+        if (rec) {
+          rec.status = 'pending'
+          delete rec.error
+        }
+      }
+    }
+    threadId = parent
+  }
+  const root = fold.state.threads[fold.state.rootThreadId]
+  if (fold.state.status === 'failed' && root && root.status === 'running') {
+    fold.state.status = 'running'
+    delete fold.state.error
+  }
+}
+
+function closeWait(fold: RunFold, wait: WaitRecord): void {
+  if (wait.timerId) delete fold.timers[wait.timerId]
+  const book = fold.books[wait.threadId]
+  if (!book) return
+  book.openWaits = Math.max(0, book.openWaits - 1)
+  const record = book.commands[wait.key]
+  if (wait.status === 'cancelled' && record?.status === 'pending') record.status = 'cancelled'
+  if (book.openWaits === 0 && fold.state.threads[wait.threadId]?.status === 'waiting')
+    setThread(fold, wait.threadId, { status: 'running' })
+}
+
+/** Folds a whole log from the beginning (or from `fold`). */
+export function foldEvents(
+  registry: Registry,
+  runId: string,
+  events: readonly EventEnvelope[],
+  fold: RunFold = emptyFold(runId),
+): RunFold {
+  for (const event of events) applyEvent(registry, fold, event)
+  return fold
+}
+
+/** Marks waits of terminal threads closed (used by cancel/complete so timers stop). */
+export function openWaitsOf(fold: RunFold, threadId: string): WaitRecord[] {
+  const out: WaitRecord[] = []
+  for (const wait of Object.values(fold.waits))
+    if (wait.threadId === threadId && wait.status === 'open') out.push(wait)
+  return out
+}

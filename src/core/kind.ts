@@ -1,0 +1,36 @@
+import type { Command, Outcome } from './commands.js'
+import type { Definition } from './definition.js'
+import type { EventEnvelope } from './envelope.js'
+import type { Json } from './json.js'
+
+export interface KindContext<D extends Definition = Definition> {
+  runId: string
+  threadId: string
+  parentThreadId: string | null
+  definition: D
+  input: Json
+}
+
+export interface DecideContext<D extends Definition = Definition> extends KindContext<D> {
+  /** The outcome of the keyed command `key` issued by this thread. */
+  outcome(key: string): Outcome
+}
+
+/**
+ * A kind is pure logic over one thread's events: fold them with `step`, and say in `decide`
+ * the complete set of work the thread wants now. No I/O, no clock, no randomness.
+ * `step` sees the thread's own events (and, for the root thread, external events sent to the
+ * run without a thread). States must be JSON and treated as immutable.
+ */
+export interface KindDefinition<S = any, D extends Definition = any> {
+  readonly kindOf: 'kind'
+  initialState(ctx: KindContext<D>): S
+  step?(state: S, event: EventEnvelope, ctx: KindContext<D>): S
+  decide(state: S, ctx: DecideContext<D>): readonly Command[]
+}
+
+export function defineKind<S, D extends Definition = Definition>(
+  config: Omit<KindDefinition<S, D>, 'kindOf'>,
+): KindDefinition<S, D> {
+  return Object.freeze({ ...config, kindOf: 'kind' as const })
+}

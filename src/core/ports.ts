@@ -1,0 +1,116 @@
+import type { EventEnvelope, RunStatus } from './envelope.js'
+import type { Json } from './json.js'
+
+/**
+ * Per-run metadata a store keeps beside the log, written in the same transaction as the
+ * append that changed it. Lets hosts list summaries and find due deadlines without folding
+ * every run.
+ */
+export interface RunMeta {
+  status: RunStatus
+  kind: string
+  definitionName: string
+  definitionVersion: string
+  createdAt: number
+  updatedAt: number
+  /** Earliest durable deadline (timer, retry, effect timeout), or null. */
+  nextDeadlineAt: number | null
+}
+
+export interface AppendOptions {
+  /** The tail the writer folded; the append fails with SeqConflictError if it moved. */
+  expectedSeq: number
+  /** Unique per run: a second append with the same key fails with IdempotencyConflictError. */
+  idempotencyKey?: string
+  meta?: RunMeta
+}
+
+export interface ReadOptions {
+  fromSeq?: number
+  limit?: number
+}
+
+export interface LogBounds {
+  /** First retained seq (after trimming), 0 for an empty log. */
+  head: number
+  /** Last seq, 0 for an empty log. */
+  tail: number
+}
+
+export interface RunSummary extends RunMeta {
+  runId: string
+}
+
+/** Live listener for appended events of one run (used for SSE). */
+export type EventListener = (events: readonly EventEnvelope[]) => void
+
+/**
+ * The event store port (DESIGN §5). Envelopes arrive with their seq already assigned
+ * (`expectedSeq + 1`, `+ 2`, …); the store checks the tail and writes atomically.
+ */
+export interface EventStore {
+  append(runId: string, events: readonly EventEnvelope[], options: AppendOptions): Promise<void>
+  read(runId: string, options?: ReadOptions): Promise<EventEnvelope[]>
+  tail(runId: string): Promise<number>
+  bounds(runId: string): Promise<LogBounds>
+  listRuns(): Promise<string[]>
+  /** Removes events with seq < beforeSeq; returns how many were removed. */
+  trim?(runId: string, beforeSeq: number): Promise<number>
+  /** Subscribes to events appended after this call; returns the unsubscribe function. */
+  subscribe?(runId: string, listener: EventListener): () => void
+  /** Latest meta per run (written by `append`). */
+  listSummaries?(): Promise<RunSummary[]>
+  /** Runs whose nextDeadlineAt is set (any value). */
+  listRunsWithDeadlines?(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
+  /** The store's attached snapshot store. */
+  readonly snapshots?: SnapshotStore
+  close?(): Promise<void>
+}
+
+export interface Snapshot {
+  runId: string
+  /** The snapshot covers events 1..seq. */
+  seq: number
+  createdAt: number
+  /** Format version of `data`, decided by the writer (STYLE: version inside the log). */
+  format: number
+  data: Json
+}
+
+export interface SnapshotStore {
+  save(snapshot: Snapshot): Promise<void>
+  /** Newest snapshot with seq <= atOrBefore (default: newest). */
+  latest(runId: string, atOrBefore?: number): Promise<Snapshot | null>
+  /** Seqs of stored snapshots, ascending. */
+  list(runId: string): Promise<number[]>
+  /** Keeps the newest `keep` snapshots; returns how many were removed. */
+  prune(runId: string, keep: number): Promise<number>
+}
+
+/** Time enters the engine only through a Clock (tests use a manual one). */
+export interface Clock {
+  now(): number
+  setTimeout(callback: () => unknown, ms: number): unknown
+  clearTimeout(handle: unknown): void
+}
+
+/** Identifier source (injected so tests can make ids deterministic). */
+export interface Ids {
+  runId(): string
+  threadId(): string
+  eventId(): string
+  effectId(): string
+  waitId(): string
+  timerId(): string
+}
+
+/**
+ * Wakes runs at durable deadlines. The engine tells it the earliest deadline of a run after
+ * every operation; the scheduler calls `wake(runId)` when it falls due.
+ */
+export interface WakeScheduler {
+  start(wake: (runId: string, dueAt: number) => Promise<unknown>, clock: Clock): void
+  schedule(runId: string, at: number): void
+  cancel(runId: string): void
+  stop(): Promise<void> | void
+}

@@ -1,0 +1,124 @@
+import type { Definition, DefinitionRef } from './definition.js'
+import { definitionLabel } from './definition.js'
+import type { EffectDefinition } from './effect.js'
+import { CompositionError } from './errors.js'
+import type { KindDefinition } from './kind.js'
+import type { Module } from './module.js'
+import type { ProjectionDefinition } from './projection.js'
+import type { StandardSchema } from './schema.js'
+
+const NAMESPACE = /^[a-z][a-z0-9_-]*$/
+
+/**
+ * Everything the registered modules provide, composed once at `createEngine`. Composition
+ * fails fast on duplicates and missing dependencies.
+ */
+export class Registry {
+  readonly modules = new Map<string, Module>()
+  readonly kinds = new Map<string, KindDefinition>()
+  readonly effects = new Map<string, EffectDefinition>()
+  readonly events = new Map<string, StandardSchema>()
+  readonly projections = new Map<string, ProjectionDefinition>()
+  private readonly definitions = new Map<string, Definition>()
+  private readonly latest = new Map<string, Definition>()
+  private readonly effectTypes = new Map<EffectDefinition, string>()
+  private readonly definitionObjects = new Set<Definition>()
+
+  constructor(modules: readonly Module[]) {
+    for (const mod of modules) this.addModule(mod)
+    for (const mod of modules) {
+      for (const dep of mod.dependencies ?? []) {
+        if (!this.modules.has(dep)) {
+          throw new CompositionError(
+            `module "${mod.namespace}" needs module "${dep}": add it to createEngine({ modules })`,
+            { module: mod.namespace, missing: dep },
+          )
+        }
+      }
+    }
+    for (const mod of modules) for (const d of mod.definitions ?? []) this.addDefinition(d)
+  }
+
+  private addModule(mod: Module): void {
+    if (mod?.kindOf !== 'module') {
+      throw new CompositionError('modules must be created with defineModule() or a module factory')
+    }
+    const ns = mod.namespace
+    if (!NAMESPACE.test(ns) || ns === 'runtime') {
+      throw new CompositionError(`invalid module namespace "${ns}"`, { module: ns })
+    }
+    if (this.modules.has(ns)) {
+      throw new CompositionError(`module namespace "${ns}" is registered twice`, { module: ns })
+    }
+    this.modules.set(ns, mod)
+    for (const [name, schema] of Object.entries(mod.events ?? {})) {
+      this.events.set(`${ns}.${name}`, schema)
+    }
+    for (const [name, effect] of Object.entries(mod.effects ?? {})) {
+      const type = `${ns}.${name}`
+      if (this.effects.has(type)) {
+        throw new CompositionError(`effect type "${type}" is registered twice`, { effect: type })
+      }
+      this.effects.set(type, effect)
+      if (!this.effectTypes.has(effect)) this.effectTypes.set(effect, type)
+    }
+    for (const [name, projection] of Object.entries(mod.projections ?? {})) {
+      if (this.projections.has(name)) {
+        throw new CompositionError(`projection "${name}" is registered twice`, { projection: name })
+      }
+      this.projections.set(name, projection)
+    }
+    for (const [name, kind] of Object.entries(mod.kinds ?? {})) {
+      if (this.kinds.has(name)) {
+        throw new CompositionError(`kind "${name}" is registered twice`, { kind: name })
+      }
+      this.kinds.set(name, kind)
+    }
+  }
+
+  private addDefinition(definition: Definition): void {
+    const key = definitionLabel(definition)
+    if (!this.kinds.has(definition.kind)) {
+      throw new CompositionError(
+        `definition ${key} is of kind "${definition.kind}", which no registered module provides`,
+        { definition: key },
+      )
+    }
+    if (this.definitions.has(key)) {
+      throw new CompositionError(`definition ${key} is registered twice`, { definition: key })
+    }
+    this.definitions.set(key, definition)
+    this.latest.set(`${definition.kind}:${definition.name}`, definition)
+    this.definitionObjects.add(definition)
+  }
+
+  /** The registered definition for a ref; without a version, the last one registered. */
+  resolve(ref: DefinitionRef): Definition | undefined {
+    return ref.version
+      ? this.definitions.get(definitionLabel(ref))
+      : this.latest.get(`${ref.kind}:${ref.name}`)
+  }
+
+  /** The registered definition for an object passed to `start`/`spawn`. */
+  resolveObject(definition: Definition): Definition | undefined {
+    if (this.definitionObjects.has(definition)) return definition
+    const found = this.definitions.get(definitionLabel(definition))
+    return found
+  }
+
+  listDefinitions(): Definition[] {
+    return [...this.definitions.values()]
+  }
+
+  /** The registered type of an effect given by type or by object. */
+  effectType(effect: string | EffectDefinition): string | undefined {
+    if (typeof effect === 'string') return this.effects.has(effect) ? effect : undefined
+    return this.effectTypes.get(effect) ?? effect.type
+  }
+
+  /** The module whose namespace prefixes `type`, if any. */
+  moduleOf(type: string): Module | undefined {
+    const dot = type.indexOf('.')
+    return dot > 0 ? this.modules.get(type.slice(0, dot)) : undefined
+  }
+}

@@ -1,0 +1,47 @@
+/** How an effect's failed attempts are retried. Attempts count the first try. */
+export interface RetryPolicy {
+  maxAttempts?: number
+  /** Delay before the second attempt. */
+  backoffMs?: number
+  /** Growth factor per attempt (default 2). */
+  multiplier?: number
+  /** Cap on any single delay (default 60 s). */
+  maxBackoffMs?: number
+}
+
+export interface ResolvedRetryPolicy {
+  maxAttempts: number
+  backoffMs: number
+  multiplier: number
+  maxBackoffMs: number
+}
+
+export const DEFAULT_RETRY: ResolvedRetryPolicy = {
+  maxAttempts: 3,
+  backoffMs: 100,
+  multiplier: 2,
+  maxBackoffMs: 60_000,
+}
+
+export function resolveRetry(
+  policy: RetryPolicy | undefined,
+  fallback: ResolvedRetryPolicy = DEFAULT_RETRY,
+): ResolvedRetryPolicy {
+  return {
+    maxAttempts: Math.max(1, Math.floor(policy?.maxAttempts ?? fallback.maxAttempts)),
+    backoffMs: Math.max(0, policy?.backoffMs ?? fallback.backoffMs),
+    multiplier: Math.max(1, policy?.multiplier ?? fallback.multiplier),
+    maxBackoffMs: Math.max(0, policy?.maxBackoffMs ?? fallback.maxBackoffMs),
+  }
+}
+
+/**
+ * Delay before attempt `nextAttempt` (2, 3, …): capped exponential backoff, no jitter so the
+ * log is reproducible from the policy. `null` when the policy allows no further attempt.
+ */
+export function backoffDelay(policy: ResolvedRetryPolicy, nextAttempt: number): number | null {
+  if (nextAttempt > policy.maxAttempts) return null
+  const exponent = Math.max(0, nextAttempt - 2)
+  const delay = policy.backoffMs * policy.multiplier ** exponent
+  return Math.min(policy.maxBackoffMs, Math.round(delay))
+}

@@ -1,0 +1,142 @@
+import type { Definition } from '../core/definition.js'
+import type { EffectStatus } from '../core/fold.js'
+import type {
+  EventEnvelope,
+  EventInput,
+  RunState,
+  StartResult,
+  ThreadState,
+} from '../core/envelope.js'
+import type { ErrorInfo } from '../core/errors.js'
+import type { Json } from '../core/json.js'
+import type { EventStore, RunSummary } from '../core/ports.js'
+import type { ProjectionDefinition } from '../core/projection.js'
+import type { Registry } from '../core/registry.js'
+import type { WaitOn } from '../core/runtime-events.js'
+import type { WorkerCallbackInput } from './options.js'
+
+export interface StartOptions {
+  runId?: string
+  threadId?: string
+  idempotencyKey?: string
+}
+
+export interface StartRunArgs extends StartOptions {
+  kind: string
+  definitionName: string
+  definitionVersion?: string
+  input?: Json
+}
+
+export interface ReplayStep {
+  seq: number
+  event: EventEnvelope
+  before: RunState
+  after: RunState
+}
+
+export interface EffectStatusView {
+  effectId: string
+  threadId: string
+  type: string
+  attempt: number
+  status: EffectStatus
+  deadlineAt: number | null
+  lastError: ErrorInfo | null
+}
+
+export interface DeadlineView {
+  kind: 'timer' | 'retry' | 'effect-deadline'
+  at: number
+  runId: string
+  threadId: string
+  waitId?: string
+  effectId?: string
+}
+
+export interface WaitView {
+  waitId: string
+  threadId: string
+  key: string
+  on: WaitOn
+}
+
+/** `inspectRun` / `GET /runs/:id/status`. */
+export interface RunOperationalStatus {
+  runId: string
+  status: RunState['status']
+  threads: ThreadState[]
+  waits: WaitView[]
+  effects: EffectStatusView[]
+  deadlines: DeadlineView[]
+  head: number
+  tail: number
+}
+
+/** One durable effect attempt, read from the log (`GET /runs/:id/effects`). */
+export interface EffectAttemptView {
+  effectId: string
+  threadId: string
+  type: string
+  attempt: number
+  status: string
+  startedAt?: number
+  finishedAt?: number
+  error?: ErrorInfo
+}
+
+export interface ServeOptions {
+  port?: number
+  hostname?: string
+}
+
+export interface ServerHandle {
+  url: string
+  port: number
+  hostname: string
+  close(): Promise<void>
+}
+
+export interface EngineRuntime {
+  registry: Registry
+  /** Resolves when no operation is queued or running on any run and no effect is in flight. */
+  idle(): Promise<void>
+}
+
+/** Identity of whoever asked (HTTP auth identity, or a name for embed callers). */
+export interface CallerContext {
+  identity?: Json
+}
+
+export interface Engine {
+  ready(): Promise<{ store: EventStore; runtime: EngineRuntime }>
+  start(definition: Definition, input?: unknown, options?: StartOptions): Promise<StartResult>
+  startRun(args: StartRunArgs): Promise<StartResult>
+  getRun(runId: string): Promise<RunState>
+  getEvents(runId: string, options?: { fromSeq?: number; limit?: number }): Promise<EventEnvelope[]>
+  signal(
+    runId: string,
+    events: readonly EventInput[],
+    options?: { idempotencyKey?: string },
+  ): Promise<RunState>
+  wake(runId: string): Promise<RunState>
+  cancel(runId: string, threadId?: string): Promise<RunState>
+  listRuns(): Promise<string[]>
+  listRunSummaries(): Promise<RunSummary[]>
+  project<S = Json>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S>
+  replayTo(runId: string, seq: number): Promise<ReplayStep | null>
+  inspectRun(runId: string): Promise<RunOperationalStatus>
+  listEffects(runId: string): Promise<EffectAttemptView[]>
+  listThreads(runId: string): Promise<ThreadState[]>
+  retryEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
+  rescanTimers(): Promise<number>
+  recoverDeadlines(): Promise<number>
+  /** Live events of a run appended after the call (for SSE); returns unsubscribe. */
+  subscribe(runId: string, listener: (events: readonly EventEnvelope[]) => void): Promise<() => void>
+  fetch(request: Request): Promise<Response | null>
+  serve(options?: ServeOptions): Promise<ServerHandle>
+  stop(): Promise<void>
+  readonly runtime: Promise<EngineRuntime>
+  readonly store: Promise<EventStore>
+}

@@ -1,0 +1,149 @@
+import type { Json } from '../core/json.js'
+import type { Module } from '../core/module.js'
+import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler } from '../core/ports.js'
+
+/** The value `trimAfterSnapshot.coverage(runId)` resolves to: events up to this seq are safe elsewhere. */
+export type TrimCoverage = number | { throughSeq: number } | null
+
+export interface TrimOptions {
+  /** Snapshots kept per run; events older than the oldest kept one may be removed. */
+  keepSnapshots: number
+  /** Proves downstream projectors/archives hold events through a seq; trimming stops there. */
+  coverage?: (runId: string) => TrimCoverage | Promise<TrimCoverage>
+}
+
+export interface WorkerTask {
+  runId: string
+  effectId: string
+  attempt: number
+  type: string
+  input: Json
+}
+
+/** An external executor of effects (issue #5 brings the full protocol). */
+export interface Worker {
+  handles?: readonly string[] | ((type: string) => boolean)
+  dispatch(task: WorkerTask): unknown | Promise<unknown>
+  cancel?(task: WorkerTask): unknown | Promise<unknown>
+}
+
+export interface WorkerCallbackInput {
+  effectId: string
+  attempt: number
+  kind: 'started' | 'heartbeat' | 'complete' | 'fail' | 'cancelled'
+  result?: Json
+  events?: Array<{ type: string; payload?: Json }>
+  error?: { code?: string; message: string; details?: Json } | string
+  retryable?: boolean
+}
+
+export type Access = 'read' | 'write' | 'worker' | 'operations'
+
+export interface AuthorizeContext {
+  route: string
+  access: Access
+  runId?: string
+  name?: string
+}
+
+export type AuthorizeResult = true | { identity: Json } | Response
+export type AuthorizeHook = (
+  request: Request,
+  context: AuthorizeContext,
+) => AuthorizeResult | Promise<AuthorizeResult>
+
+export interface DebuggerHost {
+  basePath: string
+  ui: { fetch(request: Request, context: { basePath: string }): Response | Promise<Response> }
+}
+
+/** One observation: failure-isolated, never affects a run. */
+export interface Observation {
+  type:
+    | 'run.started'
+    | 'wake.started'
+    | 'wake.finished'
+    | 'run.parked'
+    | 'append'
+    | 'snapshot.loaded'
+    | 'snapshot.saved'
+    | 'snapshot.trimmed'
+    | 'timer.fired'
+    | 'effect.attempt'
+    | 'effect.retry'
+    | 'effect.timeout'
+    | 'effect.interrupted'
+  runId: string
+  at: number
+  [field: string]: unknown
+}
+
+export type RuntimeObserver =
+  | ((observation: Observation) => unknown)
+  | { observe(observation: Observation): unknown }
+
+export interface EngineLimits {
+  /** Largest serialized event payload accepted (default 1 MiB). */
+  maxEventBytes?: number
+  /** Largest HTTP request body (default 1 MiB). */
+  maxRequestBytes?: number
+}
+
+export type StoreOption = EventStore | Promise<EventStore> | (() => Promise<EventStore> | EventStore)
+
+export interface EngineOptions {
+  modules?: readonly Module[]
+  store?: StoreOption
+  serve?: boolean | { port?: number; hostname?: string }
+  maxWakeIterations?: number
+  maxPendingRunOperations?: number
+  snapshotEvery?: number
+  snapshotStore?: SnapshotStore
+  trimAfterSnapshot?: TrimOptions
+  runCacheSize?: number
+  rescanTimers?: boolean
+  scheduler?: WakeScheduler
+  worker?: Worker
+  observer?: RuntimeObserver
+  authorize?: AuthorizeHook
+  debugger?: DebuggerHost
+  clock?: Clock
+  ids?: Ids
+  limits?: EngineLimits
+}
+
+export interface ResolvedOptions {
+  maxWakeIterations: number
+  maxPendingRunOperations: number
+  snapshotEvery: number
+  runCacheSize: number
+  rescanTimers: boolean
+  maxEventBytes: number
+  maxRequestBytes: number
+}
+
+export const MIB = 1024 * 1024
+
+export function resolveOptions(options: EngineOptions): ResolvedOptions {
+  const int = (name: string, value: number | undefined, fallback: number, min: number) => {
+    const v = value ?? fallback
+    if (!Number.isInteger(v) || v < min) {
+      throw new TypeError(`createEngine: ${name} must be an integer >= ${min}, got ${value}`)
+    }
+    return v
+  }
+  return {
+    maxWakeIterations: int('maxWakeIterations', options.maxWakeIterations, 100, 1),
+    maxPendingRunOperations: int(
+      'maxPendingRunOperations',
+      options.maxPendingRunOperations,
+      256,
+      1,
+    ),
+    snapshotEvery: int('snapshotEvery', options.snapshotEvery, 200, 0),
+    runCacheSize: int('runCacheSize', options.runCacheSize, 0, 0),
+    rescanTimers: options.rescanTimers ?? true,
+    maxEventBytes: int('limits.maxEventBytes', options.limits?.maxEventBytes, MIB, 1),
+    maxRequestBytes: int('limits.maxRequestBytes', options.limits?.maxRequestBytes, MIB, 1),
+  }
+}

@@ -1,0 +1,35 @@
+import type { Snapshot, SnapshotStore } from '../../core/ports.js'
+
+/**
+ * Snapshots in process memory. Snapshot data is stored as given: the engine hands over a
+ * private copy.
+ */
+export function memorySnapshotStore(): SnapshotStore {
+  const byRun = new Map<string, Snapshot[]>()
+  return {
+    async save(snapshot) {
+      const list = byRun.get(snapshot.runId) ?? []
+      const at = list.findIndex((s) => s.seq >= snapshot.seq)
+      if (at === -1) list.push(snapshot)
+      else if (list[at].seq === snapshot.seq) list[at] = snapshot
+      else list.splice(at, 0, snapshot)
+      byRun.set(snapshot.runId, list)
+    },
+    async latest(runId, atOrBefore = Number.POSITIVE_INFINITY) {
+      const list = byRun.get(runId)
+      if (!list) return null
+      for (let i = list.length - 1; i >= 0; i--) if (list[i].seq <= atOrBefore) return list[i]
+      return null
+    },
+    async list(runId) {
+      return (byRun.get(runId) ?? []).map((s) => s.seq)
+    },
+    async prune(runId, keep) {
+      const list = byRun.get(runId)
+      if (!list || list.length <= keep) return 0
+      const removed = list.length - Math.max(0, keep)
+      byRun.set(runId, list.slice(removed))
+      return removed
+    },
+  }
+}

@@ -1,0 +1,122 @@
+import type { EventEnvelope } from '../../core/envelope.js'
+import { IdempotencyConflictError, InvalidRequestError, SeqConflictError } from '../../core/errors.js'
+import type {
+  EventListener,
+  EventStore,
+  LogBounds,
+  RunMeta,
+  RunSummary,
+  SnapshotStore,
+} from '../../core/ports.js'
+import { memorySnapshotStore } from './memory-snapshot-store.js'
+
+interface RunLog {
+  /** events[i] has seq head + i. */
+  events: EventEnvelope[]
+  head: number
+  tail: number
+  keys: Set<string>
+  meta?: RunMeta
+  listeners: Set<EventListener>
+}
+
+/**
+ * The in-memory event store: the default, and **lost when the process exits**. Envelopes are
+ * shared with readers, not copied: treat them as immutable.
+ */
+export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventStore {
+  const runs = new Map<string, RunLog>()
+  const snapshots = options.snapshots ?? memorySnapshotStore()
+  const logOf = (runId: string): RunLog => {
+    let log = runs.get(runId)
+    if (!log) {
+      log = { events: [], head: 1, tail: 0, keys: new Set(), listeners: new Set() }
+      runs.set(runId, log)
+    }
+    return log
+  }
+
+  return {
+    snapshots,
+    async append(runId, events, { expectedSeq, idempotencyKey, meta }) {
+      const log = runs.get(runId)
+      const tail = log?.tail ?? 0
+      if (tail !== expectedSeq) {
+        throw new SeqConflictError(
+          `run ${runId}: expected tail ${expectedSeq} but the log is at ${tail}`,
+          { runId, expectedSeq, tail },
+        )
+      }
+      if (idempotencyKey !== undefined && log?.keys.has(idempotencyKey)) {
+        throw new IdempotencyConflictError(
+          `run ${runId}: idempotency key "${idempotencyKey}" is already recorded`,
+          { runId, idempotencyKey },
+        )
+      }
+      for (let i = 0; i < events.length; i++) {
+        if (events[i].seq !== expectedSeq + i + 1 || events[i].runId !== runId) {
+          throw new InvalidRequestError(`run ${runId}: batch seqs must continue the log`, {
+            runId,
+          })
+        }
+      }
+      if (events.length === 0 && !meta) return
+      const target = log ?? logOf(runId)
+      for (const event of events) target.events.push(event)
+      target.tail = expectedSeq + events.length
+      if (idempotencyKey !== undefined) target.keys.add(idempotencyKey)
+      if (meta) target.meta = meta
+      if (events.length > 0) for (const listener of target.listeners) listener(events)
+    },
+    async read(runId, { fromSeq = 1, limit } = {}) {
+      const log = runs.get(runId)
+      if (!log) return []
+      const start = Math.max(0, fromSeq - log.head)
+      const end = limit === undefined ? log.events.length : start + Math.max(0, limit)
+      return log.events.slice(start, end)
+    },
+    async tail(runId) {
+      return runs.get(runId)?.tail ?? 0
+    },
+    async bounds(runId): Promise<LogBounds> {
+      const log = runs.get(runId)
+      if (!log || log.tail === 0) return { head: 0, tail: 0 }
+      return { head: log.events.length ? log.head : log.tail + 1, tail: log.tail }
+    },
+    async listRuns() {
+      const ids: string[] = []
+      for (const [runId, log] of runs) if (log.tail > 0) ids.push(runId)
+      return ids
+    },
+    async trim(runId, beforeSeq) {
+      const log = runs.get(runId)
+      if (!log) return 0
+      const cut = Math.min(log.events.length, Math.max(0, beforeSeq - log.head))
+      if (cut === 0) return 0
+      log.events = log.events.slice(cut)
+      log.head += cut
+      return cut
+    },
+    subscribe(runId, listener) {
+      const log = logOf(runId)
+      log.listeners.add(listener)
+      return () => {
+        log.listeners.delete(listener)
+      }
+    },
+    async listSummaries() {
+      const out: RunSummary[] = []
+      for (const [runId, log] of runs) if (log.meta) out.push({ runId, ...log.meta })
+      return out
+    },
+    async listRunsWithDeadlines() {
+      const out: Array<{ runId: string; nextDeadlineAt: number }> = []
+      for (const [runId, log] of runs) {
+        const at = log.meta?.nextDeadlineAt
+        if (at !== null && at !== undefined) out.push({ runId, nextDeadlineAt: at })
+      }
+      return out
+    },
+    async close() {},
+  }
+}
