@@ -1,0 +1,171 @@
+import type { EventEnvelope } from '../../core/envelope.js'
+import { InvalidRequestError, StoreError } from '../../core/errors.js'
+import type {
+  EventListener,
+  EventStore,
+  LogBounds,
+  RunSummary,
+  SnapshotStore,
+} from '../../core/ports.js'
+import { loadDriver, openDatabase, type SqliteDriver } from './driver.js'
+import { createGroupCommit, storeError } from './group-commit.js'
+import { migrate } from './schema.js'
+import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
+import { prepareStatements, rowToEnvelope, rowToSummary } from './statements.js'
+
+export interface SqliteStoreOptions {
+  /** Database file (created if missing). `':memory:'` works but is lost on exit. */
+  path: string
+  /**
+   * `'full'` (default): an acknowledged append survives power loss. `'normal'`: faster, but
+   * may lose the last commits on power loss (never corrupts the file; a process crash loses
+   * nothing).
+   */
+  synchronous?: 'full' | 'normal'
+  /** How long a write waits for another connection's lock before failing; default 5000. */
+  busyTimeoutMs?: number
+  /** Where a throwing `subscribe` listener's error goes; default `console.error`. */
+  onListenerError?: (error: unknown, runId: string) => void
+  /** Supplies the better-sqlite3 constructor (default: load the installed package). */
+  driver?: () => SqliteDriver
+}
+
+export interface SqliteStore extends EventStore {
+  readonly path: string
+  readonly snapshots: SnapshotStore
+  trim(runId: string, beforeSeq: number): Promise<number>
+  subscribe(runId: string, listener: EventListener): () => void
+  listSummaries(): Promise<RunSummary[]>
+  listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
+  close(): Promise<void>
+}
+
+/**
+ * The embedded persistent store (better-sqlite3, WAL). Appends are `BEGIN IMMEDIATE`
+ * transactions that check the tail inside the transaction, so two processes on one file can
+ * never fork a log; concurrent appends in one tick share a commit (see group-commit.ts).
+ *
+ * @example
+ * const store = sqliteStore({ path: '.skein/runs.db' })
+ * const engine = createEngine({ store, modules: [workflow()] })
+ */
+export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
+  const { path, synchronous = 'full', busyTimeoutMs = 5000 } = options
+  if (synchronous !== 'full' && synchronous !== 'normal') {
+    throw new InvalidRequestError(`sqliteStore: synchronous must be 'full' or 'normal'`, {
+      synchronous,
+    })
+  }
+  const driver = (options.driver ?? loadDriver)()
+  const db = openDatabase(driver, path, busyTimeoutMs)
+  try {
+    db.pragma('journal_mode = WAL')
+    db.pragma(`synchronous = ${synchronous.toUpperCase()}`)
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)
+    migrate(db)
+  } catch (error) {
+    db.close()
+    throw storeError(`open ${path}`, error)
+  }
+  const st = prepareStatements(db)
+  const listeners = new Map<string, Set<EventListener>>()
+  const onListenerError =
+    options.onListenerError ??
+    ((error, runId) => console.error(`skein sqlite store: a listener of run ${runId} threw`, error))
+  let closed = false
+  const guard = () => {
+    if (closed) throw new StoreError(`sqlite store ${path} is closed`, { path })
+  }
+
+  // Listeners see a batch after its commit; one throwing listener must not fail an append
+  // that is already durable, nor starve the other listeners.
+  const notify = (runId: string, events: readonly EventEnvelope[]) => {
+    if (events.length === 0) return
+    const set = listeners.get(runId)
+    if (!set) return
+    for (const listener of [...set]) {
+      try {
+        listener(events)
+      } catch (error) {
+        onListenerError(error, runId)
+      }
+    }
+  }
+  const group = createGroupCommit(db, st, notify)
+
+  const sync = <T>(action: string, fn: () => T): Promise<T> => {
+    try {
+      guard()
+      return Promise.resolve(fn())
+    } catch (error) {
+      return Promise.reject(storeError(action, error))
+    }
+  }
+
+  return {
+    path,
+    snapshots: sqliteSnapshotStore(db, guard),
+    append(runId, events, appendOptions) {
+      return new Promise<void>((resolve, reject) => {
+        guard()
+        const { expectedSeq } = appendOptions
+        for (let i = 0; i < events.length; i++) {
+          const e = events[i]
+          if (e.seq !== expectedSeq + i + 1 || e.runId !== runId || e.payload === undefined) {
+            throw new InvalidRequestError(`run ${runId}: batch seqs must continue the log`, {
+              runId,
+              expectedSeq,
+              index: i,
+            })
+          }
+        }
+        group.enqueue({ runId, events, options: appendOptions, resolve, reject })
+      })
+    },
+    read: (runId, { fromSeq = 1, limit } = {}) =>
+      sync(`read run ${runId}`, () =>
+        st.read
+          .all(runId, fromSeq, limit === undefined ? -1 : Math.max(0, limit))
+          .map(rowToEnvelope),
+      ),
+    tail: (runId) => sync(`read tail of ${runId}`, () => st.run.get(runId)?.tail ?? 0),
+    bounds: (runId) =>
+      sync(`read bounds of ${runId}`, (): LogBounds => {
+        const row = st.run.get(runId)
+        return !row || row.tail === 0 ? { head: 0, tail: 0 } : { head: row.head, tail: row.tail }
+      }),
+    listRuns: () => sync('list runs', () => st.listRuns.all()),
+    // The head never passes tail + 1: trimming everything leaves an empty, still-fenced log.
+    trim: (runId, beforeSeq) =>
+      sync(`trim run ${runId}`, () =>
+        db
+          .transaction(() => {
+            const row = st.run.get(runId)
+            if (!row) return 0
+            const head = Math.min(beforeSeq, row.tail + 1)
+            if (head <= row.head) return 0
+            st.setHead.run(head, runId)
+            return st.trimEvents.run(runId, head).changes
+          })
+          .immediate(),
+      ),
+    subscribe(runId, listener) {
+      let set = listeners.get(runId)
+      if (!set) listeners.set(runId, (set = new Set()))
+      set.add(listener)
+      return () => {
+        set.delete(listener)
+        if (set.size === 0 && listeners.get(runId) === set) listeners.delete(runId)
+      }
+    },
+    listSummaries: () => sync('list summaries', () => st.summaries.all().map(rowToSummary)),
+    listRunsWithDeadlines: () => sync('list deadlines', () => st.deadlines.all()),
+    async close() {
+      if (closed) return
+      group.flush()
+      closed = true
+      listeners.clear()
+      db.close()
+    },
+  }
+}

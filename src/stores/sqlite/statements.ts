@@ -1,0 +1,179 @@
+import type BetterSqlite3 from 'better-sqlite3'
+import type { EventEnvelope, EventOrigin } from '../../core/envelope.js'
+import type { RunMeta, RunSummary } from '../../core/ports.js'
+import type { SqliteDatabase } from './driver.js'
+
+/** Named here so declaration emit can spell the statement types. */
+export type Statement<P extends unknown[], R = unknown> = BetterSqlite3.Statement<P, R>
+
+export interface RunRow {
+  head: number
+  tail: number
+}
+
+export interface EventRow {
+  run_id: string
+  seq: number
+  id: string
+  ts: number
+  type: string
+  thread_id: string | null
+  origin: string
+  causation_id: string | null
+  effect_id: string | null
+  idempotency_key: string | null
+  event_key: string | null
+  payload: string
+}
+
+export interface SummaryRow {
+  run_id: string
+  status: RunMeta['status']
+  kind: string
+  definition_name: string
+  definition_version: string
+  created_at: number
+  updated_at: number
+  next_deadline_at: number | null
+}
+
+const META_COLUMNS =
+  'status, kind, definition_name, definition_version, created_at, updated_at, next_deadline_at'
+
+export interface Statements {
+  begin: Statement<[]>
+  commit: Statement<[]>
+  rollback: Statement<[]>
+  savepoint: Statement<[]>
+  release: Statement<[]>
+  rollbackTo: Statement<[]>
+  run: Statement<[string], RunRow>
+  keyExists: Statement<[string, string], number>
+  insertKey: Statement<[string, string, number]>
+  insertEvent: Statement<unknown[]>
+  upsertTail: Statement<[string, number]>
+  upsertMeta: Statement<unknown[]>
+  read: Statement<[string, number, number], EventRow>
+  trimEvents: Statement<[string, number]>
+  setHead: Statement<[number, string]>
+  listRuns: Statement<[], string>
+  summaries: Statement<[], SummaryRow>
+  deadlines: Statement<[], { runId: string; nextDeadlineAt: number }>
+}
+
+/** Every statement the store runs, prepared once per connection. */
+export function prepareStatements(db: SqliteDatabase): Statements {
+  return {
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
+    savepoint: db.prepare('SAVEPOINT skein_append'),
+    release: db.prepare('RELEASE skein_append'),
+    rollbackTo: db.prepare('ROLLBACK TO skein_append'),
+    run: db.prepare<[string], RunRow>('SELECT head, tail FROM skein_runs WHERE run_id = ?'),
+    keyExists: db
+      .prepare<[string, string], number>(
+        'SELECT 1 FROM skein_idempotency WHERE run_id = ? AND key = ?',
+      )
+      .pluck(),
+    insertKey: db.prepare<[string, string, number]>(
+      'INSERT INTO skein_idempotency (run_id, key, seq) VALUES (?, ?, ?)',
+    ),
+    insertEvent: db.prepare<unknown[]>(
+      `INSERT INTO skein_events (run_id, seq, id, ts, type, thread_id, origin, causation_id,
+        effect_id, idempotency_key, event_key, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    upsertTail: db.prepare<[string, number]>(
+      `INSERT INTO skein_runs (run_id, tail) VALUES (?, ?)
+        ON CONFLICT (run_id) DO UPDATE SET tail = excluded.tail`,
+    ),
+    upsertMeta: db.prepare<unknown[]>(
+      `INSERT INTO skein_runs (run_id, tail, ${META_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (run_id) DO UPDATE SET tail = excluded.tail, status = excluded.status,
+        kind = excluded.kind, definition_name = excluded.definition_name,
+        definition_version = excluded.definition_version, created_at = excluded.created_at,
+        updated_at = excluded.updated_at, next_deadline_at = excluded.next_deadline_at`,
+    ),
+    read: db.prepare<[string, number, number], EventRow>(
+      'SELECT * FROM skein_events WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
+    ),
+    trimEvents: db.prepare<[string, number]>(
+      'DELETE FROM skein_events WHERE run_id = ? AND seq < ?',
+    ),
+    setHead: db.prepare<[number, string]>('UPDATE skein_runs SET head = ? WHERE run_id = ?'),
+    listRuns: db
+      .prepare<[], string>('SELECT run_id FROM skein_runs WHERE tail > 0 ORDER BY rowid')
+      .pluck(),
+    summaries: db.prepare<[], SummaryRow>(
+      `SELECT run_id, ${META_COLUMNS} FROM skein_runs WHERE status IS NOT NULL ORDER BY rowid`,
+    ),
+    deadlines: db.prepare<[], { runId: string; nextDeadlineAt: number }>(
+      `SELECT run_id AS runId, next_deadline_at AS nextDeadlineAt FROM skein_runs
+        WHERE next_deadline_at IS NOT NULL ORDER BY next_deadline_at`,
+    ),
+  }
+}
+
+/** Positional parameters of `insertEvent` (kept beside the SQL so the order cannot drift). */
+export function eventParams(e: EventEnvelope): unknown[] {
+  return [
+    e.runId,
+    e.seq,
+    e.id,
+    e.ts,
+    e.type,
+    e.threadId,
+    e.origin,
+    e.causationId ?? null,
+    e.effectId ?? null,
+    e.idempotencyKey ?? null,
+    e.key ?? null,
+    JSON.stringify(e.payload),
+  ]
+}
+
+export function metaParams(runId: string, tail: number, m: RunMeta): unknown[] {
+  return [
+    runId,
+    tail,
+    m.status,
+    m.kind,
+    m.definitionName,
+    m.definitionVersion,
+    m.createdAt,
+    m.updatedAt,
+    m.nextDeadlineAt,
+  ]
+}
+
+/** Absent optional fields stay absent (not `undefined`), so envelopes compare equal. */
+export function rowToEnvelope(row: EventRow): EventEnvelope {
+  const e: EventEnvelope = {
+    id: row.id,
+    runId: row.run_id,
+    seq: row.seq,
+    ts: row.ts,
+    type: row.type,
+    payload: JSON.parse(row.payload),
+    threadId: row.thread_id,
+    origin: row.origin as EventOrigin,
+  }
+  if (row.causation_id !== null) e.causationId = row.causation_id
+  if (row.effect_id !== null) e.effectId = row.effect_id
+  if (row.idempotency_key !== null) e.idempotencyKey = row.idempotency_key
+  if (row.event_key !== null) e.key = row.event_key
+  return e
+}
+
+export function rowToSummary(row: SummaryRow): RunSummary {
+  return {
+    runId: row.run_id,
+    status: row.status,
+    kind: row.kind,
+    definitionName: row.definition_name,
+    definitionVersion: row.definition_version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    nextDeadlineAt: row.next_deadline_at,
+  }
+}

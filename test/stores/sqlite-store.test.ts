@@ -1,0 +1,292 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import {
+  IdempotencyConflictError,
+  NotConfiguredError,
+  SeqConflictError,
+  StoreError,
+} from '../../src/core/errors.js'
+import { loadDriver, type SqliteDriver } from '../../src/stores/sqlite/driver.js'
+import { SCHEMA_VERSION, type SqliteStore, sqliteStore } from '../../src/stores/sqlite/index.js'
+import { describeEventStore, makeEnvelopes } from '../../src/testing/store-contract.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'skein-sqlite-'))
+let files = 0
+const freshPath = () => join(dir, `store-${++files}.db`)
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describeEventStore('sqlite (synchronous full)', () => sqliteStore({ path: freshPath() }))
+describeEventStore('sqlite (synchronous normal)', () =>
+  sqliteStore({ path: freshPath(), synchronous: 'normal' }),
+)
+
+const opened: Array<SqliteStore | Database.Database> = []
+const open = (options: Parameters<typeof sqliteStore>[0]) => {
+  const store = sqliteStore(options)
+  opened.push(store)
+  return store
+}
+const raw = (path: string) => {
+  const db = new Database(path)
+  opened.push(db)
+  return db
+}
+afterEach(async () => {
+  for (const handle of opened.splice(0).reverse()) await handle.close()
+})
+
+/** A driver whose statements can be counted or made to fail, for group-commit tests. */
+function instrumentedDriver(hooks: { begins: number; failInsertFor?: string }): SqliteDriver {
+  class Instrumented extends Database {
+    override prepare(source: string): any {
+      const statement: any = super.prepare(source)
+      const run = statement.run.bind(statement)
+      if (source === 'BEGIN IMMEDIATE') {
+        statement.run = (...args: unknown[]) => {
+          hooks.begins++
+          return run(...args)
+        }
+      } else if (source.startsWith('INSERT INTO skein_events')) {
+        statement.run = (...args: unknown[]) => {
+          if (args[0] === hooks.failInsertFor) throw new Error('injected insert failure')
+          return run(...args)
+        }
+      }
+      return statement
+    }
+  }
+  return Instrumented as unknown as SqliteDriver
+}
+
+describe('sqlite store', () => {
+  it('keeps events, meta, trims and snapshots across a reopen', async () => {
+    const path = freshPath()
+    const first = sqliteStore({ path })
+    const events = makeEnvelopes('r1', 1, 5, (seq) => ({ seq, text: 'ünïcode 🧵' }))
+    const meta = {
+      status: 'running' as const,
+      kind: 'workflow',
+      definitionName: 'demo',
+      definitionVersion: '2',
+      createdAt: 1,
+      updatedAt: 2,
+      nextDeadlineAt: 99,
+    }
+    await first.append('r1', events, { expectedSeq: 0, idempotencyKey: 'start', meta })
+    await first.trim('r1', 3)
+    await first.snapshots.save({ runId: 'r1', seq: 4, createdAt: 3, format: 1, data: { a: [1] } })
+    await first.close()
+
+    const again = open({ path })
+    expect(await again.read('r1')).toStrictEqual(events.slice(2))
+    expect(await again.bounds('r1')).toEqual({ head: 3, tail: 5 })
+    expect(await again.listRuns()).toEqual(['r1'])
+    expect(await again.listSummaries()).toEqual([{ runId: 'r1', ...meta }])
+    expect(await again.listRunsWithDeadlines()).toEqual([{ runId: 'r1', nextDeadlineAt: 99 }])
+    expect((await again.snapshots.latest('r1'))?.data).toEqual({ a: [1] })
+    const dup = again.append('r1', makeEnvelopes('r1', 6, 1), {
+      expectedSeq: 5,
+      idempotencyKey: 'start',
+    })
+    await expect(dup).rejects.toSatisfy(IdempotencyConflictError.is)
+  })
+
+  it('opens in WAL mode with the requested synchronous level and schema version', async () => {
+    const pragmas: string[] = []
+    class Recording extends Database {
+      override pragma(source: string, options?: Database.PragmaOptions): unknown {
+        pragmas.push(source)
+        return super.pragma(source, options)
+      }
+    }
+    const driver = () => Recording as unknown as SqliteDriver
+    const full = open({ path: freshPath(), driver, busyTimeoutMs: 1234 })
+    open({ path: freshPath(), driver, synchronous: 'normal' })
+    expect(pragmas.filter((p) => /^(synchronous|busy_timeout|journal_mode) =/.test(p))).toEqual([
+      'journal_mode = WAL',
+      'synchronous = FULL',
+      'busy_timeout = 1234',
+      'journal_mode = WAL',
+      'synchronous = NORMAL',
+      'busy_timeout = 5000',
+    ])
+    await full.append('r', makeEnvelopes('r', 1, 1), { expectedSeq: 0 })
+    const db = raw(full.path)
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+    expect(() => sqliteStore({ path: freshPath(), synchronous: 'off' as any })).toThrow(/full/)
+  })
+
+  it('refuses a file written by a newer schema', () => {
+    const path = freshPath()
+    raw(path).pragma('user_version = 99')
+    expect(() => sqliteStore({ path })).toThrow(/schema version 99 is newer/)
+  })
+
+  it('never forks a log across two connections on one file', async () => {
+    const path = freshPath()
+    const a = open({ path })
+    const b = open({ path })
+    await a.append(
+      'r1',
+      makeEnvelopes('r1', 1, 2, () => 'a'),
+      { expectedSeq: 0 },
+    )
+    const lost = b.append(
+      'r1',
+      makeEnvelopes('r1', 1, 1, () => 'b'),
+      { expectedSeq: 0 },
+    )
+    await expect(lost).rejects.toSatisfy(SeqConflictError.is)
+    await b.append(
+      'r1',
+      makeEnvelopes('r1', 3, 1, () => 'b'),
+      { expectedSeq: 2 },
+    )
+    expect((await a.read('r1')).map((e) => e.payload)).toEqual(['a', 'a', 'b'])
+    await expect(a.append('r1', makeEnvelopes('r1', 3, 1), { expectedSeq: 2 })).rejects.toSatisfy(
+      SeqConflictError.is,
+    )
+  })
+
+  it('fails an append with a StoreError when another connection holds the write lock', async () => {
+    const path = freshPath()
+    const store = open({ path, busyTimeoutMs: 20 })
+    const holder = raw(path)
+    holder.exec('BEGIN IMMEDIATE')
+    const error = await store
+      .append('r1', makeEnvelopes('r1', 1, 1), { expectedSeq: 0 })
+      .catch((e) => e)
+    holder.exec('ROLLBACK')
+    expect(StoreError.is(error)).toBe(true)
+    expect(error.details).toEqual({ sqliteCode: 'SQLITE_BUSY' })
+    expect(await store.tail('r1')).toBe(0)
+    await store.append('r1', makeEnvelopes('r1', 1, 1), { expectedSeq: 0 })
+  })
+
+  it('group-commits one tick of appends and fails only the conflicting ones', async () => {
+    const hooks = { begins: 0, failInsertFor: 'boom' }
+    const store = open({ path: freshPath(), driver: () => instrumentedDriver(hooks) })
+    await store.append('taken', makeEnvelopes('taken', 1, 1), {
+      expectedSeq: 0,
+      idempotencyKey: 'k',
+    })
+    const seen: string[] = []
+    store.subscribe('r0', () => seen.push('r0'))
+    hooks.begins = 0
+
+    const calls = Array.from({ length: 50 }, (_, i) =>
+      store.append(`r${i}`, makeEnvelopes(`r${i}`, 1, 1 + (i % 4)), { expectedSeq: 0 }),
+    )
+    const stale = store.append('taken', makeEnvelopes('taken', 1, 1), { expectedSeq: 0 })
+    const dupKey = store.append('taken', makeEnvelopes('taken', 2, 1), {
+      expectedSeq: 1,
+      idempotencyKey: 'k',
+    })
+    const boom = store.append('boom', makeEnvelopes('boom', 1, 3), {
+      expectedSeq: 0,
+      idempotencyKey: 'b',
+      meta: {
+        status: 'running',
+        kind: 'k',
+        definitionName: 'd',
+        definitionVersion: '1',
+        createdAt: 0,
+        updatedAt: 0,
+        nextDeadlineAt: 1,
+      },
+    })
+    // Same run twice in one group: applied in call order inside the transaction.
+    const next = store.append('taken', makeEnvelopes('taken', 2, 2), { expectedSeq: 1 })
+    const after = store.append('taken', makeEnvelopes('taken', 4, 1), { expectedSeq: 3 })
+
+    const results = await Promise.allSettled([...calls, stale, dupKey, boom, next, after])
+    expect(hooks.begins).toBe(1)
+    expect(results.slice(0, 50).every((r) => r.status === 'fulfilled')).toBe(true)
+    const reasons = results.slice(50).map((r) => (r.status === 'rejected' ? r.reason : 'ok'))
+    expect(SeqConflictError.is(reasons[0])).toBe(true)
+    expect(IdempotencyConflictError.is(reasons[1])).toBe(true)
+    expect(StoreError.is(reasons[2]) && /injected insert failure/.test(reasons[2].message)).toBe(
+      true,
+    )
+    expect(reasons.slice(3)).toEqual(['ok', 'ok'])
+    expect(seen).toEqual(['r0'])
+
+    for (let i = 0; i < 50; i++) expect(await store.tail(`r${i}`)).toBe(1 + (i % 4))
+    expect(await store.tail('taken')).toBe(4)
+    expect(await store.bounds('boom')).toEqual({ head: 0, tail: 0 })
+    expect(await store.listRunsWithDeadlines()).toEqual([])
+    // The failed call's savepoint took its idempotency key with it.
+    hooks.failInsertFor = ''
+    await store.append('boom', makeEnvelopes('boom', 1, 1), { expectedSeq: 0, idempotencyKey: 'b' })
+  })
+
+  it('settles group-committed appends only after the commit is visible to others', async () => {
+    const path = freshPath()
+    const store = open({ path })
+    const reader = open({ path })
+    const visible: number[] = []
+    store.subscribe('a', () => {
+      visible.push(0)
+      // The listener runs after COMMIT: a second connection already sees the whole group.
+      reader.tail('b').then((tail) => visible.push(tail))
+    })
+    await Promise.all([
+      store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0 }),
+      store.append('b', makeEnvelopes('b', 1, 2), { expectedSeq: 0 }),
+    ])
+    await reader.tail('b')
+    expect(visible).toEqual([0, 2])
+  })
+
+  it('isolates a throwing listener from the append and the other listeners', async () => {
+    const errors: unknown[] = []
+    const store = open({ path: freshPath(), onListenerError: (e) => errors.push(e) })
+    const got: number[] = []
+    store.subscribe('r1', () => {
+      throw new Error('listener bug')
+    })
+    store.subscribe('r1', (events) => got.push(events.length))
+    await store.append('r1', makeEnvelopes('r1', 1, 2), { expectedSeq: 0 })
+    expect(got).toEqual([2])
+    expect(errors).toHaveLength(1)
+  })
+
+  it('commits queued appends on close and rejects calls afterwards', async () => {
+    const path = freshPath()
+    const store = sqliteStore({ path })
+    const pending = store.append('r1', makeEnvelopes('r1', 1, 1), { expectedSeq: 0 })
+    await store.close()
+    await pending
+    await store.close()
+    await expect(store.read('r1')).rejects.toSatisfy(StoreError.is)
+    await expect(
+      store.append('r1', makeEnvelopes('r1', 2, 1), { expectedSeq: 1 }),
+    ).rejects.toSatisfy(StoreError.is)
+    await expect(store.snapshots.list('r1')).rejects.toSatisfy(StoreError.is)
+    expect(await open({ path }).tail('r1')).toBe(1)
+  })
+
+  it('names better-sqlite3 and the install command when the package is missing', () => {
+    const missing = (id: string) => {
+      throw Object.assign(new Error(`Cannot find module '${id}'`), { code: 'MODULE_NOT_FOUND' })
+    }
+    let error: any
+    try {
+      sqliteStore({ path: freshPath(), driver: () => loadDriver(missing) })
+    } catch (e) {
+      error = e
+    }
+    expect(NotConfiguredError.is(error)).toBe(true)
+    expect(error.message).toContain('better-sqlite3')
+    expect(error.message).toContain('npm install better-sqlite3')
+    const broken = () => {
+      throw new Error('something else')
+    }
+    expect(() => loadDriver(broken)).toThrow('something else')
+    expect(loadDriver()).toBe(Database)
+  })
+})
