@@ -1,0 +1,51 @@
+import type { Json } from '../core/json.js'
+import type { AuthorizeContext, AuthorizeHook } from '../runtime/options.js'
+import { errorResponse, httpError } from './error-response.js'
+
+export type AuthorizeOutcome =
+  | { ok: true; identity: Json | undefined }
+  | { ok: false; response: Response }
+
+/** Access levels that stay closed until a hook explicitly opens them (SPEC Authentication 3). */
+const CLOSED_BY_DEFAULT = new Set(['worker', 'operations'])
+
+export const notConfigured = (context: AuthorizeContext): Response =>
+  errorResponse(
+    httpError(
+      'NOT_CONFIGURED',
+      `${context.access} routes are disabled: pass an authorize hook (e.g. bearerAuth({ ${context.access}: token })) to enable them`,
+      { route: context.route, access: context.access },
+    ),
+  )
+
+/**
+ * Runs the hook (or the default policy) for one request, before any body parsing or store
+ * access. The hook fails closed: anything but `true`, `{ identity }` or a Response is a 403,
+ * and a throwing hook is a 500 that reveals nothing.
+ */
+export async function authorizeRequest(
+  hook: AuthorizeHook | undefined,
+  request: Request,
+  context: AuthorizeContext,
+): Promise<AuthorizeOutcome> {
+  if (!hook) {
+    if (CLOSED_BY_DEFAULT.has(context.access))
+      return { ok: false, response: notConfigured(context) }
+    return { ok: true, identity: undefined }
+  }
+  let result: unknown
+  try {
+    result = await hook(request, context)
+  } catch {
+    return { ok: false, response: errorResponse(new Error('authorize hook failed')) }
+  }
+  if (result === true) return { ok: true, identity: undefined }
+  if (result instanceof Response) return { ok: false, response: result }
+  if (result !== null && typeof result === 'object' && 'identity' in result) {
+    return { ok: true, identity: (result as { identity: Json }).identity }
+  }
+  return {
+    ok: false,
+    response: errorResponse(httpError('FORBIDDEN', 'request is not authorized for this route')),
+  }
+}

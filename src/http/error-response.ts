@@ -1,0 +1,50 @@
+import { type ErrorInfo, httpStatusOf, SkeinError } from '../core/errors.js'
+import type { Json } from '../core/json.js'
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
+
+export function jsonResponse(body: unknown, status = 200, headers?: Record<string, string>) {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
+  })
+}
+
+/** Throwable from route code for conditions that have no engine error class (413, 415, 405). */
+export function httpError(code: string, message: string, details?: Json): SkeinError {
+  return new SkeinError(code, message, details)
+}
+
+/**
+ * The one place that turns anything thrown into the wire error body (STYLE 11). Skein errors
+ * keep their code, message and details; anything else becomes a bare INTERNAL so no stack,
+ * file path or driver message reaches a client.
+ */
+export function errorInfoOf(error: unknown): ErrorInfo {
+  if (!SkeinError.is(error) || error.code === 'ERROR') {
+    return { code: 'INTERNAL', message: 'internal error' }
+  }
+  // A 5xx from a code outside the DESIGN table (STORE_ERROR, DETERMINISM_VIOLATION, …) can
+  // carry driver messages or file paths: name the code, keep the text out of the body.
+  if (httpStatusOf(error.code) >= 500 && !PUBLIC_5XX.has(error.code)) {
+    return { code: 'INTERNAL', message: `internal error (${error.code})` }
+  }
+  return error.toInfo()
+}
+
+const PUBLIC_5XX = new Set([
+  'WAKE_LIMIT_EXCEEDED',
+  'INTERNAL',
+  'NOT_SUPPORTED',
+  'NOT_CONFIGURED',
+  'ENGINE_STOPPED',
+])
+
+export function errorResponse(error: unknown, headers?: Record<string, string>): Response {
+  const info = errorInfoOf(error)
+  const status = httpStatusOf(info.code)
+  const extra: Record<string, string> = { ...headers }
+  if (status === 401) extra['www-authenticate'] ??= 'Bearer'
+  if (status === 429) extra['retry-after'] ??= '1'
+  return jsonResponse({ error: info }, status, extra)
+}

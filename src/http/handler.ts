@@ -1,0 +1,109 @@
+import type { Json } from '../core/json.js'
+import type { Engine } from '../runtime/engine-types.js'
+import { authorizeRequest } from './authorize.js'
+import { isUnderBasePath } from './debugger-path.js'
+import { errorResponse, httpError } from './error-response.js'
+import { readJsonBody } from './json-body.js'
+import { createLiveStreams } from './live-streams.js'
+import type { HandlerOptions, Route, RouteContext } from './route-types.js'
+import { createRouter, parseApiPath } from './router.js'
+import { ROUTES } from './routes/index.js'
+
+export interface HttpHandler {
+  /** The Web-standard handler: a Response, or null for paths outside the API. */
+  fetch(request: Request): Promise<Response | null>
+  /** Ends every open SSE stream (server close, engine stop). */
+  closeStreams(): void
+  readonly routes: readonly Route[]
+}
+
+/**
+ * Builds the embed HTTP handler over an engine. Per request: route by path and method
+ * (404/405 first, so the hook sees a real route), then authorize, and only then parse the
+ * body or touch the store. Every failure becomes the one JSON error body.
+ *
+ * @example
+ * const http = createHttpHandler(engine, { maxRequestBytes: 1 << 20, maxEventBytes: 1 << 20 })
+ * const res = await http.fetch(new Request('http://local/runs/r1'))
+ */
+export function createHttpHandler(
+  engine: Engine,
+  options: HandlerOptions,
+  routes: readonly Route[] = ROUTES,
+): HttpHandler {
+  const router = createRouter(routes)
+  const streams = createLiveStreams()
+  const debuggerHost = options.debugger
+
+  async function handle(request: Request): Promise<Response | null> {
+    let url: URL
+    try {
+      url = new URL(request.url)
+    } catch {
+      return errorResponse(httpError('INVALID_REQUEST', 'request URL is not valid'))
+    }
+
+    if (debuggerHost && isUnderBasePath(url.pathname, debuggerHost.basePath)) {
+      const auth = await authorizeRequest(options.authorize, request, {
+        route: 'debugger',
+        access: 'read',
+        name: 'debugger',
+      })
+      if (!auth.ok) return auth.response
+      return debuggerHost.ui.fetch(request, { basePath: debuggerHost.basePath })
+    }
+
+    const segments = parseApiPath(url.pathname)
+    if (segments === null) return null
+    const match = router.match(request.method, segments)
+    if (match.kind === 'none') {
+      return errorResponse(httpError('NOT_FOUND', `no route for ${url.pathname}`))
+    }
+    if (match.kind === 'method') {
+      return errorResponse(
+        httpError('METHOD_NOT_ALLOWED', `${request.method} is not allowed here`, {
+          allow: match.allow,
+        }),
+        { allow: match.allow.join(', ') },
+      )
+    }
+
+    const { route, params } = match
+    const context = { route: route.name, access: route.access } as {
+      route: string
+      access: Route['access']
+      runId?: string
+    }
+    if (params.id !== undefined) context.runId = params.id
+    const auth = await authorizeRequest(options.authorize, request, context)
+    if (!auth.ok) return auth.response
+
+    let parsed: Promise<Json> | undefined
+    const ctx: RouteContext = {
+      request,
+      url,
+      params,
+      identity: auth.identity,
+      engine,
+      options,
+      streams,
+      body: () => (parsed ??= readJsonBody(request, options.maxRequestBytes)),
+    }
+    return route.handle(ctx)
+  }
+
+  return {
+    routes,
+    async fetch(request) {
+      try {
+        return await handle(request)
+      } catch (error) {
+        // Skein errors keep their code and status; anything unknown is a bare 500.
+        return errorResponse(error)
+      }
+    },
+    closeStreams() {
+      streams.closeAll()
+    },
+  }
+}

@@ -1,0 +1,59 @@
+import type { EventEnvelope, StartResult } from '../core/envelope.js'
+import type { Json } from '../core/json.js'
+import type { Engine, StartRunArgs } from '../runtime/engine-types.js'
+import type { Access, AuthorizeHook, DebuggerHost } from '../runtime/options.js'
+import type { LiveStreams } from './live-streams.js'
+
+/** What every route handler receives once routing and authorization have passed. */
+export interface RouteContext {
+  request: Request
+  url: URL
+  /** Decoded path parameters (`:id` → `params.id`). */
+  params: Record<string, string>
+  /** The authorize hook's identity, when it returned one. */
+  identity: Json | undefined
+  engine: Engine
+  options: HandlerOptions
+  streams: LiveStreams
+  /** Reads and validates the JSON body (415/413/400 as needed). */
+  body(): Promise<Json>
+}
+
+/**
+ * One route: data, so auth, docs and the auth-matrix test all key off `name` and `access`
+ * (STYLE 14). `path` uses `:param` segments.
+ */
+export interface Route {
+  method: 'GET' | 'POST'
+  path: string
+  name: string
+  access: Access
+  handle(context: RouteContext): Promise<Response>
+}
+
+export interface SseTimers {
+  setInterval(callback: () => void, ms: number): unknown
+  clearInterval(handle: unknown): void
+}
+
+export interface HandlerOptions {
+  authorize?: AuthorizeHook
+  debugger?: DebuggerHost
+  maxRequestBytes: number
+  maxEventBytes: number
+  /** Runs a start and reports its events as they are appended (streaming start). */
+  streamStart?: (
+    args: StartRunArgs,
+    onEvent: (events: readonly EventEnvelope[]) => void,
+  ) => Promise<StartResult>
+  sse?: {
+    /** Interval between `: keepalive` comments (default 15 s). */
+    keepaliveMs?: number
+    /** Live events buffered per subscriber before it is disconnected (default 1,000). */
+    maxBufferedEvents?: number
+    /** Events read per catch-up page (default 500). */
+    pageSize?: number
+    /** Timer source for keepalives (tests inject a manual one). */
+    timers?: SseTimers
+  }
+}

@@ -1,0 +1,17 @@
+import type { Route } from '../route-types.js'
+import { effectRoutes } from './effects.js'
+import { healthRoutes } from './health.js'
+import { operationRoutes } from './operations.js'
+import { runEventRoutes } from './run-events.js'
+import { runInspectRoutes } from './run-inspect.js'
+import { runRoutes } from './runs.js'
+
+/** Every HTTP route of the embed handler, in one table (docs and the auth matrix read it). */
+export const ROUTES: readonly Route[] = Object.freeze([
+  ...healthRoutes,
+  ...runRoutes,
+  ...runEventRoutes,
+  ...runInspectRoutes,
+  ...effectRoutes,
+  ...operationRoutes,
+])

@@ -1,0 +1,12 @@
+import { jsonResponse } from '../error-response.js'
+import type { Route } from '../route-types.js'
+
+export const operationRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/operations/deadlines/rescan',
+    name: 'operations.rescan',
+    access: 'operations',
+    handle: async (ctx) => jsonResponse({ scheduled: await ctx.engine.recoverDeadlines() }),
+  },
+]

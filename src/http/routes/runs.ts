@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto'
+import type { StartRunArgs } from '../../runtime/engine-types.js'
+import { jsonResponse } from '../error-response.js'
+import type { Route, RouteContext } from '../route-types.js'
+import { wantsEventStream } from '../sse-request.js'
+import { streamStart } from '../stream-start.js'
+import {
+  checkEventBytes,
+  expectObject,
+  idempotencyKeyOf,
+  optionalId,
+  optionalString,
+  requiredString,
+} from '../validate.js'
+
+const START_FIELDS = [
+  'kind',
+  'definitionName',
+  'definitionVersion',
+  'input',
+  'runId',
+  'threadId',
+  'idempotencyKey',
+]
+
+async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
+  const body = expectObject(await ctx.body(), START_FIELDS)
+  const args: StartRunArgs = {
+    kind: requiredString(body, 'kind'),
+    definitionName: requiredString(body, 'definitionName'),
+  }
+  const version = optionalString(body, 'definitionVersion')
+  if (version !== undefined) args.definitionVersion = version
+  if (body.input !== undefined) {
+    checkEventBytes(body.input, ctx.options.maxEventBytes, 'input')
+    args.input = body.input
+  }
+  const runId = optionalId(body, 'runId')
+  if (runId !== undefined) args.runId = runId
+  const threadId = optionalId(body, 'threadId')
+  if (threadId !== undefined) args.threadId = threadId
+  const key = idempotencyKeyOf(ctx.request, optionalId(body, 'idempotencyKey'))
+  if (key !== undefined) args.idempotencyKey = key
+  return args
+}
+
+export const runRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/runs',
+    name: 'runs.start',
+    access: 'write',
+    async handle(ctx) {
+      const args = await startArgs(ctx)
+      if (wantsEventStream(ctx.request)) {
+        // The stream must know the runId before the run exists, to subscribe first.
+        const withId = { ...args, runId: args.runId ?? randomUUID() }
+        return streamStart(ctx.engine, ctx.streams, ctx.options, withId, ctx.request.signal)
+      }
+      const result = await ctx.engine.startRun(args)
+      return jsonResponse({ runId: result.runId, threadId: result.threadId, state: result.state })
+    },
+  },
+  {
+    method: 'GET',
+    path: '/runs',
+    name: 'runs.list',
+    access: 'read',
+    handle: async (ctx) => jsonResponse({ runIds: await ctx.engine.listRuns() }),
+  },
+  {
+    method: 'GET',
+    path: '/runs/summaries',
+    name: 'runs.summaries',
+    access: 'read',
+    handle: async (ctx) => jsonResponse({ runs: await ctx.engine.listRunSummaries() }),
+  },
+  {
+    method: 'GET',
+    path: '/runs/:id',
+    name: 'runs.get',
+    access: 'read',
+    handle: async (ctx) =>
+      jsonResponse({ runId: ctx.params.id, state: await ctx.engine.getRun(ctx.params.id) }),
+  },
+  {
+    method: 'POST',
+    path: '/runs/:id/wake',
+    name: 'runs.wake',
+    access: 'write',
+    handle: async (ctx) =>
+      jsonResponse({ runId: ctx.params.id, state: await ctx.engine.wake(ctx.params.id) }),
+  },
+]

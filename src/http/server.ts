@@ -1,0 +1,65 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { getRequestListener } from '@hono/node-server'
+import type { ServerHandle } from '../runtime/engine-types.js'
+import { errorResponse, httpError } from './error-response.js'
+
+export interface ServeHandlerOptions {
+  port?: number
+  hostname?: string
+  /** Ends open SSE streams on close (the handler's `closeStreams`). */
+  closeStreams?: () => void
+}
+
+/**
+ * A thin Node server over a Web handler (STYLE 13): `null` becomes a JSON 404, requests the
+ * adapter cannot even build (bad Host, backslash paths) become a JSON 400. Binds 127.0.0.1
+ * unless told otherwise; port 0 picks a free port. `close()` ends SSE streams and drops idle
+ * keep-alive sockets so it resolves promptly.
+ *
+ * @example
+ * const server = await serveHandler(http.fetch, { port: 0, closeStreams: http.closeStreams })
+ * console.log(server.url) // http://127.0.0.1:53211
+ */
+export async function serveHandler(
+  fetch: (request: Request) => Promise<Response | null>,
+  options: ServeHandlerOptions = {},
+): Promise<ServerHandle> {
+  const hostname = options.hostname ?? '127.0.0.1'
+  const listener = getRequestListener(
+    async (request: Request) =>
+      (await fetch(request)) ?? errorResponse(httpError('NOT_FOUND', 'no route for this path')),
+    {
+      // Leave the process's global Request/Response alone: we are a library.
+      overrideGlobalObjects: false,
+      errorHandler: () => errorResponse(httpError('INVALID_REQUEST', 'malformed HTTP request')),
+    },
+  )
+  const server = createServer(listener)
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port ?? 8787, hostname, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const { port } = server.address() as AddressInfo
+  const host = hostname.includes(':') ? `[${hostname}]` : hostname
+  let closing: Promise<void> | undefined
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    hostname,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        options.closeStreams?.()
+        server.close(() => resolve())
+        server.closeIdleConnections()
+        // Streams ended above flush their last bytes; anything still open after that is a
+        // socket we must not wait on.
+        setImmediate(() => server.closeAllConnections())
+      })
+      return closing
+    },
+  }
+}

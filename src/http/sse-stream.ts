@@ -1,0 +1,145 @@
+import type { EventEnvelope } from '../core/envelope.js'
+import type { Engine } from '../runtime/engine-types.js'
+import type { LiveStreams } from './live-streams.js'
+import type { SseTimers } from './route-types.js'
+import { SSE_HEADERS, SSE_KEEPALIVE, SSE_KEEPALIVE_MS, SSE_PREAMBLE } from './sse-format.js'
+
+export interface EventStreamConfig {
+  engine: Engine
+  streams: LiveStreams
+  runId: string
+  /** The last seq the client already has: the stream starts at afterSeq + 1. */
+  afterSeq: number
+  signal?: AbortSignal
+  keepaliveMs?: number
+  maxBufferedEvents?: number
+  pageSize?: number
+  timers?: SseTimers
+}
+
+const encoder = new TextEncoder()
+const PREAMBLE = encoder.encode(SSE_PREAMBLE)
+const KEEPALIVE = encoder.encode(SSE_KEEPALIVE)
+
+const defaultTimers: SseTimers = {
+  setInterval: (callback, ms) => {
+    const handle = setInterval(callback, ms)
+    // A keepalive alone must not keep a process alive.
+    handle.unref?.()
+    return handle
+  },
+  clearInterval: (handle) => clearInterval(handle as NodeJS.Timeout),
+}
+
+/**
+ * A live event stream of one run: catch-up from the store, then live events, with no gap and
+ * no duplicate at the seam. The order is what makes the seam safe: subscribe first (live
+ * events queue up), read the store in pages, then drain the queue skipping seqs already sent.
+ *
+ * Memory is bounded: live events queue in the stream (and, before catch-up ends, in
+ * `pending`) up to `maxBufferedEvents`; past that the subscriber is too slow and is
+ * disconnected, and it resumes with Last-Event-ID. Throws (before any byte is sent) when the
+ * run does not exist, so the caller answers with a proper 404.
+ */
+export async function openEventStream(config: EventStreamConfig): Promise<Response> {
+  const { engine, streams, runId, signal } = config
+  const maxBuffered = config.maxBufferedEvents ?? 1000
+  const pageSize = config.pageSize ?? 500
+  const timers = config.timers ?? defaultTimers
+
+  let cursor = config.afterSeq
+  let catchingUp = true
+  let closed = false
+  let pending: EventEnvelope[] = []
+  let controller!: ReadableStreamDefaultController<Uint8Array>
+  let keepalive: unknown
+  let unregister = () => {}
+
+  const close = () => {
+    if (closed) return
+    closed = true
+    unsubscribe()
+    unregister()
+    if (keepalive !== undefined) timers.clearInterval(keepalive)
+    signal?.removeEventListener('abort', close)
+    try {
+      controller.close()
+    } catch {
+      // Already cancelled by the reader.
+    }
+  }
+
+  // Sends events in seq order from the cursor. The store is authoritative (a jump there is a
+  // trimmed prefix); a hole in live events means we missed one, so end the stream and let the
+  // client resume from its last id rather than deliver a gap.
+  const send = (events: readonly EventEnvelope[], fromStore = false) => {
+    for (const event of events) {
+      if (closed) return
+      if (event.seq <= cursor) continue
+      if (event.seq !== cursor + 1 && !fromStore) return close()
+      controller.enqueue(streams.frame(event))
+      cursor = event.seq
+    }
+    if ((controller.desiredSize ?? 0) < -maxBuffered) close()
+  }
+
+  const listener = (events: readonly EventEnvelope[]) => {
+    if (closed) return
+    if (!catchingUp) return send(events)
+    for (const event of events) pending.push(event)
+    if (pending.length > maxBuffered) close()
+  }
+
+  const unsubscribe = await engine.subscribe(runId, listener)
+  let firstPage: EventEnvelope[] | undefined
+  try {
+    firstPage = await engine.getEvents(runId, { fromSeq: cursor + 1, limit: pageSize })
+  } catch (error) {
+    closed = true
+    unsubscribe()
+    throw error
+  }
+
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c
+        c.enqueue(PREAMBLE)
+        if (closed) return c.close()
+        unregister = streams.add(close)
+        signal?.addEventListener('abort', close, { once: true })
+        if (signal?.aborted) return close()
+        keepalive = timers.setInterval(() => {
+          if (!closed && (controller.desiredSize ?? 0) > -maxBuffered) controller.enqueue(KEEPALIVE)
+        }, config.keepaliveMs ?? SSE_KEEPALIVE_MS)
+      },
+      // Catch-up runs one page per pull, so a slow reader also slows the store reads.
+      async pull() {
+        if (!catchingUp || closed) return
+        let page: EventEnvelope[]
+        if (firstPage) {
+          page = firstPage
+          firstPage = undefined
+        } else {
+          try {
+            page = await engine.getEvents(runId, { fromSeq: cursor + 1, limit: pageSize })
+          } catch {
+            return close()
+          }
+        }
+        send(page, true)
+        if (page.length < pageSize) {
+          catchingUp = false
+          const buffered = pending
+          pending = []
+          send(buffered)
+        }
+      },
+      cancel() {
+        close()
+      },
+    },
+    { highWaterMark: 1 },
+  )
+  return new Response(stream, { status: 200, headers: SSE_HEADERS })
+}

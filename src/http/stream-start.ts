@@ -1,0 +1,119 @@
+import type { EventEnvelope, StartResult } from '../core/envelope.js'
+import type { Engine, StartRunArgs } from '../runtime/engine-types.js'
+import { errorInfoOf, errorResponse } from './error-response.js'
+import type { LiveStreams } from './live-streams.js'
+import type { HandlerOptions } from './route-types.js'
+import { formatNamedFrame, SSE_HEADERS, SSE_PREAMBLE } from './sse-format.js'
+
+const encoder = new TextEncoder()
+
+/**
+ * Streaming start (`POST /runs` with `Accept: text/event-stream`): the run's events during
+ * its initial wake cycle, then `event: done` with the StartResult or `event: error` with the
+ * error body. A start that fails before its first event (unknown definition, bad input)
+ * answers with a plain JSON error and its real status instead of a 200 stream.
+ *
+ * Completeness does not depend on when the engine calls listeners: once the start settles,
+ * any events up to `state.lastSeq` not yet seen are read from the store before `done`.
+ */
+export async function streamStart(
+  engine: Engine,
+  streams: LiveStreams,
+  options: HandlerOptions,
+  args: StartRunArgs & { runId: string },
+  signal: AbortSignal | undefined,
+): Promise<Response> {
+  let cursor = 0
+  let closed = false
+  let controller: ReadableStreamDefaultController<Uint8Array> | undefined
+  const early: EventEnvelope[] = []
+  let firstEvent!: () => void
+  const sawEvent = new Promise<void>((resolve) => {
+    firstEvent = resolve
+  })
+
+  const send = (events: readonly EventEnvelope[]) => {
+    for (const event of events) {
+      if (closed || event.runId !== args.runId || event.seq <= cursor) continue
+      controller!.enqueue(streams.frame(event))
+      cursor = event.seq
+    }
+  }
+  const onEvent = (events: readonly EventEnvelope[]) => {
+    if (closed) return
+    if (!controller) {
+      early.push(...events)
+      firstEvent()
+    } else send(events)
+  }
+
+  let unsubscribe = () => {}
+  let started: Promise<StartResult>
+  if (options.streamStart) started = options.streamStart(args, onEvent)
+  else {
+    unsubscribe = await engine.subscribe(args.runId, onEvent)
+    started = engine.startRun(args)
+  }
+  const settled = started.then(
+    (result) => ({ ok: true as const, result }),
+    (error: unknown) => ({ ok: false as const, error }),
+  )
+
+  const first = await Promise.race([sawEvent.then(() => null), settled])
+  if (first && !first.ok) {
+    closed = true
+    unsubscribe()
+    return errorResponse(first.error)
+  }
+
+  let unregister = () => {}
+  const close = () => {
+    if (closed) return
+    closed = true
+    unsubscribe()
+    unregister()
+    signal?.removeEventListener('abort', close)
+    try {
+      controller?.close()
+    } catch {
+      // Already cancelled by the reader.
+    }
+  }
+
+  const finish = async () => {
+    const outcome = await settled
+    if (closed) return
+    if (outcome.ok) {
+      try {
+        if (cursor < outcome.result.state.lastSeq) {
+          send(await engine.getEvents(args.runId, { fromSeq: cursor + 1 }))
+        }
+      } catch {
+        // The done frame still carries the state; the client can read events afterwards.
+      }
+      if (closed) return
+      controller!.enqueue(encoder.encode(formatNamedFrame('done', outcome.result)))
+    } else {
+      controller!.enqueue(
+        encoder.encode(formatNamedFrame('error', { error: errorInfoOf(outcome.error) })),
+      )
+    }
+    close()
+  }
+
+  const stream = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c
+      c.enqueue(encoder.encode(SSE_PREAMBLE))
+      send(early)
+      unregister = streams.add(close)
+      signal?.addEventListener('abort', close, { once: true })
+      if (signal?.aborted) close()
+      void finish()
+    },
+    cancel() {
+      close()
+    },
+  })
+  return new Response(stream, { status: 200, headers: SSE_HEADERS })
+}

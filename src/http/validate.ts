@@ -1,0 +1,92 @@
+import { InvalidRequestError } from '../core/errors.js'
+import { type Json, type JsonObject, jsonByteLength } from '../core/json.js'
+import { httpError } from './error-response.js'
+
+/** Bounds on identifiers taken from bodies and headers (they end up as store keys). */
+const MAX_ID_LENGTH = 256
+
+/** The body must be an object with no keys outside `allowed` (a typo is a 400, not a no-op). */
+export function expectObject(value: Json, allowed: readonly string[], what = 'body'): JsonObject {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidRequestError(`${what} must be a JSON object`)
+  }
+  const unknown = Object.keys(value).filter((key) => !allowed.includes(key))
+  if (unknown.length > 0) {
+    throw new InvalidRequestError(`${what} has unknown field(s): ${unknown.join(', ')}`, {
+      unknown,
+      allowed: [...allowed],
+    })
+  }
+  return value
+}
+
+export function requiredString(body: JsonObject, key: string, what = 'body'): string {
+  const value = body[key]
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new InvalidRequestError(`${what}.${key} must be a non-empty string`, { field: key })
+  }
+  return value
+}
+
+export function optionalString(body: JsonObject, key: string, what = 'body'): string | undefined {
+  if (body[key] === undefined) return undefined
+  return requiredString(body, key, what)
+}
+
+/** An identifier (runId, threadId, idempotency key): non-empty, bounded, no control chars. */
+export function optionalId(body: JsonObject, key: string, what = 'body'): string | undefined {
+  const value = optionalString(body, key, what)
+  if (value !== undefined) checkId(value, `${what}.${key}`)
+  return value
+}
+
+export function checkId(value: string, what: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: identifiers must be printable
+  if (value.length > MAX_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(value)) {
+    throw new InvalidRequestError(`${what} must be at most ${MAX_ID_LENGTH} printable characters`, {
+      field: what,
+    })
+  }
+  return value
+}
+
+/** The Idempotency-Key header, validated like a body key; the body's key wins when both exist. */
+export function idempotencyKeyOf(request: Request, fromBody: string | undefined) {
+  if (fromBody !== undefined) return fromBody
+  const header = request.headers.get('idempotency-key')
+  if (header === null) return undefined
+  if (header.length === 0) throw new InvalidRequestError('Idempotency-Key header is empty')
+  return checkId(header, 'Idempotency-Key')
+}
+
+/** Payloads that would exceed the engine's per-event limit are refused before the engine. */
+export function checkEventBytes(value: Json | undefined, maxBytes: number, what: string): void {
+  if (value === undefined) return
+  const bytes = jsonByteLength(value)
+  if (bytes > maxBytes) {
+    throw httpError('PAYLOAD_TOO_LARGE', `${what} is ${bytes} bytes; the limit is ${maxBytes}`, {
+      field: what,
+      bytes,
+      maxBytes,
+    })
+  }
+}
+
+/**
+ * A non-negative integer query parameter. Repeated, empty, signed, fractional or
+ * exponent forms are a 400: `?fromSeq=1e3` must not silently mean something.
+ */
+export function intQuery(url: URL, name: string, min = 0): number | undefined {
+  const all = url.searchParams.getAll(name)
+  if (all.length === 0) return undefined
+  if (all.length > 1) throw new InvalidRequestError(`query parameter ${name} is repeated`)
+  return parseCursor(all[0], `query parameter ${name}`, min)
+}
+
+export function parseCursor(text: string, what: string, min = 0): number {
+  const value = Number(text)
+  if (!/^\d{1,15}$/.test(text) || value < min) {
+    throw new InvalidRequestError(`${what} must be an integer >= ${min}`, { value: text })
+  }
+  return value
+}

@@ -1,0 +1,68 @@
+import { createHttpHandler } from '../../src/http/handler.js'
+import type { HandlerOptions, SseTimers } from '../../src/http/route-types.js'
+import type { Engine } from '../../src/runtime/engine-types.js'
+
+export const BASE = 'http://skein.test'
+export const MIB = 1024 * 1024
+
+export function makeHandler(engine: Engine, options: Partial<HandlerOptions> = {}) {
+  return createHttpHandler(engine, { maxRequestBytes: MIB, maxEventBytes: MIB, ...options })
+}
+
+export const json = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  new Request(BASE + path, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+
+/** Keepalive timers driven by the test: `tick()` fires every registered interval once. */
+export function manualTimers(): SseTimers & { tick(): void; readonly active: number } {
+  const intervals = new Map<number, () => void>()
+  let next = 1
+  return {
+    setInterval(callback) {
+      intervals.set(next, callback)
+      return next++
+    },
+    clearInterval(handle) {
+      intervals.delete(handle as number)
+    },
+    tick() {
+      for (const callback of [...intervals.values()]) callback()
+    },
+    get active() {
+      return intervals.size
+    },
+  }
+}
+
+/** Reads an SSE body incrementally; `until` waits for text matching a predicate. */
+export function sseReader(response: Response) {
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  return {
+    get text() {
+      return text
+    },
+    async until(predicate: (text: string) => boolean) {
+      while (!predicate(text)) {
+        const { done, value } = await reader.read()
+        if (done) throw new Error(`stream ended before the expected text; got:\n${text}`)
+        text += decoder.decode(value, { stream: true })
+      }
+      return text
+    },
+    async rest() {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) return text
+        text += decoder.decode(value, { stream: true })
+      }
+    },
+    cancel: () => reader.cancel(),
+  }
+}
+
+export const idsOf = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))
