@@ -393,6 +393,16 @@ function defineSnapshotTests(make: () => Promise<SnapshotStore | undefined>): vo
     expect(await store.list('r2')).toEqual([7])
   })
 
+  it('hands out snapshot data the caller may mutate', async (ctx) => {
+    const store = await make()
+    if (!store) return ctx.skip()
+    await store.save(snap('r1', 3, { list: [1], inner: { a: 1 } }))
+    const first = (await store.latest('r1'))!.data as { list: number[]; inner: { a: number } }
+    first.list.push(2)
+    first.inner.a = 99
+    expect((await store.latest('r1'))!.data).toStrictEqual({ list: [1], inner: { a: 1 } })
+  })
+
   it('replaces a snapshot saved again at the same seq', async (ctx) => {
     const store = await make()
     if (!store) return ctx.skip()
