@@ -3,7 +3,7 @@ import type { Json } from './json.js'
 const BRAND = Symbol.for('skein.error')
 
 /** Structured error information as recorded in the log and sent over HTTP. */
-export interface ErrorInfo {
+export type ErrorInfo = {
   code: string
   message: string
   details?: Json

@@ -93,7 +93,9 @@ export interface RunFold {
   format: 1
   state: RunState
   books: Record<string, ThreadBook>
+  /** Effects not yet completed or cancelled (failed and ambiguous ones stay for operators). */
   effects: Record<string, EffectRecord>
+  /** Open waits only (a closed wait's outcome lives in its command record). */
   waits: Record<string, WaitRecord>
   /** Open timers only. */
   timers: Record<string, TimerRecord>
@@ -226,7 +228,10 @@ export function applyEvent(registry: Registry, fold: RunFold, event: EventEnvelo
   state.updatedAt = event.ts
   try {
     if (event.type.startsWith(RUNTIME_PREFIX)) applyRuntimeEvent(registry, fold, event)
-    else if (event.idempotencyKey !== undefined && fold.signalKeys[event.idempotencyKey] === undefined)
+    else if (
+      event.idempotencyKey !== undefined &&
+      fold.signalKeys[event.idempotencyKey] === undefined
+    )
       fold.signalKeys[event.idempotencyKey] = event.seq
     if (event.key !== undefined && event.threadId) {
       const book = fold.books[event.threadId]
@@ -365,7 +370,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
     case RT.waitSatisfied: {
       const s = p as WaitSatisfiedPayload
       const wait = fold.waits[s.waitId]
-      if (!wait || wait.status !== 'open') return
+      if (wait?.status !== 'open') return
       wait.status = s.timedOut ? 'timed_out' : 'satisfied'
       closeWait(fold, wait)
       settleCommand(
@@ -408,8 +413,8 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
     case RT.effectCompleted: {
       const effect = fold.effects[p.effectId]
       if (!effect) return
-      Object.assign(effect, { status: 'completed', result: p.result ?? null })
-      delete effect.deadlineAt
+      // Completed effects leave the fold: their result lives in the command record.
+      delete fold.effects[p.effectId]
       settleCommand(fold, effect.threadId, effect.key, {
         status: 'completed',
         value: p.result ?? null,
@@ -459,8 +464,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
     case RT.effectCancelled: {
       const effect = fold.effects[p.effectId]
       if (!effect) return
-      effect.status = 'cancelled'
-      delete effect.deadlineAt
+      delete fold.effects[p.effectId]
       settleCommand(fold, effect.threadId, effect.key, { status: 'cancelled' })
       return
     }
@@ -487,7 +491,7 @@ function reopenEffect(fold: RunFold, effect: EffectRecord): void {
   let threadId: string | null = effect.threadId
   while (threadId) {
     const thread: ThreadState | undefined = fold.state.threads[threadId]
-    if (!thread || thread.status !== 'failed') break
+    if (thread?.status !== 'failed') break
     const { error: _error, ...rest } = thread
     fold.state.threads[threadId] = { ...rest, status: 'running' }
     const parent: string | null = thread.parentThreadId
@@ -512,6 +516,7 @@ function reopenEffect(fold: RunFold, effect: EffectRecord): void {
 
 function closeWait(fold: RunFold, wait: WaitRecord): void {
   if (wait.timerId) delete fold.timers[wait.timerId]
+  delete fold.waits[wait.waitId]
   const book = fold.books[wait.threadId]
   if (!book) return
   book.openWaits = Math.max(0, book.openWaits - 1)

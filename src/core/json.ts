@@ -21,7 +21,9 @@ export function checkJson(
 ): { ok: true; value: Json } | { ok: false; problem: JsonProblem } {
   const problem = { current: undefined as JsonProblem | undefined }
   const out = walk(value, 0, '$', maxDepth, problem, new Set())
-  return problem.current ? { ok: false, problem: problem.current } : { ok: true, value: out as Json }
+  return problem.current
+    ? { ok: false, problem: problem.current }
+    : { ok: true, value: out as Json }
 }
 
 function walk(

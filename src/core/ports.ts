@@ -77,6 +77,10 @@ export interface Snapshot {
   data: Json
 }
 
+/**
+ * Snapshot storage. `save` takes ownership of `snapshot.data` (the caller never changes it
+ * afterwards); `latest` returns data the caller may mutate (a fresh copy or fresh parse).
+ */
 export interface SnapshotStore {
   save(snapshot: Snapshot): Promise<void>
   /** Newest snapshot with seq <= atOrBefore (default: newest). */

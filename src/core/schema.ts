@@ -3,9 +3,7 @@ export interface StandardSchema<Input = unknown, Output = Input> {
   readonly '~standard': {
     readonly version: 1
     readonly vendor: string
-    readonly validate: (
-      value: unknown,
-    ) => StandardResult<Output> | Promise<StandardResult<Output>>
+    readonly validate: (value: unknown) => StandardResult<Output> | Promise<StandardResult<Output>>
     readonly types?: { readonly input: Input; readonly output: Output } | undefined
   }
 }

@@ -1,5 +1,4 @@
 import type { Definition } from '../core/definition.js'
-import type { EffectStatus } from '../core/fold.js'
 import type {
   EventEnvelope,
   EventInput,
@@ -8,6 +7,7 @@ import type {
   ThreadState,
 } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
+import type { EffectStatus } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import type { EventStore, RunSummary } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
@@ -133,7 +133,10 @@ export interface Engine {
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>
   /** Live events of a run appended after the call (for SSE); returns unsubscribe. */
-  subscribe(runId: string, listener: (events: readonly EventEnvelope[]) => void): Promise<() => void>
+  subscribe(
+    runId: string,
+    listener: (events: readonly EventEnvelope[]) => void,
+  ): Promise<() => void>
   fetch(request: Request): Promise<Response | null>
   serve(options?: ServeOptions): Promise<ServerHandle>
   stop(): Promise<void>

@@ -89,7 +89,10 @@ export interface EngineLimits {
   maxRequestBytes?: number
 }
 
-export type StoreOption = EventStore | Promise<EventStore> | (() => Promise<EventStore> | EventStore)
+export type StoreOption =
+  | EventStore
+  | Promise<EventStore>
+  | (() => Promise<EventStore> | EventStore)
 
 export interface EngineOptions {
   modules?: readonly Module[]

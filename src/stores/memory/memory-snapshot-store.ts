@@ -1,8 +1,9 @@
+import { cloneJson } from '../../core/json.js'
 import type { Snapshot, SnapshotStore } from '../../core/ports.js'
 
 /**
- * Snapshots in process memory. Snapshot data is stored as given: the engine hands over a
- * private copy.
+ * Snapshots in process memory. `save` takes ownership of the data it is given (the caller
+ * must not change it afterwards); `latest` hands out a private copy.
  */
 export function memorySnapshotStore(): SnapshotStore {
   const byRun = new Map<string, Snapshot[]>()
@@ -18,7 +19,9 @@ export function memorySnapshotStore(): SnapshotStore {
     async latest(runId, atOrBefore = Number.POSITIVE_INFINITY) {
       const list = byRun.get(runId)
       if (!list) return null
-      for (let i = list.length - 1; i >= 0; i--) if (list[i].seq <= atOrBefore) return list[i]
+      for (let i = list.length - 1; i >= 0; i--) {
+        if (list[i].seq <= atOrBefore) return { ...list[i], data: cloneJson(list[i].data) }
+      }
       return null
     },
     async list(runId) {

@@ -1,5 +1,9 @@
 import type { EventEnvelope } from '../../core/envelope.js'
-import { IdempotencyConflictError, InvalidRequestError, SeqConflictError } from '../../core/errors.js'
+import {
+  IdempotencyConflictError,
+  InvalidRequestError,
+  SeqConflictError,
+} from '../../core/errors.js'
 import type {
   EventListener,
   EventStore,

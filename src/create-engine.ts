@@ -1,0 +1,189 @@
+import type { Definition } from './core/definition.js'
+import type { EventEnvelope, EventInput, StartResult } from './core/envelope.js'
+import type { EventStore, SnapshotStore } from './core/ports.js'
+import type { ProjectionDefinition } from './core/projection.js'
+import { Registry } from './core/registry.js'
+import { validateDebuggerBasePath } from './http/debugger-path.js'
+import { createHttpHandler, type HttpHandler } from './http/handler.js'
+import { serveHandler } from './http/server.js'
+import type { EngineContext } from './runtime/context.js'
+import { RuntimeEngine } from './runtime/engine.js'
+import type {
+  CallerContext,
+  Engine,
+  EngineRuntime,
+  ServeOptions,
+  ServerHandle,
+  StartOptions,
+  StartRunArgs,
+} from './runtime/engine-types.js'
+import { localScheduler } from './runtime/local-scheduler.js'
+import type { EngineOptions, Observation, WorkerCallbackInput } from './runtime/options.js'
+import { resolveOptions } from './runtime/options.js'
+import { defaultIds, systemClock } from './runtime/system.js'
+import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
+import { memoryStore } from './stores/memory/memory-store.js'
+
+/**
+ * Creates a Skein engine: the embed API, a Web `fetch` handler and an optional Node server.
+ * Nothing is installed by default; the store is in memory unless you pass one.
+ *
+ * @example
+ * const engine = createEngine({ modules: [workflow({ definitions: [hello] })] })
+ * const { runId, state } = await engine.start(hello, { name: 'Ada' })
+ */
+export function createEngine(options: EngineOptions = {}): Engine {
+  const resolved = resolveOptions(options)
+  const registry = new Registry(options.modules ?? [])
+  if (options.debugger) validateDebuggerBasePath(options.debugger.basePath)
+  const clock = options.clock ?? systemClock
+  const scheduler = options.scheduler ?? localScheduler()
+  const observer = options.observer
+  const sink = observer
+    ? typeof observer === 'function'
+      ? observer
+      : (o: Observation) => observer.observe(o)
+    : undefined
+  const observe = sink
+    ? (observation: Omit<Observation, 'at'>) => {
+        try {
+          const result: any = sink({ ...observation, at: clock.now() } as Observation)
+          if (result && typeof result.then === 'function') result.then(undefined, () => {})
+        } catch {
+          // An observer never affects a run.
+        }
+      }
+    : () => {}
+
+  let runtime: RuntimeEngine | undefined
+  let http: HttpHandler | undefined
+  const servers = new Set<ServerHandle>()
+
+  const readyPromise = (async () => {
+    const store = await resolveStore(options.store)
+    const snapshots: SnapshotStore =
+      options.snapshotStore ?? store.snapshots ?? memorySnapshotStore()
+    const ctx: EngineContext = {
+      registry,
+      ids: options.ids ?? defaultIds(),
+      clock,
+      options: resolved,
+      store,
+      snapshots,
+      scheduler,
+      worker: options.worker,
+      trim: options.trimAfterSnapshot,
+      observe,
+      requestDrive: (runId) => runtime?.requestDrive(runId),
+    }
+    runtime = new RuntimeEngine(ctx)
+    const rt = runtime
+    scheduler.start((runId) => rt.wake(runId).catch(() => undefined), clock)
+    if (resolved.rescanTimers) await rt.rescanTimers()
+    return { store, runtime: rt }
+  })()
+  readyPromise.catch(() => {})
+
+  const rt = async () => (await readyPromise).runtime
+  const handler = (): HttpHandler => {
+    http ??= createHttpHandler(engine, {
+      authorize: options.authorize,
+      debugger: options.debugger,
+      maxRequestBytes: resolved.maxRequestBytes,
+      maxEventBytes: resolved.maxEventBytes,
+    })
+    return http
+  }
+
+  const engine: Engine = {
+    async ready() {
+      const { store, runtime } = await readyPromise
+      return { store, runtime: runtimeView(runtime) }
+    },
+    start: async (definition: Definition, input?: unknown, opts?: StartOptions) =>
+      (await rt()).start(definition, input, opts),
+    startRun: async (args: StartRunArgs): Promise<StartResult> => (await rt()).startRun(args),
+    getRun: async (runId: string) => (await rt()).getRun(runId),
+    getEvents: async (runId: string, opts?: { fromSeq?: number; limit?: number }) =>
+      (await rt()).getEvents(runId, opts),
+    signal: async (
+      runId: string,
+      events: readonly EventInput[],
+      opts?: { idempotencyKey?: string },
+    ) => (await rt()).signal(runId, events, opts),
+    wake: async (runId: string) => (await rt()).wake(runId),
+    cancel: async (runId: string, threadId?: string) => (await rt()).cancel(runId, threadId),
+    listRuns: async () => (await rt()).listRuns(),
+    listRunSummaries: async () => (await rt()).listRunSummaries(),
+    project: async <S>(runId: string, projection: ProjectionDefinition<S> | string) =>
+      (await rt()).project<S>(runId, projection),
+    replayTo: async (runId: string, seq: number) => (await rt()).replayTo(runId, seq),
+    inspectRun: async (runId: string) => (await rt()).inspectRun(runId),
+    listEffects: async (runId: string) => (await rt()).listEffects(runId),
+    listThreads: async (runId: string) => (await rt()).listThreads(runId),
+    retryEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
+      (await rt()).retryEffect(runId, effectId, caller),
+    workerCallback: async (runId: string, input: WorkerCallbackInput) =>
+      (await rt()).workerCallback(runId, input),
+    rescanTimers: async () => (await rt()).rescanTimers(),
+    recoverDeadlines: async () => (await rt()).recoverDeadlines(),
+    subscribe: async (runId: string, listener: (events: readonly EventEnvelope[]) => void) =>
+      (await rt()).subscribe(runId, listener),
+    fetch: async (request: Request) => {
+      await readyPromise
+      return handler().fetch(request)
+    },
+    async serve(serveOptions: ServeOptions = {}) {
+      await readyPromise
+      const h = handler()
+      const server = await serveHandler(h.fetch, { ...serveOptions, closeStreams: h.closeStreams })
+      const handle: ServerHandle = {
+        ...server,
+        async close() {
+          servers.delete(handle)
+          await server.close()
+        },
+      }
+      servers.add(handle)
+      return handle
+    },
+    async stop() {
+      http?.closeStreams()
+      await Promise.allSettled([...servers].map((s) => s.close()))
+      if (runtime) await runtime.stop()
+    },
+    get runtime() {
+      return readyPromise.then(({ runtime }) => runtimeView(runtime))
+    },
+    get store() {
+      return readyPromise.then(({ store }) => store)
+    },
+  }
+
+  if (options.serve) {
+    const serveOptions = typeof options.serve === 'object' ? options.serve : {}
+    engine.serve(serveOptions).catch((error) => {
+      observe({
+        type: 'wake.finished',
+        runId: '',
+        error: `serve failed: ${error?.message ?? error}`,
+      })
+    })
+  }
+  return engine
+}
+
+function runtimeView(runtime: RuntimeEngine): EngineRuntime {
+  return { registry: runtime.registry, idle: () => runtime.idle() }
+}
+
+async function resolveStore(option: EngineOptions['store']): Promise<EventStore> {
+  if (option === undefined) return memoryStore()
+  const value = typeof option === 'function' ? await option() : await option
+  if (!value || typeof value.append !== 'function' || typeof value.read !== 'function') {
+    throw new TypeError(
+      'createEngine: store must be an EventStore (append, read, tail, bounds, listRuns)',
+    )
+  }
+  return value
+}

@@ -1,0 +1,104 @@
+import type { EventEnvelope, EventOrigin } from '../core/envelope.js'
+import { isTerminal } from '../core/envelope.js'
+import { applyEvent, type RunFold } from '../core/fold.js'
+import type { Json } from '../core/json.js'
+import { matchesWait } from '../core/matching.js'
+import type { Ids } from '../core/ports.js'
+import type { Registry } from '../core/registry.js'
+import { RT, RUNTIME_PREFIX } from '../core/runtime-events.js'
+
+export interface EventMeta {
+  threadId: string | null
+  origin?: EventOrigin
+  effectId?: string
+  causationId?: string
+  idempotencyKey?: string
+  key?: string
+}
+
+/**
+ * The events of one wake iteration, folded into the run's fold as they are added (so later
+ * decisions see them) and appended together with one `expectedSeq`. Adding an external or
+ * module event also appends `runtime.wait.satisfied` for every open wait it matches: matching
+ * is the writer's job and lands in the same batch as the event.
+ */
+export class Batch {
+  readonly events: EventEnvelope[] = []
+  readonly dirty = new Set<string>()
+  /** Work to do once the batch is durable (worker dispatch and cancel calls). */
+  readonly afterCommit: Array<() => unknown> = []
+  readonly expectedSeq: number
+  idempotencyKey: string | undefined
+  ts: number
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly ids: Ids,
+    readonly fold: RunFold,
+    now: number,
+  ) {
+    this.expectedSeq = fold.state.lastSeq
+    this.ts = now
+  }
+
+  get size(): number {
+    return this.events.length
+  }
+
+  add(type: string, payload: Json, meta: EventMeta): EventEnvelope {
+    const fold = this.fold
+    const event: EventEnvelope = {
+      id: this.ids.eventId(),
+      runId: fold.state.runId,
+      seq: fold.state.lastSeq + 1,
+      ts: this.ts,
+      type,
+      payload,
+      threadId: meta.threadId,
+      origin: meta.origin ?? 'runtime',
+    }
+    if (meta.effectId !== undefined) event.effectId = meta.effectId
+    if (meta.causationId !== undefined) event.causationId = meta.causationId
+    if (meta.idempotencyKey !== undefined) event.idempotencyKey = meta.idempotencyKey
+    if (meta.key !== undefined) event.key = meta.key
+    applyEvent(this.registry, fold, event)
+    this.events.push(event)
+    this.markDirty(event)
+    if (!type.startsWith(RUNTIME_PREFIX) && !isTerminal(fold.state.status)) this.matchWaits(event)
+    return event
+  }
+
+  private markDirty(event: EventEnvelope): void {
+    const fold = this.fold
+    const threadId =
+      event.threadId ?? (event.type.startsWith(RUNTIME_PREFIX) ? null : fold.state.rootThreadId)
+    if (threadId && fold.books[threadId]) this.dirty.add(threadId)
+    if (
+      event.type === RT.threadCompleted ||
+      event.type === RT.threadFailed ||
+      event.type === RT.threadCancelled
+    ) {
+      const parent = fold.state.threads[(event.payload as any).threadId]?.parentThreadId
+      if (parent) this.dirty.add(parent)
+    }
+  }
+
+  private matchWaits(event: EventEnvelope): void {
+    const fold = this.fold
+    for (const wait of Object.values(fold.waits)) {
+      if (!matchesWait(wait, event)) continue
+      const thread = fold.state.threads[wait.threadId]
+      if (!thread || isTerminal(thread.status)) continue
+      this.add(
+        RT.waitSatisfied,
+        {
+          waitId: wait.waitId,
+          threadId: wait.threadId,
+          event: { seq: event.seq, type: event.type },
+          value: event.payload,
+        },
+        { threadId: wait.threadId, causationId: event.id },
+      )
+    }
+  }
+}

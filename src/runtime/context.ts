@@ -1,0 +1,61 @@
+import type { EffectDefinition } from '../core/effect.js'
+import type { ErrorInfo } from '../core/errors.js'
+import type { RunFold } from '../core/fold.js'
+import type { Json } from '../core/json.js'
+import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler } from '../core/ports.js'
+import type { Registry } from '../core/registry.js'
+import type { Observation, ResolvedOptions, TrimOptions, Worker } from './options.js'
+
+/** What the engine's parts share: built once by createEngine, never global. */
+export interface EngineContext {
+  registry: Registry
+  ids: Ids
+  clock: Clock
+  options: ResolvedOptions
+  store: EventStore
+  snapshots: SnapshotStore
+  scheduler: WakeScheduler
+  worker: Worker | undefined
+  trim: TrimOptions | undefined
+  observe(observation: Omit<Observation, 'at'>): void
+  /** Asks for a wake of `runId` (coalesced); used by effect completions and timers. */
+  requestDrive(runId: string): void
+}
+
+/** How an in-process execution of one attempt ended. */
+export type Settlement =
+  | { kind: 'ok'; result: unknown; emitted: Array<{ type: string; payload: Json }> }
+  | { kind: 'error'; error: unknown }
+  | { kind: 'timeout' }
+
+export interface Execution {
+  effectId: string
+  attempt: number
+  abort: AbortController
+  settled?: Settlement
+}
+
+/** Per-run memory of the engine while the run is active (never shared between runs). */
+export interface RunMemory {
+  fold: RunFold | null
+  /** Executions in flight, by effectId. */
+  inflight: Map<string, Execution>
+  /** Finished executions waiting to be recorded. */
+  settled: Execution[]
+  /** The latest executor a kind named for each effect (closures live only in memory). */
+  executors: Map<string, EffectDefinition>
+  /** Threads a capped decide loop left undecided, for the next iteration. */
+  carryDirty: Set<string>
+  lastSnapshotSeq: number
+}
+
+export const newRunMemory = (): RunMemory => ({
+  fold: null,
+  inflight: new Map(),
+  settled: [],
+  executors: new Map(),
+  carryDirty: new Set(),
+  lastSnapshotSeq: 0,
+})
+
+export const errorInfo = (code: string, message: string): ErrorInfo => ({ code, message })

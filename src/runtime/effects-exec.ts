@@ -1,0 +1,226 @@
+import type { EffectContext, EffectDefinition } from '../core/effect.js'
+import { isTerminal } from '../core/envelope.js'
+import { TerminalError, toErrorInfo } from '../core/errors.js'
+import type { EffectRecord } from '../core/fold.js'
+import { checkJson, type Json } from '../core/json.js'
+import { backoffDelay, type RetryPolicy, resolveRetry } from '../core/retry.js'
+import { RT } from '../core/runtime-events.js'
+import type { Batch } from './batch.js'
+import type { EngineContext, Execution, RunMemory, Settlement } from './context.js'
+import { validateModuleEvent } from './validate.js'
+
+/** Effects of `mode` that may start an attempt now: newly requested or with a retry due. */
+export function runnableEffects(
+  batch: Batch,
+  mem: RunMemory,
+  now: number,
+  mode: 'local' | 'inline' | 'worker',
+): EffectRecord[] {
+  const fold = batch.fold
+  if (isTerminal(fold.state.status)) return []
+  const out: EffectRecord[] = []
+  for (const effect of Object.values(fold.effects)) {
+    if (effect.execution !== mode || mem.inflight.has(effect.effectId)) continue
+    const due =
+      effect.status === 'requested' ||
+      (effect.status === 'retry_scheduled' && (effect.nextAttemptAt ?? 0) <= now)
+    if (!due) continue
+    const thread = fold.state.threads[effect.threadId]
+    if (!thread || isTerminal(thread.status)) continue
+    out.push(effect)
+  }
+  return out
+}
+
+const executorOf = (ctx: EngineContext, mem: RunMemory, effect: EffectRecord) =>
+  mem.executors.get(effect.effectId) ?? ctx.registry.effects.get(effect.type)
+
+/**
+ * Runs one attempt of `effect` and resolves with how it ended; never rejects. The handler's
+ * AbortSignal fires on cancellation and on timeout.
+ */
+export function execute(
+  ctx: EngineContext,
+  mem: RunMemory,
+  runId: string,
+  effect: EffectRecord,
+  attempt: number,
+): { execution: Execution; done: Promise<Settlement> } {
+  const abort = new AbortController()
+  const execution: Execution = { effectId: effect.effectId, attempt, abort }
+  const definition = executorOf(ctx, mem, effect)
+  const emitted: Array<{ type: string; payload: Json }> = []
+  const effectCtx: EffectContext = {
+    effectId: effect.effectId,
+    attempt,
+    runId,
+    threadId: effect.threadId,
+    signal: abort.signal,
+    emit(type, payload = null) {
+      emitted.push({ type, payload })
+    },
+  }
+  ctx.observe({ type: 'effect.attempt', runId, effectId: effect.effectId, attempt })
+  const timeoutMs = effect.timeoutMs ?? definition?.timeoutMs
+  const done = new Promise<Settlement>((resolve) => {
+    let timer: unknown
+    const finish = (settlement: Settlement) => {
+      if (execution.settled) return
+      execution.settled = settlement
+      if (timer !== undefined) ctx.clock.clearTimeout(timer)
+      resolve(settlement)
+    }
+    if (timeoutMs !== undefined && timeoutMs > 0) {
+      timer = ctx.clock.setTimeout(() => {
+        ctx.observe({ type: 'effect.timeout', runId, effectId: effect.effectId, attempt })
+        finish({ kind: 'timeout' })
+        abort.abort(new Error(`effect attempt timed out after ${timeoutMs} ms`))
+      }, timeoutMs)
+    }
+    if (!definition?.execute) {
+      finish({
+        kind: 'error',
+        error: new TerminalError(`no in-process handler for effect type "${effect.type}"`),
+      })
+      return
+    }
+    const run = definition.execute
+    Promise.resolve()
+      .then(() => run(effect.input, effectCtx))
+      .then(
+        (result) => finish({ kind: 'ok', result, emitted }),
+        (error) => finish({ kind: 'error', error }),
+      )
+  })
+  return { execution, done }
+}
+
+/**
+ * Records how an attempt ended: emitted events and the result atomically, or the failure and
+ * (policy permitting) the next attempt's schedule. Stale outcomes (the effect moved on, e.g.
+ * it was cancelled) record nothing.
+ */
+export async function recordSettlement(
+  ctx: EngineContext,
+  mem: RunMemory,
+  batch: Batch,
+  effectId: string,
+  attempt: number,
+  settlement: Settlement,
+): Promise<void> {
+  const effect = batch.fold.effects[effectId]
+  if (!effect) return
+  if (effect.execution !== 'inline') {
+    if (effect.attempt !== attempt) return
+    if (effect.status !== 'started' && effect.status !== 'dispatched') return
+  }
+  const meta = { threadId: effect.threadId, effectId }
+  if (settlement.kind === 'ok') {
+    const recorded = await checkOutcome(ctx, settlement)
+    if ('error' in recorded) {
+      return failAttempt(ctx, mem, batch, effect, attempt, recorded.error, 'terminal')
+    }
+    for (const event of recorded.events) batch.add(event.type, event.payload, meta)
+    batch.add(RT.effectCompleted, { effectId, attempt, result: recorded.result }, meta)
+    return
+  }
+  if (settlement.kind === 'timeout') {
+    batch.add(RT.effectTimedOut, { effectId, attempt }, meta)
+    return failAttempt(
+      ctx,
+      mem,
+      batch,
+      effect,
+      attempt,
+      { code: 'TIMED_OUT', message: 'effect attempt timed out' },
+      'timeout',
+    )
+  }
+  const terminal = TerminalError.is(settlement.error)
+  return failAttempt(
+    ctx,
+    mem,
+    batch,
+    effect,
+    attempt,
+    toErrorInfo(settlement.error),
+    terminal ? 'terminal' : 'error',
+  )
+}
+
+async function checkOutcome(
+  ctx: EngineContext,
+  settlement: Extract<Settlement, { kind: 'ok' }>,
+): Promise<{ result: Json; events: Array<{ type: string; payload: Json }> } | { error: any }> {
+  const checked = checkJson(settlement.result === undefined ? null : settlement.result)
+  if (!checked.ok) {
+    return {
+      error: {
+        code: 'INVALID_RESULT',
+        message: `effect result is not JSON: ${checked.problem.message} at ${checked.problem.path}`,
+      },
+    }
+  }
+  const events: Array<{ type: string; payload: Json }> = []
+  try {
+    for (const event of settlement.emitted) {
+      events.push(
+        await validateModuleEvent(
+          ctx.registry,
+          event.type,
+          event.payload,
+          ctx.options.maxEventBytes,
+          'module',
+        ),
+      )
+    }
+  } catch (error) {
+    return { error: toErrorInfo(error) }
+  }
+  return { result: checked.value, events }
+}
+
+export function failAttempt(
+  ctx: EngineContext,
+  mem: RunMemory,
+  batch: Batch,
+  effect: EffectRecord,
+  attempt: number,
+  error: { code: string; message: string },
+  reason: 'error' | 'timeout' | 'terminal' | 'interrupted',
+): void {
+  const policy = resolveRetry(
+    (effect.retry as RetryPolicy | undefined) ?? executorOf(ctx, mem, effect)?.retry,
+    effect.execution === 'inline' ? { ...resolveRetry(undefined), maxAttempts: 1 } : undefined,
+  )
+  const delay = reason === 'terminal' ? null : backoffDelay(policy, attempt + 1)
+  const meta = { threadId: effect.threadId, effectId: effect.effectId }
+  batch.add(
+    RT.effectFailed,
+    { effectId: effect.effectId, attempt, error, final: delay === null, reason },
+    meta,
+  )
+  if (delay === null) return
+  const nextAttemptAt = batch.ts + (reason === 'interrupted' ? 0 : delay)
+  ctx.observe({
+    type: 'effect.retry',
+    runId: batch.fold.state.runId,
+    effectId: effect.effectId,
+    attempt: attempt + 1,
+    nextAttemptAt,
+  })
+  batch.add(
+    RT.effectRetryScheduled,
+    {
+      effectId: effect.effectId,
+      attempt: attempt + 1,
+      nextAttemptAt,
+      reason: reason === 'interrupted' ? 'interrupted' : 'backoff',
+    },
+    meta,
+  )
+}
+
+/** An executor for an effect definition is known (used to decide placement). */
+export const hasHandler = (definition: EffectDefinition | undefined): boolean =>
+  typeof definition?.execute === 'function'

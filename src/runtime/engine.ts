@@ -1,0 +1,350 @@
+import { nextDeadline } from '../core/deadlines.js'
+import type { Definition } from '../core/definition.js'
+import { definitionLabel } from '../core/definition.js'
+import type { EventEnvelope, EventInput, RunState, StartResult } from '../core/envelope.js'
+import { isTerminal } from '../core/envelope.js'
+import {
+  DefinitionNotFoundError,
+  IdempotencyConflictError,
+  InvalidInputError,
+  InvalidRequestError,
+  RunNotFoundError,
+} from '../core/errors.js'
+import { type RunFold, viewState } from '../core/fold.js'
+import type { Json } from '../core/json.js'
+import type { EventStore, RunSummary } from '../core/ports.js'
+import type { ProjectionDefinition } from '../core/projection.js'
+import type { Registry } from '../core/registry.js'
+import type { EngineContext } from './context.js'
+import type {
+  CallerContext,
+  EffectAttemptView,
+  EngineRuntime,
+  ReplayStep,
+  RunOperationalStatus,
+  StartOptions,
+  StartRunArgs,
+} from './engine-types.js'
+import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
+import type { WorkerCallbackInput } from './options.js'
+import { projectRun } from './projections.js'
+import { effectAttempts, inspect, replay } from './queries.js'
+import { RunController } from './run-controller.js'
+import { metaOf, wakePass } from './wake.js'
+import { workerCallbackOp } from './worker-callback.js'
+
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
+
+/** The embed API over one EngineContext: everything of SPEC "Embed methods" except HTTP. */
+export class RuntimeEngine implements EngineRuntime {
+  stopped = false
+  private readonly controllers = new Map<string, RunController>()
+  private readonly cache = new Map<string, RunFold>()
+
+  constructor(readonly ctx: EngineContext) {}
+
+  get registry(): Registry {
+    return this.ctx.registry
+  }
+
+  private controller(runId: string): RunController {
+    let controller = this.controllers.get(runId)
+    if (!controller) {
+      controller = new RunController(
+        {
+          ctx: this.ctx,
+          get stopped() {
+            return host.stopped
+          },
+          cacheGet: (id) => this.cacheGet(id),
+          cacheSet: (id, fold) => this.cacheSet(id, fold),
+          cacheDelete: (id) => this.cache.delete(id),
+          released: (c) => {
+            if (this.controllers.get(c.runId) === c) this.controllers.delete(c.runId)
+          },
+        },
+        runId,
+      )
+      const host = this
+      this.controllers.set(runId, controller)
+    }
+    return controller
+  }
+
+  private cacheGet(runId: string): RunFold | undefined {
+    const fold = this.cache.get(runId)
+    if (fold) {
+      this.cache.delete(runId)
+      this.cache.set(runId, fold)
+    }
+    return fold
+  }
+
+  private cacheSet(runId: string, fold: RunFold): void {
+    const size = this.ctx.options.runCacheSize
+    if (size <= 0) return
+    this.cache.delete(runId)
+    this.cache.set(runId, fold)
+    while (this.cache.size > size) this.cache.delete(this.cache.keys().next().value as string)
+  }
+
+  /** A mutation on `runId`, then the run's quiescence: the state once nothing is in flight. */
+  private async mutate(
+    runId: string,
+    name: string,
+    run: (fold: RunFold | null, controller: RunController) => Promise<RunState | StartResult>,
+  ): Promise<RunState> {
+    const controller = this.controller(runId)
+    controller.halted = false
+    await controller.enqueue(name, (fold) => run(fold, controller))
+    return controller.whenIdle()
+  }
+
+  requestDrive(runId: string): void {
+    if (this.stopped) return
+    const controller = this.controller(runId)
+    controller
+      .drive()
+      .catch((error) =>
+        this.ctx.observe({ type: 'wake.finished', runId, error: String(error?.message ?? error) }),
+      )
+    // An execution may settle with nothing queued: let the controller notice it is idle.
+    queueMicrotask(() => controller.settleIfIdle())
+  }
+
+  async start(
+    definition: Definition,
+    input?: unknown,
+    options: StartOptions = {},
+  ): Promise<StartResult> {
+    const resolved = this.registry.resolveObject(definition)
+    if (!resolved) {
+      throw new DefinitionNotFoundError(
+        `${definitionLabel(definition ?? { kind: '?', name: '?' })} is not registered: add it to a module's definitions`,
+      )
+    }
+    return this.startDefinition(resolved, input, options)
+  }
+
+  async startRun(args: StartRunArgs): Promise<StartResult> {
+    if (typeof args?.kind !== 'string' || typeof args.definitionName !== 'string') {
+      throw new InvalidRequestError('startRun needs { kind, definitionName } strings')
+    }
+    if (args.definitionVersion !== undefined && typeof args.definitionVersion !== 'string') {
+      throw new InvalidRequestError('definitionVersion must be a string')
+    }
+    const ref = { kind: args.kind, name: args.definitionName, version: args.definitionVersion }
+    const definition = this.registry.resolve(ref)
+    if (!definition)
+      throw new DefinitionNotFoundError(`${definitionLabel(ref)} is not registered`, {
+        kind: args.kind,
+        definitionName: args.definitionName,
+      })
+    return this.startDefinition(definition, args.input, args)
+  }
+
+  private async startDefinition(
+    definition: Definition,
+    input: unknown,
+    options: StartOptions,
+  ): Promise<StartResult> {
+    const runId = options.runId ?? this.ctx.ids.runId()
+    checkId(runId, 'runId')
+    if (options.threadId !== undefined) checkId(options.threadId, 'threadId')
+    if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
+    const prepared = await startOp.prepare(this.ctx, definition, input)
+    let threadId = ''
+    const state = await this.mutate(runId, 'start', async (fold, controller) => {
+      const result = await startOp.run(this.ctx, controller.mem, runId, fold, prepared, options)
+      threadId = result.threadId
+      return result.state
+    })
+    return { runId, threadId, state }
+  }
+
+  async getRun(runId: string): Promise<RunState> {
+    return viewState(await this.readFold(runId))
+  }
+
+  /** The committed fold of a run for reading (never the one a writer is working on). */
+  private async readFold(runId: string): Promise<RunFold> {
+    if (typeof runId !== 'string') throw new RunNotFoundError('run not found')
+    const active = this.controllers.get(runId)
+    if (active?.lastState && active.mem.fold) {
+      return { ...active.mem.fold, state: active.lastState }
+    }
+    const controller = this.controller(runId)
+    try {
+      const fold = await controller.enqueue('read', async (f) => f)
+      if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
+      return fold
+    } finally {
+      controller.settleIfIdle()
+    }
+  }
+
+  async getEvents(
+    runId: string,
+    options: { fromSeq?: number; limit?: number } = {},
+  ): Promise<EventEnvelope[]> {
+    const fromSeq = options.fromSeq ?? 1
+    if (!Number.isInteger(fromSeq) || fromSeq < 0)
+      throw new InvalidRequestError('fromSeq must be a non-negative integer')
+    if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 0)) {
+      throw new InvalidRequestError('limit must be a non-negative integer')
+    }
+    const events = await this.ctx.store.read(runId, { fromSeq, limit: options.limit })
+    if (events.length === 0 && (await this.ctx.store.tail(runId)) === 0) {
+      throw new RunNotFoundError(`run ${runId} not found`, { runId })
+    }
+    return events
+  }
+
+  async signal(
+    runId: string,
+    events: readonly EventInput[],
+    options: { idempotencyKey?: string } = {},
+  ): Promise<RunState> {
+    if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
+    const prepared = await signalOp.prepare(this.ctx, events)
+    try {
+      return await this.mutate(runId, 'signal', (fold, controller) =>
+        signalOp.run(this.ctx, controller.mem, runId, fold, prepared, options.idempotencyKey),
+      )
+    } catch (error) {
+      // Another process recorded the same key first: the signal is a duplicate.
+      if (IdempotencyConflictError.is(error)) return this.getRun(runId)
+      throw error
+    }
+  }
+
+  wake(runId: string): Promise<RunState> {
+    return this.mutate(runId, 'wake', async (fold, controller) => {
+      if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
+      return (await wakePass(this.ctx, controller.mem, fold)).state
+    })
+  }
+
+  cancel(runId: string, threadId?: string): Promise<RunState> {
+    return this.mutate(runId, 'cancel', (fold, controller) =>
+      cancelOp(this.ctx, controller.mem, runId, fold, threadId),
+    )
+  }
+
+  retryEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
+    return this.mutate(runId, 'retryEffect', (fold, controller) =>
+      retryEffectOp(this.ctx, controller.mem, runId, fold, effectId, caller),
+    )
+  }
+
+  workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState> {
+    return this.mutate(runId, 'workerCallback', (fold, controller) =>
+      workerCallbackOp(this.ctx, controller.mem, runId, fold, input),
+    )
+  }
+
+  listRuns(): Promise<string[]> {
+    return this.ctx.store.listRuns()
+  }
+
+  async listRunSummaries(): Promise<RunSummary[]> {
+    if (this.ctx.store.listSummaries) return this.ctx.store.listSummaries()
+    const out: RunSummary[] = []
+    for (const runId of await this.ctx.store.listRuns()) {
+      out.push({ runId, ...metaOf(await this.readFold(runId)) })
+    }
+    return out
+  }
+
+  async project<S = Json>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S> {
+    return projectRun(this.ctx, await this.readFold(runId), projection)
+  }
+
+  async replayTo(runId: string, seq: number): Promise<ReplayStep | null> {
+    if (!Number.isInteger(seq)) throw new InvalidRequestError('seq must be an integer')
+    return replay(this.ctx, runId, seq)
+  }
+
+  async inspectRun(runId: string): Promise<RunOperationalStatus> {
+    return inspect(this.ctx, await this.readFold(runId))
+  }
+
+  async listEffects(runId: string): Promise<EffectAttemptView[]> {
+    return effectAttempts(await this.getEvents(runId))
+  }
+
+  async listThreads(runId: string) {
+    return Object.values((await this.getRun(runId)).threads)
+  }
+
+  /** Schedules every run's durable deadline from the stored run index (boot, after restore). */
+  async rescanTimers(): Promise<number> {
+    const store = this.ctx.store
+    if (!store.listRunsWithDeadlines) return this.recoverDeadlines()
+    let scheduled = 0
+    for (const { runId, nextDeadlineAt } of await store.listRunsWithDeadlines()) {
+      this.ctx.scheduler.schedule(runId, nextDeadlineAt)
+      scheduled++
+    }
+    return scheduled
+  }
+
+  /** Rebuilds every deadline by folding every run (after restoring storage). */
+  async recoverDeadlines(): Promise<number> {
+    let scheduled = 0
+    for (const runId of await this.ctx.store.listRuns()) {
+      const fold = await this.readFold(runId)
+      if (isTerminal(fold.state.status)) continue
+      const at = nextDeadline(fold, true)
+      if (at === null) continue
+      this.ctx.scheduler.schedule(runId, at)
+      scheduled++
+    }
+    return scheduled
+  }
+
+  async subscribe(
+    runId: string,
+    listener: (events: readonly EventEnvelope[]) => void,
+  ): Promise<() => void> {
+    const store: EventStore = this.ctx.store
+    if (!store.subscribe)
+      throw new InvalidRequestError('this store does not support live subscriptions')
+    return store.subscribe(runId, listener)
+  }
+
+  async idle(): Promise<void> {
+    for (;;) {
+      const busy = [...this.controllers.values()].filter((c) => c.busy)
+      if (busy.length === 0) return
+      await Promise.allSettled(busy.map((c) => c.whenIdle()))
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    await this.ctx.scheduler.stop()
+    for (const controller of this.controllers.values()) {
+      for (const execution of controller.mem.inflight.values()) {
+        execution.abort.abort(new Error('engine stopped'))
+      }
+      controller.mem.inflight.clear()
+    }
+  }
+}
+
+function checkId(value: unknown, name: string): void {
+  if (typeof value !== 'string' || !RUN_ID.test(value)) {
+    throw new InvalidInputError(
+      `${name} must be 1-200 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit`,
+    )
+  }
+}
+
+function checkKey(value: unknown): void {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 256) {
+    throw new InvalidInputError(
+      'idempotencyKey must be a non-empty string of at most 256 characters',
+    )
+  }
+}

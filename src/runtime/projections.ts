@@ -1,0 +1,33 @@
+import { ProjectionNotFoundError } from '../core/errors.js'
+import type { RunFold } from '../core/fold.js'
+import type { Json } from '../core/json.js'
+import { foldProjection, type ProjectionDefinition } from '../core/projection.js'
+import type { EngineContext } from './context.js'
+
+/**
+ * A projection's value for a run. Registered projections are kept in the fold (and so in
+ * snapshots, surviving trims); an unregistered one is folded from the retained log.
+ */
+export async function projectRun<S>(
+  ctx: EngineContext,
+  fold: RunFold,
+  projection: ProjectionDefinition<S> | string,
+): Promise<S> {
+  const registry = ctx.registry
+  if (typeof projection === 'string') {
+    const found = registry.projections.get(projection)
+    if (!found) {
+      throw new ProjectionNotFoundError(`no projection named "${projection}" is registered`, {
+        name: projection,
+      })
+    }
+    return (fold.projections[projection] ?? found.initial) as S
+  }
+  for (const [name, registered] of registry.projections) {
+    if (registered === projection) return (fold.projections[name] ?? projection.initial) as S
+  }
+  const events = await ctx.store.read(fold.state.runId, { fromSeq: 1 })
+  return foldProjection(projection, events)
+}
+
+export type { Json }

@@ -1,0 +1,127 @@
+import { deadlinesOf } from '../core/deadlines.js'
+import type { EventEnvelope } from '../core/envelope.js'
+import type { ErrorInfo } from '../core/errors.js'
+import { applyEvent, emptyFold, foldEvents, type RunFold, viewState } from '../core/fold.js'
+import { RT } from '../core/runtime-events.js'
+import type { EngineContext } from './context.js'
+import type { EffectAttemptView, ReplayStep, RunOperationalStatus } from './engine-types.js'
+import { SNAPSHOT_FORMAT } from './snapshots.js'
+
+/** `inspectRun`: threads, open waits, unfinished effects, deadlines and log bounds. */
+export async function inspect(ctx: EngineContext, fold: RunFold): Promise<RunOperationalStatus> {
+  const runId = fold.state.runId
+  const bounds = await ctx.store.bounds(runId)
+  return {
+    runId,
+    status: fold.state.status,
+    threads: Object.values(fold.state.threads),
+    waits: Object.values(fold.waits).map((w) => ({
+      waitId: w.waitId,
+      threadId: w.threadId,
+      key: w.key,
+      on: w.on,
+    })),
+    effects: Object.values(fold.effects).map((e) => ({
+      effectId: e.effectId,
+      threadId: e.threadId,
+      type: e.type,
+      attempt: e.attempt,
+      status: e.status,
+      deadlineAt: e.deadlineAt ?? e.nextAttemptAt ?? null,
+      lastError: e.lastError ?? null,
+    })),
+    deadlines: deadlinesOf(fold)
+      .sort((a, b) => a.at - b.at)
+      .map((d) => ({ ...d, kind: d.kind === 'interrupted-attempt' ? 'retry' : d.kind, runId })),
+    head: bounds.head,
+    tail: bounds.tail,
+  }
+}
+
+/** Every durable effect attempt of a run, read from the retained log. */
+export function effectAttempts(events: readonly EventEnvelope[]): EffectAttemptView[] {
+  const info = new Map<string, { threadId: string; type: string }>()
+  const attempts = new Map<string, EffectAttemptView>()
+  const out: EffectAttemptView[] = []
+  const open = (effectId: string, attempt: number, status: string, at: number) => {
+    const meta = info.get(effectId) ?? { threadId: '', type: '' }
+    const view: EffectAttemptView = { effectId, ...meta, attempt, status, startedAt: at }
+    attempts.set(`${effectId}#${attempt}`, view)
+    out.push(view)
+    return view
+  }
+  const finish = (
+    effectId: string,
+    attempt: number,
+    status: string,
+    at: number,
+    error?: ErrorInfo,
+  ) => {
+    const view = attempts.get(`${effectId}#${attempt}`) ?? open(effectId, attempt, status, at)
+    view.status = status
+    view.finishedAt = at
+    if (error) view.error = error
+  }
+  for (const event of events) {
+    const p = event.payload as any
+    switch (event.type) {
+      case RT.effectRequested:
+        info.set(p.effectId, { threadId: p.threadId, type: p.type })
+        break
+      case RT.effectAttemptStarted:
+        open(p.effectId, p.attempt, 'started', event.ts)
+        break
+      case RT.effectDispatched:
+        open(p.effectId, p.attempt, 'dispatched', event.ts)
+        break
+      case RT.effectCompleted:
+        finish(p.effectId, p.attempt, 'completed', event.ts)
+        break
+      case RT.effectFailed:
+        if (p.attempt > 0)
+          finish(p.effectId, p.attempt, p.final ? 'failed' : 'failed_retryable', event.ts, p.error)
+        break
+      case RT.effectTimedOut:
+        finish(p.effectId, p.attempt, 'timed_out', event.ts)
+        break
+      case RT.effectCancelled:
+        if (attempts.has(`${p.effectId}#${p.attempt}`))
+          finish(p.effectId, p.attempt, 'cancelled', event.ts)
+        break
+      case RT.effectAmbiguous:
+        finish(p.effectId, p.attempt, 'ambiguous', event.ts, p.error)
+        break
+    }
+  }
+  return out
+}
+
+/**
+ * The state before and after event `seq`, from retained data only; `null` when `seq` is
+ * trimmed, past the tail, or no snapshot covers the trimmed prefix. Never executes effects.
+ */
+export async function replay(
+  ctx: EngineContext,
+  runId: string,
+  seq: number,
+): Promise<ReplayStep | null> {
+  const { head, tail } = await ctx.store.bounds(runId)
+  if (tail === 0 || seq < Math.max(1, head) || seq > tail) return null
+  let fold = emptyFold(runId)
+  const snapshot = await ctx.snapshots.latest(runId, seq - 1)
+  if (snapshot && snapshot.format === SNAPSHOT_FORMAT && snapshot.seq >= head - 1) {
+    fold = snapshot.data as unknown as RunFold
+  } else if (head > 1) {
+    return null
+  }
+  const events = await ctx.store.read(runId, {
+    fromSeq: fold.state.lastSeq + 1,
+    limit: seq - fold.state.lastSeq,
+  })
+  const target = events[events.length - 1]
+  if (!target || target.seq !== seq) return null
+  foldEvents(ctx.registry, runId, events.slice(0, -1), fold)
+  const before = viewState(fold)
+  applyEvent(ctx.registry, fold, target)
+  return { seq, event: target, before, after: viewState(fold) }
+}

@@ -1,0 +1,199 @@
+import { nextDeadline } from '../core/deadlines.js'
+import { isTerminal, type RunState } from '../core/envelope.js'
+import {
+  EngineStoppedError,
+  RunOverloadedError,
+  SeqConflictError,
+  WakeLimitError,
+} from '../core/errors.js'
+import { type RunFold, viewState } from '../core/fold.js'
+import { type EngineContext, newRunMemory, type RunMemory } from './context.js'
+import { catchUp, loadFold, saveSnapshot } from './snapshots.js'
+import { wakePass } from './wake.js'
+
+interface Op {
+  name: string
+  run: () => Promise<unknown>
+  resolve: (value: any) => void
+  reject: (error: unknown) => void
+}
+
+export interface ControllerHost {
+  ctx: EngineContext
+  stopped: boolean
+  /** Cursor cache (runCacheSize), validated against the store tail on use. */
+  cacheGet(runId: string): RunFold | undefined
+  cacheSet(runId: string, fold: RunFold): void
+  cacheDelete(runId: string): void
+  /** Called when the controller has nothing queued and nothing in flight. */
+  released(controller: RunController): void
+}
+
+const CONFLICT_RETRIES = 3
+
+/**
+ * The single writer of one run inside this process: a FIFO of mutations (start, signal, wake,
+ * cancel, callbacks, retries) that never interleave, plus the run's in-flight executions.
+ * Different runs have different controllers and never wait for each other.
+ */
+export class RunController {
+  readonly mem: RunMemory = newRunMemory()
+  private readonly queue: Op[] = []
+  private running = false
+  private queuedDrive: Promise<RunState> | null = null
+  private idleWaiters: Array<{ resolve: (s: RunState) => void; reject: (e: unknown) => void }> = []
+  private cycleError: unknown
+  /** Committed state after the latest operation. */
+  lastState: RunState | null = null
+  /** Set after a WakeLimitError: completions no longer drive the run until an explicit call. */
+  halted = false
+
+  constructor(
+    private readonly host: ControllerHost,
+    readonly runId: string,
+  ) {}
+
+  get pending(): number {
+    return this.queue.length + (this.running ? 1 : 0)
+  }
+
+  get busy(): boolean {
+    return this.running || this.queue.length > 0 || this.mem.inflight.size > 0
+  }
+
+  /** Queues a mutation; rejects at once with RunOverloadedError past the limit. */
+  enqueue<T>(name: string, run: (fold: RunFold | null) => Promise<T>): Promise<T> {
+    if (this.host.stopped) return Promise.reject(new EngineStoppedError('the engine is stopped'))
+    const limit = this.host.ctx.options.maxPendingRunOperations
+    if (this.pending >= limit) {
+      return Promise.reject(
+        new RunOverloadedError(
+          `run ${this.runId} has ${this.pending} operations active or queued (limit ${limit}); retry later`,
+          { runId: this.runId, limit, retryAfterSeconds: 1 },
+        ),
+      )
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ name, run: () => this.withFold(run), resolve, reject })
+      if (!this.running) void this.pump()
+    })
+  }
+
+  /** A coalesced wake: joins a wake that is queued and not yet running. */
+  drive(): Promise<RunState> {
+    if (this.halted) return Promise.resolve(this.lastState as RunState)
+    if (this.queuedDrive) return this.queuedDrive
+    const promise = this.enqueue('drive', async (fold) => {
+      if (this.queuedDrive === promise) this.queuedDrive = null
+      if (!fold) return this.lastState as RunState
+      return (await wakePass(this.host.ctx, this.mem, fold)).state
+    })
+    this.queuedDrive = promise
+    promise.catch(() => {})
+    return promise
+  }
+
+  /** Resolves with the run's state once nothing is queued, running or in flight. */
+  whenIdle(): Promise<RunState> {
+    if (!this.busy) {
+      if (this.cycleError !== undefined) {
+        const error = this.cycleError
+        this.cycleError = undefined
+        return Promise.reject(error)
+      }
+      return Promise.resolve(this.lastState as RunState)
+    }
+    return new Promise((resolve, reject) => this.idleWaiters.push({ resolve, reject }))
+  }
+
+  /** Runs `run` with the current fold, reloading when the store moved; retries seq conflicts. */
+  private async withFold<T>(run: (fold: RunFold | null) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const fold = await this.currentFold()
+      try {
+        const result = await run(fold)
+        if (this.mem.fold) this.lastState = viewState(this.mem.fold)
+        return result
+      } catch (error) {
+        // The fold may hold events that never became durable: forget it.
+        this.mem.fold = null
+        this.host.cacheDelete(this.runId)
+        if (SeqConflictError.is(error) && attempt < CONFLICT_RETRIES) continue
+        throw error
+      }
+    }
+  }
+
+  private async currentFold(): Promise<RunFold | null> {
+    const ctx = this.host.ctx
+    const tail = await ctx.store.tail(this.runId)
+    let fold = this.mem.fold ?? this.host.cacheGet(this.runId) ?? null
+    if (fold && fold.state.lastSeq > tail) fold = null
+    if (fold && fold.state.lastSeq < tail) fold = await catchUp(ctx, fold)
+    if (!fold && tail > 0) {
+      fold = await loadFold(ctx, this.runId)
+      if (fold) this.mem.lastSnapshotSeq = fold.state.lastSeq
+    }
+    this.mem.fold = fold
+    return fold
+  }
+
+  private async pump(): Promise<void> {
+    this.running = true
+    while (this.queue.length > 0) {
+      const op = this.queue.shift()!
+      try {
+        const value = await op.run()
+        op.resolve(value)
+      } catch (error) {
+        if (WakeLimitError.is(error)) this.halted = true
+        if (op.name === 'drive') this.cycleError ??= error
+        op.reject(error)
+      }
+      await this.afterOperation()
+    }
+    this.running = false
+    this.settleIfIdle()
+  }
+
+  /** Mid-wake snapshots, deadline scheduling; snapshots when the run parks. */
+  private async afterOperation(): Promise<void> {
+    const ctx = this.host.ctx
+    const fold = this.mem.fold
+    if (!fold) return
+    const every = ctx.options.snapshotEvery
+    const parked = this.queue.length === 0 && this.mem.inflight.size === 0
+    const due =
+      fold.state.lastSeq > this.mem.lastSnapshotSeq &&
+      (parked || (every > 0 && fold.state.lastSeq - this.mem.lastSnapshotSeq >= every))
+    try {
+      if (due) {
+        const keepUsing = !parked || ctx.options.runCacheSize > 0
+        await saveSnapshot(ctx, fold, keepUsing)
+        this.mem.lastSnapshotSeq = fold.state.lastSeq
+      }
+    } catch (error) {
+      ctx.observe({ type: 'snapshot.saved', runId: this.runId, error: String(error) })
+    }
+    const at = isTerminal(fold.state.status) ? null : nextDeadline(fold)
+    if (at === null) ctx.scheduler.cancel(this.runId)
+    else ctx.scheduler.schedule(this.runId, at)
+    if (parked) ctx.observe({ type: 'run.parked', runId: this.runId, seq: fold.state.lastSeq })
+  }
+
+  /** Called when an in-flight execution settles with nothing queued. */
+  settleIfIdle(): void {
+    if (this.busy) return
+    const waiters = this.idleWaiters.splice(0)
+    const error = this.cycleError
+    this.cycleError = undefined
+    for (const waiter of waiters) {
+      if (error !== undefined) waiter.reject(error)
+      else waiter.resolve(this.lastState as RunState)
+    }
+    const fold = this.mem.fold
+    if (fold && this.host.ctx.options.runCacheSize > 0) this.host.cacheSet(this.runId, fold)
+    this.mem.fold = null
+    this.host.released(this)
+  }
+}

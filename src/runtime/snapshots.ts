@@ -1,0 +1,78 @@
+import { DeterminismError } from '../core/errors.js'
+import { emptyFold, foldEvents, type RunFold } from '../core/fold.js'
+import { cloneJson, type Json } from '../core/json.js'
+import type { EngineContext } from './context.js'
+
+export const SNAPSHOT_FORMAT = 1
+
+/**
+ * Loads a run's fold: newest snapshot plus the events after it. `null` when the run has no
+ * events. Throws DeterminismError when the log was trimmed past every snapshot.
+ */
+export async function loadFold(ctx: EngineContext, runId: string): Promise<RunFold | null> {
+  const snapshot = await ctx.snapshots.latest(runId)
+  let fold: RunFold
+  if (snapshot && snapshot.format === SNAPSHOT_FORMAT) {
+    fold = snapshot.data as unknown as RunFold
+    ctx.observe({ type: 'snapshot.loaded', runId, seq: snapshot.seq })
+  } else {
+    fold = emptyFold(runId)
+  }
+  return catchUp(ctx, fold)
+}
+
+/** Folds events the store has beyond `fold` (after a cache hit or a snapshot). */
+export async function catchUp(ctx: EngineContext, fold: RunFold): Promise<RunFold | null> {
+  const runId = fold.state.runId
+  const from = fold.state.lastSeq + 1
+  const events = await ctx.store.read(runId, { fromSeq: from })
+  if (events.length > 0 && events[0].seq !== from) {
+    throw new DeterminismError(
+      `run ${runId}: the log starts at seq ${events[0].seq} but the newest usable snapshot ends at ${from - 1}; events were trimmed without a covering snapshot`,
+      { runId, head: events[0].seq, snapshotSeq: from - 1 },
+    )
+  }
+  foldEvents(ctx.registry, runId, events, fold)
+  return fold.state.lastSeq === 0 ? null : fold
+}
+
+/**
+ * Saves a snapshot of `fold`. The store takes ownership of the data it is given, so a fold that
+ * stays in use is copied first.
+ */
+export async function saveSnapshot(
+  ctx: EngineContext,
+  fold: RunFold,
+  keepUsing: boolean,
+): Promise<void> {
+  const runId = fold.state.runId
+  const seq = fold.state.lastSeq
+  const data = (keepUsing ? cloneJson(fold) : fold) as unknown as Json
+  await ctx.snapshots.save({
+    runId,
+    seq,
+    createdAt: ctx.clock.now(),
+    format: SNAPSHOT_FORMAT,
+    data,
+  })
+  ctx.observe({ type: 'snapshot.saved', runId, seq })
+  if (ctx.trim && ctx.store.trim) await trimBehindSnapshots(ctx, runId)
+}
+
+/** Removes events covered by the oldest kept snapshot, and never past the coverage proof. */
+async function trimBehindSnapshots(ctx: EngineContext, runId: string): Promise<void> {
+  const trim = ctx.trim!
+  const keep = Math.max(1, trim.keepSnapshots)
+  await ctx.snapshots.prune(runId, keep)
+  const kept = await ctx.snapshots.list(runId)
+  if (kept.length === 0) return
+  let through = kept[0]
+  if (trim.coverage) {
+    const covered = await trim.coverage(runId)
+    const coveredSeq = typeof covered === 'number' ? covered : (covered?.throughSeq ?? 0)
+    through = Math.min(through, coveredSeq)
+  }
+  if (through < 1) return
+  const removed = await ctx.store.trim!(runId, through + 1)
+  if (removed > 0) ctx.observe({ type: 'snapshot.trimmed', runId, throughSeq: through, removed })
+}

@@ -1,0 +1,33 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import type { Clock, Ids } from '../core/ports.js'
+
+/** The real clock: wall time and Node timers (unref'd so they never keep a process alive). */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout(callback, ms) {
+    const handle = setTimeout(callback, Math.max(0, Math.min(ms, 2_147_483_647)))
+    handle.unref?.()
+    return handle
+  },
+  clearTimeout(handle) {
+    clearTimeout(handle as NodeJS.Timeout)
+  },
+}
+
+/**
+ * Ids: a random per-engine prefix plus a counter, so ids are unique across processes and
+ * cheap to make. Run ids are full random UUIDs (users see and share them).
+ */
+export function defaultIds(): Ids {
+  const prefix = randomBytes(6).toString('base64url')
+  let counter = 0
+  const next = (tag: string) => `${tag}_${prefix}${(counter++).toString(36)}`
+  return {
+    runId: () => `run_${randomUUID()}`,
+    threadId: () => next('thr'),
+    eventId: () => next('evt'),
+    effectId: () => next('eff'),
+    waitId: () => next('wait'),
+    timerId: () => next('tmr'),
+  }
+}

@@ -1,0 +1,119 @@
+import type { EventInput } from '../core/envelope.js'
+import { InvalidEventError, InvalidInputError, type SkeinError } from '../core/errors.js'
+import { checkJson, type Json, jsonByteLength } from '../core/json.js'
+import type { Registry } from '../core/registry.js'
+import { RUNTIME_PREFIX } from '../core/runtime-events.js'
+import { formatIssues, type StandardSchema } from '../core/schema.js'
+
+type ErrorClass = new (message: string, details?: Json) => SkeinError
+
+/** Runs a Standard Schema (sync or async) and returns its output, or throws `errorClass`. */
+export async function validateWith(
+  schema: StandardSchema | undefined,
+  value: unknown,
+  what: string,
+  errorClass: ErrorClass = InvalidInputError,
+): Promise<unknown> {
+  if (!schema) return value
+  let result = schema['~standard'].validate(value)
+  if (result instanceof Promise) result = await result
+  if (result.issues) {
+    throw new errorClass(`${what}: ${formatIssues(result.issues)}`, {
+      issues: result.issues.map((i) => ({
+        message: i.message,
+        path: (i.path ?? []).map((p) => String(typeof p === 'object' && p !== null ? p.key : p)),
+      })),
+    })
+  }
+  return result.value
+}
+
+/** JSON-only, nesting ≤ 64, at most `maxBytes` serialized; returns the cleaned value. */
+export function requireJson(
+  value: unknown,
+  what: string,
+  maxBytes: number,
+  errorClass: ErrorClass = InvalidInputError,
+): Json {
+  const checked = checkJson(value === undefined ? null : value)
+  if (!checked.ok) {
+    throw new errorClass(`${what}: ${checked.problem.message} at ${checked.problem.path}`, {
+      path: checked.problem.path,
+    })
+  }
+  const bytes = jsonByteLength(checked.value)
+  if (bytes > maxBytes) {
+    throw new errorClass(`${what}: ${bytes} bytes is over the limit of ${maxBytes}`, {
+      bytes,
+      limit: maxBytes,
+    })
+  }
+  return checked.value
+}
+
+/**
+ * Validates a module event (signal or emit): `runtime.*` is refused from outside; a type in a
+ * registered module's namespace must be in its catalog and match its schema; other types are
+ * accepted as application events.
+ */
+export async function validateModuleEvent(
+  registry: Registry,
+  type: unknown,
+  payload: unknown,
+  maxBytes: number,
+  origin: 'external' | 'module',
+): Promise<{ type: string; payload: Json }> {
+  if (typeof type !== 'string' || type.length === 0 || type.length > 200) {
+    throw new InvalidEventError('event type must be a non-empty string of at most 200 characters')
+  }
+  if (type.startsWith(RUNTIME_PREFIX)) {
+    throw new InvalidEventError(
+      origin === 'external'
+        ? `event type "${type}": runtime.* events are written only by the runtime (use cancel() to cancel)`
+        : `event type "${type}": modules cannot emit runtime.* events`,
+      { type },
+    )
+  }
+  const json = requireJson(payload, `event ${type} payload`, maxBytes, InvalidEventError)
+  const mod = registry.moduleOf(type)
+  if (!mod) return { type, payload: json }
+  const schema = registry.events.get(type)
+  if (!schema) {
+    throw new InvalidEventError(
+      `event type "${type}" is not in the catalog of module "${mod.namespace}"`,
+      { type, module: mod.namespace },
+    )
+  }
+  const value = await validateWith(schema, json, `event ${type}`, InvalidEventError)
+  return { type, payload: requireJson(value, `event ${type} payload`, maxBytes, InvalidEventError) }
+}
+
+export async function validateSignalEvents(
+  registry: Registry,
+  events: readonly EventInput[],
+  maxBytes: number,
+): Promise<Array<{ type: string; payload: Json; threadId?: string }>> {
+  if (!Array.isArray(events) || events.length === 0) {
+    throw new InvalidEventError('signal needs a non-empty array of events')
+  }
+  const out: Array<{ type: string; payload: Json; threadId?: string }> = []
+  for (const [index, event] of events.entries()) {
+    if (typeof event !== 'object' || event === null) {
+      throw new InvalidEventError(
+        `events[${index}] must be an object { type, payload?, threadId? }`,
+      )
+    }
+    if (event.threadId !== undefined && typeof event.threadId !== 'string') {
+      throw new InvalidEventError(`events[${index}].threadId must be a string`)
+    }
+    const checked = await validateModuleEvent(
+      registry,
+      event.type,
+      event.payload ?? null,
+      maxBytes,
+      'external',
+    )
+    out.push(event.threadId === undefined ? checked : { ...checked, threadId: event.threadId })
+  }
+  return out
+}

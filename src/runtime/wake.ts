@@ -1,0 +1,296 @@
+import { nextDeadline } from '../core/deadlines.js'
+import { isTerminal, type RunState } from '../core/envelope.js'
+import { WakeLimitError } from '../core/errors.js'
+import { type RunFold, viewState } from '../core/fold.js'
+import type { RunMeta } from '../core/ports.js'
+import { RT } from '../core/runtime-events.js'
+import { Batch } from './batch.js'
+import { decideThread } from './commands-apply.js'
+import type { EngineContext, RunMemory } from './context.js'
+import { execute, failAttempt, recordSettlement, runnableEffects } from './effects-exec.js'
+
+/** Decide rounds within one iteration before it is committed (bounds runaway emit loops). */
+const MAX_DECIDE_ROUNDS = 64
+
+export type Seed = (batch: Batch) => void | Promise<void>
+
+export interface WakeResult {
+  state: RunState
+  /** Events appended by this pass. */
+  appended: number
+}
+
+/**
+ * One wake pass over a run (one queue operation): iterations of { record finished attempts;
+ * fire due timers; decide; start attempts; append } until nothing more can happen now. Each
+ * iteration is one append with the expected tail. In-process attempts start after the append
+ * that records them and report back through `requestDrive`, so the run queue is free while
+ * effects run.
+ */
+export async function wakePass(
+  ctx: EngineContext,
+  mem: RunMemory,
+  fold: RunFold,
+  seed?: Seed,
+): Promise<WakeResult> {
+  const runId = fold.state.runId
+  let iterations = 0
+  let appended = 0
+  let first = true
+  ctx.observe({ type: 'wake.started', runId, seq: fold.state.lastSeq })
+  for (;;) {
+    const now = ctx.clock.now()
+    const batch = new Batch(ctx.registry, ctx.ids, fold, now)
+    if (first && seed) await seed(batch)
+    const launches: Array<() => void> = []
+    if (!isTerminal(fold.state.status)) {
+      await recordFinished(ctx, mem, batch)
+      if (first) {
+        recoverInterrupted(ctx, mem, batch)
+        for (const [threadId, thread] of Object.entries(fold.state.threads))
+          if (!isTerminal(thread.status)) batch.dirty.add(threadId)
+      }
+      for (const threadId of mem.carryDirty) batch.dirty.add(threadId)
+      mem.carryDirty.clear()
+      fireDueTimers(ctx, batch, now)
+      await decideRounds(ctx, mem, batch, now)
+      startAttempts(ctx, mem, batch, now, launches)
+    } else {
+      mem.settled.length = 0
+    }
+    if (batch.size === 0) break
+    iterations++
+    if (iterations > ctx.options.maxWakeIterations) {
+      throw new WakeLimitError(
+        `run ${runId}: wake cycle exceeded maxWakeIterations (${ctx.options.maxWakeIterations}); committed events are kept and a later wake continues`,
+        { runId, maxWakeIterations: ctx.options.maxWakeIterations },
+      )
+    }
+    await commit(ctx, batch)
+    appended += batch.size
+    for (const launch of launches) launch()
+    for (const after of batch.afterCommit) {
+      Promise.resolve()
+        .then(after)
+        .catch((error) => ctx.observe({ type: 'effect.attempt', runId, error: String(error) }))
+    }
+    first = false
+    if (!hasWorkNow(ctx, mem, fold)) break
+  }
+  ctx.observe({ type: 'wake.finished', runId, seq: fold.state.lastSeq, iterations })
+  return { state: viewState(fold), appended }
+}
+
+/** Appends a batch with the run's meta (status, next durable deadline) in the same write. */
+export async function commit(ctx: EngineContext, batch: Batch): Promise<void> {
+  const fold = batch.fold
+  const started = ctx.clock.now()
+  const meta: RunMeta = metaOf(fold)
+  try {
+    await ctx.store.append(fold.state.runId, batch.events, {
+      expectedSeq: batch.expectedSeq,
+      idempotencyKey: batch.idempotencyKey,
+      meta,
+    })
+  } catch (error) {
+    ctx.observe({
+      type: 'append',
+      runId: fold.state.runId,
+      events: batch.size,
+      latencyMs: ctx.clock.now() - started,
+      outcome: 'error',
+      error: String((error as Error)?.message ?? error),
+    })
+    throw error
+  }
+  ctx.observe({
+    type: 'append',
+    runId: fold.state.runId,
+    events: batch.size,
+    latencyMs: ctx.clock.now() - started,
+    outcome: 'ok',
+  })
+}
+
+export function metaOf(fold: RunFold): RunMeta {
+  const s = fold.state
+  return {
+    status: s.status,
+    kind: s.kind,
+    definitionName: s.definitionName,
+    definitionVersion: s.definitionVersion,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+    nextDeadlineAt: nextDeadline(fold, true),
+  }
+}
+
+function hasWorkNow(ctx: EngineContext, mem: RunMemory, fold: RunFold): boolean {
+  if (isTerminal(fold.state.status)) return false
+  if (mem.carryDirty.size > 0 || mem.settled.length > 0) return true
+  const at = nextDeadline(fold)
+  return at !== null && at <= ctx.clock.now()
+}
+
+/** Attempts recorded as started that no execution in this process owns: the process died. */
+function recoverInterrupted(ctx: EngineContext, mem: RunMemory, batch: Batch): void {
+  for (const effect of Object.values(batch.fold.effects)) {
+    if (effect.status !== 'started' || effect.execution === 'worker') continue
+    if (mem.inflight.has(effect.effectId)) continue
+    ctx.observe({
+      type: 'effect.interrupted',
+      runId: batch.fold.state.runId,
+      effectId: effect.effectId,
+      attempt: effect.attempt,
+    })
+    failAttempt(
+      ctx,
+      mem,
+      batch,
+      effect,
+      effect.attempt,
+      {
+        code: 'INTERRUPTED',
+        message: 'the process running this attempt stopped before recording its outcome',
+      },
+      'interrupted',
+    )
+  }
+}
+
+async function recordFinished(ctx: EngineContext, mem: RunMemory, batch: Batch): Promise<void> {
+  const finished = mem.settled.splice(0)
+  for (const execution of finished) {
+    if (!execution.settled) continue
+    await recordSettlement(
+      ctx,
+      mem,
+      batch,
+      execution.effectId,
+      execution.attempt,
+      execution.settled,
+    )
+  }
+}
+
+function fireDueTimers(ctx: EngineContext, batch: Batch, now: number): void {
+  const fold = batch.fold
+  const due = Object.values(fold.timers)
+    .filter((t) => t.at <= now)
+    .sort((a, b) => a.at - b.at)
+  for (const timer of due) {
+    const wait = fold.waits[timer.waitId]
+    const threadId = wait?.threadId ?? null
+    ctx.observe({
+      type: 'timer.fired',
+      runId: fold.state.runId,
+      timerId: timer.timerId,
+      due: timer.at,
+      latenessMs: now - timer.at,
+    })
+    const fired = batch.add(
+      RT.timerFired,
+      { timerId: timer.timerId, waitId: timer.waitId },
+      { threadId },
+    )
+    if (wait?.status !== 'open') continue
+    const timedOut = 'event' in wait.on
+    const payload = {
+      waitId: wait.waitId,
+      threadId: wait.threadId,
+      event: { seq: fired.seq, type: fired.type },
+      value: { at: timer.at },
+      ...(timedOut ? { timedOut: true } : {}),
+    }
+    batch.add(RT.waitSatisfied, payload, { threadId: wait.threadId, causationId: fired.id })
+  }
+}
+
+async function decideRounds(
+  ctx: EngineContext,
+  mem: RunMemory,
+  batch: Batch,
+  now: number,
+): Promise<void> {
+  for (let round = 0; ; round++) {
+    if (isTerminal(batch.fold.state.status)) return
+    const inline = runnableEffects(batch, mem, now, 'inline')
+    if (batch.dirty.size === 0 && inline.length === 0) return
+    if (round >= MAX_DECIDE_ROUNDS) {
+      for (const threadId of batch.dirty) mem.carryDirty.add(threadId)
+      return
+    }
+    const threads = [...batch.dirty]
+    batch.dirty.clear()
+    for (const threadId of threads) await decideThread(ctx, mem, batch, threadId)
+    for (const effect of runnableEffects(batch, mem, now, 'inline')) {
+      const attempt = effect.attempt + 1
+      const { done } = execute(ctx, mem, batch.fold.state.runId, effect, attempt)
+      const settlement = await done
+      await recordSettlement(ctx, mem, batch, effect.effectId, attempt, settlement)
+    }
+  }
+}
+
+/** Records attempt starts for runnable local effects; they launch once the batch is durable. */
+function startAttempts(
+  ctx: EngineContext,
+  mem: RunMemory,
+  batch: Batch,
+  now: number,
+  launches: Array<() => void>,
+): void {
+  const runId = batch.fold.state.runId
+  for (const effect of runnableEffects(batch, mem, now, 'local')) {
+    const attempt = effect.attempt + 1
+    batch.add(
+      RT.effectAttemptStarted,
+      { effectId: effect.effectId, attempt },
+      { threadId: effect.threadId, effectId: effect.effectId },
+    )
+    const record = effect
+    launches.push(() => {
+      const { execution, done } = execute(ctx, mem, runId, record, attempt)
+      mem.inflight.set(record.effectId, execution)
+      done.then(() => {
+        if (mem.inflight.get(record.effectId) !== execution) return
+        mem.inflight.delete(record.effectId)
+        mem.settled.push(execution)
+        ctx.requestDrive(runId)
+      })
+    })
+  }
+  for (const effect of runnableEffects(batch, mem, now, 'worker')) {
+    if (effect.status !== 'requested') continue
+    if (!ctx.worker) {
+      batch.add(
+        RT.effectAmbiguous,
+        {
+          effectId: effect.effectId,
+          attempt: effect.attempt,
+          error: {
+            code: 'NO_EXECUTOR',
+            message: `effect type "${effect.type}" has no in-process handler and no worker is configured; retry it once one is`,
+          },
+        },
+        { threadId: effect.threadId, effectId: effect.effectId },
+      )
+      continue
+    }
+    const attempt = effect.attempt + 1
+    batch.add(
+      RT.effectDispatched,
+      { effectId: effect.effectId, attempt, deadlineAt: null },
+      { threadId: effect.threadId, effectId: effect.effectId },
+    )
+    const worker = ctx.worker
+    const task = {
+      runId,
+      effectId: effect.effectId,
+      attempt,
+      type: effect.type,
+      input: effect.input,
+    }
+    batch.afterCommit.push(() => worker.dispatch(task))
+  }
+}
