@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import {
@@ -288,5 +290,84 @@ describe('sqlite store', () => {
     }
     expect(() => loadDriver(broken)).toThrow('something else')
     expect(loadDriver()).toBe(Database)
+  })
+})
+
+// A writer in another process: 'race' appends `count` single events to run "shared",
+// re-reading the tail on every conflict; 'ack' appends batches forever and prints each
+// acknowledged tail, to be killed with SIGKILL.
+const WORKER = `
+import { sqliteStore } from ${JSON.stringify(pathToFileURL(resolve('src/stores/sqlite/index.ts')).href)}
+const [path, mode, label, count] = process.argv.slice(2)
+const store = sqliteStore({ path })
+const event = (seq, payload) => ({ id: label + seq, runId: 'shared', seq, ts: 0, type: 't', payload, threadId: null, origin: 'runtime' })
+if (mode === 'race') {
+  for (let done = 0; done < Number(count); ) {
+    const tail = await store.tail('shared')
+    try {
+      await store.append('shared', [event(tail + 1, label)], { expectedSeq: tail })
+      done++
+    } catch (error) {
+      if (error.code !== 'SEQ_CONFLICT') throw error
+    }
+  }
+  await store.close()
+} else {
+  for (let tail = 0; ; tail += 3) {
+    await store.append('shared', [1, 2, 3].map((i) => event(tail + i, 'x'.repeat(500))), { expectedSeq: tail })
+    process.stdout.write('ack ' + (tail + 3) + '\\n')
+  }
+}
+`
+
+function worker(args: string[]): ChildProcess {
+  const script = join(dir, 'worker.mjs')
+  writeFileSync(script, WORKER)
+  return spawn(
+    process.execPath,
+    ['--conditions=skein-source', '--import', 'tsx', script, ...args],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  )
+}
+
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((done) => child.on('exit', (code) => done(code)))
+
+describe('sqlite store across processes', () => {
+  it('two processes racing on one run never fork the log', async () => {
+    const path = freshPath()
+    sqliteStore({ path }).close()
+    const children = ['a', 'b'].map((label) => worker([path, 'race', label, '150']))
+    expect(await Promise.all(children.map(exited))).toEqual([0, 0])
+    const events = await open({ path }).read('shared')
+    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1))
+    expect(events.filter((e) => e.payload === 'a')).toHaveLength(150)
+  })
+
+  it('keeps every acknowledged append when the writer is killed with SIGKILL', async () => {
+    const path = freshPath()
+    const child = worker([path, 'ack', 'k'])
+    let acked = 0
+    let buffer = ''
+    await new Promise<void>((done, fail) => {
+      child.on('exit', (code) => fail(new Error(`writer exited early with ${code}`)))
+      child.stdout!.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString()
+        const lines = buffer.split('\n')
+        buffer = lines.pop()!
+        for (const line of lines) acked = Math.max(acked, Number(line.slice(4)))
+        if (acked >= 150) done()
+      })
+    })
+    child.kill('SIGKILL')
+    await exited(child)
+    const store = open({ path })
+    const tail = await store.tail('shared')
+    expect(tail).toBeGreaterThanOrEqual(acked)
+    expect((await store.read('shared')).map((e) => e.seq)).toEqual(
+      Array.from({ length: tail }, (_, i) => i + 1),
+    )
   })
 })
