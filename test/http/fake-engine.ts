@@ -22,6 +22,7 @@ import { memoryStore } from '../../src/stores/memory/memory-store.js'
 export function fakeEngine(store: EventStore = memoryStore()) {
   let clock = 1_000
   const calls: Array<{ method: string; args: unknown[] }> = []
+  const subscriptions = { active: 0 }
   const starts = new Map<string, { key?: string; threadId: string }>()
 
   const envelope = (
@@ -76,8 +77,13 @@ export function fakeEngine(store: EventStore = memoryStore()) {
       throw new RunNotFoundError(`run ${runId} not found`, { runId })
   }
 
-  const engine: Engine & { calls: typeof calls; store: Promise<EventStore> } = {
+  const engine: Engine & {
+    calls: typeof calls
+    subscriptions: typeof subscriptions
+    store: Promise<EventStore>
+  } = {
     calls,
+    subscriptions,
     async ready() {
       return { store, runtime: { registry: undefined as never, idle: async () => {} } }
     },
@@ -212,7 +218,14 @@ export function fakeEngine(store: EventStore = memoryStore()) {
       return 3
     },
     async subscribe(runId, listener) {
-      return store.subscribe!(runId, listener)
+      const off = store.subscribe!(runId, listener)
+      subscriptions.active++
+      let done = false
+      return () => {
+        if (!done) subscriptions.active--
+        done = true
+        off()
+      }
     },
     fetch: async () => null,
     serve: async () => {

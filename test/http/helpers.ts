@@ -9,7 +9,12 @@ export function makeHandler(engine: Engine, options: Partial<HandlerOptions> = {
   return createHttpHandler(engine, { maxRequestBytes: MIB, maxEventBytes: MIB, ...options })
 }
 
-export const json = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+export const json = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) =>
   new Request(BASE + path, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },

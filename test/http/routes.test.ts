@@ -19,7 +19,9 @@ describe('routes (fake engine, in-process)', () => {
 
   it('starts a run, reads it, signals it and lists it', async () => {
     const { http } = setup()
-    const started = await http.fetch(json('POST', '/runs', { kind: 'test', definitionName: 'echo', input: { a: 1 }, runId: 'r1' }))
+    const started = await http.fetch(
+      json('POST', '/runs', { kind: 'test', definitionName: 'echo', input: { a: 1 }, runId: 'r1' }),
+    )
     expect(started!.status).toBe(200)
     const body = await started!.json()
     expect(body).toMatchObject({ runId: 'r1', state: { status: 'running', lastSeq: 3 } })
@@ -28,10 +30,17 @@ describe('routes (fake engine, in-process)', () => {
     const got = await (await http.fetch(json('GET', '/runs/r1')))!.json()
     expect(got).toMatchObject({ runId: 'r1', state: { lastSeq: 3 } })
 
-    const signalled = await http.fetch(json('POST', '/runs/r1/events', { events: [{ type: 'finish' }] }))
-    expect(await signalled!.json()).toMatchObject({ runId: 'r1', state: { status: 'completed', lastSeq: 4 } })
+    const signalled = await http.fetch(
+      json('POST', '/runs/r1/events', { events: [{ type: 'finish' }] }),
+    )
+    expect(await signalled!.json()).toMatchObject({
+      runId: 'r1',
+      state: { status: 'completed', lastSeq: 4 },
+    })
 
-    const events = await (await http.fetch(json('GET', '/runs/r1/events?fromSeq=2&limit=2')))!.json()
+    const events = await (await http.fetch(
+      json('GET', '/runs/r1/events?fromSeq=2&limit=2'),
+    ))!.json()
     expect(events.events.map((e: { seq: number }) => e.seq)).toEqual([2, 3])
     expect(await (await http.fetch(json('GET', '/runs')))!.json()).toEqual({ runIds: ['r1'] })
     const summaries = await (await http.fetch(json('GET', '/runs/summaries')))!.json()
@@ -42,7 +51,9 @@ describe('routes (fake engine, in-process)', () => {
     const { http } = setup()
     const missing = await http.fetch(json('GET', '/runs/nope'))
     expect(missing!.status).toBe(404)
-    expect(await missing!.json()).toEqual({ error: { code: 'RUN_NOT_FOUND', message: 'run nope not found', details: { runId: 'nope' } } })
+    expect(await missing!.json()).toEqual({
+      error: { code: 'RUN_NOT_FOUND', message: 'run nope not found', details: { runId: 'nope' } },
+    })
     const noDef = await http.fetch(json('POST', '/runs', { kind: 'x', definitionName: 'y' }))
     expect(noDef!.status).toBe(404)
     expect((await noDef!.json()).error.code).toBe('DEFINITION_NOT_FOUND')

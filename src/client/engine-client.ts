@@ -1,0 +1,198 @@
+import type { Definition } from '../core/definition.js'
+import type {
+  EventEnvelope,
+  EventInput,
+  RunState,
+  StartResult,
+  ThreadState,
+} from '../core/envelope.js'
+import type { Json } from '../core/json.js'
+import type { RunSummary } from '../core/ports.js'
+import type {
+  EffectAttemptView,
+  ReplayStep,
+  RunOperationalStatus,
+  StartRunArgs,
+} from '../runtime/engine-types.js'
+import { clientErrorOf, networkError } from './client-error.js'
+import { openRunStream, type RunStream } from './run-stream.js'
+import {
+  type ClientTimers,
+  type ReconnectOptions,
+  type SubscribeOptions,
+  subscribeEvents,
+} from './subscribe-events.js'
+
+export interface EngineClientOptions {
+  /** The server's origin plus any mount prefix, e.g. `http://127.0.0.1:8787`. */
+  baseUrl: string
+  /** Injected fetch (tests pass the handler itself: no socket needed). Default: global fetch. */
+  fetch?: (request: Request) => Promise<Response>
+  /** Extra headers on every request, e.g. `{ authorization: 'Bearer …' }`. */
+  headers?: Record<string, string> | (() => Record<string, string>)
+  /** Reconnect backoff of `subscribeEvents`. */
+  reconnect?: ReconnectOptions
+  /** Timer source for reconnect delays (tests inject one). */
+  timers?: ClientTimers
+  /** Jitter source in [0, 1) (tests inject one). */
+  random?: () => number
+}
+
+export interface StartOptions {
+  runId?: string
+  threadId?: string
+  /** Stable across retries of the same logical start (with a stable runId). */
+  idempotencyKey?: string
+}
+
+const DEFAULT_TIMERS: ClientTimers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+}
+
+/**
+ * A typed client for a Skein server. Every helper rejects non-2xx answers with a
+ * `ClientError { status, code, message, details }`.
+ *
+ * @example
+ * const client = createEngineClient({ baseUrl: 'http://127.0.0.1:8787' })
+ * const { runId } = await client.startRun({ kind: 'workflow', definitionName: 'order' })
+ * const stop = client.subscribeEvents(runId, (event) => console.log(event.seq, event.type))
+ */
+export function createEngineClient(options: EngineClientOptions) {
+  const base = options.baseUrl.replace(/\/+$/, '')
+  const doFetch = options.fetch ?? ((request: Request) => globalThis.fetch(request))
+  const seg = encodeURIComponent
+
+  const headers = (extra?: Record<string, string>) => {
+    const fixed = typeof options.headers === 'function' ? options.headers() : options.headers
+    return new Headers({ ...fixed, ...extra })
+  }
+
+  async function call<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    extra?: Record<string, string>,
+  ): Promise<T> {
+    const init: RequestInit = { method, headers: headers(extra) }
+    if (body !== undefined) {
+      ;(init.headers as Headers).set('content-type', 'application/json')
+      init.body = JSON.stringify(body)
+    }
+    let response: Response
+    try {
+      response = await doFetch(new Request(base + path, init))
+    } catch (error) {
+      throw networkError(error)
+    }
+    if (!response.ok) throw await clientErrorOf(response)
+    return (await response.json()) as T
+  }
+
+  const startBody = (args: StartRunArgs) => JSON.parse(JSON.stringify(args)) as Json
+
+  const streamRun = (args: StartRunArgs): RunStream => {
+    const runId = args.runId ?? globalThis.crypto.randomUUID()
+    return openRunStream(runId, (signal) =>
+      doFetch(
+        new Request(`${base}/runs`, {
+          method: 'POST',
+          headers: headers({ 'content-type': 'application/json', accept: 'text/event-stream' }),
+          body: JSON.stringify({ ...args, runId }),
+          signal,
+        }),
+      ),
+    )
+  }
+
+  const argsOf = (
+    definition: Definition,
+    input: unknown,
+    start: StartOptions = {},
+  ): StartRunArgs => ({
+    kind: definition.kind,
+    definitionName: definition.name,
+    definitionVersion: definition.version,
+    ...(input === undefined ? {} : { input: input as Json }),
+    ...start,
+  })
+
+  return {
+    health: () => call<{ ok: true }>('GET', '/health'),
+    start: (definition: Definition, input?: unknown, start?: StartOptions) =>
+      call<StartResult>('POST', '/runs', startBody(argsOf(definition, input, start))),
+    startRun: (args: StartRunArgs) => call<StartResult>('POST', '/runs', startBody(args)),
+    listRuns: () => call<{ runIds: string[] }>('GET', '/runs'),
+    listRunSummaries: () => call<{ runs: RunSummary[] }>('GET', '/runs/summaries'),
+    getRun: (runId: string) =>
+      call<{ runId: string; state: RunState }>('GET', `/runs/${seg(runId)}`),
+    getEvents: (runId: string, range: { fromSeq?: number; limit?: number } = {}) => {
+      const query = new URLSearchParams()
+      if (range.fromSeq !== undefined) query.set('fromSeq', String(range.fromSeq))
+      if (range.limit !== undefined) query.set('limit', String(range.limit))
+      const qs = query.size ? `?${query}` : ''
+      return call<{ runId: string; events: EventEnvelope[] }>(
+        'GET',
+        `/runs/${seg(runId)}/events${qs}`,
+      )
+    },
+    signal: (
+      runId: string,
+      events: readonly EventInput[],
+      opts: { idempotencyKey?: string } = {},
+    ) =>
+      call<{ runId: string; state: RunState }>('POST', `/runs/${seg(runId)}/events`, {
+        events,
+        ...(opts.idempotencyKey === undefined ? {} : { idempotencyKey: opts.idempotencyKey }),
+      }),
+    wake: (runId: string) =>
+      call<{ runId: string; state: RunState }>('POST', `/runs/${seg(runId)}/wake`),
+    listThreads: (runId: string) =>
+      call<{ runId: string; threads: ThreadState[] }>('GET', `/runs/${seg(runId)}/threads`),
+    inspectRun: (runId: string) => call<RunOperationalStatus>('GET', `/runs/${seg(runId)}/status`),
+    listEffects: (runId: string) =>
+      call<{ runId: string; effects: EffectAttemptView[] }>('GET', `/runs/${seg(runId)}/effects`),
+    retryEffect: (runId: string, effectId: string) =>
+      call<{ runId: string; effectId: string; state: RunState }>(
+        'POST',
+        `/runs/${seg(runId)}/effects/${seg(effectId)}/retry`,
+      ),
+    replayTo: (runId: string, seq: number) =>
+      call<{ runId: string; step: ReplayStep | null }>(
+        'GET',
+        `/runs/${seg(runId)}/replay?seq=${seq}`,
+      ),
+    project: <V = Json>(runId: string, name: string) =>
+      call<{ runId: string; name: string; value: V }>(
+        'GET',
+        `/runs/${seg(runId)}/projections/${seg(name)}`,
+      ),
+    rescanDeadlines: () => call<{ scheduled: number }>('POST', '/operations/deadlines/rescan'),
+    subscribeEvents: (
+      runId: string,
+      onEvent: (event: EventEnvelope) => void,
+      opts?: SubscribeOptions,
+    ) =>
+      subscribeEvents(
+        {
+          url: () => `${base}/runs/${seg(runId)}/events`,
+          headers: () => headers(),
+          fetch: (input, init) => doFetch(new Request(input as string, init)),
+          timers: options.timers ?? DEFAULT_TIMERS,
+          reconnect: {
+            initialDelayMs: options.reconnect?.initialDelayMs ?? 500,
+            maxDelayMs: options.reconnect?.maxDelayMs ?? 30_000,
+          },
+          random: options.random ?? Math.random,
+        },
+        onEvent,
+        opts,
+      ),
+    stream: (definition: Definition, input?: unknown, start?: StartOptions) =>
+      streamRun(argsOf(definition, input, start)),
+    streamRun,
+  }
+}
+
+export type EngineClient = ReturnType<typeof createEngineClient>

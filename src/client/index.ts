@@ -1,0 +1,14 @@
+/** `skein/client`: a typed HTTP client for a Skein server (STYLE 18: explicit exports). */
+export { ClientError } from './client-error.js'
+export {
+  createEngineClient,
+  type EngineClient,
+  type EngineClientOptions,
+  type StartOptions,
+} from './engine-client.js'
+export type { RunStream } from './run-stream.js'
+export type {
+  ClientTimers,
+  ReconnectOptions,
+  SubscribeOptions,
+} from './subscribe-events.js'

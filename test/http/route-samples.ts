@@ -1,0 +1,47 @@
+import type { Route } from '../../src/http/route-types.js'
+
+/**
+ * A valid request for each route of the table, against a run `r1` started from `test/echo`
+ * (effect `e1`, projection `count`). Shared by the auth matrix and the bad-input generator so
+ * a new route without a sample fails loudly.
+ */
+export interface RouteSample {
+  label: string
+  route: Route
+  method: string
+  path: string
+  body?: unknown
+  headers?: Record<string, string>
+  sse?: boolean
+}
+
+const BODIES: Record<string, unknown> = {
+  'runs.start': { kind: 'test', definitionName: 'echo', runId: 'new-run' },
+  'runs.signal': { events: [{ type: 'ping', payload: { n: 1 } }] },
+  'effects.callback': { attempt: 1, kind: 'complete', result: { ok: true } },
+}
+
+const PARAMS: Record<string, string> = { id: 'r1', effectId: 'e1', name: 'count' }
+
+export function samplesOf(routes: readonly Route[]): RouteSample[] {
+  const out: RouteSample[] = []
+  for (const route of routes) {
+    let path = route.path.replace(/:(\w+)/g, (_, name: string) => {
+      if (!(name in PARAMS)) throw new Error(`no sample value for :${name} in ${route.path}`)
+      return PARAMS[name]
+    })
+    if (route.name === 'runs.replay') path += '?seq=2'
+    const sample: RouteSample = { label: route.name, route, method: route.method, path }
+    if (route.method === 'POST' && route.name in BODIES) sample.body = BODIES[route.name]
+    out.push(sample)
+    if (route.name === 'runs.events') {
+      out.push({
+        ...sample,
+        label: 'runs.events (SSE)',
+        sse: true,
+        headers: { accept: 'text/event-stream' },
+      })
+    }
+  }
+  return out
+}
