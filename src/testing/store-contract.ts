@@ -241,8 +241,10 @@ export function describeEventStore(
       const store = await open()
       if (!store.trim) return ctx.skip()
       const events = makeEnvelopes('r1', 1, 10)
-      await store.append('r1', events, { expectedSeq: 0 })
+      await store.append('r1', events, { expectedSeq: 0, idempotencyKey: 'first' })
+      await store.append('r2', makeEnvelopes('r2', 1, 5), { expectedSeq: 0 })
       expect(await store.trim('r1', 4)).toBe(3)
+      expect(await store.bounds('r2')).toEqual({ head: 1, tail: 5 })
       expect(await store.bounds('r1')).toEqual({ head: 4, tail: 10 })
       expect(await store.read('r1')).toStrictEqual(events.slice(3))
       expect(await store.read('r1', { fromSeq: 2, limit: 2 })).toStrictEqual(events.slice(3, 5))
@@ -253,7 +255,15 @@ export function describeEventStore(
       // Everything trimmed: the tail stays, the head points past it, appends continue.
       expect(await store.bounds('r1')).toEqual({ head: 12, tail: 11 })
       expect(await store.read('r1')).toEqual([])
-      expect(await store.listRuns()).toEqual(['r1'])
+      expect((await store.listRuns()).sort()).toEqual(['r1', 'r2'])
+      // Trimming keeps batch idempotency keys: a retried first batch stays rejected.
+      const retry = await rejection(
+        store.append('r1', makeEnvelopes('r1', 12, 1), {
+          expectedSeq: 11,
+          idempotencyKey: 'first',
+        }),
+      )
+      expect(IdempotencyConflictError.is(retry)).toBe(true)
       await store.append('r1', makeEnvelopes('r1', 12, 1), { expectedSeq: 11 })
       expect(await store.bounds('r1')).toEqual({ head: 12, tail: 12 })
     })

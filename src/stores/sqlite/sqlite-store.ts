@@ -92,6 +92,15 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     }
   }
   const group = createGroupCommit(db, st, notify)
+  // The head never passes tail + 1: trimming everything leaves an empty, still-fenced log.
+  const trimTx = db.transaction((runId: string, beforeSeq: number): number => {
+    const row = st.run.get(runId)
+    if (!row) return 0
+    const head = Math.min(beforeSeq, row.tail + 1)
+    if (head <= row.head) return 0
+    st.setHead.run(head, runId)
+    return st.trimEvents.run(runId, head).changes
+  })
 
   const sync = <T>(action: string, fn: () => T): Promise<T> => {
     try {
@@ -135,20 +144,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
         return !row || row.tail === 0 ? { head: 0, tail: 0 } : { head: row.head, tail: row.tail }
       }),
     listRuns: () => sync('list runs', () => st.listRuns.all()),
-    // The head never passes tail + 1: trimming everything leaves an empty, still-fenced log.
-    trim: (runId, beforeSeq) =>
-      sync(`trim run ${runId}`, () =>
-        db
-          .transaction(() => {
-            const row = st.run.get(runId)
-            if (!row) return 0
-            const head = Math.min(beforeSeq, row.tail + 1)
-            if (head <= row.head) return 0
-            st.setHead.run(head, runId)
-            return st.trimEvents.run(runId, head).changes
-          })
-          .immediate(),
-      ),
+    trim: (runId, beforeSeq) => sync(`trim run ${runId}`, () => trimTx.immediate(runId, beforeSeq)),
     subscribe(runId, listener) {
       let set = listeners.get(runId)
       if (!set) listeners.set(runId, (set = new Set()))
