@@ -13,6 +13,8 @@ export interface EffectContext {
   signal: AbortSignal
   /** Records a module event atomically with this attempt's result. */
   emit(type: string, payload?: Json): void
+  /** The registered type of an effect object (for modules that record effect requests). */
+  effectType(effect: EffectDefinition): string | undefined
 }
 
 /**

@@ -59,6 +59,7 @@ export function execute(
     emit(type, payload = null) {
       emitted.push({ type, payload })
     },
+    effectType: (effect) => ctx.registry.effectType(effect),
   }
   ctx.observe({ type: 'effect.attempt', runId, effectId: effect.effectId, attempt })
   const timeoutMs = effect.timeoutMs ?? definition?.timeoutMs

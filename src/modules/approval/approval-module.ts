@@ -1,0 +1,74 @@
+import { commands } from '../../core/commands.js'
+import type { Definition } from '../../core/definition.js'
+import { DefinitionError } from '../../core/errors.js'
+import { defineKind } from '../../core/kind.js'
+import { defineModule, type Module } from '../../core/module.js'
+import type { StandardSchema } from '../../core/schema.js'
+import { type ApprovalAction, approvalEvents } from './approval-events.js'
+import { gateStep } from './gate.js'
+import { pendingApprovals } from './pending-approvals.js'
+
+export interface ApprovalDefinition<I = any> extends Definition {
+  readonly kind: 'approval'
+  readonly title: (input: I) => string
+  readonly description?: (input: I) => string
+  readonly actions?: ApprovalAction[]
+  readonly timeoutMs?: number
+}
+
+/**
+ * A startable approval: the run asks a human and completes with the decision.
+ *
+ * @example
+ * const refund = defineApproval({ name: 'refund', title: (i: { amount: number }) => `Refund ${i.amount}?` })
+ */
+export function defineApproval<I = any>(config: {
+  name: string
+  version?: string
+  input?: StandardSchema<any, I>
+  title: (input: I) => string
+  description?: (input: I) => string
+  actions?: ApprovalAction[]
+  timeoutMs?: number
+}): ApprovalDefinition<I> {
+  if (typeof config?.name !== 'string' || config.name.length === 0) {
+    throw new DefinitionError('defineApproval: name is required')
+  }
+  if (typeof config.title !== 'function') {
+    throw new DefinitionError(`approval ${config.name}: title must be a function of the input`)
+  }
+  return Object.freeze({ ...config, kind: 'approval' as const, version: config.version ?? 'v1' })
+}
+
+const approvalKind = defineKind<null, ApprovalDefinition>({
+  initialState: () => null,
+  decide(_state, ctx) {
+    const def = ctx.definition
+    const step = gateStep(
+      {
+        title: def.title(ctx.input as any),
+        ...(def.description ? { description: def.description(ctx.input as any) } : {}),
+        ...(def.actions ? { actions: def.actions } : {}),
+        ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
+        approvalId: ctx.threadId,
+      },
+      ctx.threadId,
+      'approval',
+      ctx.outcome,
+    )
+    if (step.result === undefined) return step.commands
+    return [...step.commands, commands.complete(step.result)]
+  },
+})
+
+/** The approval module: kind `approval`, its events, and the `pendingApprovals` projection. */
+export function approval(options: { definitions?: readonly ApprovalDefinition[] } = {}): Module {
+  return defineModule({
+    namespace: 'approval',
+    version: '1.0.0',
+    events: approvalEvents,
+    kinds: { approval: approvalKind },
+    projections: { pendingApprovals },
+    definitions: options.definitions ?? [],
+  })
+}

@@ -1,0 +1,69 @@
+import { type Command, commands, type Outcome } from '../../core/commands.js'
+import type { Json } from '../../core/json.js'
+import { type ApprovalAction, DEFAULT_ACTIONS } from './approval-events.js'
+
+/** An inline human gate, for workflows (`ctx.gate`) and custom kinds. */
+export interface GateSpec {
+  title: string
+  description?: string
+  approvalId?: string
+  actions?: ApprovalAction[]
+  timeoutMs?: number
+}
+
+/** A gate as a JSON value (what `gate()` returns and a workflow node records). */
+export interface GateDirective extends GateSpec {
+  $directive: 'gate'
+}
+
+export function gate(spec: GateSpec): GateDirective {
+  if (typeof spec?.title !== 'string' || spec.title.length === 0) {
+    throw new TypeError('gate: title is required')
+  }
+  return { ...spec, $directive: 'gate' }
+}
+
+export const approvalIdFor = (spec: GateSpec, threadId: string, key: string): string =>
+  spec.approvalId ?? `${threadId}:${key}`
+
+/**
+ * The commands of a gate under command key `key` of thread `threadId`: request the approval
+ * once, wait for its decision (with the timeout), and on timeout record `approval.timed_out`.
+ * `result` is set once the gate is resolved: the decision, or `{ outcome: 'timed_out' }`.
+ */
+export function gateStep(
+  spec: GateSpec,
+  threadId: string,
+  key: string,
+  outcome: (key: string) => Outcome,
+): { commands: Command[]; result?: Json } {
+  const approvalId = approvalIdFor(spec, threadId, key)
+  const requested: Record<string, Json> = {
+    approvalId,
+    threadId,
+    title: spec.title,
+    actions: (spec.actions ?? DEFAULT_ACTIONS) as unknown as Json,
+  }
+  if (spec.description !== undefined) requested.description = spec.description
+  const waitKey = `${key}:decision`
+  const decided = outcome(waitKey)
+  if (decided.status === 'completed') return { commands: [], result: decided.value }
+  if (decided.status === 'timed_out') {
+    return {
+      commands: [commands.emit('approval.timed_out', { approvalId }, { key: `${key}:timed-out` })],
+      result: { approvalId, outcome: 'timed_out' },
+    }
+  }
+  return {
+    commands: [
+      commands.emit('approval.requested', requested, { key: `${key}:request` }),
+      commands.wait(
+        {
+          event: { type: 'approval.decided', match: { approvalId } },
+          ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
+        },
+        { key: waitKey },
+      ),
+    ],
+  }
+}

@@ -1,0 +1,8 @@
+export type { ApprovalAction, ApprovalDecision, ApprovalRequested } from './approval-events.js'
+export { decision } from './approval-events.js'
+export type { ApprovalDefinition } from './approval-module.js'
+export { approval, defineApproval } from './approval-module.js'
+export type { GateDirective, GateSpec } from './gate.js'
+export { gate, gateStep } from './gate.js'
+export type { ApprovalItem, ApprovalStatus } from './pending-approvals.js'
+export { pendingApprovals } from './pending-approvals.js'

@@ -1,0 +1,118 @@
+import type { Definition } from '../../core/definition.js'
+import { DefinitionError } from '../../core/errors.js'
+import type { RetryPolicy } from '../../core/retry.js'
+import type { InferOutput, StandardSchema } from '../../core/schema.js'
+import type { Directive, NodeContext } from './directives.js'
+
+export type OnFailure = 'fail' | 'skip' | { fallback: string }
+
+export interface NodeSpec<I = any> {
+  /** Nodes that must be finished or skipped first. */
+  after?: readonly string[]
+  /** Returning false skips the node. */
+  when?: (ctx: { input: I; results: Record<string, any> }) => boolean
+  run: (ctx: NodeContext<I>) => unknown | Directive | Promise<unknown | Directive>
+  /** Attempts of the node body (and of an effect it invokes). Default: one attempt. */
+  retry?: RetryPolicy
+  timeoutMs?: number
+  onFailure?: OnFailure
+}
+
+export interface WorkflowDefinition<I = any> extends Definition {
+  readonly kind: 'workflow'
+  readonly nodes: Readonly<Record<string, NodeSpec<I>>>
+  readonly output?: (ctx: { input: I; results: Record<string, any> }) => unknown
+  /** Ready nodes running at once (1–64, default 8). */
+  readonly concurrency: number
+  /** Node ids in declaration order. */
+  readonly order: readonly string[]
+  /** Nodes that run only as some node's fallback. */
+  readonly fallbacks: ReadonlySet<string>
+}
+
+/**
+ * Declares a DAG workflow. Validated now: unknown dependencies, cycles and bad fallbacks are
+ * errors at definition time, not at run time.
+ *
+ * @example
+ * const hello = defineWorkflow({ name: 'hello', nodes: { greet: { run: ({ input }) => `hi ${input.name}` } } })
+ */
+export function defineWorkflow<S extends StandardSchema | undefined = undefined>(config: {
+  name: string
+  version?: string
+  input?: S
+  nodes: Record<string, NodeSpec<S extends StandardSchema ? InferOutput<S> : any>>
+  output?: (ctx: {
+    input: S extends StandardSchema ? InferOutput<S> : any
+    results: Record<string, any>
+  }) => unknown
+  concurrency?: number
+}): WorkflowDefinition<S extends StandardSchema ? InferOutput<S> : any> {
+  const name = config?.name
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new DefinitionError('defineWorkflow: name is required')
+  }
+  const where = `workflow ${name}`
+  const nodes = config.nodes ?? {}
+  const order = Object.keys(nodes)
+  if (order.length === 0) throw new DefinitionError(`${where}: needs at least one node`)
+  const concurrency = config.concurrency ?? 8
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+    throw new DefinitionError(`${where}: concurrency must be an integer from 1 to 64`)
+  }
+  const fallbacks = new Set<string>()
+  for (const id of order) {
+    const node = nodes[id]
+    if (typeof node?.run !== 'function')
+      throw new DefinitionError(`${where}: node ${id} needs run()`)
+    for (const dep of node.after ?? []) {
+      if (!(dep in nodes)) {
+        throw new DefinitionError(`${where}: node ${id} runs after unknown node "${dep}"`)
+      }
+    }
+    const onFailure = node.onFailure
+    if (onFailure !== undefined && onFailure !== 'fail' && onFailure !== 'skip') {
+      const target = (onFailure as { fallback?: string }).fallback
+      if (typeof target !== 'string' || !(target in nodes) || target === id) {
+        throw new DefinitionError(`${where}: node ${id} has an invalid fallback "${target}"`)
+      }
+      fallbacks.add(target)
+    }
+  }
+  const cycle = findCycle(order, nodes)
+  if (cycle) throw new DefinitionError(`${where}: dependency cycle ${cycle.join(' -> ')}`)
+  return Object.freeze({
+    kind: 'workflow' as const,
+    name,
+    version: config.version ?? 'v1',
+    input: config.input,
+    nodes,
+    output: config.output,
+    concurrency,
+    order,
+    fallbacks,
+  })
+}
+
+function findCycle(order: string[], nodes: Record<string, NodeSpec>): string[] | null {
+  const state = new Map<string, 'visiting' | 'done'>()
+  const path: string[] = []
+  const visit = (id: string): string[] | null => {
+    if (state.get(id) === 'done') return null
+    if (state.get(id) === 'visiting') return [...path.slice(path.indexOf(id)), id]
+    state.set(id, 'visiting')
+    path.push(id)
+    for (const dep of nodes[id].after ?? []) {
+      const found = visit(dep)
+      if (found) return found
+    }
+    path.pop()
+    state.set(id, 'done')
+    return null
+  }
+  for (const id of order) {
+    const found = visit(id)
+    if (found) return found
+  }
+  return null
+}

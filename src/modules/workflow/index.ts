@@ -1,0 +1,5 @@
+export type { NodeSpec, OnFailure, WorkflowDefinition } from './define-workflow.js'
+export { defineWorkflow } from './define-workflow.js'
+export type { Directive, NodeContext } from './directives.js'
+export type { WorkflowState } from './workflow-kind.js'
+export { workflow } from './workflow-module.js'

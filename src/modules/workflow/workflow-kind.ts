@@ -1,0 +1,247 @@
+import { type Command, commands, type Outcome } from '../../core/commands.js'
+import type { EffectContext, EffectDefinition } from '../../core/effect.js'
+import type { ErrorInfo } from '../../core/errors.js'
+import { toErrorInfo } from '../../core/errors.js'
+import type { Json } from '../../core/json.js'
+import { type DecideContext, defineKind } from '../../core/kind.js'
+import { gateStep } from '../approval/gate.js'
+import type { WorkflowDefinition } from './define-workflow.js'
+import { type Directive, directiveBuilders, isDirective } from './directives.js'
+
+interface NodeState {
+  status: 'started' | 'finished' | 'skipped' | 'failed'
+  fallback?: string
+}
+
+export interface WorkflowState {
+  nodes: Record<string, NodeState>
+  results: Record<string, Json>
+}
+
+type Ctx = DecideContext<WorkflowDefinition>
+
+const runKey = (id: string) => `run:${id}`
+const doKey = (id: string) => `do:${id}`
+
+/**
+ * The workflow kind. A node's body runs as an inline effect (recorded once with the
+ * iteration's commit); a directive it returns becomes one durable command whose outcome is the
+ * node's result. Node failure follows `onFailure`. All progress is derived from recorded
+ * events and command outcomes, so an operator retry that re-opens an effect resumes the node.
+ */
+export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
+  initialState: () => ({ nodes: {}, results: {} }),
+
+  step(state, event) {
+    const p = event.payload as any
+    switch (event.type) {
+      case 'workflow.node.started':
+        return { ...state, nodes: { ...state.nodes, [p.nodeId]: { status: 'started' } } }
+      case 'workflow.node.finished':
+        return {
+          nodes: { ...state.nodes, [p.nodeId]: { status: 'finished' } },
+          results: { ...state.results, [p.nodeId]: p.result ?? null },
+        }
+      case 'workflow.node.skipped':
+        return { ...state, nodes: { ...state.nodes, [p.nodeId]: { status: 'skipped' } } }
+      case 'workflow.node.failed': {
+        const node: NodeState = { status: 'failed' }
+        if (p.fallback) node.fallback = p.fallback
+        return { ...state, nodes: { ...state.nodes, [p.nodeId]: node } }
+      }
+      case 'runtime.effect.retry.scheduled': {
+        if (p.reason !== 'operator' || typeof p.key !== 'string') return state
+        const id = p.key.replace(/^(run|do):/, '').replace(/:decision$/, '')
+        if (state.nodes[id]?.status !== 'failed') return state
+        return { ...state, nodes: { ...state.nodes, [id]: { status: 'started' } } }
+      }
+      default:
+        return state
+    }
+  },
+
+  decide(state, ctx) {
+    const def = ctx.definition
+    const out: Command[] = []
+    const results = resultsOf(state, def)
+    const isDone = (id: string): boolean => {
+      const node = state.nodes[id]
+      if (!node) return false
+      if (node.status === 'finished' || node.status === 'skipped') return true
+      return node.status === 'failed' && node.fallback !== undefined && isDone(node.fallback)
+    }
+    const triggered = new Set<string>()
+    for (const node of Object.values(state.nodes)) if (node.fallback) triggered.add(node.fallback)
+    let running = 0
+    for (const node of Object.values(state.nodes)) if (node.status === 'started') running++
+    let progressing = running > 0
+    for (const id of def.order) {
+      const node = state.nodes[id]
+      if (node?.status === 'started') {
+        const step = nodeStep(def, id, state, results, ctx)
+        out.push(...step)
+        continue
+      }
+      if (node) continue
+      if (def.fallbacks.has(id) && !triggered.has(id)) continue
+      const spec = def.nodes[id]
+      if (!(spec.after ?? []).every(isDone)) continue
+      progressing = true
+      let wanted: boolean
+      try {
+        wanted = spec.when ? spec.when({ input: ctx.input, results }) !== false : true
+      } catch (error) {
+        out.push(...failNode(def, id, toErrorInfo(error)))
+        continue
+      }
+      if (!wanted) {
+        out.push(commands.emit('workflow.node.skipped', { nodeId: id, reason: 'when' }))
+        continue
+      }
+      if (running >= def.concurrency) continue
+      running++
+      out.push(commands.emit('workflow.node.started', { nodeId: id }))
+      out.push(nodeBody(def, id, state, results, ctx))
+    }
+    if (out.length > 0 || progressing) return out
+    return [complete(def, ctx, results)]
+  },
+})
+
+function resultsOf(state: WorkflowState, def: WorkflowDefinition): Record<string, Json> {
+  const results = { ...state.results }
+  for (const id of def.order) {
+    const fallback = state.nodes[id]?.fallback
+    if (fallback && fallback in state.results) results[id] = state.results[fallback]
+  }
+  return results
+}
+
+function complete(def: WorkflowDefinition, ctx: Ctx, results: Record<string, Json>): Command {
+  if (!def.output) return commands.complete(results)
+  try {
+    return commands.complete(def.output({ input: ctx.input, results }) ?? null)
+  } catch (error) {
+    return commands.fail({ code: 'OUTPUT_FAILED', message: toErrorInfo(error).message })
+  }
+}
+
+/** The inline effect that runs a node's body once per attempt. */
+function nodeBody(
+  def: WorkflowDefinition,
+  id: string,
+  _state: WorkflowState,
+  results: Record<string, Json>,
+  ctx: Ctx,
+): Command {
+  const spec = def.nodes[id]
+  const effect: EffectDefinition = {
+    kindOf: 'effect',
+    type: 'workflow.node',
+    execution: 'inline',
+    timeoutMs: spec.timeoutMs,
+    async execute(_input: unknown, ectx: EffectContext) {
+      const value = await spec.run({
+        input: ctx.input as any,
+        results,
+        nodeId: id,
+        runId: ctx.runId,
+        threadId: ctx.threadId,
+        attempt: ectx.attempt,
+        signal: ectx.signal,
+        ...directiveBuilders((e) => ectx.effectType(e)),
+      })
+      return isDirective(value) ? { directive: value } : { value: value ?? null }
+    },
+  }
+  return commands.invoke(
+    effect,
+    { nodeId: id },
+    { key: runKey(id), retry: spec.retry ?? { maxAttempts: 1 } },
+  )
+}
+
+function nodeStep(
+  def: WorkflowDefinition,
+  id: string,
+  state: WorkflowState,
+  results: Record<string, Json>,
+  ctx: Ctx,
+): Command[] {
+  const body = ctx.outcome(runKey(id))
+  if (body.status === 'none' || body.status === 'pending') {
+    return [nodeBody(def, id, state, results, ctx)]
+  }
+  if (body.status !== 'completed') return failNode(def, id, errorOf(body, 'node body'))
+  const recorded = body.value as { value?: Json; directive?: Directive }
+  if (!recorded.directive) return finish(id, recorded.value ?? null)
+  const directive = recorded.directive
+  if (directive.$directive === 'gate') {
+    const step = gateStep(directive, ctx.threadId, doKey(id), ctx.outcome)
+    return step.result === undefined
+      ? step.commands
+      : [...step.commands, ...finish(id, step.result)]
+  }
+  const outcome = ctx.outcome(doKey(id))
+  if (outcome.status === 'completed') return finish(id, outcome.value)
+  if (outcome.status !== 'none' && outcome.status !== 'pending') {
+    return failNode(def, id, errorOf(outcome, directive.$directive))
+  }
+  return [directiveCommand(def, id, directive)]
+}
+
+function directiveCommand(def: WorkflowDefinition, id: string, d: Directive): Command {
+  const key = doKey(id)
+  switch (d.$directive) {
+    case 'sleep':
+      return commands.wait({ timer: { afterMs: d.ms } }, { key })
+    case 'sleepUntil':
+      return commands.wait({ timer: { at: d.at } }, { key })
+    case 'invoke': {
+      const retry = def.nodes[id].retry
+      return commands.invoke(d.effect, d.input, retry ? { key, retry } : { key })
+    }
+    case 'spawn':
+      return commands.spawn({ kind: d.kind, name: d.name, version: d.version }, d.input, { key })
+    case 'waitFor':
+      return commands.wait(
+        {
+          event: { type: d.type, ...(d.match !== undefined ? { match: d.match } : {}) },
+          ...(d.timeoutMs !== undefined ? { timeoutMs: d.timeoutMs } : {}),
+        },
+        { key },
+      )
+    default:
+      return commands.fail({ code: 'INVALID_DIRECTIVE', message: `node ${id}: unknown directive` })
+  }
+}
+
+const finish = (id: string, result: Json): Command[] => [
+  commands.emit('workflow.node.finished', { nodeId: id, result }),
+]
+
+function errorOf(outcome: Outcome, what: string): ErrorInfo {
+  if (outcome.status === 'failed') return outcome.error
+  if (outcome.status === 'timed_out') return { code: 'WAIT_TIMEOUT', message: `${what} timed out` }
+  return { code: 'CANCELLED', message: `${what} was cancelled` }
+}
+
+function failNode(def: WorkflowDefinition, id: string, error: ErrorInfo): Command[] {
+  const onFailure = def.nodes[id].onFailure ?? 'fail'
+  if (onFailure === 'skip') {
+    return [commands.emit('workflow.node.skipped', { nodeId: id, reason: 'failed', error })]
+  }
+  if (typeof onFailure === 'object') {
+    return [
+      commands.emit('workflow.node.failed', { nodeId: id, error, fallback: onFailure.fallback }),
+    ]
+  }
+  return [
+    commands.emit('workflow.node.failed', { nodeId: id, error }),
+    commands.fail({
+      code: 'NODE_FAILED',
+      message: `node ${id} failed: ${error.message}`,
+      details: { nodeId: id, error },
+    }),
+  ]
+}

@@ -1,0 +1,25 @@
+import { defineModule, type Module } from '../../core/module.js'
+import { payload } from '../../core/schema.js'
+import type { WorkflowDefinition } from './define-workflow.js'
+import { workflowKind } from './workflow-kind.js'
+
+/**
+ * The workflow module: kind `workflow` and its events.
+ *
+ * @example
+ * createEngine({ modules: [workflow({ definitions: [release] }), approval()] })
+ */
+export function workflow(options: { definitions?: readonly WorkflowDefinition[] } = {}): Module {
+  return defineModule({
+    namespace: 'workflow',
+    version: '1.0.0',
+    events: {
+      'node.started': payload<{ nodeId: string }>(),
+      'node.finished': payload<{ nodeId: string; result: unknown }>(),
+      'node.skipped': payload<{ nodeId: string; reason: string }>(),
+      'node.failed': payload<{ nodeId: string; error: unknown; fallback?: string }>(),
+    },
+    kinds: { workflow: workflowKind },
+    definitions: options.definitions ?? [],
+  })
+}
