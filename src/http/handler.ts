@@ -34,6 +34,8 @@ export function createHttpHandler(
   const router = createRouter(routes)
   const streams = createLiveStreams()
   const debuggerHost = options.debugger
+  // createEngine validated it; normalize here too so '/_skein/' and '/_skein' behave alike.
+  const basePath = debuggerHost?.basePath.replace(/\/+$/, '') ?? ''
 
   async function handle(request: Request): Promise<Response | null> {
     let url: URL
@@ -43,14 +45,14 @@ export function createHttpHandler(
       return errorResponse(httpError('INVALID_REQUEST', 'request URL is not valid'))
     }
 
-    if (debuggerHost && isUnderBasePath(url.pathname, debuggerHost.basePath)) {
+    if (debuggerHost && isUnderBasePath(url.pathname, basePath)) {
       const auth = await authorizeRequest(options.authorize, request, {
         route: 'debugger',
         access: 'read',
         name: 'debugger',
       })
       if (!auth.ok) return auth.response
-      return debuggerHost.ui.fetch(request, { basePath: debuggerHost.basePath })
+      return debuggerHost.ui.fetch(request, { basePath })
     }
 
     const segments = parseApiPath(url.pathname)

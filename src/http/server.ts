@@ -1,6 +1,6 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { getRequestListener } from '@hono/node-server'
+import { getRequestListener, RequestError } from '@hono/node-server'
 import type { ServerHandle } from '../runtime/engine-types.js'
 import { errorResponse, httpError } from './error-response.js'
 
@@ -27,12 +27,24 @@ export async function serveHandler(
 ): Promise<ServerHandle> {
   const hostname = options.hostname ?? '127.0.0.1'
   const listener = getRequestListener(
-    async (request: Request) =>
-      (await fetch(request)) ?? errorResponse(httpError('NOT_FOUND', 'no route for this path')),
+    async (request: Request) => {
+      try {
+        return (
+          (await fetch(request)) ?? errorResponse(httpError('NOT_FOUND', 'no route for this path'))
+        )
+      } catch (error) {
+        // The handler answers its own errors; this is an engine that failed to become ready.
+        return errorResponse(error)
+      }
+    },
     {
       // Leave the process's global Request/Response alone: we are a library.
       overrideGlobalObjects: false,
-      errorHandler: () => errorResponse(httpError('INVALID_REQUEST', 'malformed HTTP request')),
+      // Only requests the adapter could not build reach this (bad Host, backslash paths).
+      errorHandler: (error) =>
+        error instanceof RequestError
+          ? errorResponse(httpError('INVALID_REQUEST', 'malformed HTTP request'))
+          : errorResponse(error),
     },
   )
   const server = createServer(listener)

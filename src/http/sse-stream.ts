@@ -83,11 +83,16 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
     if ((controller.desiredSize ?? 0) < -maxBuffered) close()
   }
 
+  // Called inside the store's append: it must never throw back into a committed write.
   const listener = (events: readonly EventEnvelope[]) => {
     if (closed) return
-    if (!catchingUp) return send(events)
-    for (const event of events) pending.push(event)
-    if (pending.length > maxBuffered) close()
+    try {
+      if (!catchingUp) return send(events)
+      for (const event of events) pending.push(event)
+      if (pending.length > maxBuffered) close()
+    } catch {
+      close()
+    }
   }
 
   const unsubscribe = await engine.subscribe(runId, listener)

@@ -39,12 +39,17 @@ export async function streamStart(
       cursor = event.seq
     }
   }
+  // Called inside the store's append: it must never throw back into a committed write.
   const onEvent = (events: readonly EventEnvelope[]) => {
     if (closed) return
-    if (!controller) {
-      early.push(...events)
-      firstEvent()
-    } else send(events)
+    try {
+      if (!controller) {
+        early.push(...events)
+        firstEvent()
+      } else send(events)
+    } catch {
+      close()
+    }
   }
 
   let unsubscribe = () => {}
@@ -67,7 +72,7 @@ export async function streamStart(
   }
 
   let unregister = () => {}
-  const close = () => {
+  function close() {
     if (closed) return
     closed = true
     unsubscribe()

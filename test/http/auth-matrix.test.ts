@@ -163,7 +163,10 @@ describe('authorize hook', () => {
   it('authorizes the debugger as read/debugger and hands it the request', async () => {
     const seen: AuthorizeContext[] = []
     const http = makeHandler(fakeEngine(), {
-      authorize: (_r, ctx) => (seen.push(ctx), true),
+      authorize: (_r, ctx) => {
+        seen.push(ctx)
+        return true
+      },
       debugger: {
         basePath: '/_skein',
         ui: {

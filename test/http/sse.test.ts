@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import type { HandlerOptions } from '../../src/http/route-types.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
 import { appendRaw, fakeEngine } from './fake-engine.js'
 import { idsOf, json, makeHandler, manualTimers, sseReader } from './helpers.js'
@@ -6,7 +7,7 @@ import { idsOf, json, makeHandler, manualTimers, sseReader } from './helpers.js'
 const live = (path: string, headers: Record<string, string> = {}) =>
   json('GET', path, undefined, { accept: 'text/event-stream', ...headers })
 
-async function setup(sse: Parameters<typeof makeHandler>[1]['sse'] = {}) {
+async function setup(sse: HandlerOptions['sse'] = {}) {
   const store = memoryStore()
   const engine = fakeEngine(store)
   const timers = manualTimers()
