@@ -78,7 +78,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     }
     runtime = new RuntimeEngine(ctx)
     const rt = runtime
-    scheduler.start((runId) => rt.wake(runId).catch(() => undefined), clock)
+    scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
     if (resolved.rescanTimers) await rt.rescanTimers()
     return { store, runtime: rt }
   })()

@@ -100,6 +100,21 @@ export class RuntimeEngine implements EngineRuntime {
     return controller.whenIdle()
   }
 
+  /**
+   * A deadline fell due: one wake pass. Resolves when the pass is committed, not when the
+   * attempts it started finish (those may wait on the same clock that called us).
+   */
+  async wakeDue(runId: string): Promise<RunState | undefined> {
+    if (this.stopped) return undefined
+    const controller = this.controller(runId)
+    controller.halted = false
+    try {
+      return await controller.drive()
+    } finally {
+      queueMicrotask(() => controller.settleIfIdle())
+    }
+  }
+
   requestDrive(runId: string): void {
     if (this.stopped) return
     const controller = this.controller(runId)

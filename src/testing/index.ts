@@ -1,4 +1,19 @@
-export { faultyStore } from './fault-store.js'
+export type {
+  FailNextOptions,
+  FaultDecision,
+  FaultMethod,
+  FaultPlan,
+  FaultWhen,
+  FaultyStore,
+  InjectedFault,
+  StoreCall,
+} from './fault-store.js'
+export { faultyStore, isInjectedFault } from './fault-store.js'
 export type { ManualClock } from './manual-clock.js'
 export { manualClock } from './manual-clock.js'
-export { describeEventStore, describeSnapshotStore } from './store-contract.js'
+export type {
+  ContractTest,
+  SnapshotContractOptions,
+  StoreContractOptions,
+} from './store-contract.js'
+export { describeEventStore, describeSnapshotStore, makeEnvelopes } from './store-contract.js'

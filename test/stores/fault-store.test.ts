@@ -4,11 +4,8 @@ import { memoryStore } from '../../src/stores/memory/memory-store.js'
 import { faultyStore, isInjectedFault } from '../../src/testing/fault-store.js'
 import { describeEventStore, makeEnvelopes } from '../../src/testing/store-contract.js'
 
-// A healed wrapper must be indistinguishable from the store it wraps (including the memory
-// store's known throwing-listener bug, see memory-store.test.ts).
-describeEventStore('faultyStore(memory) with no faults', () => faultyStore(memoryStore()), {
-  knownFailures: ['throwing-listener'],
-})
+// A healed wrapper must be indistinguishable from the store it wraps.
+describeEventStore('faultyStore(memory) with no faults', () => faultyStore(memoryStore()))
 
 const rejection = (p: Promise<unknown>) =>
   p.then(

@@ -69,8 +69,15 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       for (const event of events) target.events.push(event)
       target.tail = expectedSeq + events.length
       if (idempotencyKey !== undefined) target.keys.add(idempotencyKey)
-      if (meta) target.meta = meta
-      if (events.length > 0) for (const listener of target.listeners) listener(events)
+      if (meta) target.meta = { ...meta }
+      // Listeners see committed events; one that throws never fails the append or the others.
+      if (events.length > 0) {
+        for (const listener of target.listeners) {
+          try {
+            listener(events)
+          } catch {}
+        }
+      }
     },
     async read(runId, { fromSeq = 1, limit } = {}) {
       const log = runs.get(runId)
