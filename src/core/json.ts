@@ -105,7 +105,7 @@ export function jsonByteLength(value: Json): number {
   let bytes = text.length
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i)
-    if (code >= 0x80) bytes += code >= 0x800 ? (code >= 0xd800 && code <= 0xdbff ? 1 : 2) : 1
+    if (code >= 0x80) bytes += code >= 0x800 ? (code >= 0xd800 && code <= 0xdfff ? 1 : 2) : 1
   }
   return bytes
 }

@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest'
+import {
+  HTTP_STATUS_BY_CODE,
+  InvalidInputError,
+  SkeinError,
+  TerminalError,
+  toErrorInfo,
+} from '../../src/core/errors.js'
+import { canonicalJson, checkJson, isSubset, jsonByteLength } from '../../src/core/json.js'
+import { matchesWait } from '../../src/core/matching.js'
+import { backoffDelay, resolveRetry } from '../../src/core/retry.js'
+import { defaultIds } from '../../src/runtime/system.js'
+
+describe('backoff', () => {
+  it('is capped exponential, attempts counting the first try', () => {
+    const policy = resolveRetry({ maxAttempts: 6, backoffMs: 100, maxBackoffMs: 500 })
+    expect([2, 3, 4, 5, 6, 7].map((n) => backoffDelay(policy, n))).toEqual([
+      100,
+      200,
+      400,
+      500,
+      500,
+      null,
+    ])
+    expect(backoffDelay(resolveRetry({ maxAttempts: 1 }), 2)).toBeNull()
+    expect(resolveRetry(undefined).maxAttempts).toBe(3)
+  })
+})
+
+describe('json', () => {
+  it('accepts plain JSON, strips undefined properties, rejects the rest with a path', () => {
+    expect(checkJson({ a: 1, b: undefined })).toEqual({ ok: true, value: { a: 1 } })
+    const cases: unknown[] = [
+      { d: new Date() },
+      { n: Number.NaN },
+      { f: () => 1 },
+      [undefined],
+      { b: 1n },
+    ]
+    for (const value of cases) expect(checkJson(value).ok).toBe(false)
+    const cyclic: any = {}
+    cyclic.self = cyclic
+    expect(checkJson(cyclic)).toMatchObject({ ok: false, problem: { path: '$.self' } })
+    let deep: unknown = 0
+    for (let i = 0; i < 64; i++) deep = [deep]
+    expect(checkJson(deep).ok).toBe(true)
+    expect(checkJson([deep]).ok).toBe(false)
+  })
+  it('canonical JSON ignores key order; subset matching is recursive', () => {
+    expect(canonicalJson({ b: 1, a: { d: 2, c: 3 } })).toBe(
+      canonicalJson({ a: { c: 3, d: 2 }, b: 1 }),
+    )
+    expect(isSubset({ a: { b: 1 } }, { a: { b: 1, c: 2 }, d: 3 })).toBe(true)
+    expect(isSubset({ a: { b: 2 } }, { a: { b: 1 } })).toBe(false)
+    expect(isSubset({ a: [1] }, { a: [1, 2] })).toBe(false)
+    expect(jsonByteLength({ s: 'é€😀' })).toBe(Buffer.byteLength(JSON.stringify({ s: 'é€😀' })))
+  })
+})
+
+describe('wait matching', () => {
+  const wait = (on: any, threadId = 't1') => ({
+    waitId: 'w',
+    threadId,
+    key: 'k',
+    on,
+    status: 'open' as const,
+  })
+  const ev = (type: string, payload: any, extra: any = {}) =>
+    ({
+      id: 'e',
+      runId: 'r',
+      seq: 1,
+      ts: 0,
+      type,
+      payload,
+      threadId: null,
+      origin: 'external',
+      ...extra,
+    }) as any
+  it('matches by type and payload subset, honouring thread addressing', () => {
+    const w = wait({ event: { type: 'x.paid', match: { id: 1 } } })
+    expect(matchesWait(w, ev('x.paid', { id: 1, amount: 2 }))).toBe(true)
+    expect(matchesWait(w, ev('x.paid', { id: 2 }))).toBe(false)
+    expect(matchesWait(w, ev('x.other', { id: 1 }))).toBe(false)
+    expect(matchesWait(w, ev('x.paid', { id: 1 }, { threadId: 't2' }))).toBe(false)
+    expect(matchesWait(w, ev('x.paid', { id: 1 }, { threadId: 't1' }))).toBe(true)
+    expect(matchesWait(w, ev('runtime.x', { id: 1 }))).toBe(false)
+  })
+})
+
+describe('errors and ids', () => {
+  it('errors carry stable codes, a realm-safe is(), and map to one status table', () => {
+    const e = new InvalidInputError('bad', { field: 'x' })
+    expect(e.code).toBe('INVALID_INPUT')
+    expect(InvalidInputError.is(e)).toBe(true)
+    expect(SkeinError.is({ ...e, [Symbol.for('skein.error')]: true })).toBe(true)
+    expect(TerminalError.is(new TerminalError('no'))).toBe(true)
+    expect(HTTP_STATUS_BY_CODE[e.code]).toBe(400)
+    expect(toErrorInfo(new Error('boom'))).toEqual({ code: 'ERROR', message: 'boom' })
+  })
+  it('ids are unique across generators', () => {
+    const a = defaultIds()
+    const b = defaultIds()
+    const seen = new Set<string>()
+    for (let i = 0; i < 1000; i++) for (const g of [a, b]) seen.add(g.eventId())
+    expect(seen.size).toBe(2000)
+    expect(a.runId()).toMatch(/^run_[0-9a-f-]{36}$/)
+  })
+})
