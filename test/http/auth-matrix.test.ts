@@ -5,6 +5,7 @@ import type { AuthorizeContext, AuthorizeHook } from '../../src/runtime/options.
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
 import { fakeEngine } from './fake-engine.js'
 import { json, makeHandler } from './helpers.js'
+import { realEngine, START_RELEASE } from './real-engine.js'
 import { type RouteSample, samplesOf } from './route-samples.js'
 
 const TOKENS = {
@@ -42,48 +43,82 @@ async function dump(store: ReturnType<typeof memoryStore>) {
   return JSON.stringify(await Promise.all(runs.map((id) => store.read(id))))
 }
 
-async function send(sample: RouteSample, c: Case) {
-  const store = memoryStore()
-  const engine = fakeEngine(store)
-  await engine.startRun({ kind: 'test', definitionName: 'echo', runId: 'r1' })
-  const http = makeHandler(engine, c === 'no hook' ? {} : { authorize: bearerAuth(TOKENS) })
+type Subject = 'fake engine' | 'real engine'
+
+/** One request on a fresh engine with run r1; the real one goes through createEngine's wiring. */
+async function send(subject: Subject, sample: RouteSample, c: Case) {
+  const authorize = c === 'no hook' ? undefined : bearerAuth(TOKENS)
+  let store: ReturnType<typeof memoryStore>
+  let fetch: (request: Request) => Promise<Response | null>
+  let stop = async () => {}
+  if (subject === 'fake engine') {
+    store = memoryStore()
+    const engine = fakeEngine(store)
+    await engine.startRun({ kind: 'test', definitionName: 'echo', runId: 'r1' })
+    fetch = makeHandler(engine, authorize ? { authorize } : {}).fetch
+  } else {
+    const real = realEngine(authorize ? { authorize } : {})
+    store = real.store
+    await real.engine.startRun({ ...START_RELEASE, runId: 'r1' })
+    fetch = real.engine.fetch
+    stop = () => real.engine.stop()
+  }
   const before = await dump(store)
   const headers = { ...sample.headers, ...authHeader(sample, c) }
-  const res = (await http.fetch(json(sample.method, sample.path, sample.body, headers)))!
+  const res = (await fetch(json(sample.method, sample.path, sample.body, headers)))!
   if (sample.sse && res.ok) await res.body!.cancel()
-  return { res, changed: (await dump(store)) !== before, engine }
+  const changed = (await dump(store)) !== before
+  await stop()
+  return { res, changed }
+}
+
+const SAMPLES: Record<Subject, RouteSample[]> = {
+  'fake engine': samplesOf(ROUTES),
+  // The real engine has no effect `e1`: a 404 there still proves auth let it through.
+  'real engine': samplesOf(ROUTES, {
+    params: { name: 'pendingApprovals' },
+    bodies: { 'runs.start': { ...START_RELEASE, runId: 'new-run' } },
+  }),
 }
 
 const closedByDefault = (s: RouteSample) =>
   s.route.access === 'worker' || s.route.access === 'operations'
 
-describe('auth matrix (every route × credential case, generated from the route table)', () => {
-  const samples = samplesOf(ROUTES)
-  const rows = samples.flatMap((s) => CASES.map((c) => [s.label, c, s] as const))
+describe.each<Subject>(['fake engine', 'real engine'])(
+  'auth matrix on the %s (every route × credential case, from the route table)',
+  (subject) => {
+    const samples = SAMPLES[subject]
+    const rows = samples.flatMap((s) => CASES.map((c) => [s.label, c, s] as const))
 
-  it('covers every route', () => {
-    expect(new Set(samples.map((s) => s.route.name)).size).toBe(ROUTES.length)
-  })
+    it('covers every route', () => {
+      expect(new Set(samples.map((s) => s.route.name)).size).toBe(ROUTES.length)
+    })
 
-  it.each(rows)('%s — %s', async (_label, c, sample) => {
-    const { res, changed } = await send(sample, c)
-    const allowed = c === 'right token' || (c === 'no hook' && !closedByDefault(sample))
-    if (allowed) {
-      expect(res.status, sample.sse ? '' : await res.clone().text()).toBeLessThan(300)
-      return
-    }
-    const body = await res.json()
-    expect(changed).toBe(false)
-    if (c === 'no hook') {
-      expect(res.status).toBe(503)
-      expect(body.error.code).toBe('NOT_CONFIGURED')
-    } else {
-      expect(res.status).toBe(401)
-      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/)
-      expect(body.error.code).toBe('UNAUTHORIZED')
-    }
-  })
-})
+    it.each(rows)('%s — %s', async (_label, c, sample) => {
+      const { res, changed } = await send(subject, sample, c)
+      const allowed = c === 'right token' || (c === 'no hook' && !closedByDefault(sample))
+      if (allowed) {
+        const text = sample.sse ? '' : await res.clone().text()
+        if (subject === 'fake engine') expect(res.status, text).toBeLessThan(300)
+        else {
+          expect([401, 403, 503], text).not.toContain(res.status)
+          expect(res.status, text).toBeLessThan(500)
+        }
+        return
+      }
+      const body = await res.json()
+      expect(changed).toBe(false)
+      if (c === 'no hook') {
+        expect(res.status).toBe(503)
+        expect(body.error.code).toBe('NOT_CONFIGURED')
+      } else {
+        expect(res.status).toBe(401)
+        expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/)
+        expect(body.error.code).toBe('UNAUTHORIZED')
+      }
+    })
+  },
+)
 
 describe('authorize hook', () => {
   it('runs before body parsing and store access, with route, access and runId', async () => {

@@ -23,16 +23,21 @@ const BODIES: Record<string, unknown> = {
 
 const PARAMS: Record<string, string> = { id: 'r1', effectId: 'e1', name: 'count' }
 
-export function samplesOf(routes: readonly Route[]): RouteSample[] {
+export function samplesOf(
+  routes: readonly Route[],
+  overrides: { params?: Record<string, string>; bodies?: Record<string, unknown> } = {},
+): RouteSample[] {
+  const params = { ...PARAMS, ...overrides.params }
+  const bodies = { ...BODIES, ...overrides.bodies }
   const out: RouteSample[] = []
   for (const route of routes) {
     let path = route.path.replace(/:(\w+)/g, (_, name: string) => {
-      if (!(name in PARAMS)) throw new Error(`no sample value for :${name} in ${route.path}`)
-      return PARAMS[name]
+      if (!(name in params)) throw new Error(`no sample value for :${name} in ${route.path}`)
+      return params[name]
     })
     if (route.name === 'runs.replay') path += '?seq=2'
     const sample: RouteSample = { label: route.name, route, method: route.method, path }
-    if (route.method === 'POST' && route.name in BODIES) sample.body = BODIES[route.name]
+    if (route.method === 'POST' && route.name in bodies) sample.body = bodies[route.name]
     out.push(sample)
     if (route.name === 'runs.events') {
       out.push({

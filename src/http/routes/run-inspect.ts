@@ -36,11 +36,11 @@ export const runInspectRoutes: Route[] = [
     async handle(ctx) {
       const seq = intQuery(ctx.url, 'seq', 1)
       if (seq === undefined) throw new InvalidRequestError('query parameter seq is required')
-      // null (no step at that seq) is the embed result too, so it is a 200, not a 404.
-      return jsonResponse({
-        runId: ctx.params.id,
-        step: await ctx.engine.replayTo(ctx.params.id, seq),
-      })
+      const step = await ctx.engine.replayTo(ctx.params.id, seq)
+      // null (no step at that seq) is the embed result too, so it is a 200, not a 404 — but
+      // only for a run that exists: getEvents throws RUN_NOT_FOUND for one that does not.
+      if (step === null) await ctx.engine.getEvents(ctx.params.id, { limit: 1 })
+      return jsonResponse({ runId: ctx.params.id, step })
     },
   },
   {
