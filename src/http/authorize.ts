@@ -19,6 +19,18 @@ export const notConfigured = (context: AuthorizeContext): Response =>
   )
 
 /**
+ * A Response from any realm or class: undici's, the Node adapter's lightweight one (which
+ * replaces the global once a server starts), or one a hook got from its own fetch.
+ */
+export const isResponse = (value: unknown): value is Response =>
+  value instanceof Response ||
+  (typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Response).status === 'number' &&
+    typeof (value as Response).headers?.get === 'function' &&
+    typeof (value as Response).arrayBuffer === 'function')
+
+/**
  * Runs the hook (or the default policy) for one request, before any body parsing or store
  * access. The hook fails closed: anything but `true`, `{ identity }` or a Response is a 403,
  * and a throwing hook is a 500 that reveals nothing.
@@ -40,7 +52,7 @@ export async function authorizeRequest(
     return { ok: false, response: errorResponse(new Error('authorize hook failed')) }
   }
   if (result === true) return { ok: true, identity: undefined }
-  if (result instanceof Response) return { ok: false, response: result }
+  if (isResponse(result)) return { ok: false, response: result }
   if (result !== null && typeof result === 'object' && 'identity' in result) {
     return { ok: true, identity: (result as { identity: Json }).identity }
   }
