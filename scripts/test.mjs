@@ -38,7 +38,8 @@ let skipped = 0
 if (existsSync(report)) {
   const json = JSON.parse(readFileSync(report, 'utf8'))
   passed = json.numPassedTests ?? 0
-  failed = (json.numFailedTests ?? 0) + (json.numFailedTestSuites ?? 0) * (json.numFailedTests ? 0 : 1)
+  failed =
+    (json.numFailedTests ?? 0) + (json.numFailedTestSuites ?? 0) * (json.numFailedTests ? 0 : 1)
   skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0)
 } else {
   failed = 1

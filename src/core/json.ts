@@ -18,12 +18,12 @@ export interface JsonProblem {
 export function checkJson(
   value: unknown,
   maxDepth = MAX_DEPTH,
-): { ok: true; value: Json } | { ok: false; problem: JsonProblem } {
-  const problem = { current: undefined as JsonProblem | undefined }
+): { ok: true; value: Json; maxBytes: number } | { ok: false; problem: JsonProblem } {
+  const problem = { current: undefined as JsonProblem | undefined, bound: 0 }
   const out = walk(value, 0, '$', maxDepth, problem, new Set())
   return problem.current
     ? { ok: false, problem: problem.current }
-    : { ok: true, value: out as Json }
+    : { ok: true, value: out as Json, maxBytes: problem.bound }
 }
 
 function walk(
@@ -31,13 +31,18 @@ function walk(
   depth: number,
   path: string,
   maxDepth: number,
-  problem: { current: JsonProblem | undefined },
+  problem: { current: JsonProblem | undefined; bound: number },
   seen: Set<object>,
 ): unknown {
   if (problem.current) return value
+  // `bound` is an upper bound of the JSON text's UTF-8 size (6 bytes per char covers \uXXXX
+  // escapes; 24 per scalar covers any number), so callers can skip serialising small values.
+  problem.bound += 24
   if (value === null) return value
   switch (typeof value) {
     case 'string':
+      problem.bound += value.length * 6
+      return value
     case 'boolean':
       return value
     case 'number':
@@ -83,6 +88,7 @@ function walk(
   }
   let copy: Record<string, unknown> | undefined
   for (const key of Object.keys(obj)) {
+    problem.bound += key.length * 6 + 4
     const item = (obj as Record<string, unknown>)[key]
     if (item === undefined) {
       copy ??= { ...(obj as Record<string, unknown>) }

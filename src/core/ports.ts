@@ -83,8 +83,15 @@ export interface Snapshot {
  */
 export interface SnapshotStore {
   save(snapshot: Snapshot): Promise<void>
-  /** Newest snapshot with seq <= atOrBefore (default: newest). */
-  latest(runId: string, atOrBefore?: number): Promise<Snapshot | null>
+  /**
+   * Newest snapshot with seq <= atOrBefore (default: newest). With `readOnly` the caller
+   * promises not to mutate the data, so a store may hand out shared data without copying.
+   */
+  latest(
+    runId: string,
+    atOrBefore?: number,
+    options?: { readOnly?: boolean },
+  ): Promise<Snapshot | null>
   /** Seqs of stored snapshots, ascending. */
   list(runId: string): Promise<number[]>
   /** Keeps the newest `keep` snapshots; returns how many were removed. */

@@ -32,6 +32,8 @@ export function runnableEffects(
   return out
 }
 
+const NEVER_ABORTED = new AbortController()
+
 const executorOf = (ctx: EngineContext, mem: RunMemory, effect: EffectRecord) =>
   mem.executors.get(effect.effectId) ?? ctx.registry.effects.get(effect.type)
 
@@ -46,9 +48,12 @@ export function execute(
   effect: EffectRecord,
   attempt: number,
 ): { execution: Execution; done: Promise<Settlement> } {
-  const abort = new AbortController()
-  const execution: Execution = { effectId: effect.effectId, attempt, abort }
   const definition = executorOf(ctx, mem, effect)
+  const timeoutMs = effect.timeoutMs ?? definition?.timeoutMs
+  // Inline attempts run inside the run's own operation: nothing can cancel them midway, so
+  // unless they can time out they share one signal that never fires (no allocation).
+  const abort = effect.execution === 'inline' && !timeoutMs ? NEVER_ABORTED : new AbortController()
+  const execution: Execution = { effectId: effect.effectId, attempt, abort }
   const emitted: Array<{ type: string; payload: Json }> = []
   const effectCtx: EffectContext = {
     effectId: effect.effectId,
@@ -62,7 +67,6 @@ export function execute(
     effectType: (effect) => ctx.registry.effectType(effect),
   }
   ctx.observe({ type: 'effect.attempt', runId, effectId: effect.effectId, attempt })
-  const timeoutMs = effect.timeoutMs ?? definition?.timeoutMs
   const done = new Promise<Settlement>((resolve) => {
     let timer: unknown
     const finish = (settlement: Settlement) => {

@@ -123,7 +123,7 @@ export interface Engine {
   cancel(runId: string, threadId?: string): Promise<RunState>
   listRuns(): Promise<string[]>
   listRunSummaries(): Promise<RunSummary[]>
-  project<S = Json>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S>
+  project<S = any>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S>
   replayTo(runId: string, seq: number): Promise<ReplayStep | null>
   inspectRun(runId: string): Promise<RunOperationalStatus>
   listEffects(runId: string): Promise<EffectAttemptView[]>

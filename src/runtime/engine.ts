@@ -11,7 +11,6 @@ import {
   RunNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold.js'
-import type { Json } from '../core/json.js'
 import type { EventStore, RunSummary } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
@@ -29,7 +28,8 @@ import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import type { WorkerCallbackInput } from './options.js'
 import { projectRun } from './projections.js'
 import { effectAttempts, inspect, replay } from './queries.js'
-import { RunController } from './run-controller.js'
+import { type ControllerHost, RunController } from './run-controller.js'
+import { loadFoldForRead } from './snapshots.js'
 import { metaOf, wakePass } from './wake.js'
 import { workerCallbackOp } from './worker-callback.js'
 
@@ -37,35 +37,36 @@ const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
 
 /** The embed API over one EngineContext: everything of SPEC "Embed methods" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
-  stopped = false
   private readonly controllers = new Map<string, RunController>()
   private readonly cache = new Map<string, RunFold>()
-
-  constructor(readonly ctx: EngineContext) {}
 
   get registry(): Registry {
     return this.ctx.registry
   }
 
+  private readonly host: ControllerHost
+
+  constructor(readonly ctx: EngineContext) {
+    this.host = this.makeHost()
+  }
+
+  private makeHost(): ControllerHost {
+    return {
+      ctx: this.ctx,
+      stopped: false,
+      cacheGet: (id) => this.cacheGet(id),
+      cacheSet: (id, fold) => this.cacheSet(id, fold),
+      cacheDelete: (id) => this.cache.delete(id),
+      released: (c) => {
+        if (this.controllers.get(c.runId) === c) this.controllers.delete(c.runId)
+      },
+    }
+  }
+
   private controller(runId: string): RunController {
     let controller = this.controllers.get(runId)
     if (!controller) {
-      controller = new RunController(
-        {
-          ctx: this.ctx,
-          get stopped() {
-            return host.stopped
-          },
-          cacheGet: (id) => this.cacheGet(id),
-          cacheSet: (id, fold) => this.cacheSet(id, fold),
-          cacheDelete: (id) => this.cache.delete(id),
-          released: (c) => {
-            if (this.controllers.get(c.runId) === c) this.controllers.delete(c.runId)
-          },
-        },
-        runId,
-      )
-      const host = this
+      controller = new RunController(this.host, runId)
       this.controllers.set(runId, controller)
     }
     return controller
@@ -188,14 +189,16 @@ export class RuntimeEngine implements EngineRuntime {
     if (active?.lastState && active.mem.fold) {
       return { ...active.mem.fold, state: active.lastState }
     }
-    const controller = this.controller(runId)
-    try {
-      const fold = await controller.enqueue('read', async (f) => f)
-      if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
-      return fold
-    } finally {
-      controller.settleIfIdle()
-    }
+    const tail = await this.ctx.store.tail(runId)
+    const cached = this.cache.get(runId)
+    const fold =
+      cached && cached.state.lastSeq === tail
+        ? cached
+        : tail > 0
+          ? await loadFoldForRead(this.ctx, runId, tail)
+          : null
+    if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
+    return fold
   }
 
   async getEvents(
@@ -271,12 +274,15 @@ export class RuntimeEngine implements EngineRuntime {
     return out
   }
 
-  async project<S = Json>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S> {
+  async project<S = any>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S> {
     return projectRun(this.ctx, await this.readFold(runId), projection)
   }
 
   async replayTo(runId: string, seq: number): Promise<ReplayStep | null> {
     if (!Number.isInteger(seq)) throw new InvalidRequestError('seq must be an integer')
+    if ((await this.ctx.store.tail(runId)) === 0) {
+      throw new RunNotFoundError(`run ${runId} not found`, { runId })
+    }
     return replay(this.ctx, runId, seq)
   }
 
@@ -336,8 +342,12 @@ export class RuntimeEngine implements EngineRuntime {
     }
   }
 
+  get stopped(): boolean {
+    return this.host.stopped
+  }
+
   async stop(): Promise<void> {
-    this.stopped = true
+    this.host.stopped = true
     await this.ctx.scheduler.stop()
     for (const controller of this.controllers.values()) {
       for (const execution of controller.mem.inflight.values()) {

@@ -1,6 +1,7 @@
 import { DeterminismError } from '../core/errors.js'
 import { emptyFold, foldEvents, type RunFold } from '../core/fold.js'
 import { cloneJson, type Json } from '../core/json.js'
+import type { Snapshot } from '../core/ports.js'
 import type { EngineContext } from './context.js'
 
 export const SNAPSHOT_FORMAT = 1
@@ -10,7 +11,31 @@ export const SNAPSHOT_FORMAT = 1
  * events. Throws DeterminismError when the log was trimmed past every snapshot.
  */
 export async function loadFold(ctx: EngineContext, runId: string): Promise<RunFold | null> {
-  const snapshot = await ctx.snapshots.latest(runId)
+  return loadFrom(ctx, runId, await ctx.snapshots.latest(runId))
+}
+
+/**
+ * A fold for reading only (getRun, project, inspect): when the newest snapshot covers the
+ * tail it is used as is, without a copy; otherwise a private copy is caught up.
+ */
+export async function loadFoldForRead(
+  ctx: EngineContext,
+  runId: string,
+  tail: number,
+): Promise<RunFold | null> {
+  const shared = await ctx.snapshots.latest(runId, undefined, { readOnly: true })
+  if (shared && shared.format === SNAPSHOT_FORMAT && shared.seq === tail) {
+    return shared.data as unknown as RunFold
+  }
+  const snapshot = shared ? await ctx.snapshots.latest(runId) : null
+  return loadFrom(ctx, runId, snapshot)
+}
+
+async function loadFrom(
+  ctx: EngineContext,
+  runId: string,
+  snapshot: Snapshot | null,
+): Promise<RunFold | null> {
   let fold: RunFold
   if (snapshot && snapshot.format === SNAPSHOT_FORMAT) {
     fold = snapshot.data as unknown as RunFold

@@ -41,6 +41,7 @@ export function requireJson(
       path: checked.problem.path,
     })
   }
+  if (checked.maxBytes <= maxBytes) return checked.value
   const bytes = jsonByteLength(checked.value)
   if (bytes > maxBytes) {
     throw new errorClass(`${what}: ${bytes} bytes is over the limit of ${maxBytes}`, {
@@ -85,6 +86,7 @@ export async function validateModuleEvent(
     )
   }
   const value = await validateWith(schema, json, `event ${type}`, InvalidEventError)
+  if (value === json) return { type, payload: json }
   return { type, payload: requireJson(value, `event ${type} payload`, maxBytes, InvalidEventError) }
 }
 

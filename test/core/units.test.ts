@@ -29,7 +29,7 @@ describe('backoff', () => {
 
 describe('json', () => {
   it('accepts plain JSON, strips undefined properties, rejects the rest with a path', () => {
-    expect(checkJson({ a: 1, b: undefined })).toEqual({ ok: true, value: { a: 1 } })
+    expect(checkJson({ a: 1, b: undefined })).toMatchObject({ ok: true, value: { a: 1 } })
     const cases: unknown[] = [
       { d: new Date() },
       { n: Number.NaN },

@@ -16,11 +16,12 @@ export function memorySnapshotStore(): SnapshotStore {
       else list.splice(at, 0, snapshot)
       byRun.set(snapshot.runId, list)
     },
-    async latest(runId, atOrBefore = Number.POSITIVE_INFINITY) {
+    async latest(runId, atOrBefore = Number.POSITIVE_INFINITY, options) {
       const list = byRun.get(runId)
       if (!list) return null
       for (let i = list.length - 1; i >= 0; i--) {
-        if (list[i].seq <= atOrBefore) return { ...list[i], data: cloneJson(list[i].data) }
+        if (list[i].seq > atOrBefore) continue
+        return options?.readOnly ? list[i] : { ...list[i], data: cloneJson(list[i].data) }
       }
       return null
     },
