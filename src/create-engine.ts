@@ -4,6 +4,7 @@ import type { EventStore, SnapshotStore } from './core/ports.js'
 import type { ProjectionDefinition } from './core/projection.js'
 import { Registry } from './core/registry.js'
 import { validateDebuggerBasePath } from './http/debugger-path.js'
+import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
 import { serveHandler } from './http/server.js'
 import type { EngineContext } from './runtime/context.js'
@@ -130,7 +131,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
     subscribe: async (runId: string, listener: (events: readonly EventEnvelope[]) => void) =>
       (await rt()).subscribe(runId, listener),
     fetch: async (request: Request) => {
-      await readyPromise
+      try {
+        await readyPromise
+      } catch (error) {
+        return errorResponse(error)
+      }
       return handler().fetch(request)
     },
     async serve(serveOptions: ServeOptions = {}) {

@@ -38,11 +38,10 @@ export async function serveHandler(
       }
     },
     {
-      // The adapter's lightweight Request/Response (installed as the globals, subclasses of
-      // the originals) skip undici's costly construction and body read-back: it is the
-      // difference between ~0.45 and ~0.6+ of a bare node:http server in bench/http.ts.
-      // authorize.ts duck-types Responses so both classes work.
-      overrideGlobalObjects: true,
+      // A library must not replace the process's global Request/Response (the adapter's
+      // lighter classes were faster in bench/http.ts, but every user's code would see them):
+      // see docs/decisions.md. authorize.ts duck-types Responses either way.
+      overrideGlobalObjects: false,
       // Only requests the adapter could not build reach this (bad Host, backslash paths).
       errorHandler: (error) =>
         error instanceof RequestError
