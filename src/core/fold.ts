@@ -5,7 +5,7 @@ import type { EventEnvelope, RunState, ThreadState } from './envelope.js'
 import type { ErrorInfo } from './errors.js'
 import { DeterminismError } from './errors.js'
 import type { Json } from './json.js'
-import type { KindContext, KindDefinition } from './kind.js'
+import type { DecideContext, KindContext, KindDefinition } from './kind.js'
 import type { Registry } from './registry.js'
 import type {
   EffectExecution,
@@ -153,16 +153,23 @@ export function outcomeOf(record: CommandRecord | undefined): Outcome {
   }
 }
 
-const contexts = new WeakMap<ThreadBook, KindContext>()
+/**
+ * The kind and contexts of a thread, cached on its book under a symbol key: invisible to JSON
+ * (snapshots), rebuilt lazily after a restore. Not a WeakMap: those cost the GC dearly.
+ */
+const CACHE = Symbol('skein.thread')
 
-/** The kind and context of a thread (cached per book). */
-export function threadContext(
-  registry: Registry,
-  fold: RunFold,
-  threadId: string,
-): { kind: KindDefinition; ctx: KindContext } {
+export interface ThreadRuntime {
+  kind: KindDefinition
+  ctx: KindContext
+  decideCtx: DecideContext
+}
+
+export function threadContext(registry: Registry, fold: RunFold, threadId: string): ThreadRuntime {
+  const book = fold.books[threadId] as ThreadBook & { [CACHE]?: ThreadRuntime }
+  const cached = book[CACHE]
+  if (cached) return cached
   const thread = fold.state.threads[threadId]
-  const book = fold.books[threadId]
   const kind = registry.kinds.get(thread.kind)
   if (!kind) {
     throw new DeterminismError(
@@ -170,34 +177,49 @@ export function threadContext(
       { runId: fold.state.runId, threadId, kind: thread.kind },
     )
   }
-  let ctx = contexts.get(book)
-  if (!ctx) {
-    const definition = registry.resolve({
-      kind: thread.kind,
-      name: thread.definitionName,
-      version: thread.definitionVersion,
-    })
-    if (!definition) {
-      throw new DeterminismError(
-        `run ${fold.state.runId}: thread ${threadId} was started from ${definitionLabel({ kind: thread.kind, name: thread.definitionName, version: thread.definitionVersion })}, which is not registered; register that definition version to continue this run`,
-        { runId: fold.state.runId, threadId },
-      )
-    }
-    ctx = {
-      runId: fold.state.runId,
-      threadId,
-      parentThreadId: thread.parentThreadId,
-      definition: definition as Definition,
-      input: book.input,
-    }
-    contexts.set(book, ctx)
+  const ref = { kind: thread.kind, name: thread.definitionName, version: thread.definitionVersion }
+  const definition = registry.resolve(ref)
+  if (!definition) {
+    throw new DeterminismError(
+      `run ${fold.state.runId}: thread ${threadId} was started from ${definitionLabel(ref)}, which is not registered; register that definition version to continue this run`,
+      { runId: fold.state.runId, threadId },
+    )
   }
-  return { kind, ctx }
+  const ctx: KindContext = {
+    runId: fold.state.runId,
+    threadId,
+    parentThreadId: thread.parentThreadId,
+    definition: definition as Definition,
+    input: book.input,
+  }
+  const decideCtx: DecideContext = { ...ctx, outcome: (key) => outcomeOf(book.commands[key]) }
+  const runtime: ThreadRuntime = { kind, ctx, decideCtx }
+  Object.defineProperty(book, CACHE, { value: runtime, enumerable: false, writable: true })
+  return runtime
 }
 
-const setThread = (fold: RunFold, threadId: string, patch: Partial<ThreadState>): void => {
+/** Replaces a thread's public state (never mutated: views handed out share these objects). */
+const setThread = (
+  fold: RunFold,
+  threadId: string,
+  status: ThreadState['status'],
+  extra?: { output?: Json; error?: ErrorInfo },
+): void => {
   const prev = fold.state.threads[threadId]
-  if (prev) fold.state.threads[threadId] = { ...prev, ...patch }
+  if (!prev) return
+  const next: ThreadState = {
+    threadId: prev.threadId,
+    parentThreadId: prev.parentThreadId,
+    kind: prev.kind,
+    definitionName: prev.definitionName,
+    definitionVersion: prev.definitionVersion,
+    status,
+  }
+  const output = extra ? extra.output : prev.output
+  const error = extra ? extra.error : prev.error
+  if (output !== undefined) next.output = output
+  if (error !== undefined) next.error = error
+  fold.state.threads[threadId] = next
 }
 
 const settleCommand = (
@@ -320,10 +342,10 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
           : event.type === RT.threadFailed
             ? 'failed'
             : 'cancelled'
-      const patch: Partial<ThreadState> = { status }
-      if (status === 'completed') patch.output = p.output ?? null
-      if (status === 'failed') patch.error = p.error
-      setThread(fold, p.threadId, patch)
+      setThread(fold, p.threadId, status, {
+        output: status === 'completed' ? (p.output ?? null) : undefined,
+        error: status === 'failed' ? p.error : undefined,
+      })
       for (const wait of openWaitsOf(fold, p.threadId)) {
         wait.status = 'cancelled'
         closeWait(fold, wait)
@@ -353,8 +375,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       if (book) {
         book.commands[w.key] = { kind: 'wait', id: w.waitId, status: 'pending' }
         book.openWaits++
-        if (state.threads[w.threadId]?.status === 'running')
-          setThread(fold, w.threadId, { status: 'waiting' })
+        if (state.threads[w.threadId]?.status === 'running') setThread(fold, w.threadId, 'waiting')
       }
       return
     }
@@ -492,8 +513,7 @@ function reopenEffect(fold: RunFold, effect: EffectRecord): void {
   while (threadId) {
     const thread: ThreadState | undefined = fold.state.threads[threadId]
     if (thread?.status !== 'failed') break
-    const { error: _error, ...rest } = thread
-    fold.state.threads[threadId] = { ...rest, status: 'running' }
+    setThread(fold, threadId, 'running', { output: thread.output, error: undefined })
     const parent: string | null = thread.parentThreadId
     if (parent) {
       const key = fold.books[threadId]?.spawnKey
@@ -523,7 +543,7 @@ function closeWait(fold: RunFold, wait: WaitRecord): void {
   const record = book.commands[wait.key]
   if (wait.status === 'cancelled' && record?.status === 'pending') record.status = 'cancelled'
   if (book.openWaits === 0 && fold.state.threads[wait.threadId]?.status === 'waiting')
-    setThread(fold, wait.threadId, { status: 'running' })
+    setThread(fold, wait.threadId, 'running')
 }
 
 /** Folds a whole log from the beginning (or from `fold`). */

@@ -5,31 +5,37 @@ import type { EffectDefinition } from '../core/effect.js'
 import { isTerminal } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
 import { toErrorInfo } from '../core/errors.js'
-import { outcomeOf, threadContext } from '../core/fold.js'
+import { threadContext } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import { RT } from '../core/runtime-events.js'
 import type { Batch } from './batch.js'
 import type { EngineContext, RunMemory } from './context.js'
-import { requireJson, validateModuleEvent, validateWith } from './validate.js'
+import {
+  andThen,
+  type MaybePromise,
+  requireJson,
+  validateModuleEvent,
+  validateWith,
+} from './validate.js'
 
-/** Asks a thread's kind what it wants now and writes the new commands into the batch. */
-export async function decideThread(
+/**
+ * Asks a thread's kind what it wants now and writes the new commands into the batch.
+ * Synchronous unless a schema validates asynchronously (the hot path allocates no promises).
+ */
+export function decideThread(
   ctx: EngineContext,
   mem: RunMemory,
   batch: Batch,
   threadId: string,
-): Promise<void> {
+): MaybePromise<void> {
   const fold = batch.fold
   const thread = fold.state.threads[threadId]
   const book = fold.books[threadId]
   if (!thread || !book || isTerminal(thread.status) || isTerminal(fold.state.status)) return
-  const { kind, ctx: kindCtx } = threadContext(ctx.registry, fold, threadId)
+  const { kind, decideCtx } = threadContext(ctx.registry, fold, threadId)
   let list: readonly Command[]
   try {
-    list = kind.decide(book.kindState, {
-      ...kindCtx,
-      outcome: (key) => outcomeOf(book.commands[key]),
-    })
+    list = kind.decide(book.kindState, decideCtx)
   } catch (error) {
     const info = toErrorInfo(error)
     return finishThread(ctx, mem, batch, threadId, 'failed', {
@@ -37,22 +43,63 @@ export async function decideThread(
       message: `${thread.kind} ${thread.definitionName}: decide threw: ${info.message}`,
     })
   }
-  for (const command of list) {
-    const current = fold.state.threads[threadId]
+  return applyFrom(ctx, mem, batch, threadId, list, 0)
+}
+
+function applyFrom(
+  ctx: EngineContext,
+  mem: RunMemory,
+  batch: Batch,
+  threadId: string,
+  list: readonly Command[],
+  from: number,
+): MaybePromise<void> {
+  for (let i = from; i < list.length; i++) {
+    const current = batch.fold.state.threads[threadId]
     if (!current || isTerminal(current.status)) return
-    const failure = await applyCommand(ctx, mem, batch, threadId, command)
+    const failure = applyCommand(ctx, mem, batch, threadId, list[i])
+    if (failure instanceof Promise) {
+      return failure.then((f) =>
+        f
+          ? finishThread(ctx, mem, batch, threadId, 'failed', f)
+          : applyFrom(ctx, mem, batch, threadId, list, i + 1),
+      )
+    }
     if (failure) return finishThread(ctx, mem, batch, threadId, 'failed', failure)
   }
 }
 
+/** Validates and cleans an input; failures become an ErrorInfo instead of a throw. */
+function checkedInput(
+  schema: Definition['input'],
+  value: unknown,
+  what: string,
+  maxBytes: number,
+): MaybePromise<{ input: Json; invalid?: ErrorInfo }> {
+  const fail = (error: unknown) => ({ input: null, invalid: toErrorInfo(error) })
+  const ok = (v: unknown) => {
+    try {
+      return { input: requireJson(v, what, maxBytes) }
+    } catch (error) {
+      return fail(error)
+    }
+  }
+  try {
+    const validated = validateWith(schema, value, what)
+    return validated instanceof Promise ? validated.then(ok, fail) : ok(validated)
+  } catch (error) {
+    return fail(error)
+  }
+}
+
 /** Applies one command; returns an error when the command itself is invalid (fails the thread). */
-async function applyCommand(
+function applyCommand(
   ctx: EngineContext,
   mem: RunMemory,
   batch: Batch,
   threadId: string,
   command: Command,
-): Promise<ErrorInfo | undefined> {
+): MaybePromise<ErrorInfo | undefined> {
   const book = batch.fold.books[threadId]
   const maxBytes = ctx.options.maxEventBytes
   switch (command.type) {
@@ -74,41 +121,33 @@ async function applyCommand(
         }
       }
       const definition = resolved.definition
-      const effectId = ctx.ids.effectId()
-      let input: Json
-      let invalid: ErrorInfo | undefined
-      try {
-        const value = await validateWith(
-          definition?.input,
-          command.input,
-          `effect ${resolved.type} input`,
-        )
-        input = requireJson(value, `effect ${resolved.type} input`, maxBytes)
-      } catch (error) {
-        invalid = toErrorInfo(error)
-        input = null
-      }
-      const execution = placement(ctx, resolved.type, definition)
-      const payload: Record<string, Json> = {
-        effectId,
-        threadId,
-        type: resolved.type,
-        input,
-        key: command.key,
-        execution,
-      }
-      if (command.retry) payload.retry = command.retry as Json
-      if (command.timeoutMs !== undefined) payload.timeoutMs = command.timeoutMs
-      if (definition) mem.executors.set(effectId, definition)
-      batch.add(RT.effectRequested, payload, { threadId, effectId })
-      if (invalid) {
-        batch.add(
-          RT.effectFailed,
-          { effectId, attempt: 0, error: invalid, final: true, reason: 'terminal' },
-          { threadId, effectId },
-        )
-      }
-      return
+      const type = resolved.type
+      return andThen(
+        checkedInput(definition?.input, command.input, `effect ${type} input`, maxBytes),
+        ({ input, invalid }) => {
+          const effectId = ctx.ids.effectId()
+          const payload: Record<string, Json> = {
+            effectId,
+            threadId,
+            type,
+            input,
+            key: command.key,
+            execution: placement(ctx, type, definition),
+          }
+          if (command.retry) payload.retry = command.retry as Json
+          if (command.timeoutMs !== undefined) payload.timeoutMs = command.timeoutMs
+          if (definition) mem.executors.set(effectId, definition)
+          batch.add(RT.effectRequested, payload, { threadId, effectId })
+          if (invalid) {
+            batch.add(
+              RT.effectFailed,
+              { effectId, attempt: 0, error: invalid, final: true, reason: 'terminal' },
+              { threadId, effectId },
+            )
+          }
+          return undefined
+        },
+      )
     }
     case 'spawn': {
       if (book.commands[command.key]) return
@@ -119,34 +158,28 @@ async function applyCommand(
           message: `spawn: ${definitionLabel(command.definition)} is not registered`,
         }
       }
-      const childId = ctx.ids.threadId()
-      let input: Json = null
-      let invalid: ErrorInfo | undefined
-      try {
-        const value = await validateWith(
-          definition.input,
-          command.input,
-          `${definitionLabel(definition)} input`,
-        )
-        input = requireJson(value, `${definitionLabel(definition)} input`, maxBytes)
-      } catch (error) {
-        invalid = toErrorInfo(error)
-      }
-      batch.add(
-        RT.threadStarted,
-        {
-          threadId: childId,
-          parentThreadId: threadId,
-          kind: definition.kind,
-          definitionName: definition.name,
-          definitionVersion: definition.version,
-          input,
-          key: command.key,
+      const label = `${definitionLabel(definition)} input`
+      return andThen(
+        checkedInput(definition.input, command.input, label, maxBytes),
+        ({ input, invalid }) => {
+          const childId = ctx.ids.threadId()
+          batch.add(
+            RT.threadStarted,
+            {
+              threadId: childId,
+              parentThreadId: threadId,
+              kind: definition.kind,
+              definitionName: definition.name,
+              definitionVersion: definition.version,
+              input,
+              key: command.key,
+            },
+            { threadId: childId },
+          )
+          if (invalid) finishThread(ctx, mem, batch, childId, 'failed', invalid)
+          return undefined
         },
-        { threadId: childId },
       )
-      if (invalid) finishThread(ctx, mem, batch, childId, 'failed', invalid)
-      return
     }
     case 'wait': {
       if (book.commands[command.key]) return
@@ -179,19 +212,22 @@ async function applyCommand(
     }
     case 'emit': {
       if (command.key !== undefined && book.commands[command.key]) return
+      const add = (event: { type: string; payload: Json }) => {
+        batch.add(event.type, event.payload, { threadId, key: command.key })
+        return undefined
+      }
       try {
-        const event = await validateModuleEvent(
+        const event = validateModuleEvent(
           ctx.registry,
           command.event,
           command.payload,
           maxBytes,
           'module',
         )
-        batch.add(event.type, event.payload, { threadId, key: command.key })
+        return event instanceof Promise ? event.then(add, toErrorInfo) : add(event)
       } catch (error) {
         return toErrorInfo(error)
       }
-      return
     }
     case 'cancel': {
       const record = book.commands[command.key]

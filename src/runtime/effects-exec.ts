@@ -1,13 +1,13 @@
 import type { EffectContext, EffectDefinition } from '../core/effect.js'
 import { isTerminal } from '../core/envelope.js'
-import { TerminalError, toErrorInfo } from '../core/errors.js'
+import { type ErrorInfo, TerminalError, toErrorInfo } from '../core/errors.js'
 import type { EffectRecord } from '../core/fold.js'
 import { checkJson, type Json } from '../core/json.js'
 import { backoffDelay, type RetryPolicy, resolveRetry } from '../core/retry.js'
 import { RT } from '../core/runtime-events.js'
 import type { Batch } from './batch.js'
 import type { EngineContext, Execution, RunMemory, Settlement } from './context.js'
-import { validateModuleEvent } from './validate.js'
+import { andThen, type MaybePromise, validateModuleEvent } from './validate.js'
 
 /** Effects of `mode` that may start an attempt now: newly requested or with a retry due. */
 export function runnableEffects(
@@ -36,6 +36,47 @@ const NEVER_ABORTED = new AbortController()
 
 const executorOf = (ctx: EngineContext, mem: RunMemory, effect: EffectRecord) =>
   mem.executors.get(effect.effectId) ?? ctx.registry.effects.get(effect.type)
+
+/**
+ * Runs an inline attempt: synchronously when its handler is synchronous and it cannot time
+ * out (no promise, no microtask), else like any attempt.
+ */
+export function executeInline(
+  ctx: EngineContext,
+  mem: RunMemory,
+  runId: string,
+  effect: EffectRecord,
+  attempt: number,
+): MaybePromise<Settlement> {
+  const definition = executorOf(ctx, mem, effect)
+  if (!definition?.execute || (effect.timeoutMs ?? definition.timeoutMs)) {
+    return execute(ctx, mem, runId, effect, attempt).done
+  }
+  const emitted: Array<{ type: string; payload: Json }> = []
+  const effectCtx: EffectContext = {
+    effectId: effect.effectId,
+    attempt,
+    runId,
+    threadId: effect.threadId,
+    signal: NEVER_ABORTED.signal,
+    emit(type, payload = null) {
+      emitted.push({ type, payload })
+    },
+    effectType: (e) => ctx.registry.effectType(e),
+  }
+  try {
+    const result = definition.execute(effect.input, effectCtx)
+    if (result instanceof Promise) {
+      return result.then(
+        (value): Settlement => ({ kind: 'ok', result: value, emitted }),
+        (error): Settlement => ({ kind: 'error', error }),
+      )
+    }
+    return { kind: 'ok', result, emitted }
+  } catch (error) {
+    return { kind: 'error', error }
+  }
+}
 
 /**
  * Runs one attempt of `effect` and resolves with how it ended; never rejects. The handler's
@@ -105,14 +146,14 @@ export function execute(
  * (policy permitting) the next attempt's schedule. Stale outcomes (the effect moved on, e.g.
  * it was cancelled) record nothing.
  */
-export async function recordSettlement(
+export function recordSettlement(
   ctx: EngineContext,
   mem: RunMemory,
   batch: Batch,
   effectId: string,
   attempt: number,
   settlement: Settlement,
-): Promise<void> {
+): MaybePromise<void> {
   const effect = batch.fold.effects[effectId]
   if (!effect) return
   if (effect.execution !== 'inline') {
@@ -121,13 +162,13 @@ export async function recordSettlement(
   }
   const meta = { threadId: effect.threadId, effectId }
   if (settlement.kind === 'ok') {
-    const recorded = await checkOutcome(ctx, settlement)
-    if ('error' in recorded) {
-      return failAttempt(ctx, mem, batch, effect, attempt, recorded.error, 'terminal')
-    }
-    for (const event of recorded.events) batch.add(event.type, event.payload, meta)
-    batch.add(RT.effectCompleted, { effectId, attempt, result: recorded.result }, meta)
-    return
+    return andThen(checkOutcome(ctx, settlement), (recorded) => {
+      if ('error' in recorded) {
+        return failAttempt(ctx, mem, batch, effect, attempt, recorded.error, 'terminal')
+      }
+      for (const event of recorded.events) batch.add(event.type, event.payload, meta)
+      batch.add(RT.effectCompleted, { effectId, attempt, result: recorded.result }, meta)
+    })
   }
   if (settlement.kind === 'timeout') {
     batch.add(RT.effectTimedOut, { effectId, attempt }, meta)
@@ -153,10 +194,14 @@ export async function recordSettlement(
   )
 }
 
-async function checkOutcome(
+type Checked =
+  | { result: Json; events: Array<{ type: string; payload: Json }> }
+  | { error: ErrorInfo }
+
+function checkOutcome(
   ctx: EngineContext,
   settlement: Extract<Settlement, { kind: 'ok' }>,
-): Promise<{ result: Json; events: Array<{ type: string; payload: Json }> } | { error: any }> {
+): MaybePromise<Checked> {
   const checked = checkJson(settlement.result === undefined ? null : settlement.result)
   if (!checked.ok) {
     return {
@@ -166,23 +211,23 @@ async function checkOutcome(
       },
     }
   }
+  if (settlement.emitted.length === 0) return { result: checked.value, events: [] }
+  return checkEmitted(ctx, settlement.emitted).then(
+    (events) => ({ result: checked.value, events }),
+    (error) => ({ error: toErrorInfo(error) }),
+  )
+}
+
+async function checkEmitted(
+  ctx: EngineContext,
+  emitted: Array<{ type: string; payload: Json }>,
+): Promise<Array<{ type: string; payload: Json }>> {
   const events: Array<{ type: string; payload: Json }> = []
-  try {
-    for (const event of settlement.emitted) {
-      events.push(
-        await validateModuleEvent(
-          ctx.registry,
-          event.type,
-          event.payload,
-          ctx.options.maxEventBytes,
-          'module',
-        ),
-      )
-    }
-  } catch (error) {
-    return { error: toErrorInfo(error) }
+  for (const event of emitted) {
+    const max = ctx.options.maxEventBytes
+    events.push(await validateModuleEvent(ctx.registry, event.type, event.payload, max, 'module'))
   }
-  return { result: checked.value, events }
+  return events
 }
 
 export function failAttempt(

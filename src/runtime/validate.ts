@@ -7,25 +7,32 @@ import { formatIssues, type StandardSchema } from '../core/schema.js'
 
 type ErrorClass = new (message: string, details?: Json) => SkeinError
 
+/** What may be a value or a promise of one: validation stays synchronous when schemas are. */
+export type MaybePromise<T> = T | Promise<T>
+
+export const andThen = <T, R>(value: MaybePromise<T>, next: (value: T) => R): MaybePromise<R> =>
+  value instanceof Promise ? value.then(next) : next(value)
+
 /** Runs a Standard Schema (sync or async) and returns its output, or throws `errorClass`. */
-export async function validateWith(
+export function validateWith(
   schema: StandardSchema | undefined,
   value: unknown,
   what: string,
   errorClass: ErrorClass = InvalidInputError,
-): Promise<unknown> {
+): MaybePromise<unknown> {
   if (!schema) return value
-  let result = schema['~standard'].validate(value)
-  if (result instanceof Promise) result = await result
-  if (result.issues) {
-    throw new errorClass(`${what}: ${formatIssues(result.issues)}`, {
-      issues: result.issues.map((i) => ({
-        message: i.message,
-        path: (i.path ?? []).map((p) => String(typeof p === 'object' && p !== null ? p.key : p)),
-      })),
-    })
-  }
-  return result.value
+  const result = schema['~standard'].validate(value)
+  return andThen(result, (r) => {
+    if (r.issues) {
+      throw new errorClass(`${what}: ${formatIssues(r.issues)}`, {
+        issues: r.issues.map((i) => ({
+          message: i.message,
+          path: (i.path ?? []).map((p) => String(typeof p === 'object' && p !== null ? p.key : p)),
+        })),
+      })
+    }
+    return r.value
+  })
 }
 
 /** JSON-only, nesting ≤ 64, at most `maxBytes` serialized; returns the cleaned value. */
@@ -57,13 +64,13 @@ export function requireJson(
  * registered module's namespace must be in its catalog and match its schema; other types are
  * accepted as application events.
  */
-export async function validateModuleEvent(
+export function validateModuleEvent(
   registry: Registry,
   type: unknown,
   payload: unknown,
   maxBytes: number,
   origin: 'external' | 'module',
-): Promise<{ type: string; payload: Json }> {
+): MaybePromise<{ type: string; payload: Json }> {
   if (typeof type !== 'string' || type.length === 0 || type.length > 200) {
     throw new InvalidEventError('event type must be a non-empty string of at most 200 characters')
   }
@@ -85,9 +92,11 @@ export async function validateModuleEvent(
       { type, module: mod.namespace },
     )
   }
-  const value = await validateWith(schema, json, `event ${type}`, InvalidEventError)
-  if (value === json) return { type, payload: json }
-  return { type, payload: requireJson(value, `event ${type} payload`, maxBytes, InvalidEventError) }
+  return andThen(validateWith(schema, json, `event ${type}`, InvalidEventError), (value) =>
+    value === json
+      ? { type, payload: json }
+      : { type, payload: requireJson(value, `event ${type} payload`, maxBytes, InvalidEventError) },
+  )
 }
 
 export async function validateSignalEvents(

@@ -7,7 +7,13 @@ import { RT } from '../core/runtime-events.js'
 import { Batch } from './batch.js'
 import { decideThread } from './commands-apply.js'
 import type { EngineContext, RunMemory } from './context.js'
-import { execute, failAttempt, recordSettlement, runnableEffects } from './effects-exec.js'
+import {
+  execute,
+  executeInline,
+  failAttempt,
+  recordSettlement,
+  runnableEffects,
+} from './effects-exec.js'
 
 /** Decide rounds within one iteration before it is committed (bounds runaway emit loops). */
 const MAX_DECIDE_ROUNDS = 64
@@ -41,7 +47,10 @@ export async function wakePass(
   for (;;) {
     const now = ctx.clock.now()
     const batch = new Batch(ctx.registry, ctx.ids, fold, now)
-    if (first && seed) await seed(batch)
+    if (first && seed) {
+      const seeded = seed(batch)
+      if (seeded instanceof Promise) await seeded
+    }
     const launches: Array<() => void> = []
     if (!isTerminal(fold.state.status)) {
       await recordFinished(ctx, mem, batch)
@@ -162,7 +171,7 @@ async function recordFinished(ctx: EngineContext, mem: RunMemory, batch: Batch):
   const finished = mem.settled.splice(0)
   for (const execution of finished) {
     if (!execution.settled) continue
-    await recordSettlement(
+    const recorded = recordSettlement(
       ctx,
       mem,
       batch,
@@ -170,6 +179,7 @@ async function recordFinished(ctx: EngineContext, mem: RunMemory, batch: Batch):
       execution.attempt,
       execution.settled,
     )
+    if (recorded instanceof Promise) await recorded
   }
 }
 
@@ -222,12 +232,16 @@ async function decideRounds(
     }
     const threads = [...batch.dirty]
     batch.dirty.clear()
-    for (const threadId of threads) await decideThread(ctx, mem, batch, threadId)
+    for (const threadId of threads) {
+      const decided = decideThread(ctx, mem, batch, threadId)
+      if (decided instanceof Promise) await decided
+    }
     for (const effect of runnableEffects(batch, mem, now, 'inline')) {
       const attempt = effect.attempt + 1
-      const { done } = execute(ctx, mem, batch.fold.state.runId, effect, attempt)
-      const settlement = await done
-      await recordSettlement(ctx, mem, batch, effect.effectId, attempt, settlement)
+      let settlement = executeInline(ctx, mem, batch.fold.state.runId, effect, attempt)
+      if (settlement instanceof Promise) settlement = await settlement
+      const recorded = recordSettlement(ctx, mem, batch, effect.effectId, attempt, settlement)
+      if (recorded instanceof Promise) await recorded
     }
   }
 }

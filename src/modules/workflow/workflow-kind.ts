@@ -140,8 +140,9 @@ function nodeBody(
     type: 'workflow.node',
     execution: 'inline',
     timeoutMs: spec.timeoutMs,
-    async execute(_input: unknown, ectx: EffectContext) {
-      const value = await spec.run({
+    execute(_input: unknown, ectx: EffectContext) {
+      // Synchronous bodies stay synchronous: the runtime then records them without a promise.
+      const value = spec.run({
         input: ctx.input as any,
         results,
         nodeId: id,
@@ -151,7 +152,7 @@ function nodeBody(
         signal: ectx.signal,
         ...directiveBuilders((e) => ectx.effectType(e)),
       })
-      return isDirective(value) ? { directive: value } : { value: value ?? null }
+      return value instanceof Promise ? value.then(recordable) : recordable(value)
     },
   }
   return commands.invoke(
@@ -215,6 +216,9 @@ function directiveCommand(def: WorkflowDefinition, id: string, d: Directive): Co
       return commands.fail({ code: 'INVALID_DIRECTIVE', message: `node ${id}: unknown directive` })
   }
 }
+
+const recordable = (value: unknown) =>
+  isDirective(value) ? { directive: value } : { value: (value ?? null) as Json }
 
 const finish = (id: string, result: Json): Command[] => [
   commands.emit('workflow.node.finished', { nodeId: id, result }),
