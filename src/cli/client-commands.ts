@@ -1,0 +1,296 @@
+// The HTTP client commands: thin wrappers over `skein/client` (STYLE 17).
+import type { Command } from 'commander'
+import { createEngineClient, type EngineClient } from '../client/index.js'
+import type { EventEnvelope } from '../core/envelope.js'
+import type { Json } from '../core/json.js'
+import { decision } from '../modules/approval/approval-events.js'
+import type { ApprovalItem } from '../modules/approval/pending-approvals.js'
+import {
+  formatEvent,
+  formatInspect,
+  formatReplay,
+  formatState,
+  formatSummaries,
+  table,
+} from './format.js'
+import { CliError, type CliIo, describeError, parseCount, parseJsonOption } from './io.js'
+
+export const DEFAULT_URL = 'http://127.0.0.1:8787'
+
+interface GlobalOptions {
+  url?: string
+  token?: string
+  json?: boolean
+}
+
+interface Context {
+  client: EngineClient
+  url: string
+  json: boolean
+  out(text: string): void
+  /** Prints `value` as JSON with --json, else the human rendering. */
+  print(value: unknown, human: () => string): void
+}
+
+const TERMINAL = new Set(['runtime.run.completed', 'runtime.run.failed', 'runtime.run.cancelled'])
+
+export function registerClientCommands(program: Command, io: CliIo): void {
+  const context = (command: Command): Context => {
+    const opts = command.optsWithGlobals<GlobalOptions>()
+    const url = opts.url ?? io.env?.SKEIN_URL ?? DEFAULT_URL
+    const token = opts.token ?? io.env?.SKEIN_TOKEN
+    const client = createEngineClient({
+      baseUrl: url,
+      ...(io.fetch ? { fetch: io.fetch } : {}),
+      ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
+    })
+    const json = opts.json === true
+    const out = (text: string) => io.stdout.write(text.endsWith('\n') ? text : `${text}\n`)
+    return {
+      client,
+      url,
+      json,
+      out,
+      print: (value, human) => out(json ? JSON.stringify(value, null, 2) : human()),
+    }
+  }
+
+  /** Runs an action with the client; any failure becomes one CliError line naming the url. */
+  const action =
+    <A extends unknown[]>(fn: (ctx: Context, ...args: A) => Promise<void>) =>
+    async (...args: unknown[]) => {
+      const command = args[args.length - 1] as Command
+      const ctx = context(command)
+      try {
+        await fn(ctx, ...(args.slice(0, -1) as A))
+      } catch (error) {
+        throw new CliError(describeError(error, ctx.url))
+      }
+    }
+
+  program
+    .command('start')
+    .description('start a run of a registered definition')
+    .argument('<kind>', 'definition kind, e.g. workflow')
+    .argument('<name>', 'definition name')
+    .option('--input <json>', 'the run input, as JSON')
+    .option('--run-id <id>', 'a stable run id (retries of the same start return the same run)')
+    .option('--key <key>', 'idempotency key for the start')
+    .option('--definition-version <version>', 'definition version')
+    .action(
+      action(async (ctx, kind: string, name: string, o: Record<string, string | undefined>) => {
+        const input = parseJsonOption('--input', o.input)
+        const result = await ctx.client.startRun({
+          kind,
+          definitionName: name,
+          ...(input === undefined ? {} : { input: input as Json }),
+          ...(o.runId ? { runId: o.runId } : {}),
+          ...(o.key ? { idempotencyKey: o.key } : {}),
+          ...(o.definitionVersion ? { definitionVersion: o.definitionVersion } : {}),
+        })
+        ctx.print(result, () => `started ${result.runId}\n${formatState(result.state)}`)
+      }),
+    )
+
+  program
+    .command('runs')
+    .description('list runs with their status')
+    .action(
+      action(async (ctx) => {
+        const { runs } = await ctx.client.listRunSummaries()
+        ctx.print({ runs }, () => formatSummaries(runs))
+      }),
+    )
+
+  program
+    .command('get')
+    .description("show a run's state")
+    .argument('<runId>')
+    .action(
+      action(async (ctx, runId: string) => {
+        const { state } = await ctx.client.getRun(runId)
+        ctx.print({ runId, state }, () => formatState(state))
+      }),
+    )
+
+  program
+    .command('events')
+    .description("print a run's events; --follow streams new ones until the run ends")
+    .argument('<runId>')
+    .option('--from <seq>', 'first seq to print (inclusive)')
+    .option('--limit <n>', 'at most this many events (without --follow)')
+    .option('--follow', 'keep streaming (SSE) until the run completes, fails or is cancelled')
+    .action(
+      action(async (ctx, runId: string, o: { from?: string; limit?: string; follow?: boolean }) => {
+        const fromSeq = parseCount('--from', o.from)
+        const limit = parseCount('--limit', o.limit)
+        const line = (e: EventEnvelope) => ctx.out(ctx.json ? JSON.stringify(e) : formatEvent(e))
+        if (!o.follow) {
+          const { events } = await ctx.client.getEvents(runId, { fromSeq, limit })
+          if (ctx.json) ctx.out(JSON.stringify({ runId, events }, null, 2))
+          else ctx.out(events.length ? events.map(formatEvent).join('\n') : 'no events')
+          return
+        }
+        await follow(ctx, runId, fromSeq ?? 1, line, io.signal)
+      }),
+    )
+
+  program
+    .command('approvals')
+    .description("list a run's approvals")
+    .argument('<runId>')
+    .action(
+      action(async (ctx, runId: string) => {
+        const { value } = await ctx.client.project<{ items: ApprovalItem[] }>(
+          runId,
+          'pendingApprovals',
+        )
+        ctx.print(value, () =>
+          value.items.length
+            ? table([
+                ['APPROVAL', 'STATUS', 'TITLE'],
+                ...value.items.map((i) => [i.approvalId, i.status, i.title]),
+              ])
+            : 'no approvals',
+        )
+      }),
+    )
+
+  for (const outcome of ['approve', 'reject'] as const) {
+    program
+      .command(outcome)
+      .description(`${outcome} a pending approval (the only pending one when no id is given)`)
+      .argument('<runId>')
+      .argument('[approvalId]')
+      .option('--comment <text>', 'recorded with the decision')
+      .option('--by <name>', 'who decided')
+      .option('--key <key>', 'idempotency key for the decision')
+      .action(
+        action(async (ctx, runId: string, approvalId: string | undefined, o: DecideOptions) => {
+          const id = approvalId ?? (await onlyPending(ctx.client, runId))
+          const event = decision(id, {
+            actionId: outcome,
+            outcome,
+            ...(o.comment ? { payload: { comment: o.comment } } : {}),
+            ...(o.by ? { by: o.by } : {}),
+          })
+          const { state } = await ctx.client.signal(runId, [event], {
+            ...(o.key ? { idempotencyKey: o.key } : {}),
+          })
+          ctx.print({ runId, state }, () => `${outcome}d ${id}\n${formatState(state)}`)
+        }),
+      )
+  }
+
+  program
+    .command('signal')
+    .description('append an event to a run and wake it')
+    .argument('<runId>')
+    .argument('<type>', 'event type, e.g. order.shipped')
+    .option('--payload <json>', 'event payload, as JSON')
+    .option('--thread <threadId>', 'address one thread')
+    .option('--key <key>', 'idempotency key: a repeated key is a no-op')
+    .action(
+      action(async (ctx, runId: string, type: string, o: Record<string, string | undefined>) => {
+        const payload = parseJsonOption('--payload', o.payload)
+        const event = {
+          type,
+          ...(payload === undefined ? {} : { payload: payload as Json }),
+          ...(o.thread ? { threadId: o.thread } : {}),
+        }
+        const { state } = await ctx.client.signal(runId, [event], {
+          ...(o.key ? { idempotencyKey: o.key } : {}),
+        })
+        ctx.print({ runId, state }, () => `signalled ${type}\n${formatState(state)}`)
+      }),
+    )
+
+  program
+    .command('replay')
+    .description('the state before and after one seq (never executes effects)')
+    .argument('<runId>')
+    .argument('<seq>')
+    .action(
+      action(async (ctx, runId: string, seqText: string) => {
+        const seq = parseCount('seq', seqText)!
+        const { step } = await ctx.client.replayTo(runId, seq)
+        ctx.print({ runId, step }, () => formatReplay(step, runId, seq))
+      }),
+    )
+
+  program
+    .command('wake')
+    .description('process pending work of a run (no domain signal is appended)')
+    .argument('<runId>')
+    .action(
+      action(async (ctx, runId: string) => {
+        const { state } = await ctx.client.wake(runId)
+        ctx.print({ runId, state }, () => `woke ${runId}\n${formatState(state)}`)
+      }),
+    )
+
+  program
+    .command('inspect')
+    .description("a run's threads, open waits, effects and deadlines")
+    .argument('<runId>')
+    .action(
+      action(async (ctx, runId: string) => {
+        const status = await ctx.client.inspectRun(runId)
+        ctx.print(status, () => formatInspect(status))
+      }),
+    )
+}
+
+interface DecideOptions {
+  comment?: string
+  by?: string
+  key?: string
+}
+
+async function onlyPending(client: EngineClient, runId: string): Promise<string> {
+  const { value } = await client.project<{ items: ApprovalItem[] }>(runId, 'pendingApprovals')
+  const pending = value.items.filter((i) => i.status === 'pending')
+  if (pending.length === 1) return pending[0].approvalId
+  if (pending.length === 0) throw new CliError(`run ${runId} has no pending approval`)
+  throw new CliError(
+    `run ${runId} has ${pending.length} pending approvals; name one: ${pending.map((i) => i.approvalId).join(', ')}`,
+  )
+}
+
+/** Streams events until a terminal run event, a permanent error or the abort signal. */
+function follow(
+  ctx: Context,
+  runId: string,
+  fromSeq: number,
+  line: (e: EventEnvelope) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return resolve()
+    let done = false
+    const finish = (error?: unknown) => {
+      if (done) return
+      done = true
+      stop()
+      signal?.removeEventListener('abort', onAbort)
+      if (error) reject(error)
+      else resolve()
+    }
+    const onAbort = () => finish()
+    const stop = ctx.client.subscribeEvents(
+      runId,
+      (event) => {
+        if (done) return
+        line(event)
+        if (TERMINAL.has(event.type)) finish()
+      },
+      {
+        fromSeq,
+        onError: (error, info) => {
+          if (!info.retrying) finish(error)
+        },
+      },
+    )
+    signal?.addEventListener('abort', onAbort)
+  })
+}

@@ -1,0 +1,103 @@
+// Human-readable renderings of the server's answers (the `--json` flag skips all of this).
+import type { EventEnvelope, RunState } from '../core/envelope.js'
+import type { RunSummary } from '../core/ports.js'
+import type { ReplayStep, RunOperationalStatus } from '../runtime/engine-types.js'
+
+const time = (ms: number | null | undefined) =>
+  ms === null || ms === undefined || !Number.isFinite(ms) ? '-' : new Date(ms).toISOString()
+
+/** A JSON value on one line, cut to `max` characters. */
+export function brief(value: unknown, max = 100): string {
+  if (value === undefined) return ''
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text
+}
+
+/** Columns padded to the widest cell; the last column is not padded. */
+export function table(rows: string[][]): string {
+  if (rows.length === 0) return ''
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)))
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i])))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')
+}
+
+export function formatSummaries(runs: readonly RunSummary[]): string {
+  if (runs.length === 0) return 'no runs'
+  return table([
+    ['RUN', 'STATUS', 'DEFINITION', 'UPDATED', 'NEXT DEADLINE'],
+    ...runs.map((r) => [
+      r.runId,
+      r.status,
+      `${r.kind}:${r.definitionName}@${r.definitionVersion}`,
+      time(r.updatedAt),
+      time(r.nextDeadlineAt),
+    ]),
+  ])
+}
+
+export function formatState(state: RunState): string {
+  const lines = [
+    `run ${state.runId}: ${state.status}`,
+    `  definition  ${state.kind}:${state.definitionName}@${state.definitionVersion}`,
+    `  last seq    ${state.lastSeq}`,
+    `  updated     ${time(state.updatedAt)}`,
+  ]
+  if (state.output !== undefined) lines.push(`  output      ${brief(state.output, 200)}`)
+  if (state.error) lines.push(`  error       ${state.error.code}: ${state.error.message}`)
+  const threads = Object.values(state.threads)
+  if (threads.length > 0) {
+    lines.push('  threads')
+    for (const t of threads) {
+      const parent = t.parentThreadId ? ` (child of ${t.parentThreadId})` : ''
+      lines.push(`    ${t.threadId}  ${t.status}  ${t.kind}:${t.definitionName}${parent}`)
+    }
+  }
+  return lines.join('\n')
+}
+
+export function formatEvent(e: EventEnvelope): string {
+  const thread = e.threadId ? ` [${e.threadId}]` : ''
+  const payload = brief(e.payload, 120)
+  return `${String(e.seq).padStart(5)}  ${time(e.ts)}  ${e.type}${thread}${payload ? `  ${payload}` : ''}`
+}
+
+export function formatReplay(step: ReplayStep | null, runId: string, seq: number): string {
+  if (!step) return `run ${runId}: seq ${seq} is not retained (trimmed or beyond the tail)`
+  return [
+    `run ${runId} at seq ${step.seq}: ${step.event.type}`,
+    `  payload  ${brief(step.event.payload, 200)}`,
+    `  status   ${step.before.status} -> ${step.after.status}`,
+    ...Object.values(step.after.threads).map((t) => {
+      const before = step.before.threads[t.threadId]?.status ?? '(new)'
+      return `  thread   ${t.threadId}  ${before} -> ${t.status}`
+    }),
+  ].join('\n')
+}
+
+export function formatInspect(s: RunOperationalStatus): string {
+  const lines = [`run ${s.runId}: ${s.status}  (log ${s.head}..${s.tail})`]
+  lines.push('threads')
+  for (const t of s.threads)
+    lines.push(`  ${t.threadId}  ${t.status}  ${t.kind}:${t.definitionName}`)
+  lines.push(s.waits.length ? 'open waits' : 'open waits: none')
+  for (const w of s.waits)
+    lines.push(`  ${w.waitId}  ${w.threadId}  ${w.key}  on ${brief(w.on, 80)}`)
+  lines.push(s.effects.length ? 'effects' : 'effects: none pending')
+  for (const e of s.effects) {
+    const err = e.lastError ? `  last error ${e.lastError.code}: ${e.lastError.message}` : ''
+    const due = e.deadlineAt ? `  due ${time(e.deadlineAt)}` : ''
+    lines.push(`  ${e.effectId}  ${e.type}  attempt ${e.attempt}  ${e.status}${due}${err}`)
+  }
+  lines.push(s.deadlines.length ? 'deadlines' : 'deadlines: none')
+  for (const d of s.deadlines) {
+    const what = d.waitId ?? d.effectId ?? ''
+    lines.push(`  ${time(d.at)}  ${d.kind}  ${d.threadId}  ${what}`)
+  }
+  return lines.join('\n')
+}

@@ -1,0 +1,121 @@
+// `skein serve`: a durable host on a SQLite file, with the modules of a user's module file.
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { Command } from 'commander'
+import type { Module } from '../core/module.js'
+import { createEngine } from '../create-engine.js'
+import { bearerAuth } from '../http/bearer-auth.js'
+import { approval } from '../modules/approval/approval-module.js'
+import { workflow } from '../modules/workflow/workflow-module.js'
+import { sqliteStore } from '../stores/sqlite/sqlite-store.js'
+import { CliError, type CliIo, describeError, parseCount } from './io.js'
+
+export const DEFAULT_DB = '.skein/skein.db'
+
+interface ServeOptions {
+  db: string
+  port: string
+  host: string
+  synchronous: string
+  token?: string
+}
+
+export function registerServeCommand(program: Command, io: CliIo): void {
+  program
+    .command('serve')
+    .description('serve the HTTP API over a SQLite store, with the modules of a module file')
+    .argument(
+      '[module]',
+      'a module file exporting `modules` (an array) or a default export (an array, a module, or a function returning them)',
+    )
+    .option('--db <path>', 'SQLite database file (created if missing)', DEFAULT_DB)
+    .option('--port <port>', 'port to listen on (0 picks a free one)', '8787')
+    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option(
+      '--synchronous <mode>',
+      "'full' (default) or 'normal' (may lose the last commits on power loss)",
+      'full',
+    )
+    .action(async (modulePath: string | undefined, _o: unknown, command: Command) => {
+      const o = command.optsWithGlobals<ServeOptions>()
+      const cwd = io.cwd ?? process.cwd()
+      const port = parseCount('--port', o.port)!
+      if (o.synchronous !== 'full' && o.synchronous !== 'normal') {
+        throw new CliError(`--synchronous must be 'full' or 'normal', got "${o.synchronous}"`)
+      }
+      const modules = modulePath
+        ? await loadModules(resolve(cwd, modulePath))
+        : [workflow(), approval()]
+      if (!modulePath) {
+        io.stderr.write('no module file given: serving workflow and approval with no definitions\n')
+      }
+      const db = o.db === ':memory:' ? o.db : resolve(cwd, o.db)
+      if (db !== ':memory:') mkdirSync(dirname(db), { recursive: true })
+      let store: ReturnType<typeof sqliteStore>
+      try {
+        store = sqliteStore({ path: db, synchronous: o.synchronous })
+      } catch (error) {
+        throw new CliError(`cannot open ${db}: ${describeError(error)}`)
+      }
+      const token = o.token ?? io.env?.SKEIN_TOKEN
+      const engine = createEngine({
+        store,
+        modules,
+        ...(token
+          ? {
+              authorize: bearerAuth({
+                read: token,
+                write: token,
+                worker: token,
+                operations: token,
+              }),
+            }
+          : {}),
+      })
+      try {
+        const server = await engine.serve({ port, hostname: o.host })
+        const runs = (await engine.listRuns()).length
+        io.stdout.write(
+          `skein serving ${server.url}\n  store ${db} (${runs} run(s))\n  modules ${modules.map((m) => m.namespace).join(', ')}\n${token ? '  bearer token required\n' : ''}`,
+        )
+        io.onListening?.({ url: server.url, db })
+        await untilAborted(io.signal)
+        io.stdout.write('stopping\n')
+      } catch (error) {
+        throw new CliError(`serve failed: ${describeError(error)}`)
+      } finally {
+        await engine.stop()
+        await store.close()
+      }
+    })
+}
+
+const untilAborted = (signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (!signal) return // runs until the process is killed
+    if (signal.aborted) return resolve()
+    signal.addEventListener('abort', () => resolve(), { once: true })
+  })
+
+const isModule = (value: unknown): value is Module =>
+  typeof value === 'object' && value !== null && (value as Module).kindOf === 'module'
+
+/** Imports a module file and returns the modules it exports (see the `serve` help). */
+export async function loadModules(path: string): Promise<Module[]> {
+  let exported: Record<string, unknown>
+  try {
+    exported = await import(pathToFileURL(path).href)
+  } catch (error) {
+    throw new CliError(`cannot load ${path}: ${describeError(error)}`)
+  }
+  let value = exported.modules ?? exported.default
+  if (typeof value === 'function') value = await value()
+  const list = isModule(value) ? [value] : value
+  if (!Array.isArray(list) || list.length === 0 || !list.every(isModule)) {
+    throw new CliError(
+      `${path} exports no modules: export \`modules\` (an array of modules) or a default export`,
+    )
+  }
+  return list
+}
