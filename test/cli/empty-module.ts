@@ -1,0 +1,2 @@
+// A module file with nothing `skein serve` can load.
+export const nothing = 42
