@@ -297,7 +297,7 @@ export function cancelEffect(
   if (!effect || effect.status === 'failed') return
   const running = mem.inflight.get(effectId)
   if (running) {
-    running.abort.abort(new Error(reason))
+    running.abort(new Error(reason))
     mem.inflight.delete(effectId)
   }
   if (effect.status === 'dispatched' && ctx.worker?.cancel) {

@@ -31,7 +31,8 @@ export type Settlement =
 export interface Execution {
   effectId: string
   attempt: number
-  abort: AbortController
+  /** Aborts the attempt's signal (created lazily: most handlers never read it). */
+  abort(reason: Error): void
   settled?: Settlement
 }
 
@@ -44,6 +45,8 @@ export interface RunMemory {
   settled: Execution[]
   /** The latest executor a kind named for each effect (closures live only in memory). */
   executors: Map<string, EffectDefinition>
+  /** Set while a pass waits for the attempts it just launched (they report here directly). */
+  waiter: (() => void) | null
   /** Threads a capped decide loop left undecided, for the next iteration. */
   carryDirty: Set<string>
   lastSnapshotSeq: number
@@ -54,6 +57,7 @@ export const newRunMemory = (): RunMemory => ({
   inflight: new Map(),
   settled: [],
   executors: new Map(),
+  waiter: null,
   carryDirty: new Set(),
   lastSnapshotSeq: 0,
 })

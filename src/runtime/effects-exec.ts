@@ -16,20 +16,43 @@ export function runnableEffects(
   now: number,
   mode: 'local' | 'inline' | 'worker',
 ): EffectRecord[] {
-  const fold = batch.fold
-  if (isTerminal(fold.state.status)) return []
   const out: EffectRecord[] = []
-  for (const effect of Object.values(fold.effects)) {
-    if (effect.execution !== mode || mem.inflight.has(effect.effectId)) continue
-    const due =
-      effect.status === 'requested' ||
-      (effect.status === 'retry_scheduled' && (effect.nextAttemptAt ?? 0) <= now)
-    if (!due) continue
-    const thread = fold.state.threads[effect.threadId]
-    if (!thread || isTerminal(thread.status)) continue
-    out.push(effect)
+  if (isTerminal(batch.fold.state.status)) return out
+  const effects = batch.fold.effects
+  for (const effectId in effects) {
+    const effect = effects[effectId]
+    if (isRunnable(batch, mem, now, mode, effect)) out.push(effect)
   }
   return out
+}
+
+export function hasRunnable(
+  batch: Batch,
+  mem: RunMemory,
+  now: number,
+  mode: 'local' | 'inline' | 'worker',
+): boolean {
+  if (isTerminal(batch.fold.state.status)) return false
+  const effects = batch.fold.effects
+  for (const effectId in effects)
+    if (isRunnable(batch, mem, now, mode, effects[effectId])) return true
+  return false
+}
+
+function isRunnable(
+  batch: Batch,
+  mem: RunMemory,
+  now: number,
+  mode: 'local' | 'inline' | 'worker',
+  effect: EffectRecord,
+): boolean {
+  if (effect.execution !== mode || mem.inflight.has(effect.effectId)) return false
+  const due =
+    effect.status === 'requested' ||
+    (effect.status === 'retry_scheduled' && (effect.nextAttemptAt ?? 0) <= now)
+  if (!due) return false
+  const thread = batch.fold.state.threads[effect.threadId]
+  return thread !== undefined && !isTerminal(thread.status)
 }
 
 const NEVER_ABORTED = new AbortController()
@@ -91,21 +114,33 @@ export function execute(
 ): { execution: Execution; done: Promise<Settlement> } {
   const definition = executorOf(ctx, mem, effect)
   const timeoutMs = effect.timeoutMs ?? definition?.timeoutMs
-  // Inline attempts run inside the run's own operation: nothing can cancel them midway, so
-  // unless they can time out they share one signal that never fires (no allocation).
-  const abort = effect.execution === 'inline' && !timeoutMs ? NEVER_ABORTED : new AbortController()
-  const execution: Execution = { effectId: effect.effectId, attempt, abort }
+  let controller: AbortController | undefined
+  let abortedWith: Error | undefined
+  const execution: Execution = {
+    effectId: effect.effectId,
+    attempt,
+    abort(reason) {
+      abortedWith ??= reason
+      controller?.abort(reason)
+    },
+  }
   const emitted: Array<{ type: string; payload: Json }> = []
   const effectCtx: EffectContext = {
     effectId: effect.effectId,
     attempt,
     runId,
     threadId: effect.threadId,
-    signal: abort.signal,
+    get signal() {
+      if (!controller) {
+        controller = new AbortController()
+        if (abortedWith) controller.abort(abortedWith)
+      }
+      return controller.signal
+    },
     emit(type, payload = null) {
       emitted.push({ type, payload })
     },
-    effectType: (effect) => ctx.registry.effectType(effect),
+    effectType: (e) => ctx.registry.effectType(e),
   }
   ctx.observe({ type: 'effect.attempt', runId, effectId: effect.effectId, attempt })
   const done = new Promise<Settlement>((resolve) => {
@@ -120,7 +155,7 @@ export function execute(
       timer = ctx.clock.setTimeout(() => {
         ctx.observe({ type: 'effect.timeout', runId, effectId: effect.effectId, attempt })
         finish({ kind: 'timeout' })
-        abort.abort(new Error(`effect attempt timed out after ${timeoutMs} ms`))
+        execution.abort(new Error(`effect attempt timed out after ${timeoutMs} ms`))
       }, timeoutMs)
     }
     if (!definition?.execute) {

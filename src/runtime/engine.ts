@@ -351,7 +351,7 @@ export class RuntimeEngine implements EngineRuntime {
     await this.ctx.scheduler.stop()
     for (const controller of this.controllers.values()) {
       for (const execution of controller.mem.inflight.values()) {
-        execution.abort.abort(new Error('engine stopped'))
+        execution.abort(new Error('engine stopped'))
       }
       controller.mem.inflight.clear()
     }

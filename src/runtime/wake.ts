@@ -11,6 +11,7 @@ import {
   execute,
   executeInline,
   failAttempt,
+  hasRunnable,
   recordSettlement,
   runnableEffects,
 } from './effects-exec.js'
@@ -78,6 +79,7 @@ export async function wakePass(
     await commit(ctx, batch)
     appended += batch.size
     for (const launch of launches) launch()
+    if (launches.length > 0) await awaitQuickAttempts(mem)
     for (const after of batch.afterCommit) {
       Promise.resolve()
         .then(after)
@@ -87,7 +89,30 @@ export async function wakePass(
     if (!hasWorkNow(ctx, mem, fold)) break
   }
   ctx.observe({ type: 'wake.finished', runId, seq: fold.state.lastSeq, iterations })
-  return { state: viewState(fold), appended }
+  // Lazy: most callers read the controller's committed state instead.
+  return {
+    get state() {
+      return viewState(fold)
+    },
+    appended,
+  }
+}
+
+/**
+ * Gives attempts just launched one macrotask to finish: fast in-process effects are then
+ * recorded by this pass (one append per step, no extra queue operation); slow ones report
+ * later through `requestDrive`.
+ */
+function awaitQuickAttempts(mem: RunMemory): Promise<void> {
+  if (mem.inflight.size === 0) return Promise.resolve()
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      mem.waiter = null
+      resolve()
+    }
+    mem.waiter = done
+    setImmediate(done)
+  })
 }
 
 /** Appends a batch with the run's meta (status, next durable deadline) in the same write. */
@@ -224,8 +249,7 @@ async function decideRounds(
 ): Promise<void> {
   for (let round = 0; ; round++) {
     if (isTerminal(batch.fold.state.status)) return
-    const inline = runnableEffects(batch, mem, now, 'inline')
-    if (batch.dirty.size === 0 && inline.length === 0) return
+    if (batch.dirty.size === 0 && !hasRunnable(batch, mem, now, 'inline')) return
     if (round >= MAX_DECIDE_ROUNDS) {
       for (const threadId of batch.dirty) mem.carryDirty.add(threadId)
       return
@@ -270,7 +294,8 @@ function startAttempts(
         if (mem.inflight.get(record.effectId) !== execution) return
         mem.inflight.delete(record.effectId)
         mem.settled.push(execution)
-        ctx.requestDrive(runId)
+        if (mem.waiter) mem.waiter()
+        else ctx.requestDrive(runId)
       })
     })
   }

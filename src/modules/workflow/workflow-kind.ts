@@ -40,7 +40,8 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
       case 'workflow.node.finished':
         return {
           nodes: { ...state.nodes, [p.nodeId]: { status: 'finished' } },
-          results: { ...state.results, [p.nodeId]: p.result ?? null },
+          // Frozen: node bodies receive it as ctx.results without a copy.
+          results: Object.freeze({ ...state.results, [p.nodeId]: p.result ?? null }),
         }
       case 'workflow.node.skipped':
         return { ...state, nodes: { ...state.nodes, [p.nodeId]: { status: 'skipped' } } }
@@ -63,7 +64,7 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
   decide(state, ctx) {
     const def = ctx.definition
     const out: Command[] = []
-    const results = resultsOf(state, def)
+    const results = def.fallbacks.size > 0 ? resultsOf(state, def) : state.results
     const isDone = (id: string): boolean => {
       const node = state.nodes[id]
       if (!node) return false
@@ -71,7 +72,9 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
       return node.status === 'failed' && node.fallback !== undefined && isDone(node.fallback)
     }
     const triggered = new Set<string>()
-    for (const node of Object.values(state.nodes)) if (node.fallback) triggered.add(node.fallback)
+    if (def.fallbacks.size > 0) {
+      for (const node of Object.values(state.nodes)) if (node.fallback) triggered.add(node.fallback)
+    }
     let running = 0
     for (const node of Object.values(state.nodes)) if (node.status === 'started') running++
     let progressing = running > 0
