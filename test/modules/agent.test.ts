@@ -4,7 +4,6 @@ import {
   conversation,
   defineAgent,
   defineTool,
-  type ModelRequest,
   type ModelResponse,
   scriptedModel,
   tokenUsage,
@@ -208,18 +207,3 @@ describe('child-thread tools', () => {
     expect(byId.bad.error.code).toBe('INVALID_INPUT')
   })
 })
-
-export const blocked = () => {
-  let release!: (r: ModelResponse) => void
-  let started!: (req: ModelRequest) => void
-  const whenStarted = new Promise<ModelRequest>((r) => {
-    started = r
-  })
-  const step = (req: ModelRequest) =>
-    new Promise<ModelResponse>((resolve, reject) => {
-      started(req)
-      release = resolve
-      req.signal.addEventListener('abort', () => reject(req.signal.reason))
-    })
-  return { step, whenStarted, release: (r: ModelResponse) => release(r) }
-}
