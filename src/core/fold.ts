@@ -107,6 +107,27 @@ export interface RunFold {
   projections: Record<string, Json>
 }
 
+/**
+ * A map-like object keyed by ids. Null-prototype objects live in V8's dictionary mode: unique
+ * keys (run-specific thread, effect and wait ids) then cost no hidden-class transitions, which
+ * otherwise pile up across every run the process ever folds.
+ */
+export const dict = <T>(from?: Record<string, T>): Record<string, T> =>
+  from ? Object.assign(Object.create(null), from) : Object.create(null)
+
+/** Puts the maps of a fold parsed from JSON (a snapshot) back into dictionary mode. */
+export function normalizeFold(fold: RunFold): RunFold {
+  fold.state.threads = dict(fold.state.threads)
+  fold.books = dict(fold.books)
+  for (const id in fold.books) fold.books[id].commands = dict(fold.books[id].commands)
+  fold.effects = dict(fold.effects)
+  fold.waits = dict(fold.waits)
+  fold.timers = dict(fold.timers)
+  fold.signalKeys = dict(fold.signalKeys)
+  fold.projections = dict(fold.projections)
+  return fold
+}
+
 export function emptyFold(runId: string): RunFold {
   return {
     format: 1,
@@ -117,18 +138,18 @@ export function emptyFold(runId: string): RunFold {
       kind: '',
       definitionName: '',
       definitionVersion: '',
-      threads: {},
+      threads: dict(),
       lastSeq: 0,
       createdAt: 0,
       updatedAt: 0,
     },
-    books: {},
-    effects: {},
-    waits: {},
-    timers: {},
-    signalKeys: {},
+    books: dict(),
+    effects: dict(),
+    waits: dict(),
+    timers: dict(),
+    signalKeys: dict(),
     startInput: null,
-    projections: {},
+    projections: dict(),
   }
 }
 
@@ -320,7 +341,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
         definitionVersion: t.definitionVersion,
         status: 'running',
       }
-      const book: ThreadBook = { kindState: null, commands: {}, input: t.input, openWaits: 0 }
+      const book: ThreadBook = { kindState: null, commands: dict(), input: t.input, openWaits: 0 }
       if (t.key !== undefined) book.spawnKey = t.key
       fold.books[t.threadId] = book
       const { kind, ctx } = threadContext(registry, fold, t.threadId)

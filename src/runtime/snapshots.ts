@@ -1,5 +1,5 @@
 import { DeterminismError } from '../core/errors.js'
-import { emptyFold, foldEvents, type RunFold } from '../core/fold.js'
+import { emptyFold, foldEvents, normalizeFold, type RunFold } from '../core/fold.js'
 import { cloneJson, type Json } from '../core/json.js'
 import type { Snapshot } from '../core/ports.js'
 import type { EngineContext } from './context.js'
@@ -38,7 +38,7 @@ async function loadFrom(
 ): Promise<RunFold | null> {
   let fold: RunFold
   if (snapshot && snapshot.format === SNAPSHOT_FORMAT) {
-    fold = snapshot.data as unknown as RunFold
+    fold = normalizeFold(snapshot.data as unknown as RunFold)
     ctx.observe({ type: 'snapshot.loaded', runId, seq: snapshot.seq })
   } else {
     fold = emptyFold(runId)

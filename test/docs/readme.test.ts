@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
-import { describe, expect, it } from 'vitest'
 import { createEngine } from 'skein'
 import { approval, decision, pendingApprovals } from 'skein/approval'
 import { defineWorkflow, workflow } from 'skein/workflow'
+import { describe, expect, it } from 'vitest'
 
 describe('README quickstart', () => {
   it('runs as written: parks on the gate, completes after approval', async () => {
