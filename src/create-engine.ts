@@ -74,6 +74,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       scheduler,
       worker: options.worker,
       trim: options.trimAfterSnapshot,
+      observing: sink !== undefined,
       observe,
       requestDrive: (runId) => runtime?.requestDrive(runId),
     }

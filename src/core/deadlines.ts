@@ -15,14 +15,16 @@ export interface Deadline {
  * crash they must be found and re-attempted (used for the stored `nextDeadlineAt`).
  */
 export function deadlinesOf(fold: RunFold, includeStarted = false): Deadline[] {
-  if (isTerminal(fold.state.status)) return []
+  if (isTerminal(fold.state.status)) return cancellationDeadlines(fold)
   const out: Deadline[] = []
-  for (const timer of Object.values(fold.timers)) {
+  for (const timerId in fold.timers) {
+    const timer = fold.timers[timerId]
     const wait = fold.waits[timer.waitId]
     if (!wait) continue
     out.push({ kind: 'timer', at: timer.at, threadId: wait.threadId, waitId: wait.waitId })
   }
-  for (const effect of Object.values(fold.effects)) {
+  for (const effectId in fold.effects) {
+    const effect = fold.effects[effectId]
     if (effect.status === 'retry_scheduled' && effect.nextAttemptAt !== undefined) {
       out.push({
         kind: 'retry',
@@ -49,8 +51,49 @@ export function deadlinesOf(fold: RunFold, includeStarted = false): Deadline[] {
   return out
 }
 
+/**
+ * A finished run keeps one kind of deadline: a worker effect whose cancellation is not yet
+ * acknowledged becomes `ambiguous` when its cancellation timeout passes.
+ */
+function cancellationDeadlines(fold: RunFold): Deadline[] {
+  const out: Deadline[] = []
+  for (const effect of Object.values(fold.effects)) {
+    if (!effect.cancelRequested || effect.deadlineAt === undefined) continue
+    if (effect.status !== 'dispatched' && effect.status !== 'started') continue
+    out.push({
+      kind: 'effect-deadline',
+      at: effect.deadlineAt,
+      threadId: effect.threadId,
+      effectId: effect.effectId,
+    })
+  }
+  return out
+}
+
 export function nextDeadline(fold: RunFold, includeStarted = false): number | null {
+  if (isTerminal(fold.state.status)) {
+    let at: number | null = null
+    for (const d of cancellationDeadlines(fold)) if (at === null || d.at < at) at = d.at
+    return at
+  }
+  // The same rules as deadlinesOf, without building the list (this runs after every append).
   let min: number | null = null
-  for (const d of deadlinesOf(fold, includeStarted)) if (min === null || d.at < min) min = d.at
+  const consider = (at: number) => {
+    if (min === null || at < min) min = at
+  }
+  for (const timerId in fold.timers) {
+    const timer = fold.timers[timerId]
+    if (fold.waits[timer.waitId]) consider(timer.at)
+  }
+  for (const effectId in fold.effects) {
+    const effect = fold.effects[effectId]
+    if (effect.status === 'retry_scheduled' && effect.nextAttemptAt !== undefined) {
+      consider(effect.nextAttemptAt)
+    } else if (effect.deadlineAt !== undefined) {
+      consider(effect.deadlineAt)
+    } else if (includeStarted && effect.status === 'started' && effect.execution !== 'worker') {
+      consider(0)
+    }
+  }
   return min
 }

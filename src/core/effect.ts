@@ -36,6 +36,8 @@ export interface EffectDefinition<I = any, O = any> {
   readonly scheduleToStartMs?: number
   readonly startToCloseMs?: number
   readonly heartbeatMs?: number
+  /** Worker effects: how long a cancel request waits for the worker's `cancelled` (default 30 s). */
+  readonly cancellationTimeoutMs?: number
 }
 
 export type EffectConfig<I, O> = Omit<EffectDefinition<I, O>, 'kindOf'>

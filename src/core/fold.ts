@@ -48,6 +48,7 @@ export type EffectStatus =
   | 'completed'
   | 'failed'
   | 'ambiguous'
+  | 'timed_out'
   | 'cancelled'
 
 export interface EffectRecord {
@@ -67,6 +68,24 @@ export interface EffectRecord {
   result?: Json
   lastError?: ErrorInfo
   cancelRequested?: boolean
+  /** Worker effects: which timeout `deadlineAt` enforces. */
+  deadlineKind?: WorkerDeadlineKind
+  /** Worker effects: the start-to-close deadline of the current attempt, once started. */
+  closeAt?: number
+  /** Worker effects: the timeouts recorded at dispatch (the log, not the code, decides). */
+  timeouts?: WorkerTimeouts
+}
+
+export type WorkerDeadlineKind =
+  | 'schedule_to_start'
+  | 'start_to_close'
+  | 'heartbeat'
+  | 'cancellation'
+
+export interface WorkerTimeouts {
+  startToCloseMs?: number
+  heartbeatMs?: number
+  cancellationTimeoutMs?: number
 }
 
 export interface WaitRecord {
@@ -443,15 +462,24 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       return
     }
     case RT.effectAttemptStarted:
-      return patchEffect(fold, p.effectId, { status: 'started', attempt: p.attempt })
+      patchEffect(fold, p.effectId, { status: 'started', attempt: p.attempt })
+      if (p.deadlineAt !== undefined) foldWorkerTiming(fold, p)
+      return
     case RT.effectDispatched:
-      return patchEffect(fold, p.effectId, {
+      patchEffect(fold, p.effectId, {
         status: 'dispatched',
         attempt: p.attempt,
         deadlineAt: p.deadlineAt ?? undefined,
       })
+      // A new attempt: nothing of the previous one's start or cancel request carries over.
+      if (fold.effects[p.effectId]) {
+        delete fold.effects[p.effectId].closeAt
+        delete fold.effects[p.effectId].cancelRequested
+      }
+      return foldWorkerTiming(fold, p)
     case RT.effectHeartbeat:
-      return patchEffect(fold, p.effectId, { deadlineAt: p.deadlineAt ?? undefined })
+      patchEffect(fold, p.effectId, { deadlineAt: p.deadlineAt ?? undefined })
+      return foldWorkerTiming(fold, p)
     case RT.effectCompleted: {
       const effect = fold.effects[p.effectId]
       if (!effect) return
@@ -470,7 +498,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       effect.lastError = f.error
       delete effect.deadlineAt
       if (f.final) {
-        effect.status = 'failed'
+        effect.status = f.reason === 'timeout' ? 'timed_out' : 'failed'
         settleCommand(fold, effect.threadId, effect.key, { status: 'failed', error: f.error })
       }
       return
@@ -502,7 +530,9 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       return
     }
     case RT.effectCancelRequested:
-      return patchEffect(fold, p.effectId, { cancelRequested: true })
+      patchEffect(fold, p.effectId, { cancelRequested: true })
+      if (p.deadlineAt !== undefined) foldWorkerTiming(fold, { ...p, timeout: 'cancellation' })
+      return
     case RT.effectCancelled: {
       const effect = fold.effects[p.effectId]
       if (!effect) return
@@ -513,6 +543,22 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
     default:
       return
   }
+}
+
+/**
+ * Worker timing fields of `dispatched`, worker `attempt.started`, `heartbeat` and
+ * `cancel.requested`: the deadline, which timeout it enforces, start-to-close, and (at dispatch)
+ * the timeouts that later callbacks apply.
+ */
+function foldWorkerTiming(fold: RunFold, p: any): void {
+  const effect = fold.effects[p.effectId]
+  if (!effect) return
+  if (p.deadlineAt === null || p.deadlineAt === undefined) delete effect.deadlineAt
+  else effect.deadlineAt = p.deadlineAt
+  if (p.timeout) effect.deadlineKind = p.timeout
+  else delete effect.deadlineKind
+  if (p.closeAt !== undefined) effect.closeAt = p.closeAt
+  if (p.timeouts !== undefined) effect.timeouts = p.timeouts
 }
 
 function patchEffect(fold: RunFold, effectId: string, patch: Partial<EffectRecord>): void {
@@ -581,7 +627,9 @@ export function foldEvents(
 /** Marks waits of terminal threads closed (used by cancel/complete so timers stop). */
 export function openWaitsOf(fold: RunFold, threadId: string): WaitRecord[] {
   const out: WaitRecord[] = []
-  for (const wait of Object.values(fold.waits))
+  for (const waitId in fold.waits) {
+    const wait = fold.waits[waitId]
     if (wait.threadId === threadId && wait.status === 'open') out.push(wait)
+  }
   return out
 }

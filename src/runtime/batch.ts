@@ -85,8 +85,9 @@ export class Batch {
 
   private matchWaits(event: EventEnvelope): void {
     const fold = this.fold
-    for (const wait of Object.values(fold.waits)) {
-      if (!matchesWait(wait, event)) continue
+    for (const waitId in fold.waits) {
+      const wait = fold.waits[waitId]
+      if (!wait || !matchesWait(wait, event)) continue
       const thread = fold.state.threads[wait.threadId]
       if (!thread || isTerminal(thread.status)) continue
       this.add(

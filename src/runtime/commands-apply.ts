@@ -330,8 +330,9 @@ export function cancelSubtree(
   const thread = fold.state.threads[threadId]
   if (!thread || isTerminal(thread.status)) return
   for (const child of childrenOf(batch, threadId)) cancelSubtree(ctx, mem, batch, child, reason)
-  for (const effect of Object.values(fold.effects))
-    if (effect.threadId === threadId) cancelEffect(ctx, mem, batch, effect.effectId, reason)
+  for (const effectId in fold.effects)
+    if (fold.effects[effectId]?.threadId === threadId)
+      cancelEffect(ctx, mem, batch, effectId, reason)
   batch.add(RT.threadCancelled, { threadId, reason }, { threadId })
   if (threadId === fold.state.rootThreadId && !isTerminal(fold.state.status))
     batch.add(RT.runCancelled, { reason }, { threadId: null })
@@ -354,8 +355,9 @@ export function finishThread(
   if (!thread || isTerminal(thread.status)) return
   const reason = `thread ${outcome}`
   for (const child of childrenOf(batch, threadId)) cancelSubtree(ctx, mem, batch, child, reason)
-  for (const effect of Object.values(fold.effects))
-    if (effect.threadId === threadId) cancelEffect(ctx, mem, batch, effect.effectId, reason)
+  for (const effectId in fold.effects)
+    if (fold.effects[effectId]?.threadId === threadId)
+      cancelEffect(ctx, mem, batch, effectId, reason)
   const isRoot = threadId === fold.state.rootThreadId
   if (outcome === 'completed') {
     batch.add(RT.threadCompleted, { threadId, output: value as Json }, { threadId })
@@ -369,7 +371,10 @@ export function finishThread(
 
 function childrenOf(batch: Batch, threadId: string): string[] {
   const out: string[] = []
-  for (const thread of Object.values(batch.fold.state.threads))
-    if (thread.parentThreadId === threadId && !isTerminal(thread.status)) out.push(thread.threadId)
+  const threads = batch.fold.state.threads
+  for (const id in threads) {
+    const thread = threads[id]
+    if (thread.parentThreadId === threadId && !isTerminal(thread.status)) out.push(id)
+  }
   return out
 }

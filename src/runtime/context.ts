@@ -17,6 +17,8 @@ export interface EngineContext {
   scheduler: WakeScheduler
   worker: Worker | undefined
   trim: TrimOptions | undefined
+  /** False when no observer is configured: hot paths skip building observations. */
+  observing: boolean
   observe(observation: Omit<Observation, 'at'>): void
   /** Asks for a wake of `runId` (coalesced); used by effect completions and timers. */
   requestDrive(runId: string): void

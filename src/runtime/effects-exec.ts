@@ -142,7 +142,8 @@ export function execute(
     },
     effectType: (e) => ctx.registry.effectType(e),
   }
-  ctx.observe({ type: 'effect.attempt', runId, effectId: effect.effectId, attempt })
+  if (ctx.observing)
+    ctx.observe({ type: 'effect.attempt', runId, effectId: effect.effectId, attempt })
   const done = new Promise<Settlement>((resolve) => {
     let timer: unknown
     const finish = (settlement: Settlement) => {

@@ -1,5 +1,5 @@
 import { nextDeadline } from '../core/deadlines.js'
-import { isTerminal, type RunState } from '../core/envelope.js'
+import type { RunState } from '../core/envelope.js'
 import {
   EngineStoppedError,
   RunOverloadedError,
@@ -175,10 +175,13 @@ export class RunController {
     } catch (error) {
       ctx.observe({ type: 'snapshot.saved', runId: this.runId, error: String(error) })
     }
-    const at = isTerminal(fold.state.status) ? null : nextDeadline(fold)
+    // nextDeadline is null for a finished run unless a worker cancel awaits its ack.
+    const at = nextDeadline(fold)
     if (at === null) ctx.scheduler.cancel(this.runId)
     else ctx.scheduler.schedule(this.runId, at)
-    if (parked) ctx.observe({ type: 'run.parked', runId: this.runId, seq: fold.state.lastSeq })
+    if (parked && ctx.observing) {
+      ctx.observe({ type: 'run.parked', runId: this.runId, seq: fold.state.lastSeq })
+    }
   }
 
   /** Called when an in-flight execution settles with nothing queued. */

@@ -1,7 +1,7 @@
 import { nextDeadline } from '../core/deadlines.js'
 import { isTerminal, type RunState } from '../core/envelope.js'
 import { WakeLimitError } from '../core/errors.js'
-import { type RunFold, viewState } from '../core/fold.js'
+import { type RunFold, type TimerRecord, viewState } from '../core/fold.js'
 import type { RunMeta } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
 import { Batch } from './batch.js'
@@ -44,7 +44,7 @@ export async function wakePass(
   let iterations = 0
   let appended = 0
   let first = true
-  ctx.observe({ type: 'wake.started', runId, seq: fold.state.lastSeq })
+  if (ctx.observing) ctx.observe({ type: 'wake.started', runId, seq: fold.state.lastSeq })
   for (;;) {
     const now = ctx.clock.now()
     const batch = new Batch(ctx.registry, ctx.ids, fold, now)
@@ -57,8 +57,9 @@ export async function wakePass(
       await recordFinished(ctx, mem, batch)
       if (first) {
         recoverInterrupted(ctx, mem, batch)
-        for (const [threadId, thread] of Object.entries(fold.state.threads))
-          if (!isTerminal(thread.status)) batch.dirty.add(threadId)
+        const threads = fold.state.threads
+        for (const threadId in threads)
+          if (!isTerminal(threads[threadId].status)) batch.dirty.add(threadId)
       }
       for (const threadId of mem.carryDirty) batch.dirty.add(threadId)
       mem.carryDirty.clear()
@@ -88,7 +89,9 @@ export async function wakePass(
     first = false
     if (!hasWorkNow(ctx, mem, fold)) break
   }
-  ctx.observe({ type: 'wake.finished', runId, seq: fold.state.lastSeq, iterations })
+  if (ctx.observing) {
+    ctx.observe({ type: 'wake.finished', runId, seq: fold.state.lastSeq, iterations })
+  }
   // Lazy: most callers read the controller's committed state instead.
   return {
     get state() {
@@ -137,6 +140,7 @@ export async function commit(ctx: EngineContext, batch: Batch): Promise<void> {
     })
     throw error
   }
+  if (!ctx.observing) return
   ctx.observe({
     type: 'append',
     runId: fold.state.runId,
@@ -168,7 +172,9 @@ function hasWorkNow(ctx: EngineContext, mem: RunMemory, fold: RunFold): boolean 
 
 /** Attempts recorded as started that no execution in this process owns: the process died. */
 function recoverInterrupted(ctx: EngineContext, mem: RunMemory, batch: Batch): void {
-  for (const effect of Object.values(batch.fold.effects)) {
+  const effects = batch.fold.effects
+  for (const effectId in effects) {
+    const effect = effects[effectId]
     if (effect.status !== 'started' || effect.execution === 'worker') continue
     if (mem.inflight.has(effect.effectId)) continue
     ctx.observe({
@@ -210,9 +216,13 @@ async function recordFinished(ctx: EngineContext, mem: RunMemory, batch: Batch):
 
 function fireDueTimers(ctx: EngineContext, batch: Batch, now: number): void {
   const fold = batch.fold
-  const due = Object.values(fold.timers)
-    .filter((t) => t.at <= now)
-    .sort((a, b) => a.at - b.at)
+  let due: TimerRecord[] | undefined
+  for (const timerId in fold.timers) {
+    const timer = fold.timers[timerId]
+    if (timer.at <= now) (due ??= []).push(timer)
+  }
+  if (!due) return
+  due.sort((a, b) => a.at - b.at)
   for (const timer of due) {
     const wait = fold.waits[timer.waitId]
     const threadId = wait?.threadId ?? null
