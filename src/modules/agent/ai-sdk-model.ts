@@ -59,9 +59,16 @@ export function aiSdkModel(
           failure ??= error
         },
       })
-      for await (const delta of result.textStream) request.onTextDelta?.(delta)
-      if (failure !== undefined) throw failure
-      const [text, calls, usage] = await Promise.all([result.text, result.toolCalls, result.usage])
+      const signal = request.signal
+      const consume = async () => {
+        for await (const delta of result.textStream) {
+          if (!signal.aborted) request.onTextDelta?.(delta)
+        }
+        if (failure !== undefined) throw failure
+        return Promise.all([result.text, result.toolCalls, result.usage])
+      }
+      // A provider stream that ignores the signal must not keep an interrupted call alive.
+      const [text, calls, usage] = await Promise.race([consume(), abortion(signal)])
       const toolCalls: ToolCall[] = (calls ?? []).map((c: any) => ({
         id: c.toolCallId,
         name: c.toolName,
@@ -74,6 +81,14 @@ export function aiSdkModel(
       }
     },
   }
+}
+
+function abortion(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    const fail = () => reject(signal.reason ?? new Error('model call aborted'))
+    if (signal.aborted) fail()
+    else signal.addEventListener('abort', fail, { once: true })
+  })
 }
 
 /** Our transcript as AI SDK ModelMessages (tool calls beside their results, as providers need). */
