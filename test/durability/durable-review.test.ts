@@ -1,0 +1,36 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, expect, it } from 'vitest'
+
+const run = promisify(execFile)
+const dir = mkdtempSync(join(tmpdir(), 'skein-review-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const script = join(import.meta.dirname, '../../examples/durable-review.ts')
+
+const step = async (command: string) => {
+  const { stdout } = await run(process.execPath, [
+    '--conditions=skein-source',
+    '--import',
+    'tsx',
+    script,
+    command,
+    '--db',
+    join(dir, 'review.db'),
+  ])
+  return stdout
+}
+
+it('examples/durable-review.ts: parks, exits, is inspected and approved by new processes', async () => {
+  expect(await step('start')).toMatch(
+    /started review-1 .*: running, parked on "Publish this post\?"/,
+  )
+  const inspected = await step('inspect')
+  expect(inspected).toContain('run review-1: running')
+  expect(inspected).toMatch(/pending approval: \S+/)
+  const approved = await step('approve')
+  expect(approved).toMatch(/approved \S+: run review-1 is completed/)
+  expect(await step('inspect')).toContain('runtime.run.completed')
+}, 60_000)
