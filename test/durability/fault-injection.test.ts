@@ -49,7 +49,7 @@ async function scenario(faultAt: number, when: FaultWhen) {
   // host does what a supervisor would: it reports the error and builds a new engine.
   const observed: string[] = []
   const observer = (o: Observation) => {
-    if (o.error) observed.push(typeof o.error === 'string' ? o.error : o.error.message)
+    if (o.error) observed.push(typeof o.error === 'string' ? o.error : JSON.stringify(o.error))
   }
   let engine = createEngine({ store, modules: modules(), clock, observer })
   try {
