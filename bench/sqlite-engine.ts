@@ -1,0 +1,320 @@
+// The engine on the embedded SQLite store (synchronous FULL) against the physical floor: a
+// hand-written durable loop on raw better-sqlite3 with the store's own schema.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { pathToFileURL } from 'node:url'
+import Database from 'better-sqlite3'
+import { createEngine, defineEffect, defineModule, type EventEnvelope } from 'skein'
+import { approval } from 'skein/approval'
+import { sqliteStore } from 'skein/sqlite'
+import { defineWorkflow, workflow } from 'skein/workflow'
+import { median, percentile, printRows, type Row } from './table.js'
+
+const now = () => performance.now()
+const CONCURRENCY = 16
+
+const benchEffects = defineModule({
+  namespace: 'bench',
+  effects: { step: defineEffect<{ i: number }, { i: number }>({ execute: async (x) => x }) },
+})
+const chainOf = (name: string, n: number) => {
+  const nodes: Record<string, any> = {}
+  for (let i = 0; i < n; i++) {
+    nodes[`s${i}`] = {
+      after: i === 0 ? [] : [`s${i - 1}`],
+      run: (ctx: any) => ctx.invoke('bench.step', { i }),
+    }
+  }
+  return defineWorkflow({ name, nodes })
+}
+const three = chainOf('three', 3)
+const ten = chainOf('ten', 10)
+const naps = defineWorkflow({
+  name: 'naps',
+  nodes: Object.fromEntries(
+    Array.from({ length: 10 }, (_, i) => [`t${i}`, { run: (ctx: any) => ctx.sleep(1500 + i) }]),
+  ),
+})
+const parked = defineWorkflow({
+  name: 'parked',
+  nodes: { w: { run: (ctx) => ctx.waitFor('app.go') } },
+})
+const modules = () => [
+  workflow({ definitions: [three, ten, naps, parked] }),
+  approval(),
+  benchEffects,
+]
+
+/** A better-sqlite3 constructor that counts durable commits: BEGINs and autocommit writes. */
+function countingDriver(counter: { commits: number }) {
+  function Counting(path: string, options?: Database.Options) {
+    const db = new Database(path, options)
+    const prepare = db.prepare.bind(db)
+    ;(db as any).prepare = (sql: string) => {
+      const st = prepare(sql)
+      const begins = /^\s*BEGIN/i.test(sql)
+      if (!begins && st.reader) return st
+      const run = st.run.bind(st)
+      ;(st as any).run = (...args: unknown[]) => {
+        if (begins || !db.inTransaction) counter.commits++
+        return run(...args)
+      }
+      return st
+    }
+    return db
+  }
+  return () => Counting as unknown as typeof Database
+}
+
+/** The floor: 3 steps of plain appends (~16 events), one FULL transaction per step. */
+function floorRuns(path: string, runs: number, concurrency: number): number {
+  sqliteStore({ path }).close()
+  const db = new Database(path)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = FULL')
+  const tail = db.prepare<[string], { tail: number }>(
+    'SELECT tail FROM skein_runs WHERE run_id = ?',
+  )
+  const insert = db.prepare(
+    `INSERT INTO skein_events (run_id, seq, id, ts, type, thread_id, origin, causation_id,
+      effect_id, idempotency_key, event_key, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+  const upsert = db.prepare(
+    `INSERT INTO skein_runs (run_id, tail) VALUES (?, ?)
+      ON CONFLICT (run_id) DO UPDATE SET tail = excluded.tail`,
+  )
+  const append = (runId: string, types: string[]) => {
+    const from = (tail.get(runId)?.tail ?? 0) + 1
+    types.forEach((type, i) => {
+      const seq = from + i
+      insert.run(
+        runId,
+        seq,
+        `${runId}-${seq}`,
+        Date.now(),
+        type,
+        't',
+        'runtime',
+        null,
+        null,
+        null,
+        null,
+        JSON.stringify({ step: seq, runId }),
+      )
+    })
+    upsert.run(runId, from + types.length - 1)
+  }
+  const step = [
+    'workflow.node.started',
+    'runtime.effect.requested',
+    'runtime.effect.attempt.started',
+    'runtime.effect.completed',
+    'workflow.node.finished',
+  ]
+  const steps = [
+    ['runtime.run.started', 'runtime.thread.started', ...step],
+    step,
+    [...step, 'runtime.thread.completed', 'runtime.run.completed'],
+  ]
+  // One transaction per step, shared by `concurrency` runs (group commit).
+  const tx = db.transaction((ids: string[], types: string[]) => {
+    for (const id of ids) append(id, types)
+  })
+  const t0 = now()
+  for (let r = 0; r < runs; r += concurrency) {
+    const ids = Array.from({ length: Math.min(concurrency, runs - r) }, (_, i) => `floor-${r + i}`)
+    for (const types of steps) tx.immediate(ids, types)
+  }
+  const rate = runs / ((now() - t0) / 1000)
+  db.close()
+  return rate
+}
+
+async function skeinRuns(path: string, runs: number, concurrency: number) {
+  const counter = { commits: 0 }
+  const store = sqliteStore({ path, driver: countingDriver(counter) })
+  const engine = createEngine({ store, modules: modules() })
+  await engine.ready()
+  counter.commits = 0
+  let next = 0
+  const t0 = now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < runs) {
+        next++
+        const { state } = await engine.start(three)
+        if (state.status !== 'completed') throw new Error(`3-step run ended ${state.status}`)
+      }
+    }),
+  )
+  const rate = runs / ((now() - t0) / 1000)
+  const commitsPerStep = counter.commits / (runs * 3)
+  await engine.stop()
+  await store.close()
+  return { rate, commitsPerStep }
+}
+
+async function tenStepLatency(path: string, runs: number): Promise<number[]> {
+  const store = sqliteStore({ path })
+  const engine = createEngine({ store, modules: modules() })
+  await engine.ready()
+  const times: number[] = []
+  for (let i = 0; i < runs; i++) {
+    const t0 = now()
+    const { state } = await engine.start(ten)
+    times.push(now() - t0)
+    if (state.status !== 'completed') throw new Error(`10-step run ended ${state.status}`)
+  }
+  await engine.stop()
+  await store.close()
+  return times
+}
+
+/** 10,000 timers over 1,000 runs, all due while the host is down: time from boot to done. */
+async function restartRecovery(path: string): Promise<{ ms: number; fired: number }> {
+  const store = sqliteStore({ path })
+  const first = createEngine({ store, modules: modules() })
+  const created = now()
+  for (let i = 0; i < 1000; i += 50) {
+    await Promise.all(Array.from({ length: 50 }, () => first.start(naps)))
+  }
+  await first.stop()
+  await store.close()
+  const left = 1600 - (now() - created)
+  if (left > 0) await sleep(left) // every timer is now due
+  const t0 = now()
+  const reopened = sqliteStore({ path })
+  const second = createEngine({ store: reopened, modules: modules() })
+  await second.ready()
+  let done = 0
+  while (now() - t0 < 30_000) {
+    done = (await second.listRunSummaries()).filter((r) => r.status === 'completed').length
+    if (done === 1000) break
+    await sleep(10)
+  }
+  const ms = now() - t0
+  const fired = (await reopened.read((await reopened.listRuns())[0])).filter(
+    (e: EventEnvelope) => e.type === 'runtime.timer.fired',
+  ).length
+  await second.stop()
+  await reopened.close()
+  return { ms: done === 1000 ? ms : Number.POSITIVE_INFINITY, fired: fired * 1000 }
+}
+
+/** Cold getRun (fresh store and engine each time) of a run with `events` events. */
+async function coldGetRun(path: string, events: number): Promise<number> {
+  const store = sqliteStore({ path })
+  const engine = createEngine({ store, modules: modules() })
+  const { runId } = await engine.start(parked)
+  const batch = Array.from({ length: 100 }, (_, i) => ({ type: 'app.note', payload: { i } }))
+  while ((await engine.getRun(runId)).lastSeq < events) await engine.signal(runId, batch)
+  await engine.stop()
+  await store.close()
+  const times: number[] = []
+  for (let i = 0; i < 7; i++) {
+    const s = sqliteStore({ path })
+    const e = createEngine({ store: s, modules: modules(), rescanTimers: false })
+    await e.ready()
+    const t0 = now()
+    await e.getRun(runId)
+    times.push(now() - t0)
+    await e.stop()
+    await s.close()
+  }
+  return median(times)
+}
+
+export async function benchSqliteEngine(): Promise<Row[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'skein-bench-sqlite-'))
+  let file = 0
+  const db = () => join(dir, `b${++file}.db`)
+  try {
+    const rows: Row[] = []
+    const floorSeq = median([1, 2, 3].map(() => floorRuns(db(), 300, 1)))
+    const floorPar = median([1, 2, 3].map(() => floorRuns(db(), 1600, CONCURRENCY)))
+    const seq: number[] = []
+    const par: number[] = []
+    const commits: number[] = []
+    for (let i = 0; i < 3; i++) {
+      const a = await skeinRuns(db(), 300, 1)
+      const b = await skeinRuns(db(), 1600, CONCURRENCY)
+      seq.push(a.rate)
+      par.push(b.rate)
+      commits.push(a.commitsPerStep, b.commitsPerStep)
+    }
+    const s = median(seq)
+    const p = median(par)
+    rows.push({
+      name: '3-step workflow, sequential',
+      value: s,
+      unit: 'runs/s',
+      baseline: floorSeq,
+      ratio: s / floorSeq,
+      target: 0.5,
+      note: 'vs raw better-sqlite3 loop, FULL',
+    })
+    rows.push({
+      name: `3-step workflow, ${CONCURRENCY} concurrent`,
+      value: p,
+      unit: 'runs/s',
+      baseline: floorPar,
+      ratio: p / floorPar,
+      target: 0.5,
+      note: 'vs raw loop with group commit',
+    })
+    rows.push({
+      name: 'durable commits per step (sequential)',
+      value: commits[0],
+      unit: 'commits',
+      target: 1,
+    })
+    rows.push({
+      name: `durable commits per step (${CONCURRENCY} concurrent)`,
+      value: commits[1],
+      unit: 'commits',
+      target: 1,
+    })
+    const lat = await tenStepLatency(db(), 300)
+    rows.push({
+      name: '10-step effect workflow start→complete p50',
+      value: median(lat),
+      unit: 'ms',
+      target: 5,
+      note: 'FULL',
+    })
+    rows.push({
+      name: '10-step effect workflow start→complete p99',
+      value: percentile(lat, 99),
+      unit: 'ms',
+    })
+    const recovery = await restartRecovery(db())
+    rows.push({
+      name: '10,000 due timers over 1,000 runs: boot → all fired',
+      value: recovery.ms,
+      unit: 'ms',
+      target: 5000,
+      note: `${recovery.fired} timer.fired`,
+    })
+    const small = await coldGetRun(db(), 1_000)
+    const big = await coldGetRun(db(), 100_000)
+    rows.push({ name: 'cold getRun, 1,000-event run', value: small, unit: 'ms' })
+    rows.push({
+      name: 'cold getRun, 100,000-event run (snapshots)',
+      value: big,
+      unit: 'ms',
+      baseline: small,
+      ratio: big / small,
+      target: 2,
+      note: 'ratio ≤ target',
+    })
+    return rows
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  printRows('engine on sqlite (synchronous FULL)', await benchSqliteEngine())
+}
