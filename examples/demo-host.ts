@@ -10,17 +10,20 @@ const dir = resolve(process.env.SKEIN_DIR ?? '.skein')
 mkdirSync(dir, { recursive: true })
 const path = resolve(dir, 'demo.db')
 const store = sqliteStore({ path })
-const engine = createEngine({ store, modules: await demoModules() })
+const modules = await demoModules()
+const engine = createEngine({ store, modules })
 const server = await engine.serve({
   port: Number(process.env.PORT ?? 8787),
   hostname: process.env.HOST ?? '127.0.0.1',
 })
 const url = server.url
 const runs = (await engine.listRuns()).length
+const definitions = modules.flatMap((m) => (m.definitions ?? []).map((d) => `${d.kind}:${d.name}`))
 
 console.log(`Skein demo host on ${url}
   store: ${path} (SQLite, synchronous=FULL; ${runs} run(s) already in it)
-  definitions: workflow review (gate), workflow nap (sleep), workflow retried (flaky effect)
+  definitions: ${definitions.join(', ')}
+  (review parks on a gate, nap sleeps, retried calls an effect that fails twice)
 
 Try it (or use the CLI: npx tsx src/cli/bin.ts --help):
 
