@@ -19,89 +19,111 @@ export function checkJson(
   value: unknown,
   maxDepth = MAX_DEPTH,
 ): { ok: true; value: Json; maxBytes: number } | { ok: false; problem: JsonProblem } {
-  const problem = { current: undefined as JsonProblem | undefined, bound: 0 }
-  const out = walk(value, 0, '$', maxDepth, problem, new Set())
-  return problem.current
-    ? { ok: false, problem: problem.current }
-    : { ok: true, value: out as Json, maxBytes: problem.bound }
+  const walker: Walker = { problem: undefined, bound: 0, keys: [], ancestors: [], maxDepth }
+  const out = walk(walker, value)
+  return walker.problem
+    ? { ok: false, problem: walker.problem }
+    : { ok: true, value: out as Json, maxBytes: walker.bound }
 }
 
-function walk(
-  value: unknown,
-  depth: number,
-  path: string,
-  maxDepth: number,
-  problem: { current: JsonProblem | undefined; bound: number },
-  seen: Set<object>,
-): unknown {
-  if (problem.current) return value
-  // `bound` is an upper bound of the JSON text's UTF-8 size (6 bytes per char covers \uXXXX
-  // escapes; 24 per scalar covers any number), so callers can skip serialising small values.
-  problem.bound += 24
+interface Walker {
+  problem: JsonProblem | undefined
+  /**
+   * An upper bound of the JSON text's UTF-8 size (6 bytes per char covers \uXXXX escapes; 24
+   * per scalar covers any number), so callers can skip serialising small values.
+   */
+  bound: number
+  /** The path to the current value, turned into a string only for a problem. */
+  keys: Array<string | number>
+  ancestors: object[]
+  maxDepth: number
+}
+
+const fail = (w: Walker, message: string): void => {
+  let path = '$'
+  for (const key of w.keys) path += typeof key === 'number' ? `[${key}]` : `.${key}`
+  w.problem = { path, message }
+}
+
+function walk(w: Walker, value: unknown): unknown {
+  if (w.problem) return value
+  w.bound += 24
   if (value === null) return value
   switch (typeof value) {
     case 'string':
-      problem.bound += value.length * 6
+      w.bound += value.length * 6
       return value
     case 'boolean':
       return value
     case 'number':
-      if (!Number.isFinite(value)) problem.current = { path, message: 'non-finite number' }
+      if (!Number.isFinite(value)) fail(w, 'non-finite number')
       return value
     case 'object':
       break
     default:
-      problem.current = { path, message: `${typeof value} is not JSON` }
+      fail(w, `${typeof value} is not JSON`)
       return value
   }
-  if (depth >= maxDepth) {
-    problem.current = { path, message: `nesting deeper than ${maxDepth}` }
-    return value
-  }
   const obj = value as object
-  if (seen.has(obj)) {
-    problem.current = { path, message: 'cyclic value' }
+  if (w.ancestors.length >= w.maxDepth) {
+    fail(w, w.ancestors.includes(obj) ? 'cyclic value' : `nesting deeper than ${w.maxDepth}`)
     return value
   }
-  seen.add(obj)
-  if (Array.isArray(obj)) {
-    let copy: unknown[] | undefined
-    for (let i = 0; i < obj.length; i++) {
-      const item = obj[i]
-      if (item === undefined) {
-        problem.current = { path: `${path}[${i}]`, message: 'undefined is not JSON' }
-        break
-      }
-      const next = walk(item, depth + 1, `${path}[${i}]`, maxDepth, problem, seen)
-      if (next !== item) {
-        copy ??= obj.slice()
-        copy[i] = next
-      }
-    }
-    seen.delete(obj)
-    return copy ?? obj
+  if (w.ancestors.includes(obj)) {
+    fail(w, 'cyclic value')
+    return value
   }
+  w.ancestors.push(obj)
+  const out = Array.isArray(obj) ? walkArray(w, obj) : walkObject(w, obj)
+  w.ancestors.pop()
+  return out
+}
+
+function walkArray(w: Walker, arr: unknown[]): unknown {
+  let copy: unknown[] | undefined
+  for (let i = 0; i < arr.length; i++) {
+    const item = arr[i]
+    w.keys.push(i)
+    if (item === undefined) {
+      fail(w, 'undefined is not JSON')
+      w.keys.pop()
+      break
+    }
+    const next = walk(w, item)
+    w.keys.pop()
+    if (next !== item) {
+      copy ??= arr.slice()
+      copy[i] = next
+    }
+  }
+  return copy ?? arr
+}
+
+function walkObject(w: Walker, obj: object): unknown {
   const proto = Object.getPrototypeOf(obj)
   if (proto !== Object.prototype && proto !== null) {
-    problem.current = { path, message: `${proto?.constructor?.name ?? 'object'} is not plain JSON` }
-    return value
+    fail(w, `${proto?.constructor?.name ?? 'object'} is not plain JSON`)
+    return obj
   }
   let copy: Record<string, unknown> | undefined
-  for (const key of Object.keys(obj)) {
-    problem.bound += key.length * 6 + 4
-    const item = (obj as Record<string, unknown>)[key]
+  const record = obj as Record<string, unknown>
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue
+    w.bound += key.length * 6 + 4
+    const item = record[key]
     if (item === undefined) {
-      copy ??= { ...(obj as Record<string, unknown>) }
+      copy ??= { ...record }
       delete copy[key]
       continue
     }
-    const next = walk(item, depth + 1, `${path}.${key}`, maxDepth, problem, seen)
+    w.keys.push(key)
+    const next = walk(w, item)
+    w.keys.pop()
     if (next !== item) {
-      copy ??= { ...(obj as Record<string, unknown>) }
+      copy ??= { ...record }
       copy[key] = next
     }
   }
-  seen.delete(obj)
   return copy ?? obj
 }
 

@@ -19,6 +19,8 @@ export class Registry {
   readonly effects = new Map<string, EffectDefinition>()
   readonly events = new Map<string, StandardSchema>()
   readonly projections = new Map<string, ProjectionDefinition>()
+  /** The projections as a list, for the per-event fold loop (no iterator allocations). */
+  readonly projectionList: Array<{ name: string; projection: ProjectionDefinition }> = []
   private readonly definitions = new Map<string, Definition>()
   private readonly latest = new Map<string, Definition>()
   private readonly effectTypes = new Map<EffectDefinition, string>()
@@ -67,6 +69,7 @@ export class Registry {
         throw new CompositionError(`projection "${name}" is registered twice`, { projection: name })
       }
       this.projections.set(name, projection)
+      this.projectionList.push({ name, projection })
     }
     for (const [name, kind] of Object.entries(mod.kinds ?? {})) {
       if (this.kinds.has(name)) {
