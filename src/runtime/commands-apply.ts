@@ -17,6 +17,7 @@ import {
   validateModuleEvent,
   validateWith,
 } from './validate.js'
+import { requestWorkerCancel } from './worker-dispatch.js'
 
 /**
  * Asks a thread's kind what it wants now and writes the new commands into the batch.
@@ -285,7 +286,11 @@ export function placement(
   return definition.execution === 'inline' ? 'inline' : 'local'
 }
 
-/** Cancels an effect that has not finished: aborts its in-process attempt, records it. */
+/**
+ * Cancels an effect that has not finished: aborts its in-process attempt and records it; a
+ * worker attempt in flight gets `cancel.requested` and `worker.cancel` instead, and is settled
+ * by the worker's answer or its cancellation timeout.
+ */
 export function cancelEffect(
   ctx: EngineContext,
   mem: RunMemory,
@@ -294,22 +299,12 @@ export function cancelEffect(
   reason: string,
 ): void {
   const effect = batch.fold.effects[effectId]
-  if (!effect || effect.status === 'failed') return
+  if (!effect || effect.status === 'failed' || effect.status === 'timed_out') return
+  if (requestWorkerCancel(ctx, mem, batch, effect, reason)) return
   const running = mem.inflight.get(effectId)
   if (running) {
     running.abort(new Error(reason))
     mem.inflight.delete(effectId)
-  }
-  if (effect.status === 'dispatched' && ctx.worker?.cancel) {
-    const task = {
-      runId: batch.fold.state.runId,
-      effectId,
-      attempt: effect.attempt,
-      type: effect.type,
-      input: effect.input,
-    }
-    const cancel = ctx.worker.cancel.bind(ctx.worker)
-    batch.afterCommit.push(() => cancel(task))
   }
   batch.add(
     RT.effectCancelled,

@@ -8,6 +8,7 @@ import { RT } from '../core/runtime-events.js'
 import type { Batch } from './batch.js'
 import type { EngineContext, Execution, RunMemory, Settlement } from './context.js'
 import { andThen, type MaybePromise, validateModuleEvent } from './validate.js'
+import { recordWorkerNotice, WorkerNotice } from './worker-dispatch.js'
 
 /** Effects of `mode` that may start an attempt now: newly requested or with a retry due. */
 export function runnableEffects(
@@ -196,6 +197,8 @@ export function recordSettlement(
     if (effect.attempt !== attempt) return
     if (effect.status !== 'started' && effect.status !== 'dispatched') return
   }
+  if (settlement.kind === 'error' && settlement.error instanceof WorkerNotice)
+    return recordWorkerNotice(ctx, mem, batch, effect, attempt, settlement.error)
   const meta = { threadId: effect.threadId, effectId }
   if (settlement.kind === 'ok') {
     return andThen(checkOutcome(ctx, settlement), (recorded) => {

@@ -163,7 +163,7 @@ export async function cancelOp(
   return result.state
 }
 
-const RETRYABLE = new Set(['ambiguous', 'failed'])
+const RETRYABLE = new Set(['ambiguous', 'failed', 'timed_out'])
 
 /**
  * Operator retry of one effect from `ambiguous`, a timeout or a final failure. A final failure
@@ -188,9 +188,11 @@ export async function retryEffectOp(
     }
     throw new EffectNotFoundError(`run ${runId} has no effect ${effectId}`, { runId, effectId })
   }
-  if (!RETRYABLE.has(effect.status) || fold.state.status === 'cancelled') {
+  const cancelled =
+    fold.state.status === 'cancelled' || fold.state.threads[effect.threadId]?.status === 'cancelled'
+  if (!RETRYABLE.has(effect.status) || cancelled) {
     throw new EffectNotRetryableError(
-      `effect ${effectId} is ${effect.status}; only ambiguous, timed-out or finally failed effects can be retried`,
+      `effect ${effectId} is ${cancelled ? `${effect.status} in a cancelled thread` : effect.status}; only ambiguous, timed-out or finally failed effects of live threads can be retried`,
       { runId, effectId, status: effect.status },
     )
   }

@@ -12,15 +12,25 @@ export interface TrimOptions {
   coverage?: (runId: string) => TrimCoverage | Promise<TrimCoverage>
 }
 
+/** One attempt of an effect handed to a worker. `effectId` is the idempotency key to use. */
 export interface WorkerTask {
   runId: string
   effectId: string
   attempt: number
   type: string
   input: Json
+  /** The thread that asked (a worker can watch it to notice a cancellation). */
+  threadId?: string
+  /** When the attempt's schedule-to-start (or start-to-close) deadline passes, if any. */
+  deadlineAt?: number | null
 }
 
-/** An external executor of effects (issue #5 brings the full protocol). */
+/**
+ * An external executor of effects (docs/workers.md). `dispatch` hands over one attempt after it
+ * is recorded; a throw or rejection is a dispatch failure. `cancel` asks for an in-flight
+ * attempt to stop (also called for an attempt that timed out, so a queue can drop it); it may
+ * return `'cancelled'` when the attempt never started, which acknowledges the cancel at once.
+ */
 export interface Worker {
   handles?: readonly string[] | ((type: string) => boolean)
   dispatch(task: WorkerTask): unknown | Promise<unknown>

@@ -15,6 +15,11 @@ import {
   recordSettlement,
   runnableEffects,
 } from './effects-exec.js'
+import {
+  dispatchWorkerEffects,
+  finishedRunWorkerPass,
+  fireWorkerDeadlines,
+} from './worker-dispatch.js'
 
 /** Decide rounds within one iteration before it is committed (bounds runaway emit loops). */
 const MAX_DECIDE_ROUNDS = 64
@@ -64,10 +69,11 @@ export async function wakePass(
       for (const threadId of mem.carryDirty) batch.dirty.add(threadId)
       mem.carryDirty.clear()
       fireDueTimers(ctx, batch, now)
+      fireWorkerDeadlines(ctx, mem, batch, now)
       await decideRounds(ctx, mem, batch, now)
       startAttempts(ctx, mem, batch, now, launches)
     } else {
-      mem.settled.length = 0
+      finishedRunWorkerPass(ctx, mem, batch, now)
     }
     if (batch.size === 0) break
     iterations++
@@ -309,37 +315,8 @@ function startAttempts(
       })
     })
   }
-  for (const effect of runnableEffects(batch, mem, now, 'worker')) {
-    if (effect.status !== 'requested') continue
-    if (!ctx.worker) {
-      batch.add(
-        RT.effectAmbiguous,
-        {
-          effectId: effect.effectId,
-          attempt: effect.attempt,
-          error: {
-            code: 'NO_EXECUTOR',
-            message: `effect type "${effect.type}" has no in-process handler and no worker is configured; retry it once one is`,
-          },
-        },
-        { threadId: effect.threadId, effectId: effect.effectId },
-      )
-      continue
-    }
-    const attempt = effect.attempt + 1
-    batch.add(
-      RT.effectDispatched,
-      { effectId: effect.effectId, attempt, deadlineAt: null },
-      { threadId: effect.threadId, effectId: effect.effectId },
-    )
-    const worker = ctx.worker
-    const task = {
-      runId,
-      effectId: effect.effectId,
-      attempt,
-      type: effect.type,
-      input: effect.input,
-    }
-    batch.afterCommit.push(() => worker.dispatch(task))
+  if (hasRunnable(batch, mem, now, 'worker')) {
+    const due = runnableEffects(batch, mem, now, 'worker')
+    dispatchWorkerEffects(ctx, mem, batch, due, launches)
   }
 }

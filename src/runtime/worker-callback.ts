@@ -1,18 +1,26 @@
 import type { RunState } from '../core/envelope.js'
 import { isTerminal } from '../core/envelope.js'
 import { InvalidInputError, RunNotFoundError } from '../core/errors.js'
-import { type RunFold, viewState } from '../core/fold.js'
+import { type EffectRecord, type RunFold, viewState } from '../core/fold.js'
+import type { Json } from '../core/json.js'
 import { RT } from '../core/runtime-events.js'
+import type { Batch } from './batch.js'
 import type { EngineContext, RunMemory } from './context.js'
-import { recordSettlement } from './effects-exec.js'
+import { failAttempt } from './effects-exec.js'
 import type { WorkerCallbackInput } from './options.js'
+import { requireJson, validateModuleEvent } from './validate.js'
 import { wakePass } from './wake.js'
 
 const KINDS = new Set(['started', 'heartbeat', 'complete', 'fail', 'cancelled'])
 
+type Prepared = { result: Json; events: Array<{ type: string; payload: Json }> }
+
 /**
  * A worker reports on a dispatched attempt. Callbacks for a stale attempt, a finished effect,
- * an in-process effect or a finished run are ignored: nothing is written.
+ * an in-process effect or a finished run are ignored: nothing is written. A completion's
+ * result and events are validated first (InvalidEventError / InvalidInputError, nothing
+ * written) and then recorded atomically. `cancelled` counts only as the answer to a cancel
+ * request; while one is pending, `complete` and `fail` settle it too (the outcome is known).
  */
 export async function workerCallbackOp(
   ctx: EngineContext,
@@ -33,58 +41,141 @@ export async function workerCallbackOp(
     )
   }
   const effect = fold.effects[input.effectId]
-  const live =
-    effect &&
+  const current =
+    effect !== undefined &&
     effect.execution === 'worker' &&
     effect.attempt === input.attempt &&
-    (effect.status === 'dispatched' || effect.status === 'started') &&
-    !isTerminal(fold.state.status)
-  if (!live) return viewState(fold)
-  const meta = { threadId: effect.threadId, effectId: effect.effectId, origin: 'worker' as const }
-  const result = await wakePass(ctx, mem, fold, async (batch) => {
-    switch (input.kind) {
-      case 'started':
-        batch.add(
-          RT.effectAttemptStarted,
-          { effectId: effect.effectId, attempt: input.attempt },
-          meta,
-        )
-        return
-      case 'heartbeat':
-        batch.add(
-          RT.effectHeartbeat,
-          { effectId: effect.effectId, attempt: input.attempt, deadlineAt: null },
-          meta,
-        )
-        return
-      case 'complete':
-        await recordSettlement(ctx, mem, batch, effect.effectId, input.attempt, {
-          kind: 'ok',
-          result: input.result ?? null,
-          emitted: (input.events ?? []).map((e) => ({ type: e.type, payload: e.payload ?? null })),
-        })
-        return
-      case 'fail': {
-        const message =
-          typeof input.error === 'string'
-            ? input.error
-            : (input.error?.message ?? 'worker reported failure')
-        const error = Object.assign(new Error(message), { code: 'WORKER_FAILED' })
-        await recordSettlement(ctx, mem, batch, effect.effectId, input.attempt, {
-          kind: 'error',
-          error:
-            input.retryable === false
-              ? { ...error, [Symbol.for('skein.error')]: true, code: 'TERMINAL', message }
-              : error,
-        })
+    (effect.status === 'dispatched' || effect.status === 'started')
+  if (!current) return viewState(fold)
+  // A finished run only takes the answer to a cancel request it made.
+  if (isTerminal(fold.state.status) && !effect.cancelRequested) return viewState(fold)
+  const prepared = input.kind === 'complete' ? await prepareCompletion(ctx, input) : null
+  const now = ctx.clock.now()
+  if (!writes(effect, input, now)) return viewState(fold)
+  const result = await wakePass(ctx, mem, fold, (batch) =>
+    recordCallback(ctx, mem, batch, effect, input, prepared),
+  )
+  return result.state
+}
+
+/** Whether a callback for the current attempt changes anything (else nothing is written). */
+function writes(effect: EffectRecord, input: WorkerCallbackInput, now: number): boolean {
+  switch (input.kind) {
+    case 'started':
+      return effect.status === 'dispatched' && !effect.cancelRequested
+    case 'heartbeat':
+      if (effect.cancelRequested) return false
+      return effect.status === 'dispatched' || nextHeartbeat(effect, now) !== undefined
+    case 'cancelled':
+      return effect.cancelRequested === true
+    default:
+      return true
+  }
+}
+
+/** The deadline a heartbeat at `now` sets: never past start-to-close. */
+function nextHeartbeat(effect: EffectRecord, now: number): number | undefined {
+  const every = effect.timeouts?.heartbeatMs
+  if (!every) return undefined
+  const at = now + every
+  return effect.closeAt !== undefined && effect.closeAt < at ? effect.closeAt : at
+}
+
+async function prepareCompletion(
+  ctx: EngineContext,
+  input: WorkerCallbackInput,
+): Promise<Prepared> {
+  const max = ctx.options.maxEventBytes
+  const result = requireJson(input.result ?? null, 'worker result', max)
+  if (input.events !== undefined && !Array.isArray(input.events)) {
+    throw new InvalidInputError('worker callback events must be an array of { type, payload? }')
+  }
+  const events: Prepared['events'] = []
+  for (const event of input.events ?? []) {
+    events.push(
+      await validateModuleEvent(ctx.registry, event?.type, event?.payload ?? null, max, 'module'),
+    )
+  }
+  return { result, events }
+}
+
+function recordCallback(
+  ctx: EngineContext,
+  mem: RunMemory,
+  batch: Batch,
+  effect: EffectRecord,
+  input: WorkerCallbackInput,
+  prepared: Prepared | null,
+): void {
+  const { effectId, attempt } = effect
+  const meta = { threadId: effect.threadId, effectId, origin: 'worker' as const }
+  switch (input.kind) {
+    case 'started':
+    case 'heartbeat': {
+      if (effect.status === 'dispatched') {
+        // A heartbeat before `started` implies it: the worker is evidently running the task.
+        const closeMs = effect.timeouts?.startToCloseMs
+        const closeAt = closeMs ? batch.ts + closeMs : undefined
+        const beat = effect.timeouts?.heartbeatMs
+        const beatAt = beat ? batch.ts + beat : undefined
+        const heartbeatFirst = beatAt !== undefined && (closeAt === undefined || beatAt < closeAt)
+        const payload: Record<string, Json> = {
+          effectId,
+          attempt,
+          deadlineAt: (heartbeatFirst ? beatAt : closeAt) ?? null,
+        }
+        if (payload.deadlineAt !== null)
+          payload.timeout = heartbeatFirst ? 'heartbeat' : 'start_to_close'
+        if (closeAt !== undefined) payload.closeAt = closeAt
+        batch.add(RT.effectAttemptStarted, payload, meta)
         return
       }
-      case 'cancelled':
-        if (effect.cancelRequested) {
-          batch.add(RT.effectCancelled, { effectId: effect.effectId, attempt: input.attempt }, meta)
-        }
-        return
+      const at = nextHeartbeat(effect, batch.ts)
+      if (at === undefined) return
+      const timeout = at === effect.closeAt ? 'start_to_close' : 'heartbeat'
+      batch.add(RT.effectHeartbeat, { effectId, attempt, deadlineAt: at, timeout }, meta)
+      return
     }
-  })
-  return result.state
+    case 'complete': {
+      const done = prepared as Prepared
+      for (const event of done.events) batch.add(event.type, event.payload, meta)
+      batch.add(RT.effectCompleted, { effectId, attempt, result: done.result }, meta)
+      return
+    }
+    case 'fail': {
+      const error = errorOf(input.error)
+      if (effect.cancelRequested) {
+        // The attempt ended without success after a cancel request: that answers it.
+        batch.add(RT.effectCancelled, { effectId, attempt, reason: error.message, error }, meta)
+        return
+      }
+      failAttempt(
+        ctx,
+        mem,
+        batch,
+        effect,
+        attempt,
+        error,
+        input.retryable === false ? 'terminal' : 'error',
+      )
+      return
+    }
+    case 'cancelled':
+      batch.add(
+        RT.effectCancelled,
+        { effectId, attempt, reason: 'acknowledged by the worker' },
+        meta,
+      )
+      return
+  }
+}
+
+function errorOf(error: WorkerCallbackInput['error']): { code: string; message: string } {
+  if (typeof error === 'string') return { code: 'WORKER_FAILED', message: error }
+  const out: { code: string; message: string; details?: Json } = {
+    code: typeof error?.code === 'string' ? error.code : 'WORKER_FAILED',
+    message: typeof error?.message === 'string' ? error.message : 'the worker reported a failure',
+  }
+  if (error?.details !== undefined) out.details = error.details
+  return out
 }
