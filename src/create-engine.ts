@@ -180,7 +180,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
 }
 
 function runtimeView(runtime: RuntimeEngine): EngineRuntime {
-  return { registry: runtime.registry, idle: () => runtime.idle() }
+  return { registry: runtime.registry, idle: () => runtime.idle(), worker: runtime.ctx.worker }
 }
 
 async function resolveStore(option: EngineOptions['store']): Promise<EventStore> {

@@ -102,5 +102,14 @@ export type {
   WorkerCallbackInput,
   WorkerTask,
 } from './runtime/options.js'
+export type {
+  HttpWorkerContext,
+  HttpWorkerHandle,
+  HttpWorkerOptions,
+  HttpWorkerOutcome,
+} from './runtime/worker-http-client.js'
+export { runHttpWorker } from './runtime/worker-http-client.js'
+export type { ClaimOptions, HttpWorkerQueue } from './runtime/worker-queue.js'
+export { httpWorkerQueue } from './runtime/worker-queue.js'
 export { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 export { memoryStore } from './stores/memory/memory-store.js'

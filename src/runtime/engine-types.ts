@@ -13,7 +13,7 @@ import type { EventStore, RunSummary } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
 import type { WaitOn } from '../core/runtime-events.js'
-import type { WorkerCallbackInput } from './options.js'
+import type { Worker, WorkerCallbackInput } from './options.js'
 
 export interface StartOptions {
   runId?: string
@@ -101,6 +101,8 @@ export interface EngineRuntime {
   registry: Registry
   /** Resolves when no operation is queued or running on any run and no effect is in flight. */
   idle(): Promise<void>
+  /** The configured worker (the HTTP task-claim route hands out an httpWorkerQueue's tasks). */
+  readonly worker?: Worker
 }
 
 /** Identity of whoever asked (HTTP auth identity, or a name for embed callers). */

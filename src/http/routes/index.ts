@@ -5,6 +5,7 @@ import { operationRoutes } from './operations.js'
 import { runEventRoutes } from './run-events.js'
 import { runInspectRoutes } from './run-inspect.js'
 import { runRoutes } from './runs.js'
+import { workerRoutes } from './worker-tasks.js'
 
 /** Every HTTP route of the embed handler, in one table (docs and the auth matrix read it). */
 export const ROUTES: readonly Route[] = Object.freeze([
@@ -14,4 +15,5 @@ export const ROUTES: readonly Route[] = Object.freeze([
   ...runInspectRoutes,
   ...effectRoutes,
   ...operationRoutes,
+  ...workerRoutes,
 ])

@@ -1,0 +1,143 @@
+import { TerminalError } from '../core/errors.js'
+import type { Json } from '../core/json.js'
+import type { WorkerTask } from './options.js'
+
+export interface HttpWorkerContext {
+  /** Aborted when the run or the task's thread is cancelled (noticed on heartbeat) or on stop. */
+  signal: AbortSignal
+  /** Reports progress: moves the heartbeat deadline and checks for cancellation. */
+  heartbeat(): Promise<void>
+}
+
+/** What a handler returns: a result, or a result with domain events recorded atomically. */
+export type HttpWorkerOutcome =
+  | Json
+  | { result: Json; events: Array<{ type: string; payload?: Json }> }
+
+export interface HttpWorkerOptions {
+  /** The engine's base URL, e.g. `http://127.0.0.1:8787`. */
+  url: string
+  /** The `worker` bearer token. */
+  token?: string
+  /** Effect types this worker runs (all when absent). */
+  types?: string[]
+  /** Handlers run at once per worker loop (default 1). */
+  concurrency?: number
+  /** Long-poll wait per claim (default 20 s). */
+  waitMs?: number
+  /** Return `{ result, events }` from `handle` and set this to record the events too. */
+  withEvents?: boolean
+  handle(task: WorkerTask, ctx: HttpWorkerContext): Promise<HttpWorkerOutcome> | HttpWorkerOutcome
+  fetch?: typeof fetch
+  /** Transport failures (claim or callback); the loop backs off and continues. */
+  onError?: (error: unknown) => void
+}
+
+export interface HttpWorkerHandle {
+  /** Stops claiming, aborts running handlers and resolves once every loop has ended. */
+  stop(): Promise<void>
+}
+
+/**
+ * Runs effect tasks from an engine over HTTP: claims with a long poll, runs `handle`, reports
+ * `complete` or `fail` (a `TerminalError` is `retryable: false`), and `cancelled` when the
+ * handler ends after a cancellation was noticed. The effect's `effectId` is the idempotency key
+ * to hand to the outside world.
+ *
+ * @example
+ * const worker = runHttpWorker({ url, token, types: ['mail.send'], handle: (task) => send(task.input) })
+ * await worker.stop()
+ */
+export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
+  const doFetch = options.fetch ?? fetch
+  const base = options.url.replace(/\/+$/, '')
+  const stopping = new AbortController()
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (options.token) headers.authorization = `Bearer ${options.token}`
+
+  const post = async (path: string, body: unknown, signal?: AbortSignal): Promise<any> => {
+    const res = await doFetch(`${base}${path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      signal,
+    })
+    const text = await res.text()
+    if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${text}`)
+    return text ? JSON.parse(text) : null
+  }
+
+  const callback = (task: WorkerTask, body: Record<string, unknown>) =>
+    post(
+      `/runs/${encodeURIComponent(task.runId)}/effects/${encodeURIComponent(task.effectId)}/callback`,
+      { attempt: task.attempt, ...body },
+    )
+
+  const isLive = (task: WorkerTask, state: any) =>
+    state?.status === 'running' &&
+    (!task.threadId ||
+      !['cancelled', 'failed', 'completed'].includes(state.threads?.[task.threadId]?.status))
+
+  async function runTask(task: WorkerTask): Promise<void> {
+    const cancel = new AbortController()
+    const onStop = () => cancel.abort(new Error('worker stopped'))
+    stopping.signal.addEventListener('abort', onStop)
+    const ctx: HttpWorkerContext = {
+      signal: cancel.signal,
+      async heartbeat() {
+        const reply = await callback(task, { kind: 'heartbeat' })
+        if (!isLive(task, reply?.state)) cancel.abort(new Error('cancelled'))
+      },
+    }
+    try {
+      const outcome = await options.handle(task, ctx)
+      const body =
+        options.withEvents && outcome && typeof outcome === 'object' && 'result' in outcome
+          ? { kind: 'complete', result: outcome.result, events: outcome.events }
+          : { kind: 'complete', result: outcome ?? null }
+      await callback(task, body)
+    } catch (error) {
+      if (cancel.signal.aborted && !stopping.signal.aborted) {
+        await callback(task, { kind: 'cancelled' })
+        return
+      }
+      if (stopping.signal.aborted) return
+      const message = String((error as Error)?.message ?? error)
+      await callback(task, {
+        kind: 'fail',
+        error: { code: (error as { code?: string })?.code ?? 'WORKER_ERROR', message },
+        retryable: !TerminalError.is(error),
+      })
+    } finally {
+      stopping.signal.removeEventListener('abort', onStop)
+    }
+  }
+
+  async function loop(): Promise<void> {
+    let backoff = 100
+    while (!stopping.signal.aborted) {
+      try {
+        const reply = await post(
+          '/workers/tasks/claim',
+          { types: options.types, max: 1, waitMs: options.waitMs ?? 20_000 },
+          stopping.signal,
+        )
+        backoff = 100
+        for (const task of reply?.tasks ?? []) await runTask(task)
+      } catch (error) {
+        if (stopping.signal.aborted) return
+        options.onError?.(error)
+        await new Promise((resolve) => setTimeout(resolve, backoff))
+        backoff = Math.min(backoff * 2, 5_000)
+      }
+    }
+  }
+
+  const loops = Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => loop())
+  return {
+    async stop() {
+      stopping.abort()
+      await Promise.allSettled(loops)
+    },
+  }
+}
