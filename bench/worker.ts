@@ -1,0 +1,167 @@
+// Worker protocol figures: a round trip through a worker in another process over loopback HTTP
+// (dispatch → claim → HTTP callback → next node), and effects/s through 4 worker processes.
+// Baselines are the same workflows with an in-process effect, measured in the same run.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import {
+  bearerAuth,
+  createEngine,
+  defineEffect,
+  defineModule,
+  type Engine,
+  type EventEnvelope,
+  httpWorkerQueue,
+} from 'skein'
+import { defineWorkflow, workflow } from 'skein/workflow'
+import { median, percentile, printRows, type Row } from './table.js'
+
+const TOKEN = 'bench-worker-token-0123456789'
+const ROUND_TRIPS = 300
+const THROUGHPUT_RUNS = 4_000
+const PROCESSES = 4
+const CONCURRENCY = 16
+
+const fx = defineModule({
+  namespace: 'bench',
+  effects: {
+    remote: defineEffect({ execution: 'worker' }),
+    local: defineEffect({ execute: async (input: { n: number }) => ({ doubled: input.n * 2 }) }),
+  },
+})
+
+const flowOf = (effect: string) =>
+  defineWorkflow({
+    name: `bench-${effect}`,
+    nodes: {
+      a: { run: (ctx) => ctx.invoke(effect, { n: 21 }) },
+      b: { after: ['a'], run: ({ results }) => ({ got: results.a }) },
+    },
+  })
+const remote = flowOf('bench.remote')
+const local = flowOf('bench.local')
+
+const CHILD = `
+import { runHttpWorker } from 'skein'
+const [url, token, concurrency] = process.argv.slice(1)
+const worker = runHttpWorker({ url, token, concurrency: Number(concurrency), waitMs: 5000,
+  handle: (task) => ({ doubled: task.input.n * 2 }) })
+process.stdout.write('ready\\n')
+process.on('SIGTERM', () => worker.stop().then(() => process.exit(0)))
+`
+
+function spawnWorker(url: string, concurrency: number): Promise<ChildProcess> {
+  const root = fileURLToPath(new URL('..', import.meta.url))
+  const proc = spawn(
+    process.execPath,
+    ['--input-type=module', '-e', CHILD, url, TOKEN, String(concurrency)],
+    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+  )
+  return new Promise((resolve, reject) => {
+    proc.stdout?.on('data', (d) => String(d).includes('ready') && resolve(proc))
+    proc.on('exit', (code) => reject(new Error(`bench worker exited with ${code}`)))
+  })
+}
+
+/** Resolves when the run's log shows it finished (live subscription, no polling). */
+async function finished(engine: Engine, runId: string): Promise<void> {
+  const state = await engine.getRun(runId)
+  if (state.status !== 'running') return
+  await new Promise<void>((resolve) => {
+    let stop: (() => void) | undefined
+    let done = false
+    const onEvents = (events: readonly EventEnvelope[]) => {
+      if (done || !events.some((e) => e.type === 'runtime.run.completed')) return
+      done = true
+      stop?.()
+      resolve()
+    }
+    engine.subscribe(runId, onEvents).then(async (unsubscribe) => {
+      stop = unsubscribe
+      if (done) unsubscribe()
+      else if ((await engine.getRun(runId)).status !== 'running')
+        onEvents([{ type: 'runtime.run.completed' } as EventEnvelope])
+    })
+  })
+}
+
+async function withEngine<T>(fn: (engine: Engine, url: string) => Promise<T>): Promise<T> {
+  const engine = createEngine({
+    modules: [workflow({ definitions: [remote, local] }), fx],
+    worker: httpWorkerQueue(),
+    authorize: bearerAuth({ worker: TOKEN }),
+  })
+  const server = await engine.serve({ port: 0 })
+  try {
+    return await fn(engine, server.url)
+  } finally {
+    await server.close()
+    await engine.stop()
+  }
+}
+
+async function roundTrips(engine: Engine, flow: typeof remote, n: number): Promise<number[]> {
+  const times: number[] = []
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now()
+    const { runId } = await engine.start(flow)
+    await finished(engine, runId)
+    times.push(performance.now() - t0)
+  }
+  return times
+}
+
+async function throughput(engine: Engine, flow: typeof remote, n: number): Promise<number> {
+  const t0 = performance.now()
+  const runs = await Promise.all(Array.from({ length: n }, () => engine.start(flow)))
+  await Promise.all(runs.map((r) => finished(engine, r.runId)))
+  return n / ((performance.now() - t0) / 1000)
+}
+
+export async function benchWorker(): Promise<Row[]> {
+  const rows: Row[] = []
+  await withEngine(async (engine, url) => {
+    const one = await spawnWorker(url, 1)
+    try {
+      await roundTrips(engine, remote, 30)
+      const remoteTimes = await roundTrips(engine, remote, ROUND_TRIPS)
+      await roundTrips(engine, local, 30)
+      const localTimes = await roundTrips(engine, local, ROUND_TRIPS)
+      const p50 = median(remoteTimes)
+      const base = median(localTimes)
+      rows.push({
+        name: 'worker round trip p50 (start → dispatch → claim → HTTP callback → next node)',
+        value: p50,
+        unit: 'ms',
+        baseline: base,
+        ratio: p50 / base,
+      })
+      rows.push({ name: 'worker round trip p99', value: percentile(remoteTimes, 99), unit: 'ms' })
+    } finally {
+      one.kill('SIGTERM')
+    }
+  })
+  await withEngine(async (engine, url) => {
+    const procs = await Promise.all(
+      Array.from({ length: PROCESSES }, () => spawnWorker(url, CONCURRENCY)),
+    )
+    try {
+      await throughput(engine, remote, 200)
+      const rate = await throughput(engine, remote, THROUGHPUT_RUNS)
+      const base = await throughput(engine, local, THROUGHPUT_RUNS)
+      rows.push({
+        name: `effects/s through ${PROCESSES} worker processes (${CONCURRENCY} loops each, one run per effect)`,
+        value: rate,
+        unit: 'effects/s',
+        baseline: base,
+        ratio: rate / base,
+      })
+    } finally {
+      for (const p of procs) p.kill('SIGTERM')
+    }
+  })
+  return rows
+}
+
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  printRows('workers', await benchWorker())
+}
