@@ -60,7 +60,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   let http: HttpHandler | undefined
   const servers = new Set<ServerHandle>()
 
-  const readyPromise = (async () => {
+  const boot = async () => {
     const store = await resolveStore(options.store)
     const snapshots: SnapshotStore =
       options.snapshotStore ?? store.snapshots ?? memorySnapshotStore()
@@ -83,10 +83,20 @@ export function createEngine(options: EngineOptions = {}): Engine {
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
     if (resolved.rescanTimers) await rt.rescanTimers()
     return { store, runtime: rt }
-  })()
-  readyPromise.catch(() => {})
+  }
+  // A failed boot (store unreachable, rescan failed) is not final: the next call tries again.
+  let booting: ReturnType<typeof boot> | undefined
+  const ready = () => {
+    if (!booting) {
+      booting = boot()
+      booting.catch(() => {
+        booting = undefined
+      })
+    }
+    return booting
+  }
 
-  const rt = async () => (await readyPromise).runtime
+  const rt = async () => (await ready()).runtime
   const handler = (): HttpHandler => {
     http ??= createHttpHandler(engine, {
       authorize: options.authorize,
@@ -99,7 +109,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
 
   const engine: Engine = {
     async ready() {
-      const { store, runtime } = await readyPromise
+      const { store, runtime } = await ready()
       return { store, runtime: runtimeView(runtime) }
     },
     start: async (definition: Definition, input?: unknown, opts?: StartOptions) =>
@@ -133,14 +143,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
       (await rt()).subscribe(runId, listener),
     fetch: async (request: Request) => {
       try {
-        await readyPromise
+        await ready()
       } catch (error) {
         return errorResponse(error)
       }
       return handler().fetch(request)
     },
     async serve(serveOptions: ServeOptions = {}) {
-      await readyPromise
+      await ready()
       const h = handler()
       const server = await serveHandler(h.fetch, { ...serveOptions, closeStreams: h.closeStreams })
       const handle: ServerHandle = {
@@ -159,10 +169,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
       if (runtime) await runtime.stop()
     },
     get runtime() {
-      return readyPromise.then(({ runtime }) => runtimeView(runtime))
+      return ready().then(({ runtime }) => runtimeView(runtime))
     },
     get store() {
-      return readyPromise.then(({ store }) => store)
+      return ready().then(({ store }) => store)
     },
   }
 

@@ -39,6 +39,7 @@ const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
 export class RuntimeEngine implements EngineRuntime {
   private readonly controllers = new Map<string, RunController>()
   private readonly cache = new Map<string, RunFold>()
+  private readonly wakeFailures = new Map<string, number>()
 
   get registry(): Registry {
     return this.ctx.registry
@@ -110,7 +111,23 @@ export class RuntimeEngine implements EngineRuntime {
     const controller = this.controller(runId)
     controller.halted = false
     try {
-      return await controller.drive()
+      const state = await controller.drive()
+      this.wakeFailures.delete(runId)
+      return state
+    } catch (error) {
+      // The deadline already fired: without a retry the run would sleep until someone wakes
+      // it. Retry with capped backoff and tell the observer.
+      const failures = (this.wakeFailures.get(runId) ?? 0) + 1
+      this.wakeFailures.set(runId, failures)
+      const delay = Math.min(60_000, 1000 * 2 ** (failures - 1))
+      this.ctx.observe({
+        type: 'wake.failed',
+        runId,
+        error: String((error as Error)?.message ?? error),
+        retryInMs: delay,
+      })
+      if (!this.stopped) this.ctx.scheduler.schedule(runId, this.ctx.clock.now() + delay)
+      return undefined
     } finally {
       queueMicrotask(() => controller.settleIfIdle())
     }

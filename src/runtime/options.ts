@@ -73,6 +73,8 @@ export interface Observation {
     | 'run.started'
     | 'wake.started'
     | 'wake.finished'
+    | 'wake.failed'
+    | 'serve.failed'
     | 'run.parked'
     | 'append'
     | 'snapshot.loaded'

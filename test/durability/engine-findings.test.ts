@@ -1,6 +1,5 @@
-// Engine problems found by the durability suites, pinned as tests. `it.fails` keeps the suite
-// green while the bug stands; when the engine is fixed the test starts passing, vitest reports
-// it, and `.fails` comes off.
+// Engine problems found by the durability suites, pinned as tests (fixed ones stay as regression
+// tests; an open one would be marked `it.fails` until fixed).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -23,7 +22,7 @@ describe('engine findings', () => {
   // the timer's wake cannot load the run (a transient store error), the error is dropped, no
   // observation is emitted and the deadline is not rescheduled. The run stays parked on a
   // timer that already fired until someone calls wake/rescan or the process restarts.
-  it.fails('a timer wake that hits a transient store error is observed and retried', async () => {
+  it('a timer wake that hits a transient store error is observed and retried', async () => {
     const inner = sqliteStore({ path: join(dir, 'timer.db') })
     const store = faultyStore(inner)
     const clock = manualClock()

@@ -39,6 +39,8 @@ export function createGroupCommit(
   db: SqliteDatabase,
   st: Statements,
   onCommitted: (runId: string, events: readonly EventEnvelope[]) => void,
+  /** Extra writes that ride in the group's transaction (buffered snapshots). */
+  beforeCommit: () => void = () => {},
 ) {
   let queue: AppendRequest[] = []
   let scheduled = false
@@ -103,6 +105,11 @@ export function createGroupCommit(
       }
     }
     if (aborted === undefined) {
+      try {
+        beforeCommit()
+      } catch {
+        // A snapshot that cannot be written never fails the appends: it stays a cache miss.
+      }
       try {
         st.commit.run()
       } catch (error) {

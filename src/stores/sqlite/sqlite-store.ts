@@ -91,7 +91,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }
     }
   }
-  const group = createGroupCommit(db, st, notify)
+  const snapshots = sqliteSnapshotStore(db, guard)
+  const group = createGroupCommit(db, st, notify, () => snapshots.writePending())
   // The head never passes tail + 1: trimming everything leaves an empty, still-fenced log.
   const trimTx = db.transaction((runId: string, beforeSeq: number): number => {
     const row = st.run.get(runId)
@@ -113,7 +114,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   return {
     path,
-    snapshots: sqliteSnapshotStore(db, guard),
+    snapshots,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
         guard()
@@ -159,6 +160,11 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     async close() {
       if (closed) return
       group.flush()
+      try {
+        snapshots.writePending()
+      } catch {
+        // Snapshots are a cache: losing the last ones only lengthens the next fold.
+      }
       closed = true
       listeners.clear()
       db.close()
