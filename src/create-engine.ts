@@ -1,5 +1,5 @@
 import type { Definition } from './core/definition.js'
-import type { EventEnvelope, EventInput, StartResult } from './core/envelope.js'
+import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './core/envelope.js'
 import type { EventStore, SnapshotStore } from './core/ports.js'
 import type { ProjectionDefinition } from './core/projection.js'
 import { Registry } from './core/registry.js'
@@ -77,6 +77,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       observing: sink !== undefined,
       observe,
       requestDrive: (runId) => runtime?.requestDrive(runId),
+      publishTransient: (event) => runtime?.publishTransient(event),
     }
     runtime = new RuntimeEngine(ctx)
     const rt = runtime
@@ -141,6 +142,24 @@ export function createEngine(options: EngineOptions = {}): Engine {
     recoverDeadlines: async () => (await rt()).recoverDeadlines(),
     subscribe: async (runId: string, listener: (events: readonly EventEnvelope[]) => void) =>
       (await rt()).subscribe(runId, listener),
+    subscribeTransient(runId: string, listener: (event: TransientEvent) => void) {
+      // Synchronous so a stream can subscribe before it starts a run; listeners attached
+      // before the engine is ready are attached once it is.
+      let unsubscribe: (() => void) | undefined
+      let cancelled = false
+      if (runtime) unsubscribe = runtime.subscribeTransient(runId, listener)
+      else
+        ready().then(
+          ({ runtime: rt }) => {
+            if (!cancelled) unsubscribe = rt.subscribeTransient(runId, listener)
+          },
+          () => {},
+        )
+      return () => {
+        cancelled = true
+        unsubscribe?.()
+      }
+    },
     fetch: async (request: Request) => {
       try {
         await ready()

@@ -19,6 +19,7 @@ export type {
   StartResult,
   ThreadState,
   ThreadStatus,
+  TransientEvent,
 } from './core/envelope.js'
 export type { ErrorInfo } from './core/errors.js'
 export {

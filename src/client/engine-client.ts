@@ -5,6 +5,7 @@ import type {
   RunState,
   StartResult,
   ThreadState,
+  TransientEvent,
 } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
 import type { RunSummary } from '../core/ports.js'
@@ -43,6 +44,11 @@ export interface StartOptions {
   threadId?: string
   /** Stable across retries of the same logical start (with a stable runId). */
   idempotencyKey?: string
+}
+
+export interface StreamOptions {
+  /** Transient (never stored) events while the run starts, e.g. an agent's text deltas. */
+  onTransient?: (event: TransientEvent) => void
 }
 
 const DEFAULT_TIMERS: ClientTimers = {
@@ -92,9 +98,9 @@ export function createEngineClient(options: EngineClientOptions) {
 
   const startBody = (args: StartRunArgs) => JSON.parse(JSON.stringify(args)) as Json
 
-  const streamRun = (args: StartRunArgs): RunStream => {
+  const streamRun = (args: StartRunArgs, streamOptions: StreamOptions = {}): RunStream => {
     const runId = args.runId ?? globalThis.crypto.randomUUID()
-    return openRunStream(runId, (signal) =>
+    return openRunStream(runId, streamOptions.onTransient, (signal) =>
       doFetch(
         new Request(`${base}/runs`, {
           method: 'POST',
@@ -189,8 +195,12 @@ export function createEngineClient(options: EngineClientOptions) {
         onEvent,
         opts,
       ),
-    stream: (definition: Definition, input?: unknown, start?: StartOptions) =>
-      streamRun(argsOf(definition, input, start)),
+    stream: (
+      definition: Definition,
+      input?: unknown,
+      start?: StartOptions,
+      streamOptions?: StreamOptions,
+    ) => streamRun(argsOf(definition, input, start), streamOptions),
     streamRun,
   }
 }

@@ -5,6 +5,7 @@ export {
   type EngineClient,
   type EngineClientOptions,
   type StartOptions,
+  type StreamOptions,
 } from './engine-client.js'
 export type { RunStream } from './run-stream.js'
 export type {

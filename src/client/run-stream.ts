@@ -1,4 +1,4 @@
-import type { EventEnvelope, StartResult } from '../core/envelope.js'
+import type { EventEnvelope, StartResult, TransientEvent } from '../core/envelope.js'
 import { httpStatusOf } from '../core/errors.js'
 import { ClientError, clientErrorOf, networkError } from './client-error.js'
 import { readFrames } from './sse-lines.js'
@@ -19,6 +19,7 @@ type Item = { event: EventEnvelope } | { end: true } | { error: ClientError }
  */
 export function openRunStream(
   runId: string,
+  onTransient: ((event: TransientEvent) => void) | undefined,
   send: (signal: AbortSignal) => Promise<Response>,
 ): RunStream {
   const controller = new AbortController()
@@ -53,7 +54,13 @@ export function openRunStream(
       await readFrames(response.body, (frame) => {
         if (finished) return
         if (frame.event === 'message') push({ event: JSON.parse(frame.data) as EventEnvelope })
-        else if (frame.event === 'done') {
+        else if (frame.event === 'transient') {
+          try {
+            onTransient?.(JSON.parse(frame.data) as TransientEvent)
+          } catch {
+            // A consumer's failure never breaks the stream of durable events.
+          }
+        } else if (frame.event === 'done') {
           finished = true
           settle.resolve(JSON.parse(frame.data) as StartResult)
           push({ end: true })

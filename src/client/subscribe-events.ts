@@ -1,4 +1,4 @@
-import type { EventEnvelope } from '../core/envelope.js'
+import type { EventEnvelope, TransientEvent } from '../core/envelope.js'
 import { ClientError, clientErrorOf, networkError } from './client-error.js'
 import { readFrames } from './sse-lines.js'
 
@@ -21,6 +21,8 @@ export interface SubscribeOptions {
   onError?: (error: ClientError, info: { retrying: boolean; delayMs?: number }) => void
   /** Aborting it unsubscribes. */
   signal?: AbortSignal
+  /** Transient (never stored) events, e.g. streamed text; missed while disconnected. */
+  onTransient?: (event: TransientEvent) => void
 }
 
 export interface SubscribeDeps {
@@ -96,6 +98,14 @@ export function subscribeEvents(
     failures = 0
     try {
       await readFrames(response.body, (frame) => {
+        if (!stopped && frame.event === 'transient') {
+          try {
+            options.onTransient?.(JSON.parse(frame.data) as TransientEvent)
+          } catch {
+            // A consumer's failure never breaks the subscription.
+          }
+          return
+        }
         if (stopped || frame.id === undefined || frame.event !== 'message') return
         const seq = Number(frame.id)
         if (!Number.isSafeInteger(seq) || seq <= lastSeq) return

@@ -13,6 +13,11 @@ export interface EffectContext {
   signal: AbortSignal
   /** Records a module event atomically with this attempt's result. */
   emit(type: string, payload?: Json): void
+  /**
+   * Sends a transient event to live subscribers of the run now (SSE, `subscribeTransient`):
+   * best effort, in process, never stored. For progress such as streamed text.
+   */
+  publish(type: string, payload?: Json): void
   /** The registered type of an effect object (for modules that record effect requests). */
   effectType(effect: EffectDefinition): string | undefined
 }

@@ -58,6 +58,20 @@ export interface RunState {
   updatedAt: number
 }
 
+/**
+ * A live, best-effort event that is never stored (for example an agent's text deltas while a
+ * model is generating). It reaches in-process subscribers and SSE streams only; `afterSeq` is
+ * the last durable seq when it was published.
+ */
+export interface TransientEvent {
+  runId: string
+  threadId: string
+  effectId: string
+  type: string
+  payload: Json
+  afterSeq: number
+}
+
 export interface StartResult {
   runId: string
   threadId: string

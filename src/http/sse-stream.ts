@@ -2,7 +2,13 @@ import type { EventEnvelope } from '../core/envelope.js'
 import type { Engine } from '../runtime/engine-types.js'
 import type { LiveStreams } from './live-streams.js'
 import type { SseTimers } from './route-types.js'
-import { SSE_HEADERS, SSE_KEEPALIVE, SSE_KEEPALIVE_MS, SSE_PREAMBLE } from './sse-format.js'
+import {
+  formatNamedFrame,
+  SSE_HEADERS,
+  SSE_KEEPALIVE,
+  SSE_KEEPALIVE_MS,
+  SSE_PREAMBLE,
+} from './sse-format.js'
 
 export interface EventStreamConfig {
   engine: Engine
@@ -55,10 +61,12 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
   let keepalive: unknown
   let unregister = () => {}
 
+  let unsubscribeTransient = () => {}
   const close = () => {
     if (closed) return
     closed = true
     unsubscribe()
+    unsubscribeTransient()
     unregister()
     if (keepalive !== undefined) timers.clearInterval(keepalive)
     signal?.removeEventListener('abort', close)
@@ -96,6 +104,17 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
   }
 
   const unsubscribe = await engine.subscribe(runId, listener)
+  // Transient events (never stored, e.g. streamed text) go out as `event: transient` frames
+  // with no id, so they never move the resume cursor; during catch-up they are dropped.
+  unsubscribeTransient = engine.subscribeTransient(runId, (event) => {
+    if (closed || catchingUp || !controller) return
+    try {
+      controller.enqueue(encoder.encode(formatNamedFrame('transient', event)))
+      if ((controller.desiredSize ?? 0) < -maxBuffered) close()
+    } catch {
+      close()
+    }
+  })
   let firstPage: EventEnvelope[] | undefined
   try {
     firstPage = await engine.getEvents(runId, { fromSeq: cursor + 1, limit: pageSize })

@@ -53,6 +53,15 @@ export async function streamStart(
   }
 
   let unsubscribe = () => {}
+  // Transient events (streamed text) while the run starts: `event: transient` frames, no id.
+  const unsubscribeTransient = engine.subscribeTransient(args.runId, (event) => {
+    if (closed || !controller) return
+    try {
+      controller.enqueue(encoder.encode(formatNamedFrame('transient', event)))
+    } catch {
+      close()
+    }
+  })
   let started: Promise<StartResult>
   if (options.streamStart) started = options.streamStart(args, onEvent)
   else {
@@ -68,6 +77,7 @@ export async function streamStart(
   if (first && !first.ok) {
     closed = true
     unsubscribe()
+    unsubscribeTransient()
     return errorResponse(first.error)
   }
 
@@ -76,6 +86,7 @@ export async function streamStart(
     if (closed) return
     closed = true
     unsubscribe()
+    unsubscribeTransient()
     unregister()
     signal?.removeEventListener('abort', close)
     try {

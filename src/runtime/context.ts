@@ -1,4 +1,5 @@
 import type { EffectDefinition } from '../core/effect.js'
+import type { TransientEvent } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
 import type { RunFold } from '../core/fold.js'
 import type { Json } from '../core/json.js'
@@ -20,6 +21,8 @@ export interface EngineContext {
   /** False when no observer is configured: hot paths skip building observations. */
   observing: boolean
   observe(observation: Omit<Observation, 'at'>): void
+  /** Delivers a transient event to the run's live subscribers (never stored). */
+  publishTransient(event: Omit<TransientEvent, 'afterSeq'>): void
   /** Asks for a wake of `runId` (coalesced); used by effect completions and timers. */
   requestDrive(runId: string): void
 }

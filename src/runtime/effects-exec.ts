@@ -87,6 +87,14 @@ export function executeInline(
       emitted.push({ type, payload })
     },
     effectType: (e) => ctx.registry.effectType(e),
+    publish: (type, payload = null) =>
+      ctx.publishTransient({
+        runId,
+        threadId: effect.threadId,
+        effectId: effect.effectId,
+        type,
+        payload,
+      }),
   }
   try {
     const result = definition.execute(effect.input, effectCtx)
@@ -142,6 +150,14 @@ export function execute(
       emitted.push({ type, payload })
     },
     effectType: (e) => ctx.registry.effectType(e),
+    publish: (type, payload = null) =>
+      ctx.publishTransient({
+        runId,
+        threadId: effect.threadId,
+        effectId: effect.effectId,
+        type,
+        payload,
+      }),
   }
   if (ctx.observing)
     ctx.observe({ type: 'effect.attempt', runId, effectId: effect.effectId, attempt })

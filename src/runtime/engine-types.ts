@@ -5,6 +5,7 @@ import type {
   RunState,
   StartResult,
   ThreadState,
+  TransientEvent,
 } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
 import type { EffectStatus } from '../core/fold.js'
@@ -134,6 +135,8 @@ export interface Engine {
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>
+  /** Transient (never stored) events of a run published after the call; returns unsubscribe. */
+  subscribeTransient(runId: string, listener: (event: TransientEvent) => void): () => void
   /** Live events of a run appended after the call (for SSE); returns unsubscribe. */
   subscribe(
     runId: string,

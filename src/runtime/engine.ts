@@ -1,7 +1,13 @@
 import { nextDeadline } from '../core/deadlines.js'
 import type { Definition } from '../core/definition.js'
 import { definitionLabel } from '../core/definition.js'
-import type { EventEnvelope, EventInput, RunState, StartResult } from '../core/envelope.js'
+import type {
+  EventEnvelope,
+  EventInput,
+  RunState,
+  StartResult,
+  TransientEvent,
+} from '../core/envelope.js'
 import { isTerminal } from '../core/envelope.js'
 import {
   DefinitionNotFoundError,
@@ -40,6 +46,7 @@ export class RuntimeEngine implements EngineRuntime {
   private readonly controllers = new Map<string, RunController>()
   private readonly cache = new Map<string, RunFold>()
   private readonly wakeFailures = new Map<string, number>()
+  private readonly transientListeners = new Map<string, Set<(event: TransientEvent) => void>>()
 
   get registry(): Registry {
     return this.ctx.registry
@@ -349,6 +356,34 @@ export class RuntimeEngine implements EngineRuntime {
     if (!store.subscribe)
       throw new InvalidRequestError('this store does not support live subscriptions')
     return store.subscribe(runId, listener)
+  }
+
+  subscribeTransient(runId: string, listener: (event: TransientEvent) => void): () => void {
+    let set = this.transientListeners.get(runId)
+    if (!set) {
+      set = new Set()
+      this.transientListeners.set(runId, set)
+    }
+    set.add(listener)
+    return () => {
+      set.delete(listener)
+      if (set.size === 0 && this.transientListeners.get(runId) === set)
+        this.transientListeners.delete(runId)
+    }
+  }
+
+  publishTransient(event: Omit<TransientEvent, 'afterSeq'>): void {
+    const set = this.transientListeners.get(event.runId)
+    if (!set) return
+    const afterSeq = this.controllers.get(event.runId)?.lastState?.lastSeq ?? 0
+    const full: TransientEvent = { ...event, afterSeq }
+    for (const listener of [...set]) {
+      try {
+        listener(full)
+      } catch {
+        // A subscriber never affects the effect that published.
+      }
+    }
   }
 
   async idle(): Promise<void> {

@@ -217,6 +217,9 @@ export function fakeEngine(store: EventStore = memoryStore()) {
       calls.push({ method: 'recoverDeadlines', args: [] })
       return 3
     },
+    subscribeTransient() {
+      return () => {}
+    },
     async subscribe(runId, listener) {
       const off = store.subscribe!(runId, listener)
       subscriptions.active++

@@ -34,7 +34,7 @@ export function modelEffect(spec: ModelCallSpec): EffectDefinition {
     kindOf: 'effect',
     type: 'agent.model',
     async execute(_input: unknown, ctx: EffectContext) {
-      const publish = (ctx as EffectContext & { publish?: Publish }).publish
+      const publish = ctx.publish as Publish | undefined
       const sink = spec.sink
       const onTextDelta =
         sink || publish

@@ -4,7 +4,7 @@ import type { RetryPolicy } from '../../core/retry.js'
 import type { InferOutput, StandardSchema } from '../../core/schema.js'
 
 /** What a tool's `run` receives beside its arguments. */
-export interface ToolContext extends Omit<EffectContext, 'emit' | 'effectType'> {
+export interface ToolContext extends Omit<EffectContext, 'emit' | 'effectType' | 'publish'> {
   /** The model's id for this call (stable across attempts, like `effectId`). */
   toolCallId: string
 }
