@@ -230,6 +230,56 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     )
 
   program
+    .command('effects')
+    .description('every durable effect attempt of a run')
+    .argument('<runId>')
+    .action(
+      action(async (ctx, runId: string) => {
+        const { effects } = await ctx.client.listEffects(runId)
+        ctx.print({ runId, effects }, () =>
+          effects.length === 0
+            ? `run ${runId} has no effect attempts`
+            : table([
+                ['effect', 'type', 'attempt', 'status', 'error'],
+                ...effects.map((e) => [
+                  e.effectId,
+                  e.type,
+                  String(e.attempt),
+                  e.status,
+                  e.error ? `${e.error.code}: ${e.error.message}` : '',
+                ]),
+              ]),
+        )
+      }),
+    )
+
+  program
+    .command('retry')
+    .description(
+      'operator retry of an ambiguous, timed-out or failed effect (needs an operations token)',
+    )
+    .argument('<runId>')
+    .argument('<effectId>')
+    .action(
+      action(async (ctx, runId: string, effectId: string) => {
+        const result = await ctx.client.retryEffect(runId, effectId)
+        ctx.print(result, () => `retry scheduled for ${effectId}\n${formatState(result.state)}`)
+      }),
+    )
+
+  program
+    .command('rescan')
+    .description(
+      'rebuild every wake deadline from the log (after a restore; needs an operations token)',
+    )
+    .action(
+      action(async (ctx) => {
+        const result = await ctx.client.rescanDeadlines()
+        ctx.print(result, () => `scheduled ${result.scheduled} run deadline(s)`)
+      }),
+    )
+
+  program
     .command('inspect')
     .description("a run's threads, open waits, effects and deadlines")
     .argument('<runId>')

@@ -338,9 +338,8 @@ export class RuntimeEngine implements EngineRuntime {
   async recoverDeadlines(): Promise<number> {
     let scheduled = 0
     for (const runId of await this.ctx.store.listRuns()) {
-      const fold = await this.readFold(runId)
-      if (isTerminal(fold.state.status)) continue
-      const at = nextDeadline(fold, true)
+      // Finished runs can still hold a deadline (a worker's reply to a cancel request).
+      const at = nextDeadline(await this.readFold(runId), true)
       if (at === null) continue
       this.ctx.scheduler.schedule(runId, at)
       scheduled++

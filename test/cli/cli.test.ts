@@ -239,6 +239,38 @@ describe('skein CLI against a served SQLite engine', () => {
     await secured.stop()
   })
 
+  it('effects, retry and rescan: the operator commands, with an operations token', async () => {
+    const secured = await serve([fixture, '--db', 'runs/ops.db', '--port', '0', '--token', 'ops'])
+    const env = { SKEIN_URL: secured.url, SKEIN_TOKEN: 'ops' }
+    const run = async (args: string[]) => {
+      const r = await cli([...args, '--json'], { env })
+      expect(r.stderr).toBe('')
+      return JSON.parse(r.stdout)
+    }
+    const { runId } = await run(['start', 'workflow', 'manual'])
+    const status = await run(['inspect', runId])
+    const [effect] = status.effects
+    expect(effect.status).toBe('ambiguous')
+    const listed = await run(['effects', runId])
+    expect(listed.effects.find((e: any) => e.effectId === effect.effectId)).toMatchObject({
+      type: 'ops.manual',
+      status: 'ambiguous',
+    })
+    const human = await cli(['effects', runId], { env })
+    expect(human.stdout).toContain('ops.manual')
+    const retried = await run(['retry', runId, effect.effectId])
+    expect(retried.effectId).toBe(effect.effectId)
+    const events = await run(['events', runId])
+    const scheduled = events.events.filter((e: any) => e.type === 'runtime.effect.retry.scheduled')
+    expect(scheduled[0].payload.reason).toBe('operator')
+    const rescan = await run(['rescan'])
+    expect(typeof rescan.scheduled).toBe('number')
+    const refused = await cli(['retry', runId, 'no-such-effect'], { env })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(/EFFECT_NOT_FOUND/)
+    await secured.stop()
+  })
+
   it('serve rejects a module file without modules, in one line', async () => {
     const r = await cli(['serve', join(import.meta.dirname, 'empty-module.ts'), '--db', ':memory:'])
     expect(r.code).toBe(1)

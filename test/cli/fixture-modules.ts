@@ -1,4 +1,5 @@
 // Modules `skein serve` loads in the CLI tests (the `modules` export form).
+import { defineEffect, defineModule } from 'skein'
 import { approval } from 'skein/approval'
 import { defineWorkflow, workflow } from 'skein/workflow'
 
@@ -17,4 +18,15 @@ export const waiter = defineWorkflow({
   output: ({ results }) => results.wait,
 })
 
-export const modules = [workflow({ definitions: [review, waiter] }), approval()]
+/** Invokes an effect nobody can run here (no handler, no worker): it becomes ambiguous. */
+export const manual = defineWorkflow({
+  name: 'manual',
+  nodes: { call: { run: (ctx) => ctx.invoke('ops.manual', { note: 'by hand' }) } },
+})
+
+const ops = defineModule({
+  namespace: 'ops',
+  effects: { manual: defineEffect({ execution: 'worker' }) },
+})
+
+export const modules = [workflow({ definitions: [review, waiter, manual] }), approval(), ops]
