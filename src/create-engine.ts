@@ -36,6 +36,7 @@ import { memoryStore } from './stores/memory/memory-store.js'
 export function createEngine(options: EngineOptions = {}): Engine {
   const resolved = resolveOptions(options)
   const registry = new Registry(options.modules ?? [])
+  registry.foldProjections = options.trimAfterSnapshot !== undefined
   if (options.debugger) validateDebuggerBasePath(options.debugger.basePath)
   const clock = options.clock ?? systemClock
   const scheduler = options.scheduler ?? localScheduler()

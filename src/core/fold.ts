@@ -300,10 +300,11 @@ export function applyEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       if (book) book.commands[event.key] = { kind: 'emit', id: '', status: 'completed' }
     }
     stepThread(registry, fold, event)
-    for (const { name, projection } of registry.projectionList) {
-      const prev = fold.projections[name] ?? projection.initial
-      fold.projections[name] = projection.reduce(prev, event)
-    }
+    if (registry.foldProjections)
+      for (const { name, projection } of registry.projectionList) {
+        const prev = fold.projections[name] ?? projection.initial
+        fold.projections[name] = projection.reduce(prev, event)
+      }
   } catch (error) {
     if (DeterminismError.is(error)) throw error
     throw new DeterminismError(

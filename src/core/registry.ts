@@ -19,6 +19,12 @@ export class Registry {
   readonly effects = new Map<string, EffectDefinition>()
   readonly events = new Map<string, StandardSchema>()
   readonly projections = new Map<string, ProjectionDefinition>()
+  /**
+   * Whether registered projections are folded with each run (and so kept in snapshots). Needed
+   * only when trimming can remove the events they come from; otherwise `project` folds the
+   * log on demand and runs' folds (and snapshots) stay small.
+   */
+  foldProjections = true
   /** The projections as a list, for the per-event fold loop (no iterator allocations). */
   readonly projectionList: Array<{ name: string; projection: ProjectionDefinition }> = []
   private readonly definitions = new Map<string, Definition>()

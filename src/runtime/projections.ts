@@ -14,6 +14,8 @@ export async function projectRun<S>(
   projection: ProjectionDefinition<S> | string,
 ): Promise<S> {
   const registry = ctx.registry
+  let name: string | undefined
+  let definition: ProjectionDefinition<S> | undefined
   if (typeof projection === 'string') {
     const found = registry.projections.get(projection)
     if (!found) {
@@ -21,13 +23,20 @@ export async function projectRun<S>(
         name: projection,
       })
     }
-    return (fold.projections[projection] ?? found.initial) as S
+    name = projection
+    definition = found as ProjectionDefinition<S>
+  } else {
+    definition = projection
+    for (const [registeredName, registered] of registry.projections)
+      if (registered === projection) name = registeredName
   }
-  for (const [name, registered] of registry.projections) {
-    if (registered === projection) return (fold.projections[name] ?? projection.initial) as S
+  // With trimming on, registered projections are folded with the run (they must outlive the
+  // trimmed events); otherwise every projection folds the retained log on demand.
+  if (name !== undefined && registry.foldProjections) {
+    return (fold.projections[name] ?? definition.initial) as S
   }
   const events = await ctx.store.read(fold.state.runId, { fromSeq: 1 })
-  return foldProjection(projection, events)
+  return foldProjection(definition, events)
 }
 
 export type { Json }
