@@ -1,197 +1,45 @@
-import type { Outcome } from './commands.js'
 import type { Definition } from './definition.js'
 import { definitionLabel } from './definition.js'
-import type { EventEnvelope, RunState, ThreadState } from './envelope.js'
+import type { EventEnvelope, ThreadState } from './envelope.js'
 import type { ErrorInfo } from './errors.js'
 import { DeterminismError } from './errors.js'
 import type { Json } from './json.js'
 import type { DecideContext, KindContext, KindDefinition } from './kind.js'
 import type { Registry } from './registry.js'
 import type {
-  EffectExecution,
   EffectFailedPayload,
   EffectRequestedPayload,
   RunStartedPayload,
   ThreadStartedPayload,
-  WaitOn,
   WaitRegisteredPayload,
   WaitSatisfiedPayload,
 } from './runtime-events.js'
 import { RT, RUNTIME_PREFIX } from './runtime-events.js'
 
-export type CommandStatus = 'pending' | 'completed' | 'failed' | 'timed_out' | 'cancelled'
+export type {
+  CommandRecord,
+  CommandStatus,
+  EffectRecord,
+  EffectStatus,
+  RunFold,
+  ThreadBook,
+  TimerRecord,
+  WaitRecord,
+  WorkerDeadlineKind,
+  WorkerTimeouts,
+} from './fold-types.js'
+export { dict, emptyFold, normalizeFold, outcomeOf, viewState } from './fold-types.js'
 
-/** What a keyed command of a thread became. */
-export interface CommandRecord {
-  kind: 'invoke' | 'spawn' | 'wait' | 'emit'
-  /** effectId, child threadId or waitId (empty for emits). */
-  id: string
-  status: CommandStatus
-  value?: Json
-  error?: ErrorInfo
-}
-
-export interface ThreadBook {
-  kindState: unknown
-  commands: Record<string, CommandRecord>
-  input: Json
-  /** The parent's command key that spawned this thread. */
-  spawnKey?: string
-  openWaits: number
-}
-
-export type EffectStatus =
-  | 'requested'
-  | 'started'
-  | 'retry_scheduled'
-  | 'dispatched'
-  | 'completed'
-  | 'failed'
-  | 'ambiguous'
-  | 'timed_out'
-  | 'cancelled'
-
-export interface EffectRecord {
-  effectId: string
-  threadId: string
-  key: string
-  type: string
-  input: Json
-  execution: EffectExecution
-  retry?: Json
-  timeoutMs?: number
-  status: EffectStatus
-  /** The current (or next, when a retry is scheduled) attempt number; 0 before the first. */
-  attempt: number
-  nextAttemptAt?: number
-  deadlineAt?: number
-  result?: Json
-  lastError?: ErrorInfo
-  cancelRequested?: boolean
-  /** Worker effects: which timeout `deadlineAt` enforces. */
-  deadlineKind?: WorkerDeadlineKind
-  /** Worker effects: the start-to-close deadline of the current attempt, once started. */
-  closeAt?: number
-  /** Worker effects: the timeouts recorded at dispatch (the log, not the code, decides). */
-  timeouts?: WorkerTimeouts
-}
-
-export type WorkerDeadlineKind =
-  | 'schedule_to_start'
-  | 'start_to_close'
-  | 'heartbeat'
-  | 'cancellation'
-
-export interface WorkerTimeouts {
-  startToCloseMs?: number
-  heartbeatMs?: number
-  cancellationTimeoutMs?: number
-}
-
-export interface WaitRecord {
-  waitId: string
-  threadId: string
-  key: string
-  on: WaitOn
-  status: 'open' | 'satisfied' | 'timed_out' | 'cancelled'
-  timerId?: string
-}
-
-export interface TimerRecord {
-  timerId: string
-  waitId: string
-  at: number
-}
-
-/**
- * The fold of a run's log: the public RunState plus the runtime's bookkeeping. JSON, so it
- * can be snapshotted. The engine owns a fold exclusively (per-run queue) and mutates it in
- * place; `viewState` hands out copies.
- */
-export interface RunFold {
-  format: 1
-  state: RunState
-  books: Record<string, ThreadBook>
-  /** Effects not yet completed or cancelled (failed and ambiguous ones stay for operators). */
-  effects: Record<string, EffectRecord>
-  /** Open waits only (a closed wait's outcome lives in its command record). */
-  waits: Record<string, WaitRecord>
-  /** Open timers only. */
-  timers: Record<string, TimerRecord>
-  /** Signal idempotency keys → seq of the first event of that signal. */
-  signalKeys: Record<string, number>
-  /** Run-start idempotency key, if any. */
-  startKey?: string
-  startInput: Json
-  projections: Record<string, Json>
-}
-
-/**
- * A map-like object keyed by ids. Null-prototype objects live in V8's dictionary mode: unique
- * keys (run-specific thread, effect and wait ids) then cost no hidden-class transitions, which
- * otherwise pile up across every run the process ever folds.
- */
-export const dict = <T>(from?: Record<string, T>): Record<string, T> =>
-  from ? Object.assign(Object.create(null), from) : Object.create(null)
-
-/** Puts the maps of a fold parsed from JSON (a snapshot) back into dictionary mode. */
-export function normalizeFold(fold: RunFold): RunFold {
-  fold.state.threads = dict(fold.state.threads)
-  fold.books = dict(fold.books)
-  for (const id in fold.books) fold.books[id].commands = dict(fold.books[id].commands)
-  fold.effects = dict(fold.effects)
-  fold.waits = dict(fold.waits)
-  fold.timers = dict(fold.timers)
-  fold.signalKeys = dict(fold.signalKeys)
-  fold.projections = dict(fold.projections)
-  return fold
-}
-
-export function emptyFold(runId: string): RunFold {
-  return {
-    format: 1,
-    state: {
-      runId,
-      status: 'running',
-      rootThreadId: '',
-      kind: '',
-      definitionName: '',
-      definitionVersion: '',
-      threads: dict(),
-      lastSeq: 0,
-      createdAt: 0,
-      updatedAt: 0,
-    },
-    books: dict(),
-    effects: dict(),
-    waits: dict(),
-    timers: dict(),
-    signalKeys: dict(),
-    startInput: null,
-    projections: dict(),
-  }
-}
-
-/** A copy of the public state that later folds cannot change. */
-export function viewState(fold: RunFold): RunState {
-  return { ...fold.state, threads: { ...fold.state.threads } }
-}
-
-export function outcomeOf(record: CommandRecord | undefined): Outcome {
-  if (!record) return { status: 'none' }
-  switch (record.status) {
-    case 'pending':
-      return { status: 'pending' }
-    case 'completed':
-      return { status: 'completed', value: record.value ?? null }
-    case 'failed':
-      return { status: 'failed', error: record.error ?? { code: 'FAILED', message: 'failed' } }
-    case 'timed_out':
-      return { status: 'timed_out' }
-    case 'cancelled':
-      return { status: 'cancelled' }
-  }
-}
+import {
+  type CommandRecord,
+  dict,
+  type EffectRecord,
+  emptyFold,
+  outcomeOf,
+  type RunFold,
+  type ThreadBook,
+  type WaitRecord,
+} from './fold-types.js'
 
 /**
  * The kind and contexts of a thread, cached on its book under a symbol key: invisible to JSON

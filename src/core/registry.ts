@@ -24,7 +24,7 @@ export class Registry {
    * only when trimming can remove the events they come from; otherwise `project` folds the
    * log on demand and runs' folds (and snapshots) stay small.
    */
-  foldProjections = true
+  foldProjections = false
   /** The projections as a list, for the per-event fold loop (no iterator allocations). */
   readonly projectionList: Array<{ name: string; projection: ProjectionDefinition }> = []
   private readonly definitions = new Map<string, Definition>()

@@ -58,6 +58,38 @@ function isRunnable(
 
 const NEVER_ABORTED = new AbortController()
 
+/** What a handler gets beside its input; `signal` is read lazily (most handlers never do). */
+function effectContext(
+  ctx: EngineContext,
+  runId: string,
+  effect: EffectRecord,
+  attempt: number,
+  emitted: Array<{ type: string; payload: Json }>,
+  signal: () => AbortSignal,
+): EffectContext {
+  return {
+    effectId: effect.effectId,
+    attempt,
+    runId,
+    threadId: effect.threadId,
+    get signal() {
+      return signal()
+    },
+    emit(type, payload = null) {
+      emitted.push({ type, payload })
+    },
+    effectType: (e) => ctx.registry.effectType(e),
+    publish: (type, payload = null) =>
+      ctx.publishTransient({
+        runId,
+        threadId: effect.threadId,
+        effectId: effect.effectId,
+        type,
+        payload,
+      }),
+  }
+}
+
 const executorOf = (ctx: EngineContext, mem: RunMemory, effect: EffectRecord) =>
   mem.executors.get(effect.effectId) ?? ctx.registry.effects.get(effect.type)
 
@@ -77,25 +109,7 @@ export function executeInline(
     return execute(ctx, mem, runId, effect, attempt).done
   }
   const emitted: Array<{ type: string; payload: Json }> = []
-  const effectCtx: EffectContext = {
-    effectId: effect.effectId,
-    attempt,
-    runId,
-    threadId: effect.threadId,
-    signal: NEVER_ABORTED.signal,
-    emit(type, payload = null) {
-      emitted.push({ type, payload })
-    },
-    effectType: (e) => ctx.registry.effectType(e),
-    publish: (type, payload = null) =>
-      ctx.publishTransient({
-        runId,
-        threadId: effect.threadId,
-        effectId: effect.effectId,
-        type,
-        payload,
-      }),
-  }
+  const effectCtx = effectContext(ctx, runId, effect, attempt, emitted, () => NEVER_ABORTED.signal)
   try {
     const result = definition.execute(effect.input, effectCtx)
     if (result instanceof Promise) {
@@ -134,31 +148,13 @@ export function execute(
     },
   }
   const emitted: Array<{ type: string; payload: Json }> = []
-  const effectCtx: EffectContext = {
-    effectId: effect.effectId,
-    attempt,
-    runId,
-    threadId: effect.threadId,
-    get signal() {
-      if (!controller) {
-        controller = new AbortController()
-        if (abortedWith) controller.abort(abortedWith)
-      }
-      return controller.signal
-    },
-    emit(type, payload = null) {
-      emitted.push({ type, payload })
-    },
-    effectType: (e) => ctx.registry.effectType(e),
-    publish: (type, payload = null) =>
-      ctx.publishTransient({
-        runId,
-        threadId: effect.threadId,
-        effectId: effect.effectId,
-        type,
-        payload,
-      }),
-  }
+  const effectCtx = effectContext(ctx, runId, effect, attempt, emitted, () => {
+    if (!controller) {
+      controller = new AbortController()
+      if (abortedWith) controller.abort(abortedWith)
+    }
+    return controller.signal
+  })
   if (ctx.observing)
     ctx.observe({ type: 'effect.attempt', runId, effectId: effect.effectId, attempt })
   const done = new Promise<Settlement>((resolve) => {
