@@ -1,7 +1,14 @@
 import { deadlinesOf } from '../core/deadlines.js'
 import type { EventEnvelope } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
-import { applyEvent, emptyFold, foldEvents, type RunFold, viewState } from '../core/fold.js'
+import {
+  applyEvent,
+  cloneFold,
+  emptyFold,
+  foldEvents,
+  type RunFold,
+  viewState,
+} from '../core/fold.js'
 import { RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
 import type { EffectAttemptView, ReplayStep, RunOperationalStatus } from './engine-types.js'
@@ -108,9 +115,9 @@ export async function replay(
   const { head, tail } = await ctx.store.bounds(runId)
   if (tail === 0 || seq < Math.max(1, head) || seq > tail) return null
   let fold = emptyFold(runId)
-  const snapshot = await ctx.snapshots.latest(runId, seq - 1)
+  const snapshot = await ctx.snapshots.latest(runId, seq - 1, { readOnly: true })
   if (snapshot && snapshot.format === SNAPSHOT_FORMAT && snapshot.seq >= head - 1) {
-    fold = snapshot.data as unknown as RunFold
+    fold = cloneFold(snapshot.data as unknown as RunFold)
   } else if (head > 1) {
     return null
   }

@@ -169,6 +169,9 @@ export class RunController {
     try {
       if (due) {
         const keepUsing = !parked || ctx.options.runCacheSize > 0
+        // A fold handed to the snapshot store is the store's now: an operation queued while
+        // the save is in flight must load its own copy instead of mutating this one.
+        if (!keepUsing) this.mem.fold = null
         await saveSnapshot(ctx, fold, keepUsing)
         this.mem.lastSnapshotSeq = fold.state.lastSeq
       }

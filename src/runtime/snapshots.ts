@@ -1,6 +1,6 @@
 import { DeterminismError } from '../core/errors.js'
-import { emptyFold, foldEvents, normalizeFold, type RunFold } from '../core/fold.js'
-import { cloneJson, type Json } from '../core/json.js'
+import { cloneFold, emptyFold, foldEvents, type RunFold } from '../core/fold.js'
+import type { Json } from '../core/json.js'
 import type { Snapshot } from '../core/ports.js'
 import type { EngineContext } from './context.js'
 
@@ -11,7 +11,7 @@ export const SNAPSHOT_FORMAT = 1
  * events. Throws DeterminismError when the log was trimmed past every snapshot.
  */
 export async function loadFold(ctx: EngineContext, runId: string): Promise<RunFold | null> {
-  return loadFrom(ctx, runId, await ctx.snapshots.latest(runId))
+  return loadFrom(ctx, runId, await ctx.snapshots.latest(runId, undefined, { readOnly: true }))
 }
 
 /**
@@ -27,8 +27,7 @@ export async function loadFoldForRead(
   if (shared && shared.format === SNAPSHOT_FORMAT && shared.seq === tail) {
     return shared.data as unknown as RunFold
   }
-  const snapshot = shared ? await ctx.snapshots.latest(runId) : null
-  return loadFrom(ctx, runId, snapshot)
+  return loadFrom(ctx, runId, shared)
 }
 
 async function loadFrom(
@@ -38,7 +37,8 @@ async function loadFrom(
 ): Promise<RunFold | null> {
   let fold: RunFold
   if (snapshot && snapshot.format === SNAPSHOT_FORMAT) {
-    fold = normalizeFold(snapshot.data as unknown as RunFold)
+    // The snapshot may be shared (read-only): the writer gets its own copy.
+    fold = cloneFold(snapshot.data as unknown as RunFold)
     ctx.observe({ type: 'snapshot.loaded', runId, seq: snapshot.seq })
   } else {
     fold = emptyFold(runId)
@@ -72,7 +72,7 @@ export async function saveSnapshot(
 ): Promise<void> {
   const runId = fold.state.runId
   const seq = fold.state.lastSeq
-  const data = (keepUsing ? cloneJson(fold) : fold) as unknown as Json
+  const data = (keepUsing ? cloneFold(fold) : fold) as unknown as Json
   await ctx.snapshots.save({
     runId,
     seq,
