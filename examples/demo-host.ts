@@ -25,7 +25,7 @@ console.log(`Skein demo host on ${url}
   definitions: ${definitions.join(', ')}
   (review parks on a gate, nap sleeps, retried calls an effect that fails twice)
 
-Try it (or use the CLI: npx tsx src/cli/bin.ts --help):
+Try it (or use the CLI: npm run skein -- --help):
 
   # start a run that parks on an approval gate
   curl -s -X POST ${url}/runs -H 'content-type: application/json' \\
