@@ -1,5 +1,5 @@
 import { nextDeadline } from '../core/deadlines.js'
-import type { RunState } from '../core/envelope.js'
+import { isTerminal, type RunState } from '../core/envelope.js'
 import {
   EngineStoppedError,
   RunOverloadedError,
@@ -163,9 +163,14 @@ export class RunController {
     if (!fold) return
     const every = ctx.options.snapshotEvery
     const parked = this.queue.length === 0 && this.mem.inflight.size === 0
+    // A finished run is not parked: unless it trims (which needs a snapshot to trim behind) it
+    // is snapshotted only every `snapshotEvery` events, so a short run costs no snapshot write
+    // (folding its few events on a cold read is as cheap).
+    const finished = isTerminal(fold.state.status) && ctx.trim === undefined
+    const sinceSnapshot = fold.state.lastSeq - this.mem.lastSnapshotSeq
     const due =
-      fold.state.lastSeq > this.mem.lastSnapshotSeq &&
-      (parked || (every > 0 && fold.state.lastSeq - this.mem.lastSnapshotSeq >= every))
+      sinceSnapshot > 0 &&
+      ((parked && (!finished || every === 0)) || (every > 0 && sinceSnapshot >= every))
     try {
       if (due) {
         const keepUsing = !parked || ctx.options.runCacheSize > 0
