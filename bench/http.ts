@@ -2,18 +2,10 @@ import { spawn } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { pathToFileURL } from 'node:url'
-import { createEngine, type Engine } from '../src/index.js'
-import { approval } from '../src/modules/approval/index.js'
-import { defineWorkflow, workflow } from '../src/modules/workflow/index.js'
-
-export interface Row {
-  name: string
-  value: number
-  unit: string
-  baseline?: number
-  ratio?: number
-  target?: number
-}
+import { createEngine, type Engine } from 'skein'
+import { approval } from 'skein/approval'
+import { defineWorkflow, workflow } from 'skein/workflow'
+import { median, type Row } from './table.js'
 
 const DURATION_MS = 1500
 const ROUNDS = 3
@@ -69,8 +61,6 @@ function load(url: string): Promise<number> {
     })
   })
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 /** The baseline: a bare node:http server answering the same JSON body (already built). */
 async function bareServer(body: string) {

@@ -6,15 +6,7 @@ import Database from 'better-sqlite3'
 import type { EventEnvelope } from '../src/core/envelope.js'
 import { sqliteStore } from '../src/stores/sqlite/index.js'
 import { eventParams } from '../src/stores/sqlite/statements.js'
-
-export interface Row {
-  name: string
-  value: number
-  unit: string
-  baseline?: number
-  ratio?: number
-  target?: number
-}
+import { median, type Row } from './table.js'
 
 const ROUNDS = 5
 /** Events written per round at each batch size: enough commits to swamp timer noise. */
@@ -38,11 +30,6 @@ function batchOf(runId: string, fromSeq: number, size: number): EventEnvelope[] 
     threadId: 't-root',
     origin: 'runtime' as const,
   }))
-}
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
 
 /** Raw better-sqlite3: the store's own schema, synchronous FULL, one transaction per batch. */
