@@ -58,37 +58,45 @@ function isRunnable(
 
 const NEVER_ABORTED = new AbortController()
 
-/** What a handler gets beside its input; `signal` is read lazily (most handlers never do). */
-function effectContext(
+/** What a handler gets beside its input; the lazy `signal` getter lives on the prototype. */
+class HandlerContext implements EffectContext {
+  readonly effectId: string
+  readonly threadId: string
+  constructor(
+    private readonly ctx: EngineContext,
+    readonly runId: string,
+    effect: EffectRecord,
+    readonly attempt: number,
+    private readonly emitted: Array<{ type: string; payload: Json }>,
+    private readonly signalOf: () => AbortSignal,
+  ) {
+    this.effectId = effect.effectId
+    this.threadId = effect.threadId
+  }
+  /** Read lazily: most handlers never look at it, so most attempts make no AbortController. */
+  get signal(): AbortSignal {
+    return this.signalOf()
+  }
+  // Arrow fields, not methods: handlers may destructure `{ emit, publish }` from the context.
+  readonly emit = (type: string, payload: Json = null): void => {
+    this.emitted.push({ type, payload })
+  }
+  readonly effectType = (effect: EffectDefinition): string | undefined =>
+    this.ctx.registry.effectType(effect)
+  readonly publish = (type: string, payload: Json = null): void => {
+    const { runId, threadId, effectId } = this
+    this.ctx.publishTransient({ runId, threadId, effectId, type, payload })
+  }
+}
+
+const effectContext = (
   ctx: EngineContext,
   runId: string,
   effect: EffectRecord,
   attempt: number,
   emitted: Array<{ type: string; payload: Json }>,
   signal: () => AbortSignal,
-): EffectContext {
-  return {
-    effectId: effect.effectId,
-    attempt,
-    runId,
-    threadId: effect.threadId,
-    get signal() {
-      return signal()
-    },
-    emit(type, payload = null) {
-      emitted.push({ type, payload })
-    },
-    effectType: (e) => ctx.registry.effectType(e),
-    publish: (type, payload = null) =>
-      ctx.publishTransient({
-        runId,
-        threadId: effect.threadId,
-        effectId: effect.effectId,
-        type,
-        payload,
-      }),
-  }
-}
+): EffectContext => new HandlerContext(ctx, runId, effect, attempt, emitted, signal)
 
 const executorOf = (ctx: EngineContext, mem: RunMemory, effect: EffectRecord) =>
   mem.executors.get(effect.effectId) ?? ctx.registry.effects.get(effect.type)

@@ -71,12 +71,13 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
       if (node.status === 'finished' || node.status === 'skipped') return true
       return node.status === 'failed' && node.fallback !== undefined && isDone(node.fallback)
     }
-    const triggered = new Set<string>()
+    let triggered: Set<string> | undefined
     if (def.fallbacks.size > 0) {
+      triggered = new Set()
       for (const node of Object.values(state.nodes)) if (node.fallback) triggered.add(node.fallback)
     }
     let running = 0
-    for (const node of Object.values(state.nodes)) if (node.status === 'started') running++
+    for (const id in state.nodes) if (state.nodes[id].status === 'started') running++
     let progressing = running > 0
     for (const id of def.order) {
       const node = state.nodes[id]
@@ -86,7 +87,7 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
         continue
       }
       if (node) continue
-      if (def.fallbacks.has(id) && !triggered.has(id)) continue
+      if (def.fallbacks.has(id) && !triggered?.has(id)) continue
       const spec = def.nodes[id]
       if (!(spec.after ?? []).every(isDone)) continue
       progressing = true
