@@ -8,7 +8,6 @@ import type {
   StartResult,
   TransientEvent,
 } from '../core/envelope.js'
-import { isTerminal } from '../core/envelope.js'
 import {
   DefinitionNotFoundError,
   IdempotencyConflictError,
@@ -101,7 +100,7 @@ export class RuntimeEngine implements EngineRuntime {
   private async mutate(
     runId: string,
     name: string,
-    run: (fold: RunFold | null, controller: RunController) => Promise<RunState | StartResult>,
+    run: (fold: RunFold | null, controller: RunController) => Promise<unknown>,
   ): Promise<RunState> {
     const controller = this.controller(runId)
     controller.halted = false
@@ -197,7 +196,6 @@ export class RuntimeEngine implements EngineRuntime {
     const state = await this.mutate(runId, 'start', async (fold, controller) => {
       const result = await startOp.run(this.ctx, controller.mem, runId, fold, prepared, options)
       threadId = result.threadId
-      return result.state
     })
     return { runId, threadId, state }
   }

@@ -1,5 +1,5 @@
 import type { Definition } from '../core/definition.js'
-import type { EventInput, RunState } from '../core/envelope.js'
+import type { EventInput } from '../core/envelope.js'
 import { isTerminal } from '../core/envelope.js'
 import {
   EffectNotFoundError,
@@ -9,7 +9,7 @@ import {
   RunNotFoundError,
   StartConflictError,
 } from '../core/errors.js'
-import { emptyFold, type RunFold, viewState } from '../core/fold.js'
+import { emptyFold, type RunFold } from '../core/fold.js'
 import { canonicalJson, type Json } from '../core/json.js'
 import { RT } from '../core/runtime-events.js'
 import { cancelSubtree } from './commands-apply.js'
@@ -42,7 +42,7 @@ export const startOp = {
     fold: RunFold | null,
     prepared: PreparedStart,
     options: StartOptions,
-  ): Promise<{ threadId: string; state: RunState }> {
+  ): Promise<{ threadId: string }> {
     const { definition, input } = prepared
     if (fold) {
       const mismatched: string[] = []
@@ -59,7 +59,7 @@ export const startOp = {
           { runId, fields: mismatched },
         )
       }
-      return { threadId: fold.state.rootThreadId, state: viewState(fold) }
+      return { threadId: fold.state.rootThreadId }
     }
     const threadId = options.threadId ?? ctx.ids.threadId()
     const fresh = emptyFold(runId)
@@ -70,7 +70,7 @@ export const startOp = {
       kind: definition.kind,
       definitionName: definition.name,
     })
-    const result = await wakePass(ctx, mem, fresh, (batch) => {
+    await wakePass(ctx, mem, fresh, (batch) => {
       batch.idempotencyKey = options.idempotencyKey
       batch.add(
         RT.runStarted,
@@ -96,7 +96,7 @@ export const startOp = {
         { threadId },
       )
     })
-    return { threadId, state: result.state }
+    return { threadId }
   },
 }
 
@@ -115,10 +115,10 @@ export const signalOp = {
     fold: RunFold | null,
     events: PreparedSignal,
     idempotencyKey: string | undefined,
-  ): Promise<RunState> {
+  ): Promise<void> {
     if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
     if (idempotencyKey !== undefined && fold.signalKeys[idempotencyKey] !== undefined) {
-      return viewState(fold)
+      return
     }
     for (const event of events) {
       if (event.threadId !== undefined && !fold.state.threads[event.threadId]) {
@@ -128,7 +128,7 @@ export const signalOp = {
         })
       }
     }
-    const result = await wakePass(ctx, mem, fold, (batch) => {
+    await wakePass(ctx, mem, fold, (batch) => {
       batch.idempotencyKey = idempotencyKey
       events.forEach((event, i) => {
         batch.add(event.type, event.payload, {
@@ -138,7 +138,6 @@ export const signalOp = {
         })
       })
     })
-    return result.state
   },
 }
 
@@ -149,18 +148,17 @@ export async function cancelOp(
   runId: string,
   fold: RunFold | null,
   threadId: string | undefined,
-): Promise<RunState> {
+): Promise<void> {
   if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
   const target = threadId ?? fold.state.rootThreadId
   const thread = fold.state.threads[target]
   if (!thread)
     throw new InvalidInputError(`run ${runId} has no thread ${target}`, { runId, threadId: target })
-  if (isTerminal(fold.state.status) || isTerminal(thread.status)) return viewState(fold)
-  const result = await wakePass(ctx, mem, fold, (batch) => {
+  if (isTerminal(fold.state.status) || isTerminal(thread.status)) return
+  await wakePass(ctx, mem, fold, (batch) => {
     batch.add(RT.cancelRequested, { threadId: target }, { threadId: target, origin: 'operator' })
     cancelSubtree(ctx, mem, batch, target, 'cancelled')
   })
-  return result.state
 }
 
 const RETRYABLE = new Set(['ambiguous', 'failed', 'timed_out'])
@@ -176,7 +174,7 @@ export async function retryEffectOp(
   fold: RunFold | null,
   effectId: string,
   caller: CallerContext,
-): Promise<RunState> {
+): Promise<void> {
   if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
   const effect = fold.effects[effectId]
   if (!effect) {
@@ -196,7 +194,7 @@ export async function retryEffectOp(
       { runId, effectId, status: effect.status },
     )
   }
-  const result = await wakePass(ctx, mem, fold, (batch) => {
+  await wakePass(ctx, mem, fold, (batch) => {
     batch.add(
       RT.effectRetryScheduled,
       {
@@ -210,5 +208,4 @@ export async function retryEffectOp(
       { threadId: effect.threadId, effectId, origin: 'operator' },
     )
   })
-  return result.state
 }

@@ -1,7 +1,6 @@
-import type { RunState } from '../core/envelope.js'
 import { isTerminal } from '../core/envelope.js'
 import { InvalidInputError, RunNotFoundError } from '../core/errors.js'
-import { type EffectRecord, type RunFold, viewState } from '../core/fold.js'
+import type { EffectRecord, RunFold } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import { RT } from '../core/runtime-events.js'
 import type { Batch } from './batch.js'
@@ -28,7 +27,7 @@ export async function workerCallbackOp(
   runId: string,
   fold: RunFold | null,
   input: WorkerCallbackInput,
-): Promise<RunState> {
+): Promise<void> {
   if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
   if (
     !input ||
@@ -46,16 +45,15 @@ export async function workerCallbackOp(
     effect.execution === 'worker' &&
     effect.attempt === input.attempt &&
     (effect.status === 'dispatched' || effect.status === 'started')
-  if (!current) return viewState(fold)
+  if (!current) return
   // A finished run only takes the answer to a cancel request it made.
-  if (isTerminal(fold.state.status) && !effect.cancelRequested) return viewState(fold)
+  if (isTerminal(fold.state.status) && !effect.cancelRequested) return
   const prepared = input.kind === 'complete' ? await prepareCompletion(ctx, input) : null
   const now = ctx.clock.now()
-  if (!writes(effect, input, now)) return viewState(fold)
-  const result = await wakePass(ctx, mem, fold, (batch) =>
+  if (!writes(effect, input, now)) return
+  await wakePass(ctx, mem, fold, (batch) =>
     recordCallback(ctx, mem, batch, effect, input, prepared),
   )
-  return result.state
 }
 
 /** Whether a callback for the current attempt changes anything (else nothing is written). */
