@@ -44,7 +44,24 @@ export class RunController {
   private idleWaiters: Array<{ resolve: (s: RunState) => void; reject: (e: unknown) => void }> = []
   private cycleError: unknown
   /** Committed state after the latest operation. */
-  lastState: RunState | null = null
+  private view: RunState | null = null
+  /** The fold moved since `view` was made: the next read of `lastState` makes a new one. */
+  private viewStale = false
+
+  /**
+   * The run's state after the latest operation. Made on demand (most operations are never read
+   * between one another); while an operation runs, the previous view is returned, never a
+   * half-applied fold.
+   */
+  get lastState(): RunState | null {
+    if (this.viewStale && !this.running && this.mem.fold) this.materializeView()
+    return this.view
+  }
+
+  private materializeView(): void {
+    if (this.mem.fold) this.view = viewState(this.mem.fold)
+    this.viewStale = false
+  }
   /** Set after a WakeLimitError: completions no longer drive the run until an explicit call. */
   halted = false
 
@@ -112,7 +129,7 @@ export class RunController {
       const fold = await this.currentFold()
       try {
         const result = await run(fold)
-        if (this.mem.fold) this.lastState = viewState(this.mem.fold)
+        if (this.mem.fold) this.viewStale = true
         return result
       } catch (error) {
         // The fold may hold events that never became durable: forget it.
@@ -176,7 +193,10 @@ export class RunController {
         const keepUsing = !parked || ctx.options.runCacheSize > 0
         // A fold handed to the snapshot store is the store's now: an operation queued while
         // the save is in flight must load its own copy instead of mutating this one.
-        if (!keepUsing) this.mem.fold = null
+        if (!keepUsing) {
+          if (this.viewStale) this.materializeView()
+          this.mem.fold = null
+        }
         await saveSnapshot(ctx, fold, keepUsing)
         this.mem.lastSnapshotSeq = fold.state.lastSeq
       }
