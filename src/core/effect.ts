@@ -53,6 +53,3 @@ export function defineEffect<I = unknown, O = unknown>(
 ): EffectDefinition<I, O> {
   return Object.freeze({ ...config, kindOf: 'effect' as const })
 }
-
-export const isEffectDefinition = (value: unknown): value is EffectDefinition =>
-  typeof value === 'object' && value !== null && (value as any).kindOf === 'effect'

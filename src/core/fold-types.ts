@@ -124,7 +124,7 @@ export const dict = <T>(from?: Record<string, T>): Record<string, T> =>
  * thread books, command, effect and wait records, and every map) is copied; what is only ever
  * replaced (thread states, kind states, payload values, timers) is shared. Linear in the number
  * of records, not in the bytes of the run's data, unlike a JSON round trip. Also puts the maps in
- * dictionary mode, so it serves for folds parsed from a snapshot.
+ * dictionary mode, so it also serves for folds parsed from a snapshot.
  */
 export function cloneFold(fold: RunFold): RunFold {
   const books = dict<ThreadBook>()
@@ -149,19 +149,6 @@ export function cloneFold(fold: RunFold): RunFold {
     signalKeys: dict(fold.signalKeys),
     projections: dict(fold.projections),
   }
-}
-
-/** Puts the maps of a fold parsed from JSON (a snapshot) back into dictionary mode. */
-export function normalizeFold(fold: RunFold): RunFold {
-  fold.state.threads = dict(fold.state.threads)
-  fold.books = dict(fold.books)
-  for (const id in fold.books) fold.books[id].commands = dict(fold.books[id].commands)
-  fold.effects = dict(fold.effects)
-  fold.waits = dict(fold.waits)
-  fold.timers = dict(fold.timers)
-  fold.signalKeys = dict(fold.signalKeys)
-  fold.projections = dict(fold.projections)
-  return fold
 }
 
 export function emptyFold(runId: string): RunFold {

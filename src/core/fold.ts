@@ -28,7 +28,7 @@ export type {
   WorkerDeadlineKind,
   WorkerTimeouts,
 } from './fold-types.js'
-export { cloneFold, dict, emptyFold, normalizeFold, outcomeOf, viewState } from './fold-types.js'
+export { cloneFold, dict, emptyFold, outcomeOf, viewState } from './fold-types.js'
 
 import {
   type CommandRecord,

@@ -1,6 +1,5 @@
 import type { EffectDefinition } from '../core/effect.js'
 import type { TransientEvent } from '../core/envelope.js'
-import type { ErrorInfo } from '../core/errors.js'
 import type { RunFold } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler } from '../core/ports.js'
@@ -66,5 +65,3 @@ export const newRunMemory = (): RunMemory => ({
   carryDirty: new Set(),
   lastSnapshotSeq: 0,
 })
-
-export const errorInfo = (code: string, message: string): ErrorInfo => ({ code, message })

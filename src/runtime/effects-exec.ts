@@ -329,7 +329,3 @@ export function failAttempt(
     meta,
   )
 }
-
-/** An executor for an effect definition is known (used to decide placement). */
-export const hasHandler = (definition: EffectDefinition | undefined): boolean =>
-  typeof definition?.execute === 'function'

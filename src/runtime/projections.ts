@@ -1,6 +1,5 @@
 import { ProjectionNotFoundError } from '../core/errors.js'
 import type { RunFold } from '../core/fold.js'
-import type { Json } from '../core/json.js'
 import { foldProjection, type ProjectionDefinition } from '../core/projection.js'
 import type { EngineContext } from './context.js'
 
@@ -38,5 +37,3 @@ export async function projectRun<S>(
   const events = await ctx.store.read(fold.state.runId, { fromSeq: 1 })
   return foldProjection(definition, events)
 }
-
-export type { Json }

@@ -148,8 +148,10 @@ export class RunController {
     if (fold && fold.state.lastSeq > tail) fold = null
     if (fold && fold.state.lastSeq < tail) fold = await catchUp(ctx, fold)
     if (!fold && tail > 0) {
-      fold = await loadFold(ctx, this.runId)
-      if (fold) this.mem.lastSnapshotSeq = fold.state.lastSeq
+      const loaded = await loadFold(ctx, this.runId)
+      fold = loaded?.fold ?? null
+      // The events folded after the snapshot are not in it: the next park must snapshot them.
+      if (loaded) this.mem.lastSnapshotSeq = loaded.snapshotSeq
     }
     this.mem.fold = fold
     return fold

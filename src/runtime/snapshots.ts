@@ -7,11 +7,17 @@ import type { EngineContext } from './context.js'
 export const SNAPSHOT_FORMAT = 1
 
 /**
- * Loads a run's fold: newest snapshot plus the events after it. `null` when the run has no
- * events. Throws DeterminismError when the log was trimmed past every snapshot.
+ * Loads a run's fold for a writer: newest snapshot plus the events after it, and the seq that
+ * snapshot covers. `null` when the run has no events. Throws DeterminismError when the log was trimmed past every snapshot.
  */
-export async function loadFold(ctx: EngineContext, runId: string): Promise<RunFold | null> {
-  return loadFrom(ctx, runId, await ctx.snapshots.latest(runId, undefined, { readOnly: true }))
+export async function loadFold(
+  ctx: EngineContext,
+  runId: string,
+): Promise<{ fold: RunFold; snapshotSeq: number } | null> {
+  const snapshot = await ctx.snapshots.latest(runId, undefined, { readOnly: true })
+  const fold = await loadFrom(ctx, runId, snapshot)
+  if (!fold) return null
+  return { fold, snapshotSeq: snapshot?.format === SNAPSHOT_FORMAT ? snapshot.seq : 0 }
 }
 
 /**

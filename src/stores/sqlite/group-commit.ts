@@ -30,6 +30,21 @@ export function storeError(action: string, error: unknown): unknown {
 }
 
 /**
+ * Runs a synchronous store call behind the closed-store guard and as a promise: driver errors
+ * become StoreErrors naming `action`, never a synchronous throw.
+ */
+export const guardedCall =
+  (guard: () => void) =>
+  <T>(action: string, fn: () => T): Promise<T> => {
+    try {
+      guard()
+      return Promise.resolve(fn())
+    } catch (error) {
+      return Promise.reject(storeError(action, error))
+    }
+  }
+
+/**
  * Group commit: appends issued in the same tick share one `BEGIN IMMEDIATE … COMMIT`, so
  * one fsync covers them all. Each request checks its run's tail (and idempotency key) inside
  * the shared transaction, in call order, and writes under its own savepoint, so a conflict

@@ -1,6 +1,6 @@
 import type { Snapshot, SnapshotStore } from '../../core/ports.js'
 import type { SqliteDatabase } from './driver.js'
-import { storeError } from './group-commit.js'
+import { guardedCall } from './group-commit.js'
 
 interface SnapshotRow {
   run_id: string
@@ -37,14 +37,7 @@ export function sqliteSnapshotStore(
     `DELETE FROM skein_snapshots WHERE run_id = ? AND seq NOT IN
       (SELECT seq FROM skein_snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT ?)`,
   )
-  const run = <T>(action: string, fn: () => T): Promise<T> => {
-    try {
-      guard()
-      return Promise.resolve(fn())
-    } catch (error) {
-      return Promise.reject(storeError(action, error))
-    }
-  }
+  const run = guardedCall(guard)
 
   /** Buffered saves by run, ascending seq; `data` is already JSON text. */
   const pending = new Map<

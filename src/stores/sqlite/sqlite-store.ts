@@ -8,7 +8,7 @@ import type {
   SnapshotStore,
 } from '../../core/ports.js'
 import { loadDriver, openDatabase, type SqliteDriver } from './driver.js'
-import { createGroupCommit, storeError } from './group-commit.js'
+import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate } from './schema.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { prepareStatements, rowToEnvelope, rowToSummary } from './statements.js'
@@ -103,14 +103,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     return st.trimEvents.run(runId, head).changes
   })
 
-  const sync = <T>(action: string, fn: () => T): Promise<T> => {
-    try {
-      guard()
-      return Promise.resolve(fn())
-    } catch (error) {
-      return Promise.reject(storeError(action, error))
-    }
-  }
+  const sync = guardedCall(guard)
 
   return {
     path,
