@@ -9,6 +9,7 @@ import type {
 } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
 import type { RunSummary } from '../core/ports.js'
+import { timeOrderedUuid } from '../core/uuid.js'
 import type {
   EffectAttemptView,
   ReplayStep,
@@ -99,7 +100,7 @@ export function createEngineClient(options: EngineClientOptions) {
   const startBody = (args: StartRunArgs) => JSON.parse(JSON.stringify(args)) as Json
 
   const streamRun = (args: StartRunArgs, streamOptions: StreamOptions = {}): RunStream => {
-    const runId = args.runId ?? globalThis.crypto.randomUUID()
+    const runId = args.runId ?? timeOrderedUuid(Date.now())
     return openRunStream(runId, streamOptions.onTransient, (signal) =>
       doFetch(
         new Request(`${base}/runs`, {

@@ -1,5 +1,6 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import type { Clock, Ids } from '../core/ports.js'
+import { timeOrderedUuid } from '../core/uuid.js'
 
 /** The real clock: wall time and Node timers (unref'd so they never keep a process alive). */
 export const systemClock: Clock = {
@@ -16,14 +17,14 @@ export const systemClock: Clock = {
 
 /**
  * Ids: a random per-engine prefix plus a counter, so ids are unique across processes and
- * cheap to make. Run ids are full random UUIDs (users see and share them).
+ * cheap to make. Run ids are version-7 UUIDs (random, users see and share them, and time-ordered so stores index new runs at the end).
  */
 export function defaultIds(): Ids {
   const prefix = randomBytes(6).toString('base64url')
   let counter = 0
   const next = (tag: string) => `${tag}_${prefix}${(counter++).toString(36)}`
   return {
-    runId: () => `run_${randomUUID()}`,
+    runId: () => `run_${timeOrderedUuid(Date.now())}`,
     threadId: () => next('thr'),
     eventId: () => next('evt'),
     effectId: () => next('eff'),

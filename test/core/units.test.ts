@@ -9,6 +9,7 @@ import {
 import { canonicalJson, checkJson, isSubset, jsonByteLength } from '../../src/core/json.js'
 import { matchesWait } from '../../src/core/matching.js'
 import { backoffDelay, resolveRetry } from '../../src/core/retry.js'
+import { timeOrderedUuid } from '../../src/core/uuid.js'
 import { defaultIds } from '../../src/runtime/system.js'
 
 describe('backoff', () => {
@@ -105,5 +106,19 @@ describe('errors and ids', () => {
     for (let i = 0; i < 1000; i++) for (const g of [a, b]) seen.add(g.eventId())
     expect(seen.size).toBe(2000)
     expect(a.runId()).toMatch(/^run_[0-9a-f-]{36}$/)
+  })
+  it('run ids are RFC 9562 version-7 UUIDs: random, but sorted by creation time', () => {
+    let ms = Date.UTC(2026, 10, 22)
+    const ids = Array.from({ length: 200 }, (_, i) => timeOrderedUuid((ms += i % 3)))
+    expect(new Set(ids).size).toBe(200)
+    for (const id of ids)
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    // Different milliseconds sort in creation order (the same millisecond only shares a prefix).
+    const firstOfEachMs = ids.filter((_, i) => i % 3 === 0)
+    expect([...firstOfEachMs].sort()).toEqual(firstOfEachMs)
+    expect(ids[0].slice(0, 13).replace('-', '')).toBe(
+      Date.UTC(2026, 10, 22).toString(16).padStart(12, '0'),
+    )
+    expect(defaultIds().runId().slice(4, 12)).toBe(timeOrderedUuid(Date.now()).slice(0, 8))
   })
 })

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { timeOrderedUuid } from '../../core/uuid.js'
 import type { StartRunArgs } from '../../runtime/engine-types.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
@@ -54,7 +54,7 @@ export const runRoutes: Route[] = [
       const args = await startArgs(ctx)
       if (wantsEventStream(ctx.request)) {
         // The stream must know the runId before the run exists, to subscribe first.
-        const withId = { ...args, runId: args.runId ?? randomUUID() }
+        const withId = { ...args, runId: args.runId ?? timeOrderedUuid(Date.now()) }
         return streamStart(ctx.engine, ctx.streams, ctx.options, withId, ctx.request.signal)
       }
       const result = await ctx.engine.startRun(args)
