@@ -232,6 +232,9 @@ export async function benchSqliteEngine(): Promise<Row[]> {
   const db = () => join(dir, `b${++file}.db`)
   try {
     const rows: Row[] = []
+    // Warm-up rounds (JIT tiers, statement caches) on both sides, so figures are a warm host's.
+    floorRuns(db(), 300, CONCURRENCY)
+    await skeinRuns(db(), 1000, CONCURRENCY)
     const floorSeq = median([1, 2, 3].map(() => floorRuns(db(), 300, 1)))
     const floorPar = median([1, 2, 3].map(() => floorRuns(db(), 1600, CONCURRENCY)))
     const seq: number[] = []

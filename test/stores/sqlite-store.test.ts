@@ -41,7 +41,11 @@ afterEach(async () => {
 })
 
 /** A driver whose statements can be counted or made to fail, for group-commit tests. */
-function instrumentedDriver(hooks: { begins: number; failInsertFor?: string }): SqliteDriver {
+function instrumentedDriver(hooks: {
+  begins: number
+  savepoints?: number
+  failInsertFor?: string
+}): SqliteDriver {
   class Instrumented extends Database {
     override prepare(source: string): any {
       const statement: any = super.prepare(source)
@@ -49,6 +53,11 @@ function instrumentedDriver(hooks: { begins: number; failInsertFor?: string }): 
       if (source === 'BEGIN IMMEDIATE') {
         statement.run = (...args: unknown[]) => {
           hooks.begins++
+          return run(...args)
+        }
+      } else if (source.startsWith('SAVEPOINT')) {
+        statement.run = (...args: unknown[]) => {
+          hooks.savepoints = (hooks.savepoints ?? 0) + 1
           return run(...args)
         }
       } else if (source.startsWith('INSERT INTO skein_events')) {
@@ -206,7 +215,8 @@ describe('sqlite store', () => {
     const after = store.append('taken', makeEnvelopes('taken', 4, 1), { expectedSeq: 3 })
 
     const results = await Promise.allSettled([...calls, stale, dupKey, boom, next, after])
-    expect(hooks.begins).toBe(1)
+    // The failed write undid the fast path; the group was redone with a savepoint per request.
+    expect(hooks.begins).toBe(2)
     expect(results.slice(0, 50).every((r) => r.status === 'fulfilled')).toBe(true)
     const reasons = results.slice(50).map((r) => (r.status === 'rejected' ? r.reason : 'ok'))
     expect(SeqConflictError.is(reasons[0])).toBe(true)
@@ -224,6 +234,33 @@ describe('sqlite store', () => {
     // The failed call's savepoint took its idempotency key with it.
     hooks.failInsertFor = ''
     await store.append('boom', makeEnvelopes('boom', 1, 1), { expectedSeq: 0, idempotencyKey: 'b' })
+  })
+
+  it('writes a group without savepoints when nothing fails, and a lone failed write alone', async () => {
+    const hooks = { begins: 0, savepoints: 0, failInsertFor: 'boom' }
+    const store = open({ path: freshPath(), driver: () => instrumentedDriver(hooks) })
+    hooks.begins = 0
+    const conflict = store.append('x', makeEnvelopes('x', 6, 1), { expectedSeq: 5 })
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.append(`r${i}`, makeEnvelopes(`r${i}`, 1, 3), { expectedSeq: 0 }),
+      ),
+    )
+    expect(SeqConflictError.is(await conflict.catch((e) => e))).toBe(true)
+    expect({ begins: hooks.begins, savepoints: hooks.savepoints }).toEqual({
+      begins: 1,
+      savepoints: 0,
+    })
+    const lone = await store
+      .append('boom', makeEnvelopes('boom', 1, 2), { expectedSeq: 0, idempotencyKey: 'k' })
+      .catch((e) => e)
+    expect(StoreError.is(lone) && /injected insert failure/.test(lone.message)).toBe(true)
+    expect(hooks.savepoints).toBe(0)
+    expect(await store.tail('boom')).toBe(0)
+    hooks.failInsertFor = ''
+    await store.append('boom', makeEnvelopes('boom', 1, 2), { expectedSeq: 0, idempotencyKey: 'k' })
+    expect(await store.tail('boom')).toBe(2)
+    for (let i = 0; i < 20; i++) expect(await store.tail(`r${i}`)).toBe(3)
   })
 
   it('settles group-committed appends only after the commit is visible to others', async () => {

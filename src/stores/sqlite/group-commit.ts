@@ -47,8 +47,10 @@ export const guardedCall =
 /**
  * Group commit: appends issued in the same tick share one `BEGIN IMMEDIATE … COMMIT`, so
  * one fsync covers them all. Each request checks its run's tail (and idempotency key) inside
- * the shared transaction, in call order, and writes under its own savepoint, so a conflict
- * or a failed write undoes only that request. Promises settle only after COMMIT returned.
+ * the shared transaction, in call order, before it writes anything, so a conflict rejects only
+ * that request. Writes run without savepoints (each costs a statement journal); if a write
+ * fails, the group is rolled back and redone with a savepoint per request, so a failed write
+ * also undoes only its own request. Promises settle only after COMMIT returned.
  */
 export function createGroupCommit(
   db: SqliteDatabase,
@@ -60,7 +62,8 @@ export function createGroupCommit(
   let queue: AppendRequest[] = []
   let scheduled = false
 
-  const apply = ({ runId, events, options }: AppendRequest): void => {
+  /** The tail after this request, or undefined when it writes nothing; throws on conflict. */
+  const check = ({ runId, events, options }: AppendRequest): number | undefined => {
     const { expectedSeq, idempotencyKey, meta } = options
     const tail = st.run.get(runId)?.tail ?? 0
     if (tail !== expectedSeq) {
@@ -75,23 +78,72 @@ export function createGroupCommit(
         { runId, idempotencyKey },
       )
     }
-    if (events.length === 0 && !meta) return
-    const newTail = expectedSeq + events.length
-    st.savepoint.run()
-    try {
-      if (idempotencyKey !== undefined) st.insertKey.run(runId, idempotencyKey, newTail)
-      for (const event of events) st.insertEvent.run(...eventParams(event))
-      if (meta) st.upsertMeta.run(...metaParams(runId, newTail, meta))
-      else st.upsertTail.run(runId, newTail)
-      st.release.run()
-    } catch (error) {
-      // Some errors (SQLITE_FULL, IOERR) roll back the whole transaction by themselves.
-      if (db.inTransaction) {
+    if (events.length === 0 && !meta) return undefined
+    return expectedSeq + events.length
+  }
+
+  const write = ({ runId, events, options }: AppendRequest, newTail: number): void => {
+    const { idempotencyKey, meta } = options
+    if (idempotencyKey !== undefined) st.insertKey.run(runId, idempotencyKey, newTail)
+    for (const event of events) st.insertEvent.run(...eventParams(event))
+    if (meta) st.upsertMeta.run(...metaParams(runId, newTail, meta))
+    else st.upsertTail.run(runId, newTail)
+  }
+
+  interface GroupResult {
+    failed: Map<AppendRequest, unknown>
+    /** Set when the transaction itself is gone (SQLITE_FULL, IOERR roll it back). */
+    aborted?: unknown
+    /** A write failed on the fast path: the caller must roll back and redo isolated. */
+    redo?: unknown
+  }
+
+  const applyGroup = (group: AppendRequest[], isolated: boolean): GroupResult => {
+    const failed = new Map<AppendRequest, unknown>()
+    for (const request of group) {
+      let newTail: number | undefined
+      try {
+        newTail = check(request)
+      } catch (error) {
+        failed.set(request, error)
+        continue
+      }
+      if (newTail === undefined) continue
+      if (!isolated) {
+        try {
+          write(request, newTail)
+        } catch (error) {
+          return { failed, redo: storeError(`append to run ${request.runId}`, error) }
+        }
+        continue
+      }
+      st.savepoint.run()
+      try {
+        write(request, newTail)
+        st.release.run()
+      } catch (error) {
+        const wrapped = storeError(`append to run ${request.runId}`, error)
+        failed.set(request, wrapped)
+        if (!db.inTransaction) return { failed, aborted: wrapped }
         st.rollbackTo.run()
         st.release.run()
       }
-      throw storeError(`append to run ${runId}`, error)
     }
+    return { failed }
+  }
+
+  /** Runs the group on the fast path; after a failed write, undoes it and redoes it isolated. */
+  const applyAll = (group: AppendRequest[]): GroupResult => {
+    const fast = applyGroup(group, false)
+    if (fast.redo === undefined) return fast
+    if (db.inTransaction) st.rollback.run()
+    if (group.length === 1) return { failed: new Map([[group[0], fast.redo]]), aborted: fast.redo }
+    try {
+      st.begin.run()
+    } catch (error) {
+      return { failed: new Map(), aborted: storeError('begin transaction', error) }
+    }
+    return applyGroup(group, true)
   }
 
   const flush = (): void => {
@@ -106,19 +158,8 @@ export function createGroupCommit(
       for (const request of group) request.reject(wrapped)
       return
     }
-    const failed = new Map<AppendRequest, unknown>()
-    let aborted: unknown
-    for (const request of group) {
-      try {
-        apply(request)
-      } catch (error) {
-        failed.set(request, error)
-        if (!db.inTransaction) {
-          aborted = error
-          break
-        }
-      }
-    }
+    const { failed, aborted: abortedInApply } = applyAll(group)
+    let aborted = abortedInApply
     if (aborted === undefined) {
       try {
         beforeCommit()
