@@ -1,4 +1,8 @@
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
+/** Entropy is drawn in blocks: one getRandomValues call per 409 ids, not one per id. */
+const POOL_BYTES = 4096
+let pool = new Uint8Array(0)
+let offset = 0
 
 /**
  * An RFC 9562 version-7 UUID: 48 bits of Unix milliseconds, then 74 random bits. As unguessable
@@ -8,19 +12,16 @@ const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'
  * passes the time (core reads no clock).
  */
 export function timeOrderedUuid(nowMs: number): string {
-  const b = new Uint8Array(16)
-  globalThis.crypto.getRandomValues(b)
-  let ms = Math.max(0, Math.floor(nowMs))
-  for (let i = 5; i >= 0; i--) {
-    b[i] = ms % 256
-    ms = Math.floor(ms / 256)
+  if (offset + 10 > pool.length) {
+    pool = globalThis.crypto.getRandomValues(new Uint8Array(POOL_BYTES))
+    offset = 0
   }
-  b[6] = 0x70 | (b[6] & 0x0f)
-  b[8] = 0x80 | (b[8] & 0x3f)
-  let out = ''
-  for (let i = 0; i < 16; i++) {
-    out += HEX[b[i]]
-    if (i === 3 || i === 5 || i === 7 || i === 9) out += '-'
-  }
-  return out
+  const ms = Math.max(0, Math.floor(nowMs)).toString(16).padStart(12, '0').slice(-12)
+  const r = offset
+  offset += 10
+  const hex = (i: number) => HEX[pool[r + i]]
+  return (
+    `${ms.slice(0, 8)}-${ms.slice(8)}-${HEX[0x70 | (pool[r] & 0x0f)]}${hex(1)}-` +
+    `${HEX[0x80 | (pool[r + 2] & 0x3f)]}${hex(3)}-${hex(4)}${hex(5)}${hex(6)}${hex(7)}${hex(8)}${hex(9)}`
+  )
 }
