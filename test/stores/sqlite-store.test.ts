@@ -263,6 +263,26 @@ describe('sqlite store', () => {
     for (let i = 0; i < 20; i++) expect(await store.tail(`r${i}`)).toBe(3)
   })
 
+  it('group-commits appends from separate callbacks of one event-loop phase', async () => {
+    // Each I/O or timer callback drains its own microtasks: a microtask flush would commit
+    // every HTTP request or due timer alone. The flush waits for the loop phase to end.
+    const hooks = { begins: 0 }
+    const store = open({ path: freshPath(), driver: () => instrumentedDriver(hooks) })
+    hooks.begins = 0
+    const appends = await new Promise<Promise<void>[]>((resolve) => {
+      const started: Promise<void>[] = []
+      for (let i = 0; i < 10; i++) {
+        setImmediate(() => {
+          started.push(store.append(`r${i}`, makeEnvelopes(`r${i}`, 1, 2), { expectedSeq: 0 }))
+          if (started.length === 10) resolve(started)
+        })
+      }
+    })
+    await Promise.all(appends)
+    expect(hooks.begins).toBe(1)
+    for (let i = 0; i < 10; i++) expect(await store.tail(`r${i}`)).toBe(2)
+  })
+
   it('settles group-committed appends only after the commit is visible to others', async () => {
     const path = freshPath()
     const store = open({ path })

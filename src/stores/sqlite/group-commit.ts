@@ -45,7 +45,9 @@ export const guardedCall =
   }
 
 /**
- * Group commit: appends issued in the same tick share one `BEGIN IMMEDIATE … COMMIT`, so
+ * Group commit: appends issued in the same event-loop turn share one `BEGIN IMMEDIATE … COMMIT`
+ * (flushed from setImmediate: microtasks drain after every I/O callback, so a microtask flush
+ * would commit each HTTP request or due timer alone), so
  * one fsync covers them all. Each request checks its run's tail (and idempotency key) inside
  * the shared transaction, in call order, before it writes anything, so a conflict rejects only
  * that request. Writes run without savepoints (each costs a statement journal); if a write
@@ -189,7 +191,7 @@ export function createGroupCommit(
       queue.push(request)
       if (!scheduled) {
         scheduled = true
-        queueMicrotask(flush)
+        setImmediate(flush)
       }
     },
     /** Commits whatever is queued now (used by `close`). */

@@ -43,7 +43,7 @@ export interface SqliteStore extends EventStore {
 /**
  * The embedded persistent store (better-sqlite3, WAL). Appends are `BEGIN IMMEDIATE`
  * transactions that check the tail inside the transaction, so two processes on one file can
- * never fork a log; concurrent appends in one tick share a commit (see group-commit.ts).
+ * never fork a log; concurrent appends in one event-loop turn share a commit (group-commit.ts).
  *
  * @example
  * const store = sqliteStore({ path: '.skein/runs.db' })
