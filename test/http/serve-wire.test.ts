@@ -118,13 +118,17 @@ describe('JSON answers written by serve', () => {
   })
 
   it('keep headers set on the Response after the route built it', async () => {
+    const answered: Response[] = []
     const { server } = await serveFake({}, (res) => {
       res.headers.set('x-trace', 'abc')
+      answered.push(res)
       return res
     })
     const got = await wire(await fetch(`${server.url}/runs/r1`))
     expect(got.headers.get('x-trace')).toBe('abc')
     expect(got.body).toMatchObject({ runId: 'r1', state: { lastSeq: 3 } })
+    // Written from the text it was built from: its Web body was never read.
+    expect(answered[0].bodyUsed).toBe(false)
   })
 
   it("write an authorize hook's own Response as it is", async () => {
