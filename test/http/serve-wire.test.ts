@@ -163,7 +163,11 @@ describe('JSON answers written by serve', () => {
 
 describe('SSE written by serve', () => {
   it('sends the SSE headers, resumes after Last-Event-ID and keeps alive', async () => {
-    const { server, timers } = await serveFake()
+    const answered: Response[] = []
+    const { server, timers } = await serveFake({}, (res) => {
+      answered.push(res)
+      return res
+    })
     const res = await fetch(`${server.url}/runs/r1/events?live=true`, {
       headers: { 'last-event-id': '1' },
     })
@@ -178,6 +182,8 @@ describe('SSE written by serve', () => {
     expect(idsOf(reader.text)).toEqual([2, 3])
     timers.tick()
     await reader.until((t) => t.endsWith(': keepalive\n\n'))
+    // The frames went to the socket directly: nobody read the Response's Web body.
+    expect(answered[0].body!.locked).toBe(false)
     await reader.cancel()
     await expect.poll(() => timers.active).toBe(0)
   })
@@ -206,12 +212,14 @@ describe('SSE written by serve', () => {
     const slow = rawSubscriber(server, '/runs/r1/events')
     await slow.until((t) => idsOf(t).includes(3))
     slow.socket.pause()
-    // Big frames fill the kernel's socket buffers; from then on frames queue in the server,
-    // and the 11th queued one ends the stream. The cap only guards against a hang.
+    // Big frames fill the kernel's socket buffers (the loop yields to I/O so the socket can
+    // drain while there is room); from then on frames queue in the server, and the 11th
+    // queued one ends the stream. The cap only guards against a hang.
     const payload = { blob: 'x'.repeat(64 * 1024) }
     let appended = 0
     while (engine.subscriptions.active > 0 && appended < 2000) {
       await appendRaw(store, 'r1', [`burst.${appended++}`], payload)
+      await new Promise((resolve) => setImmediate(resolve))
     }
     expect(engine.subscriptions.active).toBe(0)
     // Events after the disconnect are for the resumed stream.
