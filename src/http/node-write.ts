@@ -57,6 +57,8 @@ function pipeFrames(tap: FrameTap, outgoing: ServerResponse): void {
       if (open()) outgoing.end()
     },
   })
+  // The client may have gone while the route ran: 'close' has fired already and won't again.
+  if (outgoing.destroyed) return tap.cancel()
   const { pull } = tap
   if (!pull) return
   void (async () => {

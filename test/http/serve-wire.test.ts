@@ -27,16 +27,22 @@ async function serveReal(options: Parameters<typeof realEngine>[0] = {}) {
   return { engine, server }
 }
 
-async function serveFake(sse: HandlerOptions['sse'] = {}, wrap = (res: Response) => res) {
+async function serveFake(
+  sse: HandlerOptions['sse'] = {},
+  wrap: (res: Response, request: Request) => Response | Promise<Response> = (res) => res,
+) {
   const store = memoryStore()
   const engine = fakeEngine(store)
   const timers = manualTimers()
   const http = makeHandler(engine, { sse: { timers, ...sse } })
   await engine.startRun({ kind: 'test', definitionName: 'echo', runId: 'r1' })
-  const server = await serveHandler(async (request) => wrap((await http.fetch(request))!), {
-    port: 0,
-    closeStreams: http.closeStreams,
-  })
+  const server = await serveHandler(
+    async (request) => wrap((await http.fetch(request))!, request),
+    {
+      port: 0,
+      closeStreams: http.closeStreams,
+    },
+  )
   servers.push(server)
   return { store, engine, timers, http, server }
 }
@@ -252,6 +258,23 @@ describe('SSE written by serve', () => {
     // The chunked body ends properly, it is not cut off.
     await staying.ended()
     expect(engine.subscriptions.active).toBe(0)
+  })
+
+  it('leaves no subscription behind when the client goes while the route runs', async () => {
+    let gone!: () => void
+    const clientGone = new Promise<void>((resolve) => {
+      gone = resolve
+    })
+    const { server, engine } = await serveFake({}, async (res, request) => {
+      request.signal.addEventListener('abort', () => gone())
+      await clientGone
+      return res
+    })
+    const subscriber = rawSubscriber(server, '/runs/r1/events')
+    await expect.poll(() => engine.subscriptions.active).toBe(1)
+    subscriber.socket.destroy()
+    await clientGone
+    await expect.poll(() => engine.subscriptions.active).toBe(0)
   })
 
   it('streams a streaming start: its events, then the done frame', async () => {
