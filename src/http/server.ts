@@ -17,7 +17,8 @@ export interface ServeHandlerOptions {
 
 /**
  * A thin Node server over a Web handler (STYLE 13): `null` becomes a JSON 404, requests the
- * adapter cannot even build (bad Host, backslash paths) become a JSON 400. Binds 127.0.0.1
+ * adapter cannot even build (bad Host, backslash paths) become a JSON 400. Skein's own JSON
+ * bodies and SSE streams are written to the socket directly (node-write.ts). Binds 127.0.0.1
  * unless told otherwise; port 0 picks a free port. `close()` ends SSE streams and drops idle
  * keep-alive sockets so it resolves promptly.
  *
