@@ -1,13 +1,17 @@
 import { type ErrorInfo, httpStatusOf, SkeinError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
+import { attachWireBody } from './wire-body.js'
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
 
+/** A JSON Response; `serve` writes its text straight to the socket (see wire-body.ts). */
 export function jsonResponse(body: unknown, status = 200, headers?: Record<string, string>) {
-  return new Response(JSON.stringify(body), {
+  const text = JSON.stringify(body)
+  const response = new Response(text, {
     status,
     headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
   })
+  return attachWireBody(response, text)
 }
 
 /** Throwable from route code for conditions that have no engine error class (413, 415, 405). */

@@ -1,5 +1,6 @@
 import type { EventEnvelope } from '../core/envelope.js'
 import type { Engine } from '../runtime/engine-types.js'
+import { createFrameStream, type FrameSink } from './frame-stream.js'
 import type { LiveStreams } from './live-streams.js'
 import type { SseTimers } from './route-types.js'
 import {
@@ -42,10 +43,11 @@ const defaultTimers: SseTimers = {
  * no duplicate at the seam. The order is what makes the seam safe: subscribe first (live
  * events queue up), read the store in pages, then drain the queue skipping seqs already sent.
  *
- * Memory is bounded: live events queue in the stream (and, before catch-up ends, in
- * `pending`) up to `maxBufferedEvents`; past that the subscriber is too slow and is
- * disconnected, and it resumes with Last-Event-ID. Throws (before any byte is sent) when the
- * run does not exist, so the caller answers with a proper 404.
+ * Memory is bounded: live events queue for the consumer (the Web body's queue, or frames a
+ * socket has not drained; and, before catch-up ends, `pending`) up to `maxBufferedEvents`;
+ * past that the subscriber is too slow and is disconnected, and it resumes with Last-Event-ID.
+ * Throws (before any byte is sent) when the run does not exist, so the caller answers with a
+ * proper 404. The frames go through frame-stream.ts to whichever consumer takes them.
  */
 export async function openEventStream(config: EventStreamConfig): Promise<Response> {
   const { engine, streams, runId, signal } = config
@@ -57,7 +59,7 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
   let catchingUp = true
   let closed = false
   let pending: EventEnvelope[] = []
-  let controller!: ReadableStreamDefaultController<Uint8Array>
+  let out: FrameSink | undefined
   let keepalive: unknown
   let unregister = () => {}
 
@@ -70,25 +72,23 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
     unregister()
     if (keepalive !== undefined) timers.clearInterval(keepalive)
     signal?.removeEventListener('abort', close)
-    try {
-      controller.close()
-    } catch {
-      // Already cancelled by the reader.
-    }
+    out?.end()
   }
 
   // Sends events in seq order from the cursor. The store is authoritative (a jump there is a
   // trimmed prefix); a hole in live events means we missed one, so end the stream and let the
-  // client resume from its last id rather than deliver a gap.
+  // client resume from its last id rather than deliver a gap. Only called once `out` exists:
+  // live events reach it after catch-up, and catch-up runs when the consumer pulls.
   const send = (events: readonly EventEnvelope[], fromStore = false) => {
+    const sink = out as FrameSink
     for (const event of events) {
       if (closed) return
       if (event.seq <= cursor) continue
       if (event.seq !== cursor + 1 && !fromStore) return close()
-      controller.enqueue(streams.frame(event))
+      sink.write(streams.frame(event))
       cursor = event.seq
     }
-    if ((controller.desiredSize ?? 0) < -maxBuffered) close()
+    if (sink.backlog() > maxBuffered) close()
   }
 
   // Called inside the store's append: it must never throw back into a committed write.
@@ -107,10 +107,10 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
   // Transient events (never stored, e.g. streamed text) go out as `event: transient` frames
   // with no id, so they never move the resume cursor; during catch-up they are dropped.
   unsubscribeTransient = engine.subscribeTransient(runId, (event) => {
-    if (closed || catchingUp || !controller) return
+    if (closed || catchingUp || !out) return
     try {
-      controller.enqueue(encoder.encode(formatNamedFrame('transient', event)))
-      if ((controller.desiredSize ?? 0) < -maxBuffered) close()
+      out.write(encoder.encode(formatNamedFrame('transient', event)))
+      if (out.backlog() > maxBuffered) close()
     } catch {
       close()
     }
@@ -124,46 +124,49 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
     throw error
   }
 
-  const stream = new ReadableStream<Uint8Array>(
-    {
-      start(c) {
-        controller = c
-        c.enqueue(PREAMBLE)
-        if (closed) return c.close()
-        unregister = streams.add(close)
-        signal?.addEventListener('abort', close, { once: true })
-        if (signal?.aborted) return close()
-        keepalive = timers.setInterval(() => {
-          if (!closed && (controller.desiredSize ?? 0) > -maxBuffered) controller.enqueue(KEEPALIVE)
-        }, config.keepaliveMs ?? SSE_KEEPALIVE_MS)
-      },
-      // Catch-up runs one page per pull, so a slow reader also slows the store reads.
-      async pull() {
-        if (!catchingUp || closed) return
-        let page: EventEnvelope[]
-        if (firstPage) {
-          page = firstPage
-          firstPage = undefined
-        } else {
-          try {
-            page = await engine.getEvents(runId, { fromSeq: cursor + 1, limit: pageSize })
-          } catch {
-            return close()
-          }
-        }
-        send(page, true)
-        if (page.length < pageSize) {
-          catchingUp = false
-          const buffered = pending
-          pending = []
-          send(buffered)
-        }
-      },
-      cancel() {
+  // Catch-up runs one page per pull, so a slow reader also slows the store reads.
+  const catchUp = async (): Promise<boolean> => {
+    if (!catchingUp || closed) return false
+    let page: EventEnvelope[]
+    if (firstPage) {
+      page = firstPage
+      firstPage = undefined
+    } else {
+      try {
+        page = await engine.getEvents(runId, { fromSeq: cursor + 1, limit: pageSize })
+      } catch {
         close()
-      },
-    },
-    { highWaterMark: 1 },
+        return false
+      }
+    }
+    send(page, true)
+    if (page.length < pageSize) {
+      catchingUp = false
+      const buffered = pending
+      pending = []
+      send(buffered)
+    }
+    return catchingUp && !closed
+  }
+
+  const { sink, response } = createFrameStream(
+    { pull: catchUp, cancel: close },
+    { status: 200, headers: SSE_HEADERS },
   )
-  return new Response(stream, { status: 200, headers: SSE_HEADERS })
+  out = sink
+  sink.write(PREAMBLE)
+  if (closed) {
+    sink.end()
+    return response
+  }
+  unregister = streams.add(close)
+  signal?.addEventListener('abort', close, { once: true })
+  if (signal?.aborted) {
+    close()
+    return response
+  }
+  keepalive = timers.setInterval(() => {
+    if (!closed && sink.backlog() < maxBuffered) sink.write(KEEPALIVE)
+  }, config.keepaliveMs ?? SSE_KEEPALIVE_MS)
+  return response
 }

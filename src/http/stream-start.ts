@@ -1,6 +1,7 @@
 import type { EventEnvelope, StartResult } from '../core/envelope.js'
 import type { Engine, StartRunArgs } from '../runtime/engine-types.js'
 import { errorInfoOf, errorResponse } from './error-response.js'
+import { createFrameStream, type FrameSink } from './frame-stream.js'
 import type { LiveStreams } from './live-streams.js'
 import type { HandlerOptions } from './route-types.js'
 import { formatNamedFrame, SSE_HEADERS, SSE_PREAMBLE } from './sse-format.js'
@@ -25,7 +26,7 @@ export async function streamStart(
 ): Promise<Response> {
   let cursor = 0
   let closed = false
-  let controller: ReadableStreamDefaultController<Uint8Array> | undefined
+  let out: FrameSink | undefined
   const early: EventEnvelope[] = []
   let firstEvent!: () => void
   const sawEvent = new Promise<void>((resolve) => {
@@ -35,7 +36,7 @@ export async function streamStart(
   const send = (events: readonly EventEnvelope[]) => {
     for (const event of events) {
       if (closed || event.runId !== args.runId || event.seq <= cursor) continue
-      controller!.enqueue(streams.frame(event))
+      out?.write(streams.frame(event))
       cursor = event.seq
     }
   }
@@ -43,7 +44,7 @@ export async function streamStart(
   const onEvent = (events: readonly EventEnvelope[]) => {
     if (closed) return
     try {
-      if (!controller) {
+      if (!out) {
         early.push(...events)
         firstEvent()
       } else send(events)
@@ -55,9 +56,9 @@ export async function streamStart(
   let unsubscribe = () => {}
   // Transient events (streamed text) while the run starts: `event: transient` frames, no id.
   const unsubscribeTransient = engine.subscribeTransient(args.runId, (event) => {
-    if (closed || !controller) return
+    if (closed || !out) return
     try {
-      controller.enqueue(encoder.encode(formatNamedFrame('transient', event)))
+      out.write(encoder.encode(formatNamedFrame('transient', event)))
     } catch {
       close()
     }
@@ -89,11 +90,7 @@ export async function streamStart(
     unsubscribeTransient()
     unregister()
     signal?.removeEventListener('abort', close)
-    try {
-      controller?.close()
-    } catch {
-      // Already cancelled by the reader.
-    }
+    out?.end()
   }
 
   const finish = async () => {
@@ -108,28 +105,23 @@ export async function streamStart(
         // The done frame still carries the state; the client can read events afterwards.
       }
       if (closed) return
-      controller!.enqueue(encoder.encode(formatNamedFrame('done', outcome.result)))
+      sink.write(encoder.encode(formatNamedFrame('done', outcome.result)))
     } else {
-      controller!.enqueue(
-        encoder.encode(formatNamedFrame('error', { error: errorInfoOf(outcome.error) })),
-      )
+      sink.write(encoder.encode(formatNamedFrame('error', { error: errorInfoOf(outcome.error) })))
     }
     close()
   }
 
-  const stream = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c
-      c.enqueue(encoder.encode(SSE_PREAMBLE))
-      send(early)
-      unregister = streams.add(close)
-      signal?.addEventListener('abort', close, { once: true })
-      if (signal?.aborted) close()
-      void finish()
-    },
-    cancel() {
-      close()
-    },
-  })
-  return new Response(stream, { status: 200, headers: SSE_HEADERS })
+  const { sink, response } = createFrameStream(
+    { cancel: close },
+    { status: 200, headers: SSE_HEADERS },
+  )
+  out = sink
+  sink.write(encoder.encode(SSE_PREAMBLE))
+  send(early)
+  unregister = streams.add(close)
+  signal?.addEventListener('abort', close, { once: true })
+  if (signal?.aborted) close()
+  void finish()
+  return response
 }

@@ -242,7 +242,12 @@ export function fakeEngine(store: EventStore = memoryStore()) {
 }
 
 /** Appends events to a run directly (as another writer would), for SSE tests. */
-export async function appendRaw(store: EventStore, runId: string, types: string[]) {
+export async function appendRaw(
+  store: EventStore,
+  runId: string,
+  types: string[],
+  payload: Json = null,
+) {
   const tail = await store.tail(runId)
   const events = types.map((type, i) => ({
     id: randomUUID(),
@@ -250,7 +255,7 @@ export async function appendRaw(store: EventStore, runId: string, types: string[
     seq: tail + i + 1,
     ts: 0,
     type,
-    payload: null,
+    payload,
     threadId: null,
     origin: 'external' as const,
   }))
