@@ -117,8 +117,21 @@ const settleCommand = (
   patch: Partial<CommandRecord>,
 ): void => {
   if (key === undefined) return
-  const record = fold.books[threadId]?.commands[key]
-  if (record) Object.assign(record, patch)
+  const book = fold.books[threadId]
+  if (book?.commands[key]) replaceCommand(book, key, patch)
+}
+
+/**
+ * Command records are never mutated, only replaced: a fold copy (cloneFold) then shares them
+ * instead of copying one per keyed command, which a long conversation has thousands of.
+ * A field patched to `undefined` is removed.
+ */
+function replaceCommand(book: ThreadBook, key: string, patch: Partial<CommandRecord>): void {
+  const next: CommandRecord = { ...book.commands[key], ...patch }
+  for (const field in patch) {
+    if (patch[field as keyof CommandRecord] === undefined) delete next[field as keyof CommandRecord]
+  }
+  book.commands[key] = next
 }
 
 /**
@@ -423,8 +436,6 @@ function patchEffect(fold: RunFold, effectId: string, patch: Partial<EffectRecor
  */
 function reopenEffect(fold: RunFold, effect: EffectRecord): void {
   settleCommand(fold, effect.threadId, effect.key, { status: 'pending', error: undefined })
-  const record = fold.books[effect.threadId]?.commands[effect.key]
-  if (record) delete record.error
   let threadId: string | null = effect.threadId
   while (threadId) {
     const thread: ThreadState | undefined = fold.state.threads[threadId]
@@ -434,11 +445,7 @@ function reopenEffect(fold: RunFold, effect: EffectRecord): void {
     if (parent) {
       const key = fold.books[threadId]?.spawnKey
       if (key !== undefined) {
-        const rec = fold.books[parent]?.commands[key]
-        if (rec) {
-          rec.status = 'pending'
-          delete rec.error
-        }
+        settleCommand(fold, parent, key, { status: 'pending', error: undefined })
       }
     }
     threadId = parent
@@ -456,8 +463,9 @@ function closeWait(fold: RunFold, wait: WaitRecord): void {
   const book = fold.books[wait.threadId]
   if (!book) return
   book.openWaits = Math.max(0, book.openWaits - 1)
-  const record = book.commands[wait.key]
-  if (wait.status === 'cancelled' && record?.status === 'pending') record.status = 'cancelled'
+  if (wait.status === 'cancelled' && book.commands[wait.key]?.status === 'pending') {
+    replaceCommand(book, wait.key, { status: 'cancelled' })
+  }
   if (book.openWaits === 0 && fold.state.threads[wait.threadId]?.status === 'waiting')
     setThread(fold, wait.threadId, 'running')
 }

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { createEngine, memoryStore } from 'skein'
 import { decision, pendingApprovals } from 'skein/approval'
 import { describe, expect, it } from 'vitest'
-import { emptyFold, foldEvents, viewState } from '../../src/core/fold.js'
+import { cloneFold, emptyFold, foldEvents, viewState } from '../../src/core/fold.js'
 import { cloneJson } from '../../src/core/json.js'
 import { definitions, gated, makeEngine } from '../support/fixtures.js'
 
@@ -50,6 +50,24 @@ describe('the fold (properties)', () => {
         const snapshot = cloneJson(foldEvents(registry, runId, events.slice(0, k)))
         const resumed = foldEvents(registry, runId, events.slice(k), snapshot)
         expect(cloneJson(resumed)).toEqual(cloneJson(once))
+      }),
+      { numRuns: 60 },
+    )
+  })
+
+  it('a fold copy never changes when the original folds on (records are shared, not aliased)', async () => {
+    await fc.assert(
+      fc.asyncProperty(script, fc.nat(), async (steps, cut) => {
+        const { registry, events, runId } = await record(steps)
+        const k = cut % (events.length + 1)
+        const original = foldEvents(registry, runId, events.slice(0, k))
+        const before = cloneJson(original)
+        const copy = cloneFold(original)
+        // Settling, cancelling and closing commands on the original must not reach the copy.
+        foldEvents(registry, runId, events.slice(k), original)
+        expect(cloneJson(copy)).toEqual(before)
+        const resumed = foldEvents(registry, runId, events.slice(k), copy)
+        expect(cloneJson(resumed)).toEqual(cloneJson(original))
       }),
       { numRuns: 60 },
     )
