@@ -127,10 +127,13 @@ const settleCommand = (
  * A field patched to `undefined` is removed.
  */
 function replaceCommand(book: ThreadBook, key: string, patch: Partial<CommandRecord>): void {
-  const next: CommandRecord = { ...book.commands[key], ...patch }
-  for (const field in patch) {
-    if (patch[field as keyof CommandRecord] === undefined) delete next[field as keyof CommandRecord]
-  }
+  const prev = book.commands[key]
+  // Built field by field (one object shape for every record, no spread, no delete).
+  const next: CommandRecord = { kind: prev.kind, id: prev.id, status: patch.status ?? prev.status }
+  const value = 'value' in patch ? patch.value : prev.value
+  const error = 'error' in patch ? patch.error : prev.error
+  if (value !== undefined) next.value = value
+  if (error !== undefined) next.error = error
   book.commands[key] = next
 }
 
