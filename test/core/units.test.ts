@@ -47,6 +47,43 @@ describe('json', () => {
     expect(checkJson(deep).ok).toBe(true)
     expect(checkJson([deep]).ok).toBe(false)
   })
+  it('flat and nested values get the same verdicts and a size bound that covers the text', () => {
+    const flat: unknown[] = [
+      'ünï "q"\n',
+      12.5,
+      null,
+      true,
+      { a: 1, b: 'x', c: null },
+      ['a', 2, false],
+      Object.assign(Object.create(null), { k: 'v' }),
+      {},
+      [],
+    ]
+    for (const value of flat) {
+      const checked = checkJson(value)
+      expect(checked.ok).toBe(true)
+      if (!checked.ok) continue
+      expect(checked.value).toBe(value) // nothing to clean: the value itself, no copy
+      expect(checked.maxBytes).toBeGreaterThanOrEqual(jsonByteLength(checked.value))
+      // The same values one level down take the full walk: the verdict and bound agree.
+      const nested = checkJson({ v: value })
+      expect(nested.ok && nested.maxBytes).toBeGreaterThanOrEqual(
+        jsonByteLength({ v: value } as any),
+      )
+    }
+    for (const value of [
+      Number.POSITIVE_INFINITY,
+      { s: Symbol('x') },
+      [1, () => 2],
+      { u: undefined },
+    ]) {
+      const checked = checkJson(value)
+      if (checked.ok)
+        expect(checked.value).toEqual({}) // undefined properties are stripped
+      else expect(checked.problem.path).toMatch(/^\$/)
+    }
+    expect(checkJson(new Map()).ok).toBe(false)
+  })
   it('canonical JSON ignores key order; subset matching is recursive', () => {
     expect(canonicalJson({ b: 1, a: { d: 2, c: 3 } })).toBe(
       canonicalJson({ a: { c: 3, d: 2 }, b: 1 }),
