@@ -18,11 +18,35 @@ export interface CommandRecord {
 
 export interface ThreadBook {
   kindState: unknown
+  /**
+   * The thread's keyed commands: the newest here, older ones in `archived`. Read through
+   * `commandOf`, write through `setCommand` (fold.ts); a key here shadows the archive.
+   */
   commands: Record<string, CommandRecord>
+  /**
+   * Older command records, moved out of `commands` every ARCHIVE_AT new keys. Never mutated
+   * once made (a new archive replaces it), so fold copies share it: a long conversation's
+   * thousands of keys are not copied at every park.
+   */
+  archived?: Record<string, CommandRecord>
+  /** Keys added to `commands` since the last archive (absent in format-1 snapshots). */
+  fresh?: number
   input: Json
   /** The parent's command key that spawned this thread. */
   spawnKey?: string
   openWaits: number
+}
+
+/** A thread's command record for `key`, wherever it lives. */
+export const commandOf = (book: ThreadBook, key: string): CommandRecord | undefined =>
+  book.commands[key] ?? book.archived?.[key]
+
+/** Every command record of a thread (newest shadowing archived). */
+export function allCommands(book: ThreadBook): CommandRecord[] {
+  if (!book.archived) return Object.values(book.commands)
+  const out: CommandRecord[] = Object.values(book.commands)
+  for (const key in book.archived) if (!(key in book.commands)) out.push(book.archived[key])
+  return out
 }
 
 export type EffectStatus =
@@ -137,9 +161,15 @@ export function cloneFold(fold: RunFold): RunFold {
   const books = dict<ThreadBook>()
   for (const id in fold.books) {
     const book = fold.books[id]
-    // Command records are replaced, never mutated (fold.ts), so the copy shares them.
-    // Spread copies enumerable fields only: the cached thread runtime is rebuilt for the copy.
-    books[id] = { ...book, commands: dict(book.commands) }
+    // Command records are replaced, never mutated (fold.ts), so the copy shares them, and the
+    // archive of older ones. Spread copies enumerable fields only: the cached thread runtime is
+    // rebuilt for the copy.
+    const copy: ThreadBook = { ...book, commands: dict(book.commands) }
+    // An archive parsed from a snapshot is a plain object: give it a null prototype, once.
+    if (copy.archived && Object.getPrototypeOf(copy.archived) !== null) {
+      copy.archived = dict(copy.archived)
+    }
+    books[id] = copy
   }
   const effects = dict<EffectRecord>()
   for (const id in fold.effects) effects[id] = { ...fold.effects[id] }

@@ -28,10 +28,19 @@ export type {
   WorkerDeadlineKind,
   WorkerTimeouts,
 } from './fold-types.js'
-export { cloneFold, dict, emptyFold, outcomeOf, viewState } from './fold-types.js'
+export {
+  allCommands,
+  cloneFold,
+  commandOf,
+  dict,
+  emptyFold,
+  outcomeOf,
+  viewState,
+} from './fold-types.js'
 
 import {
   type CommandRecord,
+  commandOf,
   dict,
   type EffectRecord,
   emptyFold,
@@ -80,7 +89,7 @@ export function threadContext(registry: Registry, fold: RunFold, threadId: strin
     definition: definition as Definition,
     input: book.input,
   }
-  const decideCtx: DecideContext = { ...ctx, outcome: (key) => outcomeOf(book.commands[key]) }
+  const decideCtx: DecideContext = { ...ctx, outcome: (key) => outcomeOf(commandOf(book, key)) }
   const runtime: ThreadRuntime = { kind, ctx, decideCtx }
   Object.defineProperty(book, CACHE, { value: runtime, enumerable: false, writable: true })
   return runtime
@@ -118,7 +127,7 @@ const settleCommand = (
 ): void => {
   if (key === undefined) return
   const book = fold.books[threadId]
-  if (book?.commands[key]) replaceCommand(book, key, patch)
+  if (book && commandOf(book, key)) replaceCommand(book, key, patch)
 }
 
 /**
@@ -127,14 +136,38 @@ const settleCommand = (
  * A field patched to `undefined` is removed.
  */
 function replaceCommand(book: ThreadBook, key: string, patch: Partial<CommandRecord>): void {
-  const prev = book.commands[key]
+  const prev = commandOf(book, key) as CommandRecord
   // Built field by field (one object shape for every record, no spread, no delete).
   const next: CommandRecord = { kind: prev.kind, id: prev.id, status: patch.status ?? prev.status }
   const value = 'value' in patch ? patch.value : prev.value
   const error = 'error' in patch ? patch.error : prev.error
   if (value !== undefined) next.value = value
   if (error !== undefined) next.error = error
-  book.commands[key] = next
+  setCommand(book, key, next)
+}
+
+/** New keys moved to the shared archive at a time: amortizes the copy to 1/ARCHIVE_AT per key. */
+const ARCHIVE_AT = 64
+
+/**
+ * Records `record` under `key`. Every ARCHIVE_AT new keys, `commands` moves into a new
+ * `archived` map (the old archive is never mutated, so fold copies that share it stay valid).
+ * Deterministic: the same events give the same split.
+ */
+function setCommand(book: ThreadBook, key: string, record: CommandRecord): void {
+  const added = book.commands[key] === undefined
+  book.commands[key] = record
+  if (!added) return
+  const fresh = (book.fresh ?? Object.keys(book.commands).length - 1) + 1
+  if (fresh < ARCHIVE_AT) {
+    book.fresh = fresh
+    return
+  }
+  const archived = dict(book.archived)
+  for (const k in book.commands) archived[k] = book.commands[k]
+  book.archived = archived
+  book.commands = dict()
+  book.fresh = 0
 }
 
 /**
@@ -161,7 +194,7 @@ export function applyEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       fold.signalKeys[event.idempotencyKey] = event.seq
     if (event.key !== undefined && event.threadId) {
       const book = fold.books[event.threadId]
-      if (book) book.commands[event.key] = { kind: 'emit', id: '', status: 'completed' }
+      if (book) setCommand(book, event.key, { kind: 'emit', id: '', status: 'completed' })
     }
     stepThread(registry, fold, event)
     if (registry.foldProjections)
@@ -232,7 +265,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       book.kindState = kind.initialState(ctx)
       if (t.parentThreadId && t.key !== undefined) {
         const parent = fold.books[t.parentThreadId]
-        if (parent) parent.commands[t.key] = { kind: 'spawn', id: t.threadId, status: 'pending' }
+        if (parent) setCommand(parent, t.key, { kind: 'spawn', id: t.threadId, status: 'pending' })
       }
       return
     }
@@ -278,7 +311,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       fold.waits[w.waitId] = { ...w, status: 'open' }
       const book = fold.books[w.threadId]
       if (book) {
-        book.commands[w.key] = { kind: 'wait', id: w.waitId, status: 'pending' }
+        setCommand(book, w.key, { kind: 'wait', id: w.waitId, status: 'pending' })
         book.openWaits++
         if (state.threads[w.threadId]?.status === 'running') setThread(fold, w.threadId, 'waiting')
       }
@@ -323,7 +356,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       if (r.timeoutMs !== undefined) record.timeoutMs = r.timeoutMs
       fold.effects[r.effectId] = record
       const book = fold.books[r.threadId]
-      if (book) book.commands[r.key] = { kind: 'invoke', id: r.effectId, status: 'pending' }
+      if (book) setCommand(book, r.key, { kind: 'invoke', id: r.effectId, status: 'pending' })
       return
     }
     case RT.effectAttemptStarted:
@@ -466,7 +499,7 @@ function closeWait(fold: RunFold, wait: WaitRecord): void {
   const book = fold.books[wait.threadId]
   if (!book) return
   book.openWaits = Math.max(0, book.openWaits - 1)
-  if (wait.status === 'cancelled' && book.commands[wait.key]?.status === 'pending') {
+  if (wait.status === 'cancelled' && commandOf(book, wait.key)?.status === 'pending') {
     replaceCommand(book, wait.key, { status: 'cancelled' })
   }
   if (book.openWaits === 0 && fold.state.threads[wait.threadId]?.status === 'waiting')

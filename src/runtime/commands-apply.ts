@@ -5,7 +5,7 @@ import type { EffectDefinition } from '../core/effect.js'
 import { isTerminal } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
 import { toErrorInfo } from '../core/errors.js'
-import { threadContext } from '../core/fold.js'
+import { commandOf, threadContext } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import { RT } from '../core/runtime-events.js'
 import type { Batch } from './batch.js'
@@ -106,7 +106,7 @@ function applyCommand(
   switch (command.type) {
     case 'invoke': {
       const resolved = resolveEffect(ctx, command.effect)
-      const existing = book.commands[command.key]
+      const existing = commandOf(book, command.key)
       if (existing) {
         if (existing.kind === 'invoke' && resolved.definition)
           mem.executors.set(existing.id, resolved.definition)
@@ -151,7 +151,7 @@ function applyCommand(
       )
     }
     case 'spawn': {
-      if (book.commands[command.key]) return
+      if (commandOf(book, command.key)) return
       const definition = resolveDefinition(ctx, command.definition)
       if (!definition) {
         return {
@@ -183,7 +183,7 @@ function applyCommand(
       )
     }
     case 'wait': {
-      if (book.commands[command.key]) return
+      if (commandOf(book, command.key)) return
       const waitId = ctx.ids.waitId()
       const now = batch.ts
       const on = command.on
@@ -212,7 +212,7 @@ function applyCommand(
       return
     }
     case 'emit': {
-      if (command.key !== undefined && book.commands[command.key]) return
+      if (command.key !== undefined && commandOf(book, command.key)) return
       const add = (event: { type: string; payload: Json }) => {
         batch.add(event.type, event.payload, { threadId, key: command.key })
         return undefined
@@ -231,7 +231,7 @@ function applyCommand(
       }
     }
     case 'cancel': {
-      const record = book.commands[command.key]
+      const record = commandOf(book, command.key)
       if (record?.status !== 'pending') return
       const reason = command.reason ?? 'cancelled by its thread'
       if (record.kind === 'invoke') cancelEffect(ctx, mem, batch, record.id, reason)

@@ -9,7 +9,7 @@ import {
   RunNotFoundError,
   StartConflictError,
 } from '../core/errors.js'
-import { emptyFold, type RunFold } from '../core/fold.js'
+import { allCommands, emptyFold, type RunFold } from '../core/fold.js'
 import { canonicalJson, type Json } from '../core/json.js'
 import { RT } from '../core/runtime-events.js'
 import { cancelSubtree } from './commands-apply.js'
@@ -179,7 +179,7 @@ export async function retryEffectOp(
   const effect = fold.effects[effectId]
   if (!effect) {
     const known = Object.values(fold.books).some((book) =>
-      Object.values(book.commands).some((c) => c.kind === 'invoke' && c.id === effectId),
+      allCommands(book).some((c) => c.kind === 'invoke' && c.id === effectId),
     )
     if (known) {
       throw new EffectNotRetryableError(`effect ${effectId} already finished`, { runId, effectId })

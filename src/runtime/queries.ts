@@ -12,7 +12,7 @@ import {
 import { RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
 import type { EffectAttemptView, ReplayStep, RunOperationalStatus } from './engine-types.js'
-import { SNAPSHOT_FORMAT } from './snapshots.js'
+import { isReadableSnapshot } from './snapshots.js'
 
 /** `inspectRun`: threads, open waits, unfinished effects, deadlines and log bounds. */
 export async function inspect(ctx: EngineContext, fold: RunFold): Promise<RunOperationalStatus> {
@@ -116,7 +116,7 @@ export async function replay(
   if (tail === 0 || seq < Math.max(1, head) || seq > tail) return null
   let fold = emptyFold(runId)
   const snapshot = await ctx.snapshots.latest(runId, seq - 1, { readOnly: true })
-  if (snapshot && snapshot.format === SNAPSHOT_FORMAT && snapshot.seq >= head - 1) {
+  if (isReadableSnapshot(snapshot) && snapshot.seq >= head - 1) {
     fold = cloneFold(snapshot.data as unknown as RunFold)
   } else if (head > 1) {
     return null

@@ -4,7 +4,15 @@ import type { Json } from '../core/json.js'
 import type { Snapshot } from '../core/ports.js'
 import type { EngineContext } from './context.js'
 
-export const SNAPSHOT_FORMAT = 1
+/**
+ * The fold format snapshots are written in. 2 added the per-thread command archive
+ * (`archived`, `fresh`); format-1 snapshots are still read (they have no archive), while an
+ * older skein ignores format-2 ones and refolds from the log.
+ */
+export const SNAPSHOT_FORMAT = 2
+
+export const isReadableSnapshot = (snapshot: Snapshot | null | undefined): snapshot is Snapshot =>
+  snapshot?.format === SNAPSHOT_FORMAT || snapshot?.format === 1
 
 /**
  * Loads a run's fold for a writer: newest snapshot plus the events after it, and the seq that
@@ -17,7 +25,7 @@ export async function loadFold(
   const snapshot = await ctx.snapshots.latest(runId, undefined, { readOnly: true })
   const fold = await loadFrom(ctx, runId, snapshot)
   if (!fold) return null
-  return { fold, snapshotSeq: snapshot?.format === SNAPSHOT_FORMAT ? snapshot.seq : 0 }
+  return { fold, snapshotSeq: isReadableSnapshot(snapshot) ? snapshot.seq : 0 }
 }
 
 /**
@@ -30,7 +38,7 @@ export async function loadFoldForRead(
   tail: number,
 ): Promise<RunFold | null> {
   const shared = await ctx.snapshots.latest(runId, undefined, { readOnly: true })
-  if (shared && shared.format === SNAPSHOT_FORMAT && shared.seq === tail) {
+  if (isReadableSnapshot(shared) && shared.seq === tail) {
     return shared.data as unknown as RunFold
   }
   return loadFrom(ctx, runId, shared)
@@ -42,7 +50,7 @@ async function loadFrom(
   snapshot: Snapshot | null,
 ): Promise<RunFold | null> {
   let fold: RunFold
-  if (snapshot && snapshot.format === SNAPSHOT_FORMAT) {
+  if (isReadableSnapshot(snapshot)) {
     // The snapshot may be shared (read-only): the writer gets its own copy.
     fold = cloneFold(snapshot.data as unknown as RunFold)
     ctx.observe({ type: 'snapshot.loaded', runId, seq: snapshot.seq })
