@@ -89,7 +89,8 @@ describe('command archive (long threads)', () => {
       (e) => e.type === 'agent.message' && (e.payload as any).role === 'assistant',
     )
     expect(replies).toHaveLength(105)
-    expect((replies.at(-1)?.payload as any).content).toBe('seen 209') // 105 user messages and the 104 replies before this one
+    // The last call saw 105 user messages and the 104 replies before it.
+    expect((replies[104].payload as any).content).toBe('seen 209')
     expect((await second.getRun(runId)).status).toBe('running')
   })
 
