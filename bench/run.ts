@@ -1,6 +1,10 @@
 // `npm run bench`: every benchmark, each figure a median and, where a baseline applies, a
 // ratio against it measured in the same run. Benchmarks are never tests.
+// Each suite runs in its own Node process, so no suite measures another's leftover heap (the
+// engine suite parks 100,000 runs; a later suite would pay for them in every major GC).
+import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { printRows, type Row } from './table.js'
 
 const suites: Array<[title: string, file: string, fn: string]> = [
@@ -12,11 +16,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['workers', './worker.ts', 'benchWorker'],
 ]
 
-const only = process.argv.slice(2)
-console.log(`# Skein benchmarks — ${new Date().toISOString()} — node ${process.version}`)
-for (const [title, file, fn] of suites) {
-  if (only.length > 0 && !only.some((o) => file.includes(o))) continue
-  if (!existsSync(new URL(file, import.meta.url))) continue
+async function runSuite(title: string, file: string, fn: string): Promise<void> {
   const started = performance.now()
   try {
     const mod = await import(file)
@@ -26,4 +26,23 @@ for (const [title, file, fn] of suites) {
     console.log(`\n## ${title}\nfailed: ${(error as Error)?.stack ?? error}`)
   }
   console.log(`(${((performance.now() - started) / 1000).toFixed(1)} s)`)
+}
+
+const args = process.argv.slice(2)
+if (args[0] === '--suite') {
+  const suite = suites.find(([, file]) => file === args[1])
+  if (!suite) throw new Error(`no suite ${args[1]}`)
+  await runSuite(...suite)
+} else {
+  console.log(`# Skein benchmarks — ${new Date().toISOString()} — node ${process.version}`)
+  for (const [title, file] of suites) {
+    if (args.length > 0 && !args.some((o) => file.includes(o))) continue
+    if (!existsSync(new URL(file, import.meta.url))) continue
+    const child = spawnSync(
+      process.execPath,
+      [...process.execArgv, fileURLToPath(import.meta.url), '--suite', file],
+      { stdio: 'inherit' },
+    )
+    if (child.status !== 0) console.log(`\n## ${title}\nfailed: exit ${child.status}`)
+  }
 }
