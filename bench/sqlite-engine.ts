@@ -236,18 +236,23 @@ export async function benchSqliteEngine(): Promise<Row[]> {
     // Warm-up rounds (JIT tiers, statement caches) on both sides, so figures are a warm host's.
     floorRuns(db(), 300, CONCURRENCY)
     await skeinRuns(db(), 1000, CONCURRENCY)
-    const floorSeq = median([1, 2, 3].map(() => floorRuns(db(), 300, 1)))
-    const floorPar = median([1, 2, 3].map(() => floorRuns(db(), 1600, CONCURRENCY)))
+    // Rounds interleave the floor and Skein, so a noisy stretch of the shared disk hits both.
+    const floorSeqRates: number[] = []
+    const floorParRates: number[] = []
     const seq: number[] = []
     const par: number[] = []
     const commits: number[] = []
-    for (let i = 0; i < 3; i++) {
-      const a = await skeinRuns(db(), 300, 1)
+    for (let i = 0; i < 5; i++) {
+      floorSeqRates.push(floorRuns(db(), 500, 1))
+      const a = await skeinRuns(db(), 500, 1)
+      floorParRates.push(floorRuns(db(), 1600, CONCURRENCY))
       const b = await skeinRuns(db(), 1600, CONCURRENCY)
       seq.push(a.rate)
       par.push(b.rate)
       commits.push(a.commitsPerStep, b.commitsPerStep)
     }
+    const floorSeq = median(floorSeqRates)
+    const floorPar = median(floorParRates)
     const s = median(seq)
     const p = median(par)
     rows.push({

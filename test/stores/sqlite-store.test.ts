@@ -263,6 +263,43 @@ describe('sqlite store', () => {
     for (let i = 0; i < 20; i++) expect(await store.tail(`r${i}`)).toBe(3)
   })
 
+  it('keeps the deadline index right as a run sets, keeps, clears and resets its deadline', async () => {
+    const path = freshPath()
+    const store = open({ path })
+    const meta = (nextDeadlineAt: number | null, status: 'running' | 'completed' = 'running') => ({
+      status,
+      kind: 'workflow',
+      definitionName: 'd',
+      definitionVersion: '1',
+      createdAt: 1,
+      updatedAt: 2,
+      nextDeadlineAt,
+    })
+    const steps: Array<[number | null, Array<{ runId: string; nextDeadlineAt: number }>]> = [
+      [5, [{ runId: 'r1', nextDeadlineAt: 5 }]],
+      [5, [{ runId: 'r1', nextDeadlineAt: 5 }]],
+      [0, [{ runId: 'r1', nextDeadlineAt: 0 }]],
+      [null, []],
+      [null, []],
+      [7, [{ runId: 'r1', nextDeadlineAt: 7 }]],
+    ]
+    let tail = 0
+    for (const [at, expected] of steps) {
+      await store.append('r1', makeEnvelopes('r1', tail + 1, 1), {
+        expectedSeq: tail,
+        meta: meta(at),
+      })
+      tail++
+      expect(await store.listRunsWithDeadlines()).toEqual(expected)
+    }
+    const [summary] = await store.listSummaries()
+    expect(summary).toMatchObject({ runId: 'r1', nextDeadlineAt: 7, updatedAt: 2 })
+    await store.close()
+    expect(await open({ path }).listRunsWithDeadlines()).toEqual([
+      { runId: 'r1', nextDeadlineAt: 7 },
+    ])
+  })
+
   it('group-commits appends from separate callbacks of one event-loop phase', async () => {
     // Each I/O or timer callback drains its own microtasks: a microtask flush would commit
     // every HTTP request or due timer alone. The flush waits for the loop phase to end.

@@ -88,8 +88,10 @@ export function createGroupCommit(
     const { idempotencyKey, meta } = options
     if (idempotencyKey !== undefined) st.insertKey.run(runId, idempotencyKey, newTail)
     for (const event of events) st.insertEvent.run(...eventParams(event))
-    if (meta) st.upsertMeta.run(...metaParams(runId, newTail, meta))
-    else st.upsertTail.run(runId, newTail)
+    if (meta) {
+      st.upsertMeta.run(...metaParams(runId, newTail, meta))
+      st.setDeadline.run(meta.nextDeadlineAt, runId, meta.nextDeadlineAt)
+    } else st.upsertTail.run(runId, newTail)
   }
 
   interface GroupResult {

@@ -53,6 +53,7 @@ export interface Statements {
   insertEvent: Statement<unknown[]>
   upsertTail: Statement<[string, number]>
   upsertMeta: Statement<unknown[]>
+  setDeadline: Statement<[number | null, string, number | null]>
   read: Statement<[string, number, number], EventRow>
   trimEvents: Statement<[string, number]>
   setHead: Statement<[number, string]>
@@ -87,12 +88,18 @@ export function prepareStatements(db: SqliteDatabase): Statements {
       `INSERT INTO skein_runs (run_id, tail) VALUES (?, ?)
         ON CONFLICT (run_id) DO UPDATE SET tail = excluded.tail`,
     ),
+    // The deadline is left out of the upsert's SET and written by setDeadline only when it
+    // changes: naming an indexed column in SET rewrites its index entry, one more page in every
+    // commit's WAL write, although most appends leave the deadline as it was.
     upsertMeta: db.prepare<unknown[]>(
       `INSERT INTO skein_runs (run_id, tail, ${META_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (run_id) DO UPDATE SET tail = excluded.tail, status = excluded.status,
         kind = excluded.kind, definition_name = excluded.definition_name,
         definition_version = excluded.definition_version, created_at = excluded.created_at,
-        updated_at = excluded.updated_at, next_deadline_at = excluded.next_deadline_at`,
+        updated_at = excluded.updated_at`,
+    ),
+    setDeadline: db.prepare<[number | null, string, number | null]>(
+      'UPDATE skein_runs SET next_deadline_at = ? WHERE run_id = ? AND next_deadline_at IS NOT ?',
     ),
     read: db.prepare<[string, number, number], EventRow>(
       'SELECT * FROM skein_events WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
