@@ -1,6 +1,9 @@
+import { expect } from 'vitest'
+import type { EventStore } from '../../src/core/ports.js'
 import { createHttpHandler } from '../../src/http/handler.js'
 import type { HandlerOptions, SseTimers } from '../../src/http/route-types.js'
 import type { Engine } from '../../src/runtime/engine-types.js'
+import { appendRaw } from './fake-engine.js'
 
 export const BASE = 'http://skein.test'
 export const MIB = 1024 * 1024
@@ -71,3 +74,29 @@ export function sseReader(response: Response) {
 }
 
 export const idsOf = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))
+
+/**
+ * The catch-up/live seam check: run r1 has 7 events, the stream (opened by `open`, paged by 2)
+ * sees an append between each of `rounds` pages and after them, and must deliver every seq
+ * exactly once, in order.
+ */
+export async function expectSeamlessStream(
+  store: EventStore,
+  open: () => Promise<Response>,
+  rounds: number,
+): Promise<void> {
+  await appendRaw(
+    store,
+    'r1',
+    Array.from({ length: 7 }, (_, i) => `pre.${i}`),
+  )
+  const reader = sseReader(await open())
+  for (let i = 0; i < rounds; i++) {
+    await reader.until((t) => idsOf(t).length >= 2 * i + 1)
+    await appendRaw(store, 'r1', [`during.${i}`])
+  }
+  const total = await store.tail('r1')
+  await reader.until((t) => idsOf(t).includes(total))
+  expect(idsOf(reader.text)).toEqual(Array.from({ length: total }, (_, i) => i + 1))
+  await reader.cancel()
+}

@@ -6,7 +6,14 @@ import { serveHandler } from '../../src/http/server.js'
 import type { Engine, ServerHandle } from '../../src/runtime/engine-types.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
 import { appendRaw, fakeEngine } from './fake-engine.js'
-import { idsOf, json, makeHandler, manualTimers, sseReader } from './helpers.js'
+import {
+  expectSeamlessStream,
+  idsOf,
+  json,
+  makeHandler,
+  manualTimers,
+  sseReader,
+} from './helpers.js'
 import { realEngine, START_RELEASE } from './real-engine.js'
 
 // What `serve` writes on the wire: JSON bodies and SSE frames go straight to the Node response
@@ -196,21 +203,12 @@ describe('SSE written by serve', () => {
 
   it('catches up then goes live with no gap or duplicate at the seam', async () => {
     const { server, store } = await serveFake({ pageSize: 2 })
-    await appendRaw(
-      store,
-      'r1',
-      Array.from({ length: 7 }, (_, i) => `pre.${i}`),
-    )
-    const reader = sseReader(await fetch(`${server.url}/runs/r1/events?fromSeq=1&live=true`))
     // Appends land between catch-up pages, at the seam and after it.
-    for (let i = 0; i < 6; i++) {
-      await reader.until((t) => idsOf(t).length >= 2 * i + 1)
-      await appendRaw(store, 'r1', [`during.${i}`])
-    }
-    const total = await store.tail('r1')
-    await reader.until((t) => idsOf(t).includes(total))
-    expect(idsOf(reader.text)).toEqual(Array.from({ length: total }, (_, i) => i + 1))
-    await reader.cancel()
+    await expectSeamlessStream(
+      store,
+      () => fetch(`${server.url}/runs/r1/events?fromSeq=1&live=true`),
+      6,
+    )
   })
 
   it('disconnects a subscriber whose socket stops reading, which then resumes with Last-Event-ID', async () => {

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest'
 import type { HandlerOptions } from '../../src/http/route-types.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
 import { appendRaw, fakeEngine } from './fake-engine.js'
-import { idsOf, json, makeHandler, manualTimers, sseReader } from './helpers.js'
+import {
+  expectSeamlessStream,
+  idsOf,
+  json,
+  makeHandler,
+  manualTimers,
+  sseReader,
+} from './helpers.js'
 
 const live = (path: string, headers: Record<string, string> = {}) =>
   json('GET', path, undefined, { accept: 'text/event-stream', ...headers })
@@ -76,21 +83,8 @@ describe('SSE event streams', () => {
 
   it('has no gap or duplicate at the catch-up/live seam', async () => {
     const { http, store } = await setup({ pageSize: 2 })
-    await appendRaw(
-      store,
-      'r1',
-      Array.from({ length: 7 }, (_, i) => `pre.${i}`),
-    )
-    const reader = sseReader((await http.fetch(live('/runs/r1/events')))!)
     // Append between every catch-up page and after it.
-    for (let i = 0; i < 5; i++) {
-      await reader.until((t) => idsOf(t).length >= 2 * i + 1)
-      await appendRaw(store, 'r1', [`during.${i}`])
-    }
-    const total = await store.tail('r1')
-    await reader.until((t) => idsOf(t).includes(total))
-    expect(idsOf(reader.text)).toEqual(Array.from({ length: total }, (_, i) => i + 1))
-    await reader.cancel()
+    await expectSeamlessStream(store, async () => (await http.fetch(live('/runs/r1/events')))!, 5)
   })
 
   it('serves many subscribers of one run', async () => {
