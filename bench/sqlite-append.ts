@@ -39,11 +39,14 @@ function rawRound(path: string, size: number, total: number): number {
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
   const insert = db.prepare(
-    `INSERT INTO skein_events (run_id, seq, id, ts, type, thread_id, origin, causation_id,
+    `INSERT INTO skein_events (run_no, seq, id, ts, type, thread_id, origin, causation_id,
       effect_id, idempotency_key, event_key, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
+  const runNo = Number(
+    db.prepare('INSERT INTO skein_runs (run_id) VALUES (?)').run('r').lastInsertRowid,
+  )
   const write = db.transaction((events: EventEnvelope[]) => {
-    for (const e of events) insert.run(...eventParams(e))
+    for (const e of events) insert.run(...eventParams(runNo, e))
   })
   const batches = Array.from({ length: total / size }, (_, b) => batchOf('r', b * size + 1, size))
   const start = performance.now()

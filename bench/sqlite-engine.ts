@@ -74,23 +74,23 @@ function floorRuns(path: string, runs: number, concurrency: number): number {
   const db = new Database(path)
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
-  const tail = db.prepare<[string], { tail: number }>(
-    'SELECT tail FROM skein_runs WHERE run_id = ?',
+  const run = db.prepare<[string], { run_no: number; tail: number }>(
+    'SELECT run_no, tail FROM skein_runs WHERE run_id = ?',
   )
+  const newRun = db.prepare('INSERT INTO skein_runs (run_id) VALUES (?)')
   const insert = db.prepare(
-    `INSERT INTO skein_events (run_id, seq, id, ts, type, thread_id, origin, causation_id,
+    `INSERT INTO skein_events (run_no, seq, id, ts, type, thread_id, origin, causation_id,
       effect_id, idempotency_key, event_key, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
-  const upsert = db.prepare(
-    `INSERT INTO skein_runs (run_id, tail) VALUES (?, ?)
-      ON CONFLICT (run_id) DO UPDATE SET tail = excluded.tail`,
-  )
+  const setTail = db.prepare('UPDATE skein_runs SET tail = ? WHERE run_no = ?')
   const append = (runId: string, types: string[]) => {
-    const from = (tail.get(runId)?.tail ?? 0) + 1
+    const row = run.get(runId)
+    const runNo = row ? row.run_no : Number(newRun.run(runId).lastInsertRowid)
+    const from = (row?.tail ?? 0) + 1
     types.forEach((type, i) => {
       const seq = from + i
       insert.run(
-        runId,
+        runNo,
         seq,
         `${runId}-${seq}`,
         Date.now(),
@@ -104,7 +104,7 @@ function floorRuns(path: string, runs: number, concurrency: number): number {
         JSON.stringify({ step: seq, runId }),
       )
     })
-    upsert.run(runId, from + types.length - 1)
+    setTail.run(from + types.length - 1, runNo)
   }
   const step = [
     'workflow.node.started',

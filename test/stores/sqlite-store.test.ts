@@ -62,7 +62,11 @@ function instrumentedDriver(hooks: {
         }
       } else if (source.startsWith('INSERT INTO skein_events')) {
         statement.run = (...args: unknown[]) => {
-          if (args[0] === hooks.failInsertFor) throw new Error('injected insert failure')
+          // Rows carry the run's integer key; the event id (third column) names the run.
+          const eventId = String(args[2])
+          if (hooks.failInsertFor && eventId.startsWith(`${hooks.failInsertFor}-e`)) {
+            throw new Error('injected insert failure')
+          }
           return run(...args)
         }
       }

@@ -7,7 +7,7 @@ import {
 } from '../../core/errors.js'
 import type { AppendOptions } from '../../core/ports.js'
 import type { SqliteDatabase } from './driver.js'
-import { eventParams, metaParams, type Statements } from './statements.js'
+import { eventParams, metaParams, type RunRow, type Statements } from './statements.js'
 
 export interface AppendRequest {
   runId: string
@@ -64,10 +64,14 @@ export function createGroupCommit(
   let queue: AppendRequest[] = []
   let scheduled = false
 
-  /** The tail after this request, or undefined when it writes nothing; throws on conflict. */
-  const check = ({ runId, events, options }: AppendRequest): number | undefined => {
+  /**
+   * The run's row (null for a run not yet in the file), or undefined when the request writes
+   * nothing; throws on conflict.
+   */
+  const check = ({ runId, events, options }: AppendRequest): RunRow | null | undefined => {
     const { expectedSeq, idempotencyKey, meta } = options
-    const tail = st.run.get(runId)?.tail ?? 0
+    const row = st.run.get(runId) ?? null
+    const tail = row?.tail ?? 0
     if (tail !== expectedSeq) {
       throw new SeqConflictError(
         `run ${runId}: expected tail ${expectedSeq} but the log is at ${tail}`,
@@ -81,17 +85,21 @@ export function createGroupCommit(
       )
     }
     if (events.length === 0 && !meta) return undefined
-    return expectedSeq + events.length
+    return row
   }
 
-  const write = ({ runId, events, options }: AppendRequest, newTail: number): void => {
-    const { idempotencyKey, meta } = options
+  const write = ({ runId, events, options }: AppendRequest, row: RunRow | null): void => {
+    const { expectedSeq, idempotencyKey, meta } = options
+    const newTail = expectedSeq + events.length
+    const runNo = row ? row.run_no : Number(st.insertRun.run(runId).lastInsertRowid)
     if (idempotencyKey !== undefined) st.insertKey.run(runId, idempotencyKey, newTail)
-    for (const event of events) st.insertEvent.run(...eventParams(event))
+    for (const event of events) st.insertEvent.run(...eventParams(runNo, event))
     if (meta) {
-      st.upsertMeta.run(...metaParams(runId, newTail, meta))
-      st.setDeadline.run(meta.nextDeadlineAt, runId, meta.nextDeadlineAt)
-    } else st.upsertTail.run(runId, newTail)
+      st.setMeta.run(...metaParams(runNo, newTail, meta))
+      if (meta.nextDeadlineAt !== (row?.next_deadline_at ?? null)) {
+        st.setDeadline.run(meta.nextDeadlineAt, runNo)
+      }
+    } else st.setTail.run(newTail, runNo)
   }
 
   interface GroupResult {
@@ -105,17 +113,17 @@ export function createGroupCommit(
   const applyGroup = (group: AppendRequest[], isolated: boolean): GroupResult => {
     const failed = new Map<AppendRequest, unknown>()
     for (const request of group) {
-      let newTail: number | undefined
+      let row: RunRow | null | undefined
       try {
-        newTail = check(request)
+        row = check(request)
       } catch (error) {
         failed.set(request, error)
         continue
       }
-      if (newTail === undefined) continue
+      if (row === undefined) continue
       if (!isolated) {
         try {
-          write(request, newTail)
+          write(request, row)
         } catch (error) {
           return { failed, redo: storeError(`append to run ${request.runId}`, error) }
         }
@@ -123,7 +131,7 @@ export function createGroupCommit(
       }
       st.savepoint.run()
       try {
-        write(request, newTail)
+        write(request, row)
         st.release.run()
       } catch (error) {
         const wrapped = storeError(`append to run ${request.runId}`, error)

@@ -99,8 +99,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     if (!row) return 0
     const head = Math.min(beforeSeq, row.tail + 1)
     if (head <= row.head) return 0
-    st.setHead.run(head, runId)
-    return st.trimEvents.run(runId, head).changes
+    st.setHead.run(head, row.run_no)
+    return st.trimEvents.run(row.run_no, head).changes
   })
 
   const sync = guardedCall(guard)
@@ -129,7 +129,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       sync(`read run ${runId}`, () =>
         st.read
           .all(runId, fromSeq, limit === undefined ? -1 : Math.max(0, limit))
-          .map(rowToEnvelope),
+          .map((row) => rowToEnvelope(runId, row)),
       ),
     tail: (runId) => sync(`read tail of ${runId}`, () => st.run.get(runId)?.tail ?? 0),
     bounds: (runId) =>

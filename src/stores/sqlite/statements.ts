@@ -7,12 +7,14 @@ import type { SqliteDatabase } from './driver.js'
 export type Statement<P extends unknown[], R = unknown> = BetterSqlite3.Statement<P, R>
 
 export interface RunRow {
+  run_no: number
   head: number
   tail: number
+  next_deadline_at: number | null
 }
 
+/** An event row; the run id lives in `skein_runs` (events hold its integer `run_no`). */
 export interface EventRow {
-  run_id: string
   seq: number
   id: string
   ts: number
@@ -51,12 +53,13 @@ export interface Statements {
   keyExists: Statement<[string, string], number>
   insertKey: Statement<[string, string, number]>
   insertEvent: Statement<unknown[]>
-  upsertTail: Statement<[string, number]>
-  upsertMeta: Statement<unknown[]>
-  setDeadline: Statement<[number | null, string, number | null]>
+  insertRun: Statement<[string]>
+  setTail: Statement<[number, number]>
+  setMeta: Statement<unknown[]>
+  setDeadline: Statement<[number | null, number]>
   read: Statement<[string, number, number], EventRow>
-  trimEvents: Statement<[string, number]>
-  setHead: Statement<[number, string]>
+  trimEvents: Statement<[number, number]>
+  setHead: Statement<[number, number]>
   listRuns: Statement<[], string>
   summaries: Statement<[], SummaryRow>
   deadlines: Statement<[], { runId: string; nextDeadlineAt: number }>
@@ -71,7 +74,9 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     savepoint: db.prepare('SAVEPOINT skein_append'),
     release: db.prepare('RELEASE skein_append'),
     rollbackTo: db.prepare('ROLLBACK TO skein_append'),
-    run: db.prepare<[string], RunRow>('SELECT head, tail FROM skein_runs WHERE run_id = ?'),
+    run: db.prepare<[string], RunRow>(
+      'SELECT run_no, head, tail, next_deadline_at FROM skein_runs WHERE run_id = ?',
+    ),
     keyExists: db
       .prepare<[string, string], number>(
         'SELECT 1 FROM skein_idempotency WHERE run_id = ? AND key = ?',
@@ -81,38 +86,37 @@ export function prepareStatements(db: SqliteDatabase): Statements {
       'INSERT INTO skein_idempotency (run_id, key, seq) VALUES (?, ?, ?)',
     ),
     insertEvent: db.prepare<unknown[]>(
-      `INSERT INTO skein_events (run_id, seq, id, ts, type, thread_id, origin, causation_id,
+      `INSERT INTO skein_events (run_no, seq, id, ts, type, thread_id, origin, causation_id,
         effect_id, idempotency_key, event_key, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    upsertTail: db.prepare<[string, number]>(
-      `INSERT INTO skein_runs (run_id, tail) VALUES (?, ?)
-        ON CONFLICT (run_id) DO UPDATE SET tail = excluded.tail`,
-    ),
-    // The deadline is left out of the upsert's SET and written by setDeadline only when it
-    // changes: naming an indexed column in SET rewrites its index entry, one more page in every
+    // A new run's row is inserted before its first events, which carry its run_no.
+    insertRun: db.prepare<[string]>('INSERT INTO skein_runs (run_id) VALUES (?)'),
+    setTail: db.prepare<[number, number]>('UPDATE skein_runs SET tail = ? WHERE run_no = ?'),
+    // The deadline is left out of this SET and written by setDeadline only when it changes:
+    // naming an indexed column in SET rewrites its index entry, one more page in every
     // commit's WAL write, although most appends leave the deadline as it was.
-    upsertMeta: db.prepare<unknown[]>(
-      `INSERT INTO skein_runs (run_id, tail, ${META_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (run_id) DO UPDATE SET tail = excluded.tail, status = excluded.status,
-        kind = excluded.kind, definition_name = excluded.definition_name,
-        definition_version = excluded.definition_version, created_at = excluded.created_at,
-        updated_at = excluded.updated_at`,
+    setMeta: db.prepare<unknown[]>(
+      `UPDATE skein_runs SET tail = ?, status = ?, kind = ?, definition_name = ?,
+        definition_version = ?, created_at = ?, updated_at = ? WHERE run_no = ?`,
     ),
-    setDeadline: db.prepare<[number | null, string, number | null]>(
-      'UPDATE skein_runs SET next_deadline_at = ? WHERE run_id = ? AND next_deadline_at IS NOT ?',
+    setDeadline: db.prepare<[number | null, number]>(
+      'UPDATE skein_runs SET next_deadline_at = ? WHERE run_no = ?',
     ),
     read: db.prepare<[string, number, number], EventRow>(
-      'SELECT * FROM skein_events WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
+      `SELECT seq, id, ts, type, thread_id, origin, causation_id, effect_id, idempotency_key,
+        event_key, payload FROM skein_events
+        WHERE run_no = (SELECT run_no FROM skein_runs WHERE run_id = ?) AND seq >= ?
+        ORDER BY seq LIMIT ?`,
     ),
-    trimEvents: db.prepare<[string, number]>(
-      'DELETE FROM skein_events WHERE run_id = ? AND seq < ?',
+    trimEvents: db.prepare<[number, number]>(
+      'DELETE FROM skein_events WHERE run_no = ? AND seq < ?',
     ),
-    setHead: db.prepare<[number, string]>('UPDATE skein_runs SET head = ? WHERE run_id = ?'),
+    setHead: db.prepare<[number, number]>('UPDATE skein_runs SET head = ? WHERE run_no = ?'),
     listRuns: db
-      .prepare<[], string>('SELECT run_id FROM skein_runs WHERE tail > 0 ORDER BY rowid')
+      .prepare<[], string>('SELECT run_id FROM skein_runs WHERE tail > 0 ORDER BY run_no')
       .pluck(),
     summaries: db.prepare<[], SummaryRow>(
-      `SELECT run_id, ${META_COLUMNS} FROM skein_runs WHERE status IS NOT NULL ORDER BY rowid`,
+      `SELECT run_id, ${META_COLUMNS} FROM skein_runs WHERE status IS NOT NULL ORDER BY run_no`,
     ),
     deadlines: db.prepare<[], { runId: string; nextDeadlineAt: number }>(
       `SELECT run_id AS runId, next_deadline_at AS nextDeadlineAt FROM skein_runs
@@ -122,9 +126,9 @@ export function prepareStatements(db: SqliteDatabase): Statements {
 }
 
 /** Positional parameters of `insertEvent` (kept beside the SQL so the order cannot drift). */
-export function eventParams(e: EventEnvelope): unknown[] {
+export function eventParams(runNo: number, e: EventEnvelope): unknown[] {
   return [
-    e.runId,
+    runNo,
     e.seq,
     e.id,
     e.ts,
@@ -139,9 +143,9 @@ export function eventParams(e: EventEnvelope): unknown[] {
   ]
 }
 
-export function metaParams(runId: string, tail: number, m: RunMeta): unknown[] {
+/** Positional parameters of `setMeta`. */
+export function metaParams(runNo: number, tail: number, m: RunMeta): unknown[] {
   return [
-    runId,
     tail,
     m.status,
     m.kind,
@@ -149,15 +153,15 @@ export function metaParams(runId: string, tail: number, m: RunMeta): unknown[] {
     m.definitionVersion,
     m.createdAt,
     m.updatedAt,
-    m.nextDeadlineAt,
+    runNo,
   ]
 }
 
 /** Absent optional fields stay absent (not `undefined`), so envelopes compare equal. */
-export function rowToEnvelope(row: EventRow): EventEnvelope {
+export function rowToEnvelope(runId: string, row: EventRow): EventEnvelope {
   const e: EventEnvelope = {
     id: row.id,
-    runId: row.run_id,
+    runId,
     seq: row.seq,
     ts: row.ts,
     type: row.type,

@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { afterAll, describe, expect, it } from 'vitest'
+import { IdempotencyConflictError } from '../../src/core/errors.js'
+import { SCHEMA_VERSION, sqliteStore } from '../../src/stores/sqlite/index.js'
+import { migrate } from '../../src/stores/sqlite/schema.js'
+import { makeEnvelopes } from '../../src/testing/store-contract.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'skein-sqlite-migrate-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const insertV1 = `INSERT INTO skein_events (run_id, seq, id, ts, type, thread_id, origin,
+  causation_id, effect_id, idempotency_key, event_key, payload)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+/** A file as a schema-1 skein left it: written with the v1 layout, rows by hand. */
+function schemaOneFile(path: string) {
+  const db = new Database(path)
+  db.pragma('journal_mode = WAL')
+  migrate(db, 1)
+  const insert = db.prepare(insertV1)
+  const runs = db.prepare(
+    `INSERT INTO skein_runs (run_id, head, tail, status, kind, definition_name,
+      definition_version, created_at, updated_at, next_deadline_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+  const events = {
+    // Created second but listed first: runs keep their creation (rowid) order.
+    b: makeEnvelopes('b', 1, 3, (seq) => ({ seq, text: 'ünïcode 🧵' })),
+    a: makeEnvelopes('a', 1, 5),
+    orphan: makeEnvelopes('orphan', 1, 2),
+  }
+  events.a[1] = { ...events.a[1], causationId: 'c', effectId: 'e', idempotencyKey: 'k', key: 'x' }
+  db.transaction(() => {
+    runs.run('b', 1, 3, 'running', 'workflow', 'demo', '1', 10, 11, 500)
+    // Run a was trimmed below seq 3.
+    runs.run('a', 3, 5, 'completed', 'workflow', 'demo', '1', 20, 21, null)
+    for (const e of [...events.b, ...events.a.slice(2), ...events.orphan]) {
+      insert.run(
+        e.runId,
+        e.seq,
+        e.id,
+        e.ts,
+        e.type,
+        e.threadId,
+        e.origin,
+        e.causationId ?? null,
+        e.effectId ?? null,
+        e.idempotencyKey ?? null,
+        e.key ?? null,
+        JSON.stringify(e.payload),
+      )
+    }
+    db.prepare('INSERT INTO skein_idempotency (run_id, key, seq) VALUES (?, ?, ?)').run('b', 'k', 3)
+    db.prepare(
+      `INSERT INTO skein_snapshots (run_id, seq, created_at, format, data) VALUES (?, ?, ?, ?, ?)`,
+    ).run('a', 4, 30, 2, '{"s":1}')
+  })()
+  db.close()
+  return events
+}
+
+describe('sqlite schema migration', () => {
+  it('upgrades a schema-1 file in place: every event, bound, key, deadline and snapshot kept', async () => {
+    const path = join(dir, 'v1.db')
+    const events = schemaOneFile(path)
+    const store = sqliteStore({ path })
+    try {
+      expect(await store.read('b')).toStrictEqual(events.b)
+      expect(await store.read('a')).toStrictEqual(events.a.slice(2))
+      expect(await store.read('orphan')).toStrictEqual(events.orphan)
+      expect(await store.bounds('a')).toEqual({ head: 3, tail: 5 })
+      expect(await store.bounds('orphan')).toEqual({ head: 1, tail: 2 })
+      expect(await store.listRuns()).toEqual(['b', 'a', 'orphan'])
+      expect((await store.listSummaries()).map((s) => [s.runId, s.status])).toEqual([
+        ['b', 'running'],
+        ['a', 'completed'],
+      ])
+      expect(await store.listRunsWithDeadlines()).toEqual([{ runId: 'b', nextDeadlineAt: 500 }])
+      expect((await store.snapshots.latest('a'))?.data).toEqual({ s: 1 })
+      const dup = store.append('b', makeEnvelopes('b', 4, 1), {
+        expectedSeq: 3,
+        idempotencyKey: 'k',
+      })
+      await expect(dup).rejects.toSatisfy(IdempotencyConflictError.is)
+      // Logs continue where they were, for old runs and new ones alike.
+      await store.append('a', makeEnvelopes('a', 6, 2), { expectedSeq: 5 })
+      await store.append('c', makeEnvelopes('c', 1, 1), { expectedSeq: 0 })
+      expect((await store.read('a')).map((e) => e.seq)).toEqual([3, 4, 5, 6, 7])
+      expect(await store.listRuns()).toEqual(['b', 'a', 'orphan', 'c'])
+    } finally {
+      await store.close()
+    }
+    const db = new Database(path, { readonly: true })
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+      const tables = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .pluck()
+        .all()
+      expect(tables).toEqual(['skein_events', 'skein_idempotency', 'skein_runs', 'skein_snapshots'])
+      expect(db.prepare('SELECT count(*) FROM skein_events').pluck().get()).toBe(11)
+    } finally {
+      db.close()
+    }
+  })
+
+  it('leaves a schema-1 file untouched when the upgrade cannot finish', () => {
+    const path = join(dir, 'v1-locked.db')
+    schemaOneFile(path)
+    const holder = new Database(path)
+    holder.exec('BEGIN IMMEDIATE')
+    try {
+      expect(() => sqliteStore({ path, busyTimeoutMs: 20 })).toThrow(/locked|busy/i)
+    } finally {
+      holder.exec('ROLLBACK')
+      holder.close()
+    }
+    const db = new Database(path, { readonly: true })
+    expect(db.pragma('user_version', { simple: true })).toBe(1)
+    expect(db.prepare('SELECT count(*) FROM skein_events').pluck().get()).toBe(8)
+    db.close()
+  })
+})
