@@ -66,8 +66,10 @@ describe('sqlite schema migration', () => {
   it('upgrades a schema-1 file in place: every event, bound, key, deadline and snapshot kept', async () => {
     const path = join(dir, 'v1.db')
     const events = schemaOneFile(path)
-    const store = sqliteStore({ path })
+    const upgrades: unknown[] = []
+    const store = sqliteStore({ path, onUpgrade: (u) => upgrades.push(u) })
     try {
+      expect(upgrades).toEqual([{ path, from: 1, to: SCHEMA_VERSION }])
       expect(await store.read('b')).toStrictEqual(events.b)
       expect(await store.read('a')).toStrictEqual(events.a.slice(2))
       expect(await store.read('orphan')).toStrictEqual(events.orphan)
@@ -93,6 +95,11 @@ describe('sqlite schema migration', () => {
     } finally {
       await store.close()
     }
+    // Told once per file, never for a new one.
+    const fresh = join(dir, 'fresh.db')
+    await sqliteStore({ path: fresh, onUpgrade: (u) => upgrades.push(u) }).close()
+    await sqliteStore({ path, onUpgrade: (u) => upgrades.push(u) }).close()
+    expect(upgrades).toHaveLength(1)
     const db = new Database(path, { readonly: true })
     try {
       expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
@@ -113,7 +120,9 @@ describe('sqlite schema migration', () => {
     const holder = new Database(path)
     holder.exec('BEGIN IMMEDIATE')
     try {
-      expect(() => sqliteStore({ path, busyTimeoutMs: 20 })).toThrow(/locked|busy/i)
+      expect(() => sqliteStore({ path, busyTimeoutMs: 20, onUpgrade: () => {} })).toThrow(
+        /locked|busy/i,
+      )
     } finally {
       holder.exec('ROLLBACK')
       holder.close()

@@ -1,3 +1,3 @@
 export type { SqliteDriver } from './driver.js'
-export { SCHEMA_VERSION } from './schema.js'
+export { type OnUpgrade, SCHEMA_VERSION } from './schema.js'
 export { type SqliteStore, type SqliteStoreOptions, sqliteStore } from './sqlite-store.js'

@@ -116,13 +116,20 @@ const MIGRATIONS: readonly string[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length
 
+/** Told before an existing file is upgraded (never for a new file): upgrades copy every event. */
+export type OnUpgrade = (upgrade: { path: string; from: number; to: number }) => void
+
 /**
  * Brings the file up to `target` (default SCHEMA_VERSION) inside one IMMEDIATE transaction,
  * so two processes opening a fresh file at once cannot both migrate it, and a crash
  * mid-migration leaves the file at its old version. Tests pass a lower target to build an
  * old-version file.
  */
-export function migrate(db: SqliteDatabase, target = SCHEMA_VERSION): void {
+export function migrate(
+  db: SqliteDatabase,
+  target = SCHEMA_VERSION,
+  onUpgrade: OnUpgrade = () => {},
+): void {
   db.transaction(() => {
     const current = db.pragma('user_version', { simple: true }) as number
     if (current > SCHEMA_VERSION) {
@@ -131,6 +138,7 @@ export function migrate(db: SqliteDatabase, target = SCHEMA_VERSION): void {
         { path: db.name, schemaVersion: current, supported: SCHEMA_VERSION },
       )
     }
+    if (current > 0 && current < target) onUpgrade({ path: db.name, from: current, to: target })
     for (let v = current; v < target; v++) db.exec(MIGRATIONS[v])
     if (current < target) db.pragma(`user_version = ${target}`)
   }).immediate()

@@ -9,7 +9,7 @@ import type {
 } from '../../core/ports.js'
 import { loadDriver, openDatabase, type SqliteDriver } from './driver.js'
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
-import { migrate } from './schema.js'
+import { migrate, type OnUpgrade, SCHEMA_VERSION } from './schema.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { prepareStatements, rowToEnvelope, rowToSummary } from './statements.js'
 
@@ -26,6 +26,11 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number
   /** Where a throwing `subscribe` listener's error goes; default `console.error`. */
   onListenerError?: (error: unknown, runId: string) => void
+  /**
+   * Told before a file written by an older skein is upgraded in place (once per file; the
+   * upgrade copies every event, so a large file takes a while). Default: one line on stderr.
+   */
+  onUpgrade?: OnUpgrade
   /** Supplies the better-sqlite3 constructor (default: load the installed package). */
   driver?: () => SqliteDriver
 }
@@ -39,6 +44,11 @@ export interface SqliteStore extends EventStore {
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
   close(): Promise<void>
 }
+
+const announceUpgrade: OnUpgrade = ({ path, from, to }) =>
+  console.warn(
+    `skein sqlite: upgrading ${path} from schema ${from} to ${to} (one transaction; a large file takes a while)`,
+  )
 
 /**
  * The embedded persistent store (better-sqlite3, WAL). Appends are `BEGIN IMMEDIATE`
@@ -62,7 +72,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     db.pragma('journal_mode = WAL')
     db.pragma(`synchronous = ${synchronous.toUpperCase()}`)
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)
-    migrate(db)
+    migrate(db, SCHEMA_VERSION, options.onUpgrade ?? announceUpgrade)
   } catch (error) {
     db.close()
     throw storeError(`open ${path}`, error)
