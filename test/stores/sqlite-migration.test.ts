@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { IdempotencyConflictError } from '../../src/core/errors.js'
 import { SCHEMA_VERSION, sqliteStore } from '../../src/stores/sqlite/index.js'
 import { migrate } from '../../src/stores/sqlite/schema.js'
+import { eventParams } from '../../src/stores/sqlite/statements.js'
 import { makeEnvelopes } from '../../src/testing/store-contract.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-sqlite-migrate-'))
@@ -19,7 +20,7 @@ const insertV1 = `INSERT INTO skein_events (run_id, seq, id, ts, type, thread_id
 function schemaOneFile(path: string) {
   const db = new Database(path)
   db.pragma('journal_mode = WAL')
-  migrate(db, 1)
+  migrate(db, { target: 1 })
   const insert = db.prepare(insertV1)
   const runs = db.prepare(
     `INSERT INTO skein_runs (run_id, head, tail, status, kind, definition_name,
@@ -37,21 +38,9 @@ function schemaOneFile(path: string) {
     runs.run('b', 1, 3, 'running', 'workflow', 'demo', '1', 10, 11, 500)
     // Run a was trimmed below seq 3.
     runs.run('a', 3, 5, 'completed', 'workflow', 'demo', '1', 20, 21, null)
+    // Version 1 kept the run id where version 2 keeps the run number; the other columns match.
     for (const e of [...events.b, ...events.a.slice(2), ...events.orphan]) {
-      insert.run(
-        e.runId,
-        e.seq,
-        e.id,
-        e.ts,
-        e.type,
-        e.threadId,
-        e.origin,
-        e.causationId ?? null,
-        e.effectId ?? null,
-        e.idempotencyKey ?? null,
-        e.key ?? null,
-        JSON.stringify(e.payload),
-      )
+      insert.run(e.runId, ...eventParams(0, e).slice(1))
     }
     db.prepare('INSERT INTO skein_idempotency (run_id, key, seq) VALUES (?, ?, ?)').run('b', 'k', 3)
     db.prepare(

@@ -7,7 +7,13 @@ import {
 } from '../../core/errors.js'
 import type { AppendOptions } from '../../core/ports.js'
 import type { SqliteDatabase } from './driver.js'
-import { eventParams, metaParams, type RunRow, type Statements } from './statements.js'
+import {
+  eventParams,
+  metaParams,
+  newRunParams,
+  type RunRow,
+  type Statements,
+} from './statements.js'
 
 export interface AppendRequest {
   runId: string
@@ -64,12 +70,9 @@ export function createGroupCommit(
   let queue: AppendRequest[] = []
   let scheduled = false
 
-  /**
-   * The run's row (null for a run not yet in the file), or undefined when the request writes
-   * nothing; throws on conflict.
-   */
-  const check = ({ runId, events, options }: AppendRequest): RunRow | null | undefined => {
-    const { expectedSeq, idempotencyKey, meta } = options
+  /** The run's row, or null for a run not yet in the file; throws on a conflict. */
+  const check = ({ runId, options }: AppendRequest): RunRow | null => {
+    const { expectedSeq, idempotencyKey } = options
     const row = st.run.get(runId) ?? null
     const tail = row?.tail ?? 0
     if (tail !== expectedSeq) {
@@ -84,19 +87,24 @@ export function createGroupCommit(
         { runId, idempotencyKey },
       )
     }
-    if (events.length === 0 && !meta) return undefined
     return row
   }
+
+  const writesNothing = ({ events, options }: AppendRequest) => events.length === 0 && !options.meta
 
   const write = ({ runId, events, options }: AppendRequest, row: RunRow | null): void => {
     const { expectedSeq, idempotencyKey, meta } = options
     const newTail = expectedSeq + events.length
-    const runNo = row ? row.run_no : Number(st.insertRun.run(runId).lastInsertRowid)
+    // A new run's row (tail and meta included) goes first: its events carry its run_no.
+    const runNo = row
+      ? row.run_no
+      : Number(st.insertRun.run(...newRunParams(runId, newTail, meta)).lastInsertRowid)
     if (idempotencyKey !== undefined) st.insertKey.run(runId, idempotencyKey, newTail)
     for (const event of events) st.insertEvent.run(...eventParams(runNo, event))
+    if (!row) return
     if (meta) {
       st.setMeta.run(...metaParams(runNo, newTail, meta))
-      if (meta.nextDeadlineAt !== (row?.next_deadline_at ?? null)) {
+      if (meta.nextDeadlineAt !== row.next_deadline_at) {
         st.setDeadline.run(meta.nextDeadlineAt, runNo)
       }
     } else st.setTail.run(newTail, runNo)
@@ -113,14 +121,14 @@ export function createGroupCommit(
   const applyGroup = (group: AppendRequest[], isolated: boolean): GroupResult => {
     const failed = new Map<AppendRequest, unknown>()
     for (const request of group) {
-      let row: RunRow | null | undefined
+      let row: RunRow | null
       try {
         row = check(request)
       } catch (error) {
         failed.set(request, error)
         continue
       }
-      if (row === undefined) continue
+      if (writesNothing(request)) continue
       if (!isolated) {
         try {
           write(request, row)

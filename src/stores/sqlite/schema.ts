@@ -127,8 +127,7 @@ export type OnUpgrade = (upgrade: { path: string; from: number; to: number }) =>
  */
 export function migrate(
   db: SqliteDatabase,
-  target = SCHEMA_VERSION,
-  onUpgrade: OnUpgrade = () => {},
+  { target = SCHEMA_VERSION, onUpgrade }: { target?: number; onUpgrade?: OnUpgrade } = {},
 ): void {
   db.transaction(() => {
     const current = db.pragma('user_version', { simple: true }) as number
@@ -138,7 +137,7 @@ export function migrate(
         { path: db.name, schemaVersion: current, supported: SCHEMA_VERSION },
       )
     }
-    if (current > 0 && current < target) onUpgrade({ path: db.name, from: current, to: target })
+    if (current > 0 && current < target) onUpgrade?.({ path: db.name, from: current, to: target })
     for (let v = current; v < target; v++) db.exec(MIGRATIONS[v])
     if (current < target) db.pragma(`user_version = ${target}`)
   }).immediate()

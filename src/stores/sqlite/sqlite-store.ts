@@ -9,7 +9,7 @@ import type {
 } from '../../core/ports.js'
 import { loadDriver, openDatabase, type SqliteDriver } from './driver.js'
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
-import { migrate, type OnUpgrade, SCHEMA_VERSION } from './schema.js'
+import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { prepareStatements, rowToEnvelope, rowToSummary } from './statements.js'
 
@@ -72,7 +72,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     db.pragma('journal_mode = WAL')
     db.pragma(`synchronous = ${synchronous.toUpperCase()}`)
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)
-    migrate(db, SCHEMA_VERSION, options.onUpgrade ?? announceUpgrade)
+    migrate(db, { onUpgrade: options.onUpgrade ?? announceUpgrade })
   } catch (error) {
     db.close()
     throw storeError(`open ${path}`, error)

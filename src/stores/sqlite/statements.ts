@@ -53,7 +53,7 @@ export interface Statements {
   keyExists: Statement<[string, string], number>
   insertKey: Statement<[string, string, number]>
   insertEvent: Statement<unknown[]>
-  insertRun: Statement<[string]>
+  insertRun: Statement<unknown[]>
   setTail: Statement<[number, number]>
   setMeta: Statement<unknown[]>
   setDeadline: Statement<[number | null, number]>
@@ -90,7 +90,9 @@ export function prepareStatements(db: SqliteDatabase): Statements {
         effect_id, idempotency_key, event_key, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // A new run's row is inserted before its first events, which carry its run_no.
-    insertRun: db.prepare<[string]>('INSERT INTO skein_runs (run_id) VALUES (?)'),
+    insertRun: db.prepare<unknown[]>(
+      `INSERT INTO skein_runs (run_id, tail, ${META_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
     setTail: db.prepare<[number, number]>('UPDATE skein_runs SET tail = ? WHERE run_no = ?'),
     // The deadline is left out of this SET and written by setDeadline only when it changes:
     // naming an indexed column in SET rewrites its index entry, one more page in every
@@ -143,18 +145,25 @@ export function eventParams(runNo: number, e: EventEnvelope): unknown[] {
   ]
 }
 
-/** Positional parameters of `setMeta`. */
+const metaValues = (m: RunMeta): unknown[] => [
+  m.status,
+  m.kind,
+  m.definitionName,
+  m.definitionVersion,
+  m.createdAt,
+  m.updatedAt,
+]
+
+/** Positional parameters of `setMeta` (the deadline is written apart, by `setDeadline`). */
 export function metaParams(runNo: number, tail: number, m: RunMeta): unknown[] {
-  return [
-    tail,
-    m.status,
-    m.kind,
-    m.definitionName,
-    m.definitionVersion,
-    m.createdAt,
-    m.updatedAt,
-    runNo,
-  ]
+  return [tail, ...metaValues(m), runNo]
+}
+
+/** Positional parameters of `insertRun`; a run appended without meta has none yet. */
+export function newRunParams(runId: string, tail: number, m: RunMeta | undefined): unknown[] {
+  return m
+    ? [runId, tail, ...metaValues(m), m.nextDeadlineAt]
+    : [runId, tail, null, null, null, null, null, null, null]
 }
 
 /** Absent optional fields stay absent (not `undefined`), so envelopes compare equal. */
