@@ -23,6 +23,13 @@ export interface AppendOptions {
   /** Unique per run: a second append with the same key fails with IdempotencyConflictError. */
   idempotencyKey?: string
   meta?: RunMeta
+  /**
+   * Nothing is acknowledged on this append until a later one: the writer only needs it to
+   * survive a crash of this process (the engine sets it on a commit that records in-process
+   * attempts about to start, and no outcome). A store may resolve before the append is
+   * power-safe; it becomes so with the next append without this flag, or with `sync()`.
+   */
+  deferSync?: boolean
 }
 
 export interface ReadOptions {
@@ -62,6 +69,11 @@ export interface EventStore {
   listSummaries?(): Promise<RunSummary[]>
   /** Runs whose nextDeadlineAt is set (any value). */
   listRunsWithDeadlines?(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
+  /**
+   * Makes every append that resolved with `deferSync` power-safe. Stores whose appends are
+   * always durable (or never, like memory) leave it out.
+   */
+  sync?(): Promise<void>
   /** The store's attached snapshot store. */
   readonly snapshots?: SnapshotStore
   close?(): Promise<void>

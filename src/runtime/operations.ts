@@ -70,32 +70,38 @@ export const startOp = {
       kind: definition.kind,
       definitionName: definition.name,
     })
-    await wakePass(ctx, mem, fresh, (batch) => {
-      batch.idempotencyKey = options.idempotencyKey
-      batch.add(
-        RT.runStarted,
-        {
-          kind: definition.kind,
-          definitionName: definition.name,
-          definitionVersion: definition.version,
-          input,
-          rootThreadId: threadId,
-        },
-        { threadId: null, origin: 'external', idempotencyKey: options.idempotencyKey },
-      )
-      batch.add(
-        RT.threadStarted,
-        {
-          threadId,
-          parentThreadId: null,
-          kind: definition.kind,
-          definitionName: definition.name,
-          definitionVersion: definition.version,
-          input,
-        },
-        { threadId },
-      )
-    })
+    await wakePass(
+      ctx,
+      mem,
+      fresh,
+      (batch) => {
+        batch.idempotencyKey = options.idempotencyKey
+        batch.add(
+          RT.runStarted,
+          {
+            kind: definition.kind,
+            definitionName: definition.name,
+            definitionVersion: definition.version,
+            input,
+            rootThreadId: threadId,
+          },
+          { threadId: null, origin: 'external', idempotencyKey: options.idempotencyKey },
+        )
+        batch.add(
+          RT.threadStarted,
+          {
+            threadId,
+            parentThreadId: null,
+            kind: definition.kind,
+            definitionName: definition.name,
+            definitionVersion: definition.version,
+            input,
+          },
+          { threadId },
+        )
+      },
+      'input',
+    )
     return { threadId }
   },
 }
@@ -128,16 +134,22 @@ export const signalOp = {
         })
       }
     }
-    await wakePass(ctx, mem, fold, (batch) => {
-      batch.idempotencyKey = idempotencyKey
-      events.forEach((event, i) => {
-        batch.add(event.type, event.payload, {
-          threadId: event.threadId ?? null,
-          origin: 'external',
-          idempotencyKey: i === 0 ? idempotencyKey : undefined,
+    await wakePass(
+      ctx,
+      mem,
+      fold,
+      (batch) => {
+        batch.idempotencyKey = idempotencyKey
+        events.forEach((event, i) => {
+          batch.add(event.type, event.payload, {
+            threadId: event.threadId ?? null,
+            origin: 'external',
+            idempotencyKey: i === 0 ? idempotencyKey : undefined,
+          })
         })
-      })
-    })
+      },
+      'input',
+    )
   },
 }
 

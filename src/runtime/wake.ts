@@ -26,6 +26,13 @@ const MAX_DECIDE_ROUNDS = 64
 
 export type Seed = (batch: Batch) => void | Promise<void>
 
+/**
+ * What a seed records: `'input'` (a start or a signal: nothing about work that already ran) or
+ * `'outcome'` (a worker report, a cancel, an operator retry). Only an iteration that records no
+ * outcome may defer its fsync.
+ */
+export type SeedKind = 'input' | 'outcome'
+
 export interface WakeResult {
   state: RunState
   /** Events appended by this pass. */
@@ -38,12 +45,44 @@ export interface WakeResult {
  * iteration is one append with the expected tail. In-process attempts start after the append
  * that records them and report back through `requestDrive`, so the run queue is free while
  * effects run.
+ *
+ * Durability: an iteration that only starts in-process attempts (no outcome of earlier work, no
+ * worker dispatch) is appended with `deferSync`: the next iteration, which records those
+ * attempts' outcomes, is fsynced and covers it, so a quick step costs one fsync. A pass never
+ * ends with a deferred append unsynced (slow attempts are still running then), and every
+ * operation is acknowledged only after its passes end.
  */
 export async function wakePass(
   ctx: EngineContext,
   mem: RunMemory,
   fold: RunFold,
   seed?: Seed,
+  seedKind: SeedKind = 'outcome',
+): Promise<WakeResult> {
+  let unsynced = false
+  const track = (deferred: boolean) => {
+    unsynced = deferred
+  }
+  let result: WakeResult
+  try {
+    result = await wakeIterations(ctx, mem, fold, seed, seedKind, track)
+  } catch (error) {
+    // The caller sees the pass's own error; should this sync fail too, the next fsynced
+    // commit covers the deferred append.
+    if (unsynced) await ctx.store.sync?.().catch(() => {})
+    throw error
+  }
+  if (unsynced) await ctx.store.sync?.()
+  return result
+}
+
+async function wakeIterations(
+  ctx: EngineContext,
+  mem: RunMemory,
+  fold: RunFold,
+  seed: Seed | undefined,
+  seedKind: SeedKind,
+  committed: (deferred: boolean) => void,
 ): Promise<WakeResult> {
   const runId = fold.state.runId
   let iterations = 0
@@ -57,8 +96,13 @@ export async function wakePass(
       const seeded = seed(batch)
       if (seeded instanceof Promise) await seeded
     }
+    // Outcomes of earlier work (a seed's, finished attempts, fired timers) must be fsynced
+    // before anything they caused runs.
+    let recordsOutcome = first && seed !== undefined && seedKind === 'outcome'
     const launches: Array<() => void> = []
+    let localLaunches = 0
     if (!isTerminal(fold.state.status)) {
+      const before = batch.size
       await recordFinished(ctx, mem, batch)
       if (first) {
         recoverInterrupted(ctx, mem, batch)
@@ -70,8 +114,13 @@ export async function wakePass(
       mem.carryDirty.clear()
       fireDueTimers(ctx, batch, now)
       fireWorkerDeadlines(ctx, mem, batch, now)
+      if (batch.size > before) recordsOutcome = true
       await decideRounds(ctx, mem, batch, now)
-      startAttempts(ctx, mem, batch, now, launches)
+      startLocalAttempts(ctx, mem, batch, now, launches)
+      localLaunches = launches.length
+      if (hasRunnable(batch, mem, now, 'worker')) {
+        dispatchWorkerEffects(ctx, mem, batch, runnableEffects(batch, mem, now, 'worker'), launches)
+      }
     } else {
       finishedRunWorkerPass(ctx, mem, batch, now)
     }
@@ -83,7 +132,13 @@ export async function wakePass(
         { runId, maxWakeIterations: ctx.options.maxWakeIterations },
       )
     }
-    await commit(ctx, batch)
+    const deferSync =
+      !recordsOutcome &&
+      localLaunches > 0 &&
+      launches.length === localLaunches &&
+      batch.afterCommit.length === 0
+    await commit(ctx, batch, deferSync)
+    committed(deferSync)
     appended += batch.size
     for (const launch of launches) launch()
     if (launches.length > 0) await awaitQuickAttempts(mem)
@@ -125,7 +180,7 @@ function awaitQuickAttempts(mem: RunMemory): Promise<void> {
 }
 
 /** Appends a batch with the run's meta (status, next durable deadline) in the same write. */
-export async function commit(ctx: EngineContext, batch: Batch): Promise<void> {
+async function commit(ctx: EngineContext, batch: Batch, deferSync: boolean): Promise<void> {
   const fold = batch.fold
   const started = ctx.clock.now()
   const meta: RunMeta = metaOf(fold)
@@ -134,6 +189,7 @@ export async function commit(ctx: EngineContext, batch: Batch): Promise<void> {
       expectedSeq: batch.expectedSeq,
       idempotencyKey: batch.idempotencyKey,
       meta,
+      deferSync,
     })
   } catch (error) {
     ctx.observe({
@@ -153,6 +209,7 @@ export async function commit(ctx: EngineContext, batch: Batch): Promise<void> {
     events: batch.size,
     latencyMs: ctx.clock.now() - started,
     outcome: 'ok',
+    deferSync,
   })
 }
 
@@ -286,8 +343,8 @@ async function decideRounds(
   }
 }
 
-/** Records attempt starts for runnable local effects; they launch once the batch is durable. */
-function startAttempts(
+/** Records attempt starts for runnable local effects; they launch once the batch is written. */
+function startLocalAttempts(
   ctx: EngineContext,
   mem: RunMemory,
   batch: Batch,
@@ -314,9 +371,5 @@ function startAttempts(
         else ctx.requestDrive(runId)
       })
     })
-  }
-  if (hasRunnable(batch, mem, now, 'worker')) {
-    const due = runnableEffects(batch, mem, now, 'worker')
-    dispatchWorkerEffects(ctx, mem, batch, due, launches)
   }
 }

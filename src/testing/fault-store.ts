@@ -10,6 +10,7 @@ export type FaultMethod =
   | 'trim'
   | 'listSummaries'
   | 'listRunsWithDeadlines'
+  | 'sync'
   | 'snapshots.save'
   | 'snapshots.latest'
   | 'snapshots.list'
@@ -156,6 +157,7 @@ export function faultyStore(inner: EventStore, plan?: FaultPlan): FaultyStore {
     ...(inner.listRunsWithDeadlines && {
       listRunsWithDeadlines: wrap('listRunsWithDeadlines', inner.listRunsWithDeadlines.bind(inner)),
     }),
+    ...(inner.sync && { sync: wrap('sync', inner.sync.bind(inner)) }),
     ...(snapshots && { snapshots }),
     ...(inner.close && { close: inner.close.bind(inner) }),
     failNext(method, when = 'before', options = {}) {

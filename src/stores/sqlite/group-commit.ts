@@ -59,6 +59,11 @@ export const guardedCall =
  * that request. Writes run without savepoints (each costs a statement journal); if a write
  * fails, the group is rolled back and redone with a savepoint per request, so a failed write
  * also undoes only its own request. Promises settle only after COMMIT returned.
+ *
+ * With `relaxDeferred` (a FULL-sync WAL file), a group made only of `deferSync` appends
+ * commits under `synchronous = NORMAL`: its WAL frames are written (a crash of this process
+ * loses nothing) but not fsynced. The next FULL commit fsyncs the WAL, which covers them; until
+ * then `unsynced` counts such groups for the store's `sync()`.
  */
 export function createGroupCommit(
   db: SqliteDatabase,
@@ -66,9 +71,21 @@ export function createGroupCommit(
   onCommitted: (runId: string, events: readonly EventEnvelope[]) => void,
   /** Extra writes that ride in the group's transaction (buffered snapshots). */
   beforeCommit: () => void = () => {},
+  relaxDeferred = false,
 ) {
   let queue: AppendRequest[] = []
   let scheduled = false
+  /** Deferred groups committed so far, and how many of them a FULL commit or sync covered. */
+  const deferred = { committed: 0, synced: 0 }
+  /** Set if the connection could not be put back to FULL: it must not commit again. */
+  let stuckRelaxed: unknown
+  const restoreFullSync = () => {
+    try {
+      db.pragma('synchronous = FULL')
+    } catch (error) {
+      stuckRelaxed = storeError('restore synchronous = FULL', error)
+    }
+  }
 
   /** The run's row, or null for a run not yet in the file; throws on a conflict. */
   const check = ({ runId, options }: AppendRequest): RunRow | null => {
@@ -171,9 +188,18 @@ export function createGroupCommit(
     if (queue.length === 0) return
     const group = queue
     queue = []
+    if (stuckRelaxed !== undefined) {
+      for (const request of group) request.reject(stuckRelaxed)
+      return
+    }
+    const relaxed = relaxDeferred && group.every((request) => request.options.deferSync)
     try {
+      // Not a prepared statement: SQLite applies this pragma when it compiles it, not when
+      // a prepared copy runs again.
+      if (relaxed) db.pragma('synchronous = NORMAL')
       st.begin.run()
     } catch (error) {
+      if (relaxed) restoreFullSync()
       const wrapped = storeError('begin transaction', error)
       for (const request of group) request.reject(wrapped)
       return
@@ -188,11 +214,14 @@ export function createGroupCommit(
       }
       try {
         st.commit.run()
+        if (relaxed) deferred.committed++
+        else deferred.synced = deferred.committed
       } catch (error) {
         aborted = storeError('commit', error)
         if (db.inTransaction) st.rollback.run()
       }
     }
+    if (relaxed) restoreFullSync()
     for (const request of group) {
       const error = failed.get(request)
       if (error !== undefined) request.reject(error)
@@ -205,6 +234,16 @@ export function createGroupCommit(
   }
 
   return {
+    /**
+     * Deferred groups committed and not yet covered by a FULL commit, as a mark to pass to
+     * `markSynced` once the WAL has been fsynced (0: nothing to sync).
+     */
+    unsynced(): number {
+      return deferred.committed > deferred.synced ? deferred.committed : 0
+    },
+    markSynced(mark: number): void {
+      if (mark > deferred.synced) deferred.synced = mark
+    },
     enqueue(request: AppendRequest): void {
       queue.push(request)
       if (!scheduled) {

@@ -1,3 +1,6 @@
+import { closeSync, fdatasync, openSync } from 'node:fs'
+import { resolve as resolvePath } from 'node:path'
+import { promisify } from 'node:util'
 import type { EventEnvelope } from '../../core/envelope.js'
 import { InvalidRequestError, StoreError } from '../../core/errors.js'
 import type {
@@ -17,9 +20,10 @@ export interface SqliteStoreOptions {
   /** Database file (created if missing). `':memory:'` works but is lost on exit. */
   path: string
   /**
-   * `'full'` (default): an acknowledged append survives power loss. `'normal'`: faster, but
-   * may lose the last commits on power loss (never corrupts the file; a process crash loses
-   * nothing).
+   * `'full'` (default): an acknowledged append survives power loss (an append marked
+   * `deferSync`, which the engine acknowledges to nobody, is fsynced by the next commit or
+   * `sync()`). `'normal'`: faster, but may lose the last commits on power loss (never
+   * corrupts the file; a process crash loses nothing).
    */
   synchronous?: 'full' | 'normal'
   /** How long a write waits for another connection's lock before failing; default 5000. */
@@ -42,8 +46,12 @@ export interface SqliteStore extends EventStore {
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(): Promise<RunSummary[]>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
+  /** fsyncs the WAL if a `deferSync` append committed since the last fsync. */
+  sync(): Promise<void>
   close(): Promise<void>
 }
+
+const datasync = promisify(fdatasync)
 
 const announceUpgrade: OnUpgrade = ({ path, from, to }) =>
   console.warn(
@@ -68,8 +76,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   }
   const driver = (options.driver ?? loadDriver)()
   const db = openDatabase(driver, path, busyTimeoutMs)
+  let journalMode: unknown
   try {
-    db.pragma('journal_mode = WAL')
+    journalMode = db.pragma('journal_mode = WAL', { simple: true })
     db.pragma(`synchronous = ${synchronous.toUpperCase()}`)
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)
     migrate(db, { onUpgrade: options.onUpgrade ?? announceUpgrade })
@@ -102,7 +111,17 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     }
   }
   const snapshots = sqliteSnapshotStore(db, guard)
-  const group = createGroupCommit(db, st, notify, () => snapshots.writePending())
+  // Deferred appends may skip their fsync only where a later fsync of the WAL file covers
+  // them: a FULL store on a WAL file (an in-memory database has neither).
+  const walPath = journalMode === 'wal' ? `${resolvePath(path)}-wal` : undefined
+  const group = createGroupCommit(
+    db,
+    st,
+    notify,
+    () => snapshots.writePending(),
+    synchronous === 'full' && walPath !== undefined,
+  )
+  let walFd: number | undefined
   // The head never passes tail + 1: trimming everything leaves an empty, still-fenced log.
   const trimTx = db.transaction((runId: string, beforeSeq: number): number => {
     const row = st.run.get(runId)
@@ -113,7 +132,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     return st.trimEvents.run(row.run_no, head).changes
   })
 
-  const sync = guardedCall(guard)
+  const call = guardedCall(guard)
 
   return {
     path,
@@ -136,19 +155,19 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       })
     },
     read: (runId, { fromSeq = 1, limit } = {}) =>
-      sync(`read run ${runId}`, () =>
+      call(`read run ${runId}`, () =>
         st.read
           .all(runId, fromSeq, limit === undefined ? -1 : Math.max(0, limit))
           .map((row) => rowToEnvelope(runId, row)),
       ),
-    tail: (runId) => sync(`read tail of ${runId}`, () => st.run.get(runId)?.tail ?? 0),
+    tail: (runId) => call(`read tail of ${runId}`, () => st.run.get(runId)?.tail ?? 0),
     bounds: (runId) =>
-      sync(`read bounds of ${runId}`, (): LogBounds => {
+      call(`read bounds of ${runId}`, (): LogBounds => {
         const row = st.run.get(runId)
         return !row || row.tail === 0 ? { head: 0, tail: 0 } : { head: row.head, tail: row.tail }
       }),
-    listRuns: () => sync('list runs', () => st.listRuns.all()),
-    trim: (runId, beforeSeq) => sync(`trim run ${runId}`, () => trimTx.immediate(runId, beforeSeq)),
+    listRuns: () => call('list runs', () => st.listRuns.all()),
+    trim: (runId, beforeSeq) => call(`trim run ${runId}`, () => trimTx.immediate(runId, beforeSeq)),
     subscribe(runId, listener) {
       let set = listeners.get(runId)
       if (!set) listeners.set(runId, (set = new Set()))
@@ -158,8 +177,20 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
         if (set.size === 0 && listeners.get(runId) === set) listeners.delete(runId)
       }
     },
-    listSummaries: () => sync('list summaries', () => st.summaries.all().map(rowToSummary)),
-    listRunsWithDeadlines: () => sync('list deadlines', () => st.deadlines.all()),
+    async sync() {
+      guard()
+      const mark = group.unsynced()
+      if (mark === 0 || walPath === undefined) return
+      try {
+        walFd ??= openSync(walPath, 'r')
+        await datasync(walFd)
+      } catch (error) {
+        throw storeError(`sync ${walPath}`, error)
+      }
+      group.markSynced(mark)
+    },
+    listSummaries: () => call('list summaries', () => st.summaries.all().map(rowToSummary)),
+    listRunsWithDeadlines: () => call('list deadlines', () => st.deadlines.all()),
     async close() {
       if (closed) return
       group.flush()
@@ -171,6 +202,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       closed = true
       listeners.clear()
       db.close()
+      if (walFd !== undefined) closeSync(walFd)
     },
   }
 }

@@ -1,0 +1,98 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import type { SqliteDriver } from '../../src/stores/sqlite/driver.js'
+import { type SqliteStore, sqliteStore } from '../../src/stores/sqlite/index.js'
+import { makeEnvelopes } from '../../src/testing/store-contract.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'skein-deferred-'))
+let files = 0
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const opened: SqliteStore[] = []
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close()
+})
+
+/** A driver that records the connection's sync level (1 NORMAL, 2 FULL) at every COMMIT. */
+function levelRecordingDriver(levels: number[]): SqliteDriver {
+  class Recording extends Database {
+    override prepare(source: string): any {
+      const statement: any = super.prepare(source)
+      if (source !== 'COMMIT') return statement
+      const run = statement.run.bind(statement)
+      statement.run = (...args: unknown[]) => {
+        levels.push(this.pragma('synchronous', { simple: true }) as number)
+        return run(...args)
+      }
+      return statement
+    }
+  }
+  return Recording as unknown as SqliteDriver
+}
+
+function open(synchronous: 'full' | 'normal' = 'full') {
+  const levels: number[] = []
+  const store = sqliteStore({
+    path: join(dir, `d${++files}.db`),
+    synchronous,
+    driver: () => levelRecordingDriver(levels),
+  })
+  opened.push(store)
+  return { store, levels }
+}
+
+const NORMAL = 1
+const FULL = 2
+
+describe('sqlite deferSync appends', () => {
+  it('a group of deferSync appends commits without fsync; the next commit is FULL again', async () => {
+    const { store, levels } = open()
+    await Promise.all([
+      store.append('a', makeEnvelopes('a', 1, 2), { expectedSeq: 0, deferSync: true }),
+      store.append('b', makeEnvelopes('b', 1, 2), { expectedSeq: 0, deferSync: true }),
+    ])
+    await store.append('a', makeEnvelopes('a', 3, 1), { expectedSeq: 2 })
+    expect(levels).toEqual([NORMAL, FULL])
+    expect((await store.read('a')).map((e) => e.seq)).toEqual([1, 2, 3])
+    expect((await store.read('b')).map((e) => e.seq)).toEqual([1, 2])
+  })
+
+  it('a group with one append that is not deferred is fsynced as a whole', async () => {
+    const { store, levels } = open()
+    await Promise.all([
+      store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, deferSync: true }),
+      store.append('b', makeEnvelopes('b', 1, 1), { expectedSeq: 0 }),
+    ])
+    expect(levels).toEqual([FULL])
+  })
+
+  it('a deferSync append that conflicts is rejected like any other and the level is restored', async () => {
+    const { store, levels } = open()
+    await store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0 })
+    await expect(
+      store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, deferSync: true }),
+    ).rejects.toMatchObject({ code: 'SEQ_CONFLICT' })
+    await store.append('a', makeEnvelopes('a', 2, 1), { expectedSeq: 1 })
+    expect(levels).toEqual([FULL, NORMAL, FULL])
+  })
+
+  it('a store opened with synchronous normal commits everything at NORMAL', async () => {
+    const { store, levels } = open('normal')
+    await store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, deferSync: true })
+    await store.append('a', makeEnvelopes('a', 2, 1), { expectedSeq: 1 })
+    expect(levels).toEqual([NORMAL, NORMAL])
+    await store.sync()
+  })
+
+  it('sync resolves with or without deferred appends, and fails once the store is closed', async () => {
+    const { store } = open()
+    await store.sync()
+    await store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, deferSync: true })
+    await store.sync()
+    await store.sync()
+    await store.close()
+    await expect(store.sync()).rejects.toMatchObject({ code: 'STORE_ERROR' })
+  })
+})
