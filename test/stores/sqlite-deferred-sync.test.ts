@@ -4,7 +4,10 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import type { SqliteDriver } from '../../src/stores/sqlite/driver.js'
+import { createGroupCommit } from '../../src/stores/sqlite/group-commit.js'
 import { type SqliteStore, sqliteStore } from '../../src/stores/sqlite/index.js'
+import { migrate } from '../../src/stores/sqlite/schema.js'
+import { prepareStatements } from '../../src/stores/sqlite/statements.js'
 import { makeEnvelopes } from '../../src/testing/store-contract.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-deferred-'))
@@ -94,5 +97,50 @@ describe('sqlite deferSync appends', () => {
     await store.sync()
     await store.close()
     await expect(store.sync()).rejects.toMatchObject({ code: 'STORE_ERROR' })
+  })
+})
+
+describe('sqlite group commit bookkeeping of deferred groups', () => {
+  const setup = () => {
+    const db = new Database(join(dir, `g${++files}.db`))
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = FULL')
+    migrate(db)
+    const group = createGroupCommit(db, prepareStatements(db), () => {}, undefined, true)
+    const append = (runId: string, from: number, deferSync: boolean) =>
+      new Promise<void>((resolve, reject) =>
+        group.enqueue({
+          runId,
+          events: makeEnvelopes(runId, from, 1),
+          options: { expectedSeq: from - 1, deferSync },
+          resolve,
+          reject,
+        }),
+      )
+    return { db, group, append }
+  }
+
+  it('a FULL commit that writes covers earlier deferred groups; one that writes nothing does not', async () => {
+    const { db, group, append } = setup()
+    await append('a', 1, true)
+    expect(group.unsynced()).toBeGreaterThan(0)
+    // Rejected by its tail check: the FULL commit writes nothing, so nothing is fsynced.
+    await expect(append('a', 1, false)).rejects.toMatchObject({ code: 'SEQ_CONFLICT' })
+    expect(group.unsynced()).toBeGreaterThan(0)
+    await append('a', 2, false)
+    expect(group.unsynced()).toBe(0)
+    db.close()
+  })
+
+  it('markSynced covers only the groups committed before the sync began', async () => {
+    const { db, group, append } = setup()
+    await append('a', 1, true)
+    const mark = group.unsynced()
+    await append('a', 2, true)
+    group.markSynced(mark)
+    expect(group.unsynced()).toBeGreaterThan(mark)
+    group.markSynced(group.unsynced())
+    expect(group.unsynced()).toBe(0)
+    db.close()
   })
 })

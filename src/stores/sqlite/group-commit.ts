@@ -215,7 +215,10 @@ export function createGroupCommit(
       try {
         st.commit.run()
         if (relaxed) deferred.committed++
-        else deferred.synced = deferred.committed
+        // A FULL commit fsyncs the WAL only if it wrote something.
+        else if (group.some((r) => !failed.has(r) && !writesNothing(r))) {
+          deferred.synced = deferred.committed
+        }
       } catch (error) {
         aborted = storeError('commit', error)
         if (db.inTransaction) st.rollback.run()
