@@ -52,15 +52,32 @@ interface CommitCounter {
   commits: number
   /** Those committed under synchronous = FULL: each fsyncs the WAL. */
   durable: number
+  /** When set, time spent inside SQLite statement calls is added to `sqliteMs`. */
+  timing?: boolean
+  sqliteMs: number
 }
 
-/** A better-sqlite3 constructor that counts commits, and the fsynced (durable) ones. */
+/**
+ * A better-sqlite3 constructor that counts commits and the fsynced (durable) ones, and can time
+ * every statement call (to split a run's cost between SQLite and everything else).
+ */
 function countingDriver(counter: CommitCounter) {
+  const timed =
+    <A extends unknown[], R>(fn: (...args: A) => R) =>
+    (...args: A): R => {
+      if (!counter.timing) return fn(...args)
+      const t0 = now()
+      try {
+        return fn(...args)
+      } finally {
+        counter.sqliteMs += now() - t0
+      }
+    }
   function Counting(path: string, options?: Database.Options) {
     const db = new Database(path, options)
     let full = true
     const prepare = db.prepare.bind(db)
-    const pragma = db.pragma.bind(db)
+    const pragma = timed(db.pragma.bind(db))
     ;(db as any).pragma = (source: string, opts?: Database.PragmaOptions) => {
       const level = /^synchronous\s*=\s*(\w+)/i.exec(source)
       if (level) full = level[1].toUpperCase() === 'FULL'
@@ -69,8 +86,9 @@ function countingDriver(counter: CommitCounter) {
     ;(db as any).prepare = (sql: string) => {
       const st = prepare(sql)
       const begins = /^\s*BEGIN/i.test(sql)
-      if (!begins && st.reader) return st
-      const run = st.run.bind(st)
+      const run = timed(st.run.bind(st))
+      ;(st as any).get = timed(st.get.bind(st))
+      ;(st as any).all = timed(st.all.bind(st))
       ;(st as any).run = (...args: unknown[]) => {
         if (begins || !db.inTransaction) {
           counter.commits++
@@ -149,13 +167,14 @@ function floorRuns(path: string, runs: number, concurrency: number): number {
   return rate
 }
 
-async function skeinRuns(path: string, runs: number, concurrency: number) {
-  const counter: CommitCounter = { commits: 0, durable: 0 }
+async function skeinRuns(path: string, runs: number, concurrency: number, timing = false) {
+  const counter: CommitCounter = { commits: 0, durable: 0, sqliteMs: 0 }
   const store = sqliteStore({ path, driver: countingDriver(counter) })
   const engine = createEngine({ store, modules: modules() })
   await engine.ready()
   counter.commits = 0
   counter.durable = 0
+  counter.timing = timing
   let next = 0
   const t0 = now()
   await Promise.all(
@@ -167,12 +186,15 @@ async function skeinRuns(path: string, runs: number, concurrency: number) {
       }
     }),
   )
-  const rate = runs / ((now() - t0) / 1000)
+  const elapsed = now() - t0
+  const rate = runs / (elapsed / 1000)
   const commitsPerStep = counter.commits / (runs * 3)
   const durablePerStep = counter.durable / (runs * 3)
   await engine.stop()
   await store.close()
-  return { rate, commitsPerStep, durablePerStep }
+  const usPerRun = (ms: number) => (ms * 1000) / runs
+  const split = { totalUs: usPerRun(elapsed), sqliteUs: usPerRun(counter.sqliteMs) }
+  return { rate, commitsPerStep, durablePerStep, split }
 }
 
 async function tenStepLatency(path: string, runs: number): Promise<number[]> {
@@ -291,6 +313,17 @@ export async function benchSqliteEngine(): Promise<Row[]> {
       ratio: p / floorPar,
       target: 0.5,
       note: 'vs raw loop with group commit',
+    })
+    // Where a concurrent run's time goes: one more round with every SQLite call timed (kept
+    // out of the rounds above: the timing itself costs a little).
+    const { split } = await skeinRuns(db(), 1600, CONCURRENCY, true)
+    rows.push({
+      name: `  of which inside SQLite statements (${CONCURRENCY} concurrent)`,
+      value: split.sqliteUs,
+      unit: 'µs/run',
+      baseline: 1e6 / floorPar,
+      ratio: split.sqliteUs / (1e6 / floorPar),
+      note: `engine and the rest ${(split.totalUs - split.sqliteUs).toFixed(0)} µs/run; baseline: the raw loop's whole run`,
     })
     for (const [label, c] of [
       ['sequential', commits[0]],
