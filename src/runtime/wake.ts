@@ -59,20 +59,17 @@ export async function wakePass(
   seed?: Seed,
   seedKind: SeedKind = 'outcome',
 ): Promise<WakeResult> {
-  let unsynced = false
-  const track = (deferred: boolean) => {
-    unsynced = deferred
-  }
+  const last = { deferred: false }
   let result: WakeResult
   try {
-    result = await wakeIterations(ctx, mem, fold, seed, seedKind, track)
+    result = await wakeIterations(ctx, mem, fold, seed, seedKind, last)
   } catch (error) {
     // The caller sees the pass's own error; should this sync fail too, the next fsynced
     // commit covers the deferred append.
-    if (unsynced) await ctx.store.sync?.().catch(() => {})
+    if (last.deferred) await ctx.store.sync?.().catch(() => {})
     throw error
   }
-  if (unsynced) await ctx.store.sync?.()
+  if (last.deferred) await ctx.store.sync?.()
   return result
 }
 
@@ -82,7 +79,8 @@ async function wakeIterations(
   fold: RunFold,
   seed: Seed | undefined,
   seedKind: SeedKind,
-  committed: (deferred: boolean) => void,
+  /** Whether the pass's latest append was deferred (a later FULL one covers earlier ones). */
+  last: { deferred: boolean },
 ): Promise<WakeResult> {
   const runId = fold.state.runId
   let iterations = 0
@@ -138,7 +136,7 @@ async function wakeIterations(
       launches.length === localLaunches &&
       batch.afterCommit.length === 0
     await commit(ctx, batch, deferSync)
-    committed(deferSync)
+    last.deferred = deferSync
     appended += batch.size
     for (const launch of launches) launch()
     if (launches.length > 0) await awaitQuickAttempts(mem)
