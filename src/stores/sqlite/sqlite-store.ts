@@ -182,7 +182,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       const mark = group.unsynced()
       if (mark === 0 || walPath === undefined) return
       try {
-        walFd ??= openSync(walPath, 'r')
+        // Opened for writing though never written: Windows flushes only handles with write access.
+        walFd ??= openSync(walPath, 'r+')
         await datasync(walFd)
       } catch (error) {
         throw storeError(`sync ${walPath}`, error)
