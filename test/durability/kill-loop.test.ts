@@ -14,6 +14,11 @@ const CYCLES = Number(process.env.SKEIN_KILL_CYCLES ?? (SOAK ? 1000 : 100))
 const TOTAL_RUNS = CYCLES * 3
 /** Real time the child works after it is ready, before the kill (uniform in [0, MAX)). */
 const MAX_WORK_MS = 400
+/**
+ * A cycle takes ~1.1 s here (spawn, boot, work, check every log so far): the limit grows with
+ * the cycles, so a soak (1,000) is not cut off by a limit sized for CI's 100.
+ */
+const TEST_TIMEOUT_MS = Math.max(600_000, CYCLES * 3_000 + 120_000)
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-kill-'))
 const db = join(dir, 'runs.db')
@@ -52,56 +57,60 @@ async function check() {
   }
 }
 
-it(`survives ${CYCLES} SIGKILLs at random moments with no lost ack and no duplicate`, async () => {
-  let lost = 0
-  let dup = 0
-  let killedAfterReady = 0
-  let stalled = 0
-  let completedBeforeDrain = 0
-  for (let cycle = 1; cycle <= CYCLES; cycle++) {
-    const c = spawnChild('work')
-    // One kill in five lands during boot and recovery, the rest while the workload runs.
-    const duringBoot = Math.random() < 0.2
-    if (duringBoot) await sleep(100 + Math.random() * 400)
-    else if (await c.ready) {
-      killedAfterReady++
-      await sleep(Math.random() * MAX_WORK_MS)
+it(
+  `survives ${CYCLES} SIGKILLs at random moments with no lost ack and no duplicate`,
+  async () => {
+    let lost = 0
+    let dup = 0
+    let killedAfterReady = 0
+    let stalled = 0
+    let completedBeforeDrain = 0
+    for (let cycle = 1; cycle <= CYCLES; cycle++) {
+      const c = spawnChild('work')
+      // One kill in five lands during boot and recovery, the rest while the workload runs.
+      const duringBoot = Math.random() < 0.2
+      if (duringBoot) await sleep(100 + Math.random() * 400)
+      else if (await c.ready) {
+        killedAfterReady++
+        await sleep(Math.random() * MAX_WORK_MS)
+      }
+      c.proc.kill('SIGKILL')
+      const code = await c.exit
+      stalled += c
+        .output()
+        .out.split('\n')
+        .filter((l) => l.startsWith('stalled ')).length
+      if (code !== null && code !== 0) throw new Error(`child failed: ${c.output().err}`)
+      const report = await check()
+      lost += report.lost
+      dup += report.dup
+      expect(report.problems, `after kill ${cycle}`).toEqual([])
+      completedBeforeDrain = [...report.logs.values()].filter(
+        (log) => log.at(-1)?.type === 'runtime.run.completed',
+      ).length
     }
-    c.proc.kill('SIGKILL')
-    const code = await c.exit
-    stalled += c
+    // Let the last child run to the end: every run completes, each step recorded once.
+    const last = spawnChild('drain')
+    const timeout = setTimeout(() => last.proc.kill('SIGKILL'), 90_000)
+    const code = await last.exit
+    clearTimeout(timeout)
+    expect(code, last.output().err).toBe(0)
+    const final = await check()
+    expect(final.problems).toEqual([])
+    const done = checkCompletion(final.logs, NODES)
+    expect(done.problems).toEqual([])
+    expect(final.runs).toBe(TOTAL_RUNS)
+    lost += final.lost
+    dup += final.dup + done.dup
+    stalled += last
       .output()
       .out.split('\n')
       .filter((l) => l.startsWith('stalled ')).length
-    if (code !== null && code !== 0) throw new Error(`child failed: ${c.output().err}`)
-    const report = await check()
-    lost += report.lost
-    dup += report.dup
-    expect(report.problems, `after kill ${cycle}`).toEqual([])
-    completedBeforeDrain = [...report.logs.values()].filter(
-      (log) => log.at(-1)?.type === 'runtime.run.completed',
-    ).length
-  }
-  // Let the last child run to the end: every run completes, each step recorded once.
-  const last = spawnChild('drain')
-  const timeout = setTimeout(() => last.proc.kill('SIGKILL'), 90_000)
-  const code = await last.exit
-  clearTimeout(timeout)
-  expect(code, last.output().err).toBe(0)
-  const final = await check()
-  expect(final.problems).toEqual([])
-  const done = checkCompletion(final.logs, NODES)
-  expect(done.problems).toEqual([])
-  expect(final.runs).toBe(TOTAL_RUNS)
-  lost += final.lost
-  dup += final.dup + done.dup
-  stalled += last
-    .output()
-    .out.split('\n')
-    .filter((l) => l.startsWith('stalled ')).length
-  console.log(
-    `SCORE crash_cycles=${CYCLES} lost=${lost} dup=${dup} runs=${final.runs} events=${final.events} acks=${readAcks(acksPath).length} killed_while_working=${killedAfterReady} completed_before_drain=${completedBeforeDrain} stalled_runs_woken=${stalled}`,
-  )
-  expect(lost).toBe(0)
-  expect(dup).toBe(0)
-}, 600_000)
+    console.log(
+      `SCORE crash_cycles=${CYCLES} lost=${lost} dup=${dup} runs=${final.runs} events=${final.events} acks=${readAcks(acksPath).length} killed_while_working=${killedAfterReady} completed_before_drain=${completedBeforeDrain} stalled_runs_woken=${stalled}`,
+    )
+    expect(lost).toBe(0)
+    expect(dup).toBe(0)
+  },
+  TEST_TIMEOUT_MS,
+)
