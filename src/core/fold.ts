@@ -1,3 +1,4 @@
+import type { Outcome } from './commands.js'
 import type { Definition } from './definition.js'
 import { definitionLabel } from './definition.js'
 import type { EventEnvelope, ThreadState } from './envelope.js'
@@ -55,11 +56,17 @@ import {
  * (snapshots), rebuilt lazily after a restore. Not a WeakMap: those cost the GC dearly.
  */
 const CACHE = Symbol('skein.thread')
+const NONE: Outcome = Object.freeze({ status: 'none' })
 
 export interface ThreadRuntime {
   kind: KindDefinition
   ctx: KindContext
   decideCtx: DecideContext
+  /**
+   * Outcomes of the thread's ephemeral inline attempts in the current wake iteration, which
+   * `decideCtx.outcome` reports: never folded, never snapshotted (the wake clears them).
+   */
+  ephemeral: Map<string, Outcome> | undefined
 }
 
 export function threadContext(registry: Registry, fold: RunFold, threadId: string): ThreadRuntime {
@@ -89,8 +96,14 @@ export function threadContext(registry: Registry, fold: RunFold, threadId: strin
     definition: definition as Definition,
     input: book.input,
   }
-  const decideCtx: DecideContext = { ...ctx, outcome: (key) => outcomeOf(commandOf(book, key)) }
-  const runtime: ThreadRuntime = { kind, ctx, decideCtx }
+  const decideCtx: DecideContext = {
+    ...ctx,
+    outcome: (key) => {
+      const record = commandOf(book, key)
+      return record ? outcomeOf(record) : (runtime.ephemeral?.get(key) ?? NONE)
+    },
+  }
+  const runtime: ThreadRuntime = { kind, ctx, decideCtx, ephemeral: undefined }
   Object.defineProperty(book, CACHE, { value: runtime, enumerable: false, writable: true })
   return runtime
 }

@@ -1,11 +1,12 @@
+import type { Outcome } from '../core/commands.js'
 import type { EventEnvelope, EventOrigin } from '../core/envelope.js'
 import { isTerminal } from '../core/envelope.js'
-import { applyEvent, type RunFold } from '../core/fold.js'
+import { applyEvent, type RunFold, type ThreadRuntime } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import { matchesWait } from '../core/matching.js'
 import type { Ids } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
-import { RT, RUNTIME_PREFIX } from '../core/runtime-events.js'
+import { type EffectRequestedPayload, RT, RUNTIME_PREFIX } from '../core/runtime-events.js'
 
 export interface EventMeta {
   threadId: string | null
@@ -14,6 +15,14 @@ export interface EventMeta {
   causationId?: string
   idempotencyKey?: string
   key?: string
+}
+
+const PENDING: Outcome = Object.freeze({ status: 'pending' })
+
+/** An ephemeral inline effect: its request is recorded only if its attempt fails. */
+export interface EphemeralRequest {
+  payload: EffectRequestedPayload
+  thread: ThreadRuntime
 }
 
 /**
@@ -27,6 +36,9 @@ export class Batch {
   readonly dirty = new Set<string>()
   /** Work to do once the batch is durable (worker dispatch and cancel calls). */
   readonly afterCommit: Array<() => unknown> = []
+  /** Ephemeral inline attempts requested in this decide round, not yet run. */
+  readonly ephemeral: EphemeralRequest[] = []
+  private readonly ephemeralThreads = new Set<ThreadRuntime>()
   readonly expectedSeq: number
   idempotencyKey: string | undefined
   ts: number
@@ -39,6 +51,22 @@ export class Batch {
   ) {
     this.expectedSeq = fold.state.lastSeq
     this.ts = now
+  }
+
+  /** Records that `thread` asked for an ephemeral attempt (run later this round). */
+  requestEphemeral(payload: EffectRequestedPayload, thread: ThreadRuntime): void {
+    thread.ephemeral ??= new Map()
+    thread.ephemeral.set(payload.key, PENDING)
+    this.ephemeral.push({ payload, thread })
+    this.ephemeralThreads.add(thread)
+  }
+
+  /** Forgets ephemeral requests and outcomes: the iteration has stopped deciding. */
+  endEphemeral(): void {
+    if (this.ephemeralThreads.size === 0) return
+    for (const thread of this.ephemeralThreads) thread.ephemeral = undefined
+    this.ephemeralThreads.clear()
+    this.ephemeral.length = 0
   }
 
   get size(): number {

@@ -7,7 +7,7 @@ import type { ErrorInfo } from '../core/errors.js'
 import { toErrorInfo } from '../core/errors.js'
 import { commandOf, threadContext } from '../core/fold.js'
 import type { Json } from '../core/json.js'
-import { RT } from '../core/runtime-events.js'
+import { type EffectRequestedPayload, RT } from '../core/runtime-events.js'
 import type { Batch } from './batch.js'
 import type { EngineContext, RunMemory } from './context.js'
 import {
@@ -112,6 +112,8 @@ function applyCommand(
           mem.executors.set(existing.id, resolved.definition)
         return
       }
+      const thread = command.ephemeral ? threadContext(ctx.registry, batch.fold, threadId) : null
+      if (thread?.ephemeral?.has(command.key)) return
       if (!resolved.type) {
         return {
           code: 'EFFECT_NOT_FOUND',
@@ -138,6 +140,11 @@ function applyCommand(
           if (command.retry) payload.retry = command.retry as Json
           if (command.timeoutMs !== undefined) payload.timeoutMs = command.timeoutMs
           if (definition) mem.executors.set(effectId, definition)
+          if (thread && !invalid && payload.execution === 'inline') {
+            // Recorded only if the attempt fails (see runEphemeral).
+            batch.requestEphemeral(payload as unknown as EffectRequestedPayload, thread)
+            return undefined
+          }
           batch.add(RT.effectRequested, payload, { threadId, effectId })
           if (invalid) {
             batch.add(

@@ -5,7 +5,7 @@ import type { EffectRecord } from '../core/fold.js'
 import { checkJson, type Json } from '../core/json.js'
 import { backoffDelay, type RetryPolicy, resolveRetry } from '../core/retry.js'
 import { RT } from '../core/runtime-events.js'
-import type { Batch } from './batch.js'
+import type { Batch, EphemeralRequest } from './batch.js'
 import type { EngineContext, Execution, RunMemory, Settlement } from './context.js'
 import { andThen, type MaybePromise, validateModuleEvent } from './validate.js'
 import { recordWorkerNotice, WorkerNotice } from './worker-dispatch.js'
@@ -196,6 +196,40 @@ export function execute(
       )
   })
   return { execution, done }
+}
+
+/**
+ * Runs an ephemeral inline attempt (attempt 1). A JSON result with no emitted events records
+ * nothing: it becomes the thread's outcome for the command's key until the iteration stops
+ * deciding, and the thread is decided again. Any other ending records the effect's request and
+ * this attempt's outcome, and the effect goes on as a recorded inline effect.
+ */
+export function runEphemeral(
+  ctx: EngineContext,
+  mem: RunMemory,
+  batch: Batch,
+  { payload, thread: runtime }: EphemeralRequest,
+): MaybePromise<void> {
+  const state = batch.fold.state
+  const thread = state.threads[payload.threadId]
+  if (isTerminal(state.status) || !thread || isTerminal(thread.status)) return
+  const effect: EffectRecord = { ...payload, status: 'requested', attempt: 0 }
+  const settle = (settlement: Settlement): MaybePromise<void> => {
+    if (settlement.kind === 'ok' && settlement.emitted.length === 0) {
+      const checked = checkJson(settlement.result === undefined ? null : settlement.result)
+      if (checked.ok) {
+        mem.executors.delete(payload.effectId)
+        runtime.ephemeral?.set(payload.key, { status: 'completed', value: checked.value })
+        batch.dirty.add(payload.threadId)
+        return
+      }
+    }
+    const meta = { threadId: payload.threadId, effectId: payload.effectId }
+    batch.add(RT.effectRequested, payload as unknown as Json, meta)
+    return recordSettlement(ctx, mem, batch, payload.effectId, 1, settlement)
+  }
+  const settlement = executeInline(ctx, mem, state.runId, effect, 1)
+  return settlement instanceof Promise ? settlement.then(settle) : settle(settlement)
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   failAttempt,
   hasRunnable,
   recordSettlement,
+  runEphemeral,
   runnableEffects,
 } from './effects-exec.js'
 import {
@@ -312,7 +313,24 @@ function fireDueTimers(ctx: EngineContext, batch: Batch, now: number): void {
   }
 }
 
+/**
+ * Decides dirty threads and runs the inline attempts they ask for, round after round, until
+ * nothing changes (or the round cap). Ephemeral outcomes live only as long as these rounds.
+ */
 async function decideRounds(
+  ctx: EngineContext,
+  mem: RunMemory,
+  batch: Batch,
+  now: number,
+): Promise<void> {
+  try {
+    await decideUntilSettled(ctx, mem, batch, now)
+  } finally {
+    batch.endEphemeral()
+  }
+}
+
+async function decideUntilSettled(
   ctx: EngineContext,
   mem: RunMemory,
   batch: Batch,
@@ -337,6 +355,10 @@ async function decideRounds(
       if (settlement instanceof Promise) settlement = await settlement
       const recorded = recordSettlement(ctx, mem, batch, effect.effectId, attempt, settlement)
       if (recorded instanceof Promise) await recorded
+    }
+    for (const request of batch.ephemeral.splice(0)) {
+      const ran = runEphemeral(ctx, mem, batch, request)
+      if (ran instanceof Promise) await ran
     }
   }
 }

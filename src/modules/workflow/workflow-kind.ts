@@ -11,6 +11,14 @@ import { type Directive, directiveBuilders, isDirective } from './directives.js'
 interface NodeState {
   status: 'started' | 'finished' | 'skipped' | 'failed'
   fallback?: string
+  /** What the node's body returned, when it returned a directive (recorded in node.started). */
+  directive?: Directive
+}
+
+/** A node body's outcome value: its result, or the directive it returned. */
+interface BodyResult {
+  value?: Json
+  directive?: Directive
 }
 
 export interface WorkflowState {
@@ -35,8 +43,11 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
   step(state, event) {
     const p = event.payload as any
     switch (event.type) {
-      case 'workflow.node.started':
-        return { ...state, nodes: { ...state.nodes, [p.nodeId]: { status: 'started' } } }
+      case 'workflow.node.started': {
+        const node: NodeState = { status: 'started' }
+        if (p.directive) node.directive = p.directive
+        return { ...state, nodes: { ...state.nodes, [p.nodeId]: node } }
+      }
       case 'workflow.node.finished':
         return {
           nodes: { ...state.nodes, [p.nodeId]: { status: 'finished' } },
@@ -48,13 +59,18 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
       case 'workflow.node.failed': {
         const node: NodeState = { status: 'failed' }
         if (p.fallback) node.fallback = p.fallback
+        const directive = state.nodes[p.nodeId]?.directive
+        if (directive) node.directive = directive
         return { ...state, nodes: { ...state.nodes, [p.nodeId]: node } }
       }
       case 'runtime.effect.retry.scheduled': {
         if (p.reason !== 'operator' || typeof p.key !== 'string') return state
         const id = p.key.replace(/^(run|do):/, '').replace(/:decision$/, '')
-        if (state.nodes[id]?.status !== 'failed') return state
-        return { ...state, nodes: { ...state.nodes, [id]: { status: 'started' } } }
+        const failed = state.nodes[id]
+        if (failed?.status !== 'failed') return state
+        const node: NodeState = { status: 'started' }
+        if (failed.directive) node.directive = failed.directive
+        return { ...state, nodes: { ...state.nodes, [id]: node } }
       }
       default:
         return state
@@ -82,8 +98,7 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
     for (const id of def.order) {
       const node = state.nodes[id]
       if (node?.status === 'started') {
-        const step = nodeStep(def, id, state, results, ctx)
-        out.push(...step)
+        out.push(...nodeStep(def, id, node, results, ctx))
         continue
       }
       if (node) continue
@@ -104,8 +119,7 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
       }
       if (running >= def.concurrency) continue
       running++
-      out.push(commands.emit('workflow.node.started', { nodeId: id }))
-      out.push(nodeBody(def, id, state, results, ctx))
+      out.push(...startNode(def, id, results, ctx))
     }
     if (out.length > 0 || progressing) return out
     return [complete(def, ctx, results)]
@@ -130,13 +144,17 @@ function complete(def: WorkflowDefinition, ctx: Ctx, results: Record<string, Jso
   }
 }
 
-/** The inline effect that runs a node's body once per attempt. */
+/**
+ * The inline effect that runs a node's body once per attempt. The first attempt is ephemeral:
+ * when it succeeds, the node's start records what it returned (`startNode`), so a step costs no
+ * effect events of its own; a failed body is recorded as an effect and retried as one.
+ */
 function nodeBody(
   def: WorkflowDefinition,
   id: string,
-  _state: WorkflowState,
   results: Record<string, Json>,
   ctx: Ctx,
+  ephemeral: boolean,
 ): Command {
   const spec = def.nodes[id]
   const effect: EffectDefinition = {
@@ -159,28 +177,67 @@ function nodeBody(
       return value instanceof Promise ? value.then(recordable) : recordable(value)
     },
   }
+  const retry = spec.retry ?? { maxAttempts: 1 }
   return commands.invoke(
     effect,
     { nodeId: id },
-    { key: runKey(id), retry: spec.retry ?? { maxAttempts: 1 } },
+    ephemeral ? { key: runKey(id), retry, ephemeral } : { key: runKey(id), retry },
   )
 }
 
-function nodeStep(
+/**
+ * A node whose turn has come: runs its body (ephemeral), then records `workflow.node.started`
+ * with the directive the body returned, and goes on from the body's outcome in the same round.
+ */
+function startNode(
   def: WorkflowDefinition,
   id: string,
-  state: WorkflowState,
   results: Record<string, Json>,
   ctx: Ctx,
 ): Command[] {
   const body = ctx.outcome(runKey(id))
+  if (body.status === 'none') return [nodeBody(def, id, results, ctx, true)]
+  const directive = body.status === 'completed' ? (body.value as BodyResult).directive : undefined
+  const started: Record<string, Json> = { nodeId: id }
+  if (directive) started.directive = directive as unknown as Json
+  return [commands.emit('workflow.node.started', started), ...bodyStep(def, id, results, ctx, body)]
+}
+
+/** A started node: on from its recorded directive, or (older logs, retried bodies) its body. */
+function nodeStep(
+  def: WorkflowDefinition,
+  id: string,
+  node: NodeState,
+  results: Record<string, Json>,
+  ctx: Ctx,
+): Command[] {
+  if (node.directive) return directiveStep(def, id, node.directive, ctx)
+  return bodyStep(def, id, results, ctx, ctx.outcome(runKey(id)))
+}
+
+function bodyStep(
+  def: WorkflowDefinition,
+  id: string,
+  results: Record<string, Json>,
+  ctx: Ctx,
+  body: Outcome,
+): Command[] {
   if (body.status === 'none' || body.status === 'pending') {
-    return [nodeBody(def, id, state, results, ctx)]
+    return [nodeBody(def, id, results, ctx, false)]
   }
   if (body.status !== 'completed') return failNode(def, id, errorOf(body, 'node body'))
-  const recorded = body.value as { value?: Json; directive?: Directive }
+  const recorded = body.value as BodyResult
   if (!recorded.directive) return finish(id, recorded.value ?? null)
-  const directive = recorded.directive
+  return directiveStep(def, id, recorded.directive, ctx)
+}
+
+/** A node whose body returned `directive`: the directive's command, until its outcome. */
+function directiveStep(
+  def: WorkflowDefinition,
+  id: string,
+  directive: Directive,
+  ctx: Ctx,
+): Command[] {
   if (directive.$directive === 'gate') {
     const step = gateStep(directive, ctx.threadId, doKey(id), ctx.outcome)
     return step.result === undefined

@@ -14,7 +14,7 @@ export function workflow(options: { definitions?: readonly WorkflowDefinition[] 
     namespace: 'workflow',
     version: '1.0.0',
     events: {
-      'node.started': payload<{ nodeId: string }>(),
+      'node.started': payload<{ nodeId: string; directive?: unknown }>(),
       'node.finished': payload<{ nodeId: string; result: unknown }>(),
       'node.skipped': payload<{ nodeId: string; reason: string }>(),
       'node.failed': payload<{ nodeId: string; error: unknown; fallback?: string }>(),
