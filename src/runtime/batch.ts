@@ -37,8 +37,9 @@ export class Batch {
   /** Work to do once the batch is durable (worker dispatch and cancel calls). */
   readonly afterCommit: Array<() => unknown> = []
   /** Ephemeral inline attempts requested in this decide round, not yet run. */
-  readonly ephemeral: EphemeralRequest[] = []
-  private readonly ephemeralThreads = new Set<ThreadRuntime>()
+  private pendingEphemeral: EphemeralRequest[] | undefined
+  /** Threads holding ephemeral outcomes, cleared when the iteration stops deciding. */
+  private ephemeralThreads: ThreadRuntime[] | undefined
   readonly expectedSeq: number
   idempotencyKey: string | undefined
   ts: number
@@ -55,18 +56,27 @@ export class Batch {
 
   /** Records that `thread` asked for an ephemeral attempt (run later this round). */
   requestEphemeral(payload: EffectRequestedPayload, thread: ThreadRuntime): void {
-    thread.ephemeral ??= new Map()
+    if (!thread.ephemeral) {
+      thread.ephemeral = new Map()
+      ;(this.ephemeralThreads ??= []).push(thread)
+    }
     thread.ephemeral.set(payload.key, PENDING)
-    this.ephemeral.push({ payload, thread })
-    this.ephemeralThreads.add(thread)
+    ;(this.pendingEphemeral ??= []).push({ payload, thread })
+  }
+
+  /** The ephemeral attempts requested since the last call (to run now). */
+  takeEphemeral(): EphemeralRequest[] | undefined {
+    const taken = this.pendingEphemeral
+    this.pendingEphemeral = undefined
+    return taken
   }
 
   /** Forgets ephemeral requests and outcomes: the iteration has stopped deciding. */
   endEphemeral(): void {
-    if (this.ephemeralThreads.size === 0) return
+    if (!this.ephemeralThreads) return
     for (const thread of this.ephemeralThreads) thread.ephemeral = undefined
-    this.ephemeralThreads.clear()
-    this.ephemeral.length = 0
+    this.ephemeralThreads = undefined
+    this.pendingEphemeral = undefined
   }
 
   get size(): number {

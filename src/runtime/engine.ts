@@ -101,8 +101,11 @@ export class RuntimeEngine implements EngineRuntime {
     runId: string,
     name: string,
     run: (fold: RunFold | null, controller: RunController) => Promise<unknown>,
+    /** The engine just made `runId`: no store holds it, so its first load reads nothing. */
+    generated = false,
   ): Promise<RunState> {
     const controller = this.controller(runId)
+    if (generated) controller.markGenerated()
     controller.halted = false
     await controller.enqueue(name, (fold) => run(fold, controller))
     return controller.whenIdle()
@@ -193,10 +196,11 @@ export class RuntimeEngine implements EngineRuntime {
     if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
     const prepared = await startOp.prepare(this.ctx, definition, input)
     let threadId = ''
-    const state = await this.mutate(runId, 'start', async (fold, controller) => {
+    const start = async (fold: RunFold | null, controller: RunController) => {
       const result = await startOp.run(this.ctx, controller.mem, runId, fold, prepared, options)
       threadId = result.threadId
-    })
+    }
+    const state = await this.mutate(runId, 'start', start, options.runId === undefined)
     return { runId, threadId, state }
   }
 

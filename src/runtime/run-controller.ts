@@ -141,8 +141,21 @@ export class RunController {
     }
   }
 
+  /**
+   * The engine generated this run's id just now, so the store cannot hold it: the first load
+   * skips reading the tail (the append's expected tail of 0 still fences a collision).
+   */
+  markGenerated(): void {
+    if (!this.mem.fold && this.queue.length === 0 && !this.running) this.generated = true
+  }
+  private generated = false
+
   private async currentFold(): Promise<RunFold | null> {
     const ctx = this.host.ctx
+    if (this.generated) {
+      this.generated = false
+      return null
+    }
     const tail = await ctx.store.tail(this.runId)
     let fold = this.mem.fold ?? this.host.cacheGet(this.runId) ?? null
     if (fold && fold.state.lastSeq > tail) fold = null

@@ -324,42 +324,37 @@ async function decideRounds(
   now: number,
 ): Promise<void> {
   try {
-    await decideUntilSettled(ctx, mem, batch, now)
+    for (let round = 0; ; round++) {
+      if (isTerminal(batch.fold.state.status)) return
+      if (batch.dirty.size === 0 && !hasRunnable(batch, mem, now, 'inline')) return
+      if (round >= MAX_DECIDE_ROUNDS) {
+        for (const threadId of batch.dirty) mem.carryDirty.add(threadId)
+        return
+      }
+      const threads = [...batch.dirty]
+      batch.dirty.clear()
+      for (const threadId of threads) {
+        const decided = decideThread(ctx, mem, batch, threadId)
+        if (decided instanceof Promise) await decided
+      }
+      if (hasRunnable(batch, mem, now, 'inline')) {
+        for (const effect of runnableEffects(batch, mem, now, 'inline')) {
+          const attempt = effect.attempt + 1
+          let settlement = executeInline(ctx, mem, batch.fold.state.runId, effect, attempt)
+          if (settlement instanceof Promise) settlement = await settlement
+          const recorded = recordSettlement(ctx, mem, batch, effect.effectId, attempt, settlement)
+          if (recorded instanceof Promise) await recorded
+        }
+      }
+      const ephemeral = batch.takeEphemeral()
+      if (!ephemeral) continue
+      for (const request of ephemeral) {
+        const ran = runEphemeral(ctx, mem, batch, request)
+        if (ran instanceof Promise) await ran
+      }
+    }
   } finally {
     batch.endEphemeral()
-  }
-}
-
-async function decideUntilSettled(
-  ctx: EngineContext,
-  mem: RunMemory,
-  batch: Batch,
-  now: number,
-): Promise<void> {
-  for (let round = 0; ; round++) {
-    if (isTerminal(batch.fold.state.status)) return
-    if (batch.dirty.size === 0 && !hasRunnable(batch, mem, now, 'inline')) return
-    if (round >= MAX_DECIDE_ROUNDS) {
-      for (const threadId of batch.dirty) mem.carryDirty.add(threadId)
-      return
-    }
-    const threads = [...batch.dirty]
-    batch.dirty.clear()
-    for (const threadId of threads) {
-      const decided = decideThread(ctx, mem, batch, threadId)
-      if (decided instanceof Promise) await decided
-    }
-    for (const effect of runnableEffects(batch, mem, now, 'inline')) {
-      const attempt = effect.attempt + 1
-      let settlement = executeInline(ctx, mem, batch.fold.state.runId, effect, attempt)
-      if (settlement instanceof Promise) settlement = await settlement
-      const recorded = recordSettlement(ctx, mem, batch, effect.effectId, attempt, settlement)
-      if (recorded instanceof Promise) await recorded
-    }
-    for (const request of batch.ephemeral.splice(0)) {
-      const ran = runEphemeral(ctx, mem, batch, request)
-      if (ran instanceof Promise) await ran
-    }
   }
 }
 

@@ -80,8 +80,13 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
   decide(state, ctx) {
     const def = ctx.definition
     const out: Command[] = []
-    const results = def.fallbacks.size > 0 ? resultsOf(state, def) : state.results
+    let results = def.fallbacks.size > 0 ? resultsOf(state, def) : state.results
+    // Without fallbacks, a node this decide finishes or skips counts as done for the nodes
+    // after it (def.order is topological), so the next node starts in the same round.
+    const lookahead = def.fallbacks.size === 0
+    let doneNow: Set<string> | undefined
     const isDone = (id: string): boolean => {
+      if (doneNow?.has(id)) return true
       const node = state.nodes[id]
       if (!node) return false
       if (node.status === 'finished' || node.status === 'skipped') return true
@@ -95,10 +100,20 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
     let running = 0
     for (const id in state.nodes) if (state.nodes[id].status === 'started') running++
     let progressing = running > 0
+    /** Pushes a node's commands; with lookahead, notes the node finished or skipped by them. */
+    const push = (id: string, step: Command[]) => {
+      out.push(...step)
+      if (!lookahead) return
+      const ended = endOf(step, id)
+      if (!ended) return
+      ;(doneNow ??= new Set()).add(id)
+      running--
+      if ('result' in ended) results = Object.freeze({ ...results, [id]: ended.result })
+    }
     for (const id of def.order) {
       const node = state.nodes[id]
       if (node?.status === 'started') {
-        out.push(...nodeStep(def, id, node, results, ctx))
+        push(id, nodeStep(def, id, node, results, ctx))
         continue
       }
       if (node) continue
@@ -115,16 +130,29 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
       }
       if (!wanted) {
         out.push(commands.emit('workflow.node.skipped', { nodeId: id, reason: 'when' }))
+        if (lookahead) (doneNow ??= new Set()).add(id)
         continue
       }
       if (running >= def.concurrency) continue
       running++
-      out.push(...startNode(def, id, results, ctx))
+      push(id, startNode(def, id, results, ctx))
     }
     if (out.length > 0 || progressing) return out
     return [complete(def, ctx, results)]
   },
 })
+
+/** Whether `step` finishes (with its result) or skips node `id`. */
+function endOf(step: Command[], id: string): { result: Json } | { skipped: true } | undefined {
+  for (const command of step) {
+    if (command.type !== 'emit' || (command.payload as { nodeId?: string })?.nodeId !== id) continue
+    if (command.event === 'workflow.node.finished') {
+      return { result: (command.payload as { result: Json }).result }
+    }
+    if (command.event === 'workflow.node.skipped') return { skipped: true }
+  }
+  return undefined
+}
 
 function resultsOf(state: WorkflowState, def: WorkflowDefinition): Record<string, Json> {
   const results = { ...state.results }
