@@ -102,7 +102,7 @@ async function wakeIterations(
     let localLaunches = 0
     if (!isTerminal(fold.state.status)) {
       const before = batch.size
-      await recordFinished(ctx, mem, batch)
+      if (mem.settled.length > 0) await recordFinished(ctx, mem, batch)
       if (first) {
         recoverInterrupted(ctx, mem, batch)
         const threads = fold.state.threads
