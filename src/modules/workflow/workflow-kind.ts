@@ -274,9 +274,9 @@ function directiveStep(
   }
   const outcome = ctx.outcome(doKey(id))
   if (outcome.status === 'completed') return finish(id, outcome.value)
-  if (outcome.status !== 'none' && outcome.status !== 'pending') {
-    return failNode(def, id, errorOf(outcome, directive.$directive))
-  }
+  // Issued and not finished: nothing new (its effect type, a string, needs no executor bound).
+  if (outcome.status === 'pending') return []
+  if (outcome.status !== 'none') return failNode(def, id, errorOf(outcome, directive.$directive))
   return [directiveCommand(def, id, directive)]
 }
 
