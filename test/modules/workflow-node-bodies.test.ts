@@ -9,6 +9,7 @@ import {
 import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
+import { flush } from '../support/fixtures.js'
 
 // How a node body's outcome is recorded: its successful first attempt is ephemeral (no effect
 // events; `workflow.node.started` records the directive it returned), a failing one is recorded
@@ -152,6 +153,32 @@ describe('workflow node bodies', () => {
     expect(types(events)).toContain('runtime.effect.failed')
     expect(types(events)).toContain('workflow.node.failed')
     expect(state.error).toMatchObject({ code: 'NODE_FAILED' })
+  })
+
+  it('a body that times out is recorded as a timed-out effect and fails the node', async () => {
+    const hang = defineWorkflow({
+      name: 'hanging-body',
+      nodes: { a: { timeoutMs: 50, run: () => new Promise(() => {}) } },
+    })
+    const clock = manualClock()
+    const e = make([hang], { clock })
+    const started = e.start(hang, undefined, { runId: 'run_hang' })
+    await flush()
+    await clock.advance(60)
+    const { state } = await started
+    expect(state.status).toBe('failed')
+    const events = await e.getEvents('run_hang')
+    expect(types(events)).toEqual([
+      'runtime.run.started',
+      'runtime.thread.started',
+      'runtime.effect.requested',
+      'runtime.effect.timed_out',
+      'runtime.effect.failed',
+      'workflow.node.started',
+      'workflow.node.failed',
+      'runtime.thread.failed',
+      'runtime.run.failed',
+    ])
   })
 
   it('respects concurrency: a second ready node waits for the first', async () => {
