@@ -212,7 +212,10 @@ export function runEphemeral(
 ): MaybePromise<void> {
   const state = batch.fold.state
   const thread = state.threads[payload.threadId]
-  if (isTerminal(state.status) || !thread || isTerminal(thread.status)) return
+  if (isTerminal(state.status) || !thread || isTerminal(thread.status)) {
+    mem.executors.delete(payload.effectId)
+    return
+  }
   const effect: EffectRecord = { ...payload, status: 'requested', attempt: 0 }
   const settle = (settlement: Settlement): MaybePromise<void> => {
     if (settlement.kind === 'ok' && settlement.emitted.length === 0) {

@@ -47,6 +47,8 @@ export class RunController {
   private view: RunState | null = null
   /** The fold moved since `view` was made: the next read of `lastState` makes a new one. */
   private viewStale = false
+  /** Set by `markGenerated` until the first load. */
+  private generated = false
 
   /**
    * The run's state after the latest operation. Made on demand (most operations are never read
@@ -148,7 +150,6 @@ export class RunController {
   markGenerated(): void {
     if (!this.mem.fold && this.queue.length === 0 && !this.running) this.generated = true
   }
-  private generated = false
 
   private async currentFold(): Promise<RunFold | null> {
     const ctx = this.host.ctx
