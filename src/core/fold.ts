@@ -235,6 +235,23 @@ function stepThread(registry: Registry, fold: RunFold, event: EventEnvelope): vo
   if (kind.step) book.kindState = kind.step(book.kindState, event, ctx)
 }
 
+/** The record of an effect just requested (before its first attempt). */
+export function requestedEffect(r: EffectRequestedPayload): EffectRecord {
+  const record: EffectRecord = {
+    effectId: r.effectId,
+    threadId: r.threadId,
+    key: r.key,
+    type: r.type,
+    input: r.input,
+    execution: r.execution,
+    status: 'requested',
+    attempt: 0,
+  }
+  if (r.retry !== undefined) record.retry = r.retry
+  if (r.timeoutMs !== undefined) record.timeoutMs = r.timeoutMs
+  return record
+}
+
 function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelope): void {
   const state = fold.state
   const p = event.payload as any
@@ -355,19 +372,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
     }
     case RT.effectRequested: {
       const r = p as EffectRequestedPayload
-      const record: EffectRecord = {
-        effectId: r.effectId,
-        threadId: r.threadId,
-        key: r.key,
-        type: r.type,
-        input: r.input,
-        execution: r.execution,
-        status: 'requested',
-        attempt: 0,
-      }
-      if (r.retry !== undefined) record.retry = r.retry
-      if (r.timeoutMs !== undefined) record.timeoutMs = r.timeoutMs
-      fold.effects[r.effectId] = record
+      fold.effects[r.effectId] = requestedEffect(r)
       const book = fold.books[r.threadId]
       if (book) setCommand(book, r.key, { kind: 'invoke', id: r.effectId, status: 'pending' })
       return

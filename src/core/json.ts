@@ -19,34 +19,12 @@ export function checkJson(
   value: unknown,
   maxDepth = MAX_DEPTH,
 ): { ok: true; value: Json; maxBytes: number } | { ok: false; problem: JsonProblem } {
-  // One walker is reused (its arrays end empty after every walk); a nested call, from a
-  // getter on the walked value, gets its own.
-  const walker = shared.busy ? newWalker() : shared
-  walker.busy = true
-  walker.problem = undefined
-  walker.bound = 0
-  walker.maxDepth = maxDepth
-  try {
-    const out = walk(walker, value)
-    return walker.problem
-      ? { ok: false, problem: walker.problem }
-      : { ok: true, value: out as Json, maxBytes: walker.bound }
-  } finally {
-    walker.keys.length = 0
-    walker.ancestors.length = 0
-    walker.busy = false
-  }
+  const walker: Walker = { problem: undefined, bound: 0, keys: [], ancestors: [], maxDepth }
+  const out = walk(walker, value)
+  return walker.problem
+    ? { ok: false, problem: walker.problem }
+    : { ok: true, value: out as Json, maxBytes: walker.bound }
 }
-
-const newWalker = (): Walker => ({
-  problem: undefined,
-  bound: 0,
-  keys: [],
-  ancestors: [],
-  maxDepth: MAX_DEPTH,
-  busy: false,
-})
-const shared = newWalker()
 
 interface Walker {
   problem: JsonProblem | undefined
@@ -59,7 +37,6 @@ interface Walker {
   keys: Array<string | number>
   ancestors: object[]
   maxDepth: number
-  busy: boolean
 }
 
 const fail = (w: Walker, message: string): void => {

@@ -1,7 +1,7 @@
 import type { EffectContext, EffectDefinition } from '../core/effect.js'
 import { isTerminal } from '../core/envelope.js'
 import { type ErrorInfo, TerminalError, toErrorInfo } from '../core/errors.js'
-import type { EffectRecord } from '../core/fold.js'
+import { type EffectRecord, requestedEffect } from '../core/fold.js'
 import { checkJson, type Json } from '../core/json.js'
 import { backoffDelay, type RetryPolicy, resolveRetry } from '../core/retry.js'
 import { RT } from '../core/runtime-events.js'
@@ -216,7 +216,7 @@ export function runEphemeral(
     mem.executors.delete(payload.effectId)
     return
   }
-  const effect: EffectRecord = { ...payload, status: 'requested', attempt: 0 }
+  const effect = requestedEffect(payload)
   const settle = (settlement: Settlement): MaybePromise<void> => {
     if (settlement.kind === 'ok' && settlement.emitted.length === 0) {
       const checked = checkJson(settlement.result === undefined ? null : settlement.result)

@@ -337,14 +337,12 @@ async function decideRounds(
         const decided = decideThread(ctx, mem, batch, threadId)
         if (decided instanceof Promise) await decided
       }
-      if (hasRunnable(batch, mem, now, 'inline')) {
-        for (const effect of runnableEffects(batch, mem, now, 'inline')) {
-          const attempt = effect.attempt + 1
-          let settlement = executeInline(ctx, mem, batch.fold.state.runId, effect, attempt)
-          if (settlement instanceof Promise) settlement = await settlement
-          const recorded = recordSettlement(ctx, mem, batch, effect.effectId, attempt, settlement)
-          if (recorded instanceof Promise) await recorded
-        }
+      for (const effect of runnableEffects(batch, mem, now, 'inline')) {
+        const attempt = effect.attempt + 1
+        let settlement = executeInline(ctx, mem, batch.fold.state.runId, effect, attempt)
+        if (settlement instanceof Promise) settlement = await settlement
+        const recorded = recordSettlement(ctx, mem, batch, effect.effectId, attempt, settlement)
+        if (recorded instanceof Promise) await recorded
       }
       const ephemeral = batch.takeEphemeral()
       if (!ephemeral) continue
