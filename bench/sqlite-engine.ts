@@ -295,6 +295,11 @@ export async function benchSqliteEngine(): Promise<Row[]> {
       par.push(b.rate)
       if (i === 0) commits.push(a, b)
     }
+    // Paired per-round ratios show the spread that a median of rates hides.
+    const spread = (skein: number[], floor: number[]) => {
+      const ratios = skein.map((rate, i) => rate / floor[i])
+      return `per-round ratios ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`
+    }
     const floorSeq = median(floorSeqRates)
     const floorPar = median(floorParRates)
     const s = median(seq)
@@ -306,7 +311,7 @@ export async function benchSqliteEngine(): Promise<Row[]> {
       baseline: floorSeq,
       ratio: s / floorSeq,
       target: 0.5,
-      note: 'vs raw better-sqlite3 loop, FULL',
+      note: `vs raw better-sqlite3 loop, FULL; ${spread(seq, floorSeqRates)}`,
     })
     rows.push({
       name: `3-step workflow, ${CONCURRENCY} concurrent`,
@@ -315,7 +320,7 @@ export async function benchSqliteEngine(): Promise<Row[]> {
       baseline: floorPar,
       ratio: p / floorPar,
       target: 0.5,
-      note: 'vs raw loop with group commit',
+      note: `vs raw loop with group commit; ${spread(par, floorParRates)}`,
     })
     // Where a concurrent run's time goes: one more round with every SQLite call timed (kept
     // out of the rounds above: the timing itself costs a little).
