@@ -45,6 +45,8 @@ function instrumentedDriver(hooks: {
   begins: number
   savepoints?: number
   failInsertFor?: string
+  /** How many COMMITs to fail (each throws before it runs). */
+  failCommits?: number
 }): SqliteDriver {
   class Instrumented extends Database {
     override prepare(source: string): any {
@@ -53,6 +55,14 @@ function instrumentedDriver(hooks: {
       if (source === 'BEGIN IMMEDIATE') {
         statement.run = (...args: unknown[]) => {
           hooks.begins++
+          return run(...args)
+        }
+      } else if (source === 'COMMIT') {
+        statement.run = (...args: unknown[]) => {
+          if (hooks.failCommits) {
+            hooks.failCommits--
+            throw new Error('injected commit failure')
+          }
           return run(...args)
         }
       } else if (source.startsWith('SAVEPOINT')) {
@@ -265,6 +275,19 @@ describe('sqlite store', () => {
     await store.append('boom', makeEnvelopes('boom', 1, 2), { expectedSeq: 0, idempotencyKey: 'k' })
     expect(await store.tail('boom')).toBe(2)
     for (let i = 0; i < 20; i++) expect(await store.tail(`r${i}`)).toBe(3)
+  })
+
+  it('forgets the tail a failed commit wrote: the next append sees the log as committed', async () => {
+    const hooks = { begins: 0, failCommits: 0 }
+    const store = open({ path: freshPath(), driver: () => instrumentedDriver(hooks) })
+    await store.append('r1', makeEnvelopes('r1', 1, 1), { expectedSeq: 0 })
+    hooks.failCommits = 1
+    const failed = await store
+      .append('r1', makeEnvelopes('r1', 2, 2), { expectedSeq: 1 })
+      .catch((e) => e)
+    expect(StoreError.is(failed) && /injected commit failure/.test(failed.message)).toBe(true)
+    await store.append('r1', makeEnvelopes('r1', 2, 1), { expectedSeq: 1 })
+    expect((await store.read('r1')).map((e) => e.seq)).toEqual([1, 2])
   })
 
   it('keeps the deadline index right as a run sets, keeps, clears and resets its deadline', async () => {

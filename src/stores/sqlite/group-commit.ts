@@ -65,6 +65,9 @@ export const guardedCall =
  * loses nothing) but not fsynced. The next FULL commit fsyncs the WAL, which covers them; until
  * then `unsynced` counts such groups for the store's `sync()`.
  */
+/** Run rows kept between groups; past this the cache starts over (a re-read costs one SELECT). */
+const MAX_CACHED_ROWS = 10_000
+
 export function createGroupCommit(
   db: SqliteDatabase,
   st: Statements,
@@ -87,10 +90,31 @@ export function createGroupCommit(
     }
   }
 
+  /**
+   * Run rows as this connection last read or wrote them, so an append skips the SELECT of its
+   * run. Valid while no other connection commits: each group reads `data_version` under its
+   * write lock and forgets them all when it moved; every rollback forgets them too.
+   */
+  const rows = new Map<string, RunRow>()
+  let dataVersion = -1
+  const fenceRows = () => {
+    const version = st.dataVersion.get() as number
+    if (version !== dataVersion || rows.size > MAX_CACHED_ROWS) rows.clear()
+    dataVersion = version
+  }
+  const rowOf = (runId: string): RunRow | null => {
+    const cached = rows.get(runId)
+    if (cached) return cached
+    const row = st.run.get(runId)
+    if (!row) return null
+    rows.set(runId, row)
+    return row
+  }
+
   /** The run's row, or null for a run not yet in the file; throws on a conflict. */
   const check = ({ runId, options }: AppendRequest): RunRow | null => {
     const { expectedSeq, idempotencyKey } = options
-    const row = st.run.get(runId) ?? null
+    const row = rowOf(runId)
     const tail = row?.tail ?? 0
     if (tail !== expectedSeq) {
       throw new SeqConflictError(
@@ -118,13 +142,22 @@ export function createGroupCommit(
       : Number(st.insertRun.run(...newRunParams(runId, newTail, meta)).lastInsertRowid)
     if (idempotencyKey !== undefined) st.insertKey.run(runId, idempotencyKey, newTail)
     for (const event of events) st.insertEvent.run(...eventParams(runNo, event))
-    if (!row) return
-    if (meta) {
-      st.setMeta.run(...metaParams(runNo, newTail, meta))
-      if (meta.nextDeadlineAt !== row.next_deadline_at) {
-        st.setDeadline.run(meta.nextDeadlineAt, runNo)
-      }
-    } else st.setTail.run(newTail, runNo)
+    let deadline = row ? row.next_deadline_at : (meta?.nextDeadlineAt ?? null)
+    if (row) {
+      if (meta) {
+        st.setMeta.run(...metaParams(runNo, newTail, meta))
+        if (meta.nextDeadlineAt !== row.next_deadline_at) {
+          st.setDeadline.run(meta.nextDeadlineAt, runNo)
+          deadline = meta.nextDeadlineAt
+        }
+      } else st.setTail.run(newTail, runNo)
+    }
+    rows.set(runId, {
+      run_no: runNo,
+      head: row?.head ?? 1,
+      tail: newTail,
+      next_deadline_at: deadline,
+    })
   }
 
   interface GroupResult {
@@ -161,6 +194,7 @@ export function createGroupCommit(
       } catch (error) {
         const wrapped = storeError(`append to run ${request.runId}`, error)
         failed.set(request, wrapped)
+        rows.clear()
         if (!db.inTransaction) return { failed, aborted: wrapped }
         st.rollbackTo.run()
         st.release.run()
@@ -173,6 +207,7 @@ export function createGroupCommit(
   const applyAll = (group: AppendRequest[]): GroupResult => {
     const fast = applyGroup(group, false)
     if (fast.redo === undefined) return fast
+    rows.clear()
     if (db.inTransaction) st.rollback.run()
     if (group.length === 1) return { failed: new Map([[group[0], fast.redo]]), aborted: fast.redo }
     try {
@@ -198,6 +233,7 @@ export function createGroupCommit(
       // a prepared copy runs again.
       if (relaxed) db.pragma('synchronous = NORMAL')
       st.begin.run()
+      fenceRows()
     } catch (error) {
       if (relaxed) restoreFullSync()
       const wrapped = storeError('begin transaction', error)
@@ -221,6 +257,7 @@ export function createGroupCommit(
         }
       } catch (error) {
         aborted = storeError('commit', error)
+        rows.clear()
         if (db.inTransaction) st.rollback.run()
       }
     }

@@ -50,6 +50,8 @@ export interface Statements {
   release: Statement<[]>
   rollbackTo: Statement<[]>
   run: Statement<[string], RunRow>
+  /** Changes when another connection commits (SQLite keeps it per connection). */
+  dataVersion: Statement<[], number>
   keyExists: Statement<[string, string], number>
   insertKey: Statement<[string, string, number]>
   insertEvent: Statement<unknown[]>
@@ -77,6 +79,7 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     run: db.prepare<[string], RunRow>(
       'SELECT run_no, head, tail, next_deadline_at FROM skein_runs WHERE run_id = ?',
     ),
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     keyExists: db
       .prepare<[string, string], number>(
         'SELECT 1 FROM skein_idempotency WHERE run_id = ? AND key = ?',
