@@ -19,12 +19,30 @@ export function checkJson(
   value: unknown,
   maxDepth = MAX_DEPTH,
 ): { ok: true; value: Json; maxBytes: number } | { ok: false; problem: JsonProblem } {
-  const walker: Walker = { problem: undefined, bound: 0, keys: [], ancestors: [], maxDepth }
+  // One walker for every call; a call made from inside a walk (a getter that starts a run)
+  // gets its own.
+  const walker = spare ?? newWalker()
+  spare = undefined
+  walker.maxDepth = maxDepth
   const out = walk(walker, value)
-  return walker.problem
-    ? { ok: false, problem: walker.problem }
-    : { ok: true, value: out as Json, maxBytes: walker.bound }
+  const problem = walker.problem
+  const bound = walker.bound
+  walker.problem = undefined
+  walker.bound = 0
+  walker.keys.length = 0
+  walker.ancestors.length = 0
+  spare = walker
+  return problem ? { ok: false, problem } : { ok: true, value: out as Json, maxBytes: bound }
 }
+
+const newWalker = (): Walker => ({
+  problem: undefined,
+  bound: 0,
+  keys: [],
+  ancestors: [],
+  maxDepth: MAX_DEPTH,
+})
+let spare: Walker | undefined = newWalker()
 
 interface Walker {
   problem: JsonProblem | undefined
