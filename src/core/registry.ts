@@ -119,6 +119,9 @@ export class Registry {
     return [...this.definitions.values()]
   }
 
+  /** `effectType` as one shared function, for handler contexts to hand out without a bind. */
+  readonly effectTypeOf = (effect: EffectDefinition): string | undefined => this.effectType(effect)
+
   /** The registered type of an effect given by type or by object. */
   effectType(effect: string | EffectDefinition): string | undefined {
     if (typeof effect === 'string') return this.effects.has(effect) ? effect : undefined

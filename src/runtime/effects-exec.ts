@@ -58,10 +58,15 @@ function isRunnable(
 
 const NEVER_ABORTED = new AbortController()
 
-/** What a handler gets beside its input; the lazy `signal` getter lives on the prototype. */
+/**
+ * What a handler gets beside its input. Its functions are getters on the prototype, made on
+ * first read (most handlers use none of them), and still work destructured: `{ emit }`.
+ */
 class HandlerContext implements EffectContext {
   readonly effectId: string
   readonly threadId: string
+  private emitFn: EffectContext['emit'] | undefined
+  private publishFn: EffectContext['publish'] | undefined
   constructor(
     private readonly ctx: EngineContext,
     readonly runId: string,
@@ -73,19 +78,25 @@ class HandlerContext implements EffectContext {
     this.effectId = effect.effectId
     this.threadId = effect.threadId
   }
-  /** Read lazily: most handlers never look at it, so most attempts make no AbortController. */
+  /** Most handlers never look at it, so most attempts make no AbortController. */
   get signal(): AbortSignal {
     return this.signalOf()
   }
-  // Arrow fields, not methods: handlers may destructure `{ emit, publish }` from the context.
-  readonly emit = (type: string, payload: Json = null): void => {
-    this.emitted.push({ type, payload })
+  get emit(): EffectContext['emit'] {
+    this.emitFn ??= (type: string, payload: Json = null): void => {
+      this.emitted.push({ type, payload })
+    }
+    return this.emitFn
   }
-  readonly effectType = (effect: EffectDefinition): string | undefined =>
-    this.ctx.registry.effectType(effect)
-  readonly publish = (type: string, payload: Json = null): void => {
-    const { runId, threadId, effectId } = this
-    this.ctx.publishTransient({ runId, threadId, effectId, type, payload })
+  get effectType(): EffectContext['effectType'] {
+    return this.ctx.registry.effectTypeOf
+  }
+  get publish(): EffectContext['publish'] {
+    this.publishFn ??= (type: string, payload: Json = null): void => {
+      const { runId, threadId, effectId } = this
+      this.ctx.publishTransient({ runId, threadId, effectId, type, payload })
+    }
+    return this.publishFn
   }
 }
 

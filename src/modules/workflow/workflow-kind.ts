@@ -200,7 +200,7 @@ function nodeBody(
         threadId: ctx.threadId,
         attempt: ectx.attempt,
         signal: ectx.signal,
-        ...directiveBuilders((e) => ectx.effectType(e)),
+        ...buildersFor(ectx.effectType),
       })
       return value instanceof Promise ? value.then(recordable) : recordable(value)
     },
@@ -211,6 +211,16 @@ function nodeBody(
     { nodeId: id },
     ephemeral ? { key: runKey(id), retry, ephemeral } : { key: runKey(id), retry },
   )
+}
+
+type Builders = ReturnType<typeof directiveBuilders>
+/** The builders of the last engine's `effectType` (one per engine; rebuilt if it changes). */
+let lastBuilders: { effectType: EffectContext['effectType']; builders: Builders } | undefined
+function buildersFor(effectType: EffectContext['effectType']): Builders {
+  if (lastBuilders?.effectType !== effectType) {
+    lastBuilders = { effectType, builders: directiveBuilders(effectType) }
+  }
+  return lastBuilders.builders
 }
 
 /**
