@@ -25,6 +25,36 @@ describe('in-process effects', () => {
     expect(events[i].effectId).toBe(events[i + 1].effectId)
   })
 
+  it('a handler may destructure emit, publish and effectType from its context', async () => {
+    const seen: string[] = []
+    const echo = defineEffect({ execute: async (input: unknown) => input })
+    const mod = defineModule({
+      namespace: 'destructured',
+      effects: {
+        echo,
+        work: defineEffect<null, string | undefined>({
+          execute: async (_input, { emit, publish, effectType, effectId }) => {
+            publish('destructured.progress', { effectId })
+            emit('app.noted', { by: 'destructured' })
+            return effectType(echo)
+          },
+        }),
+      },
+    })
+    const wf = flow('destructured', 'destructured.work')
+    engine = createEngine({
+      modules: [workflow({ definitions: [wf] }), fixturesModule.testEffects, mod],
+      clock: manualClock(),
+    })
+    const started = engine.start(wf, undefined, { runId: 'd1' })
+    engine.subscribeTransient('d1', (event) => seen.push(event.type))
+    const { state } = await started
+    expect(state.output).toEqual({ a: 'destructured.echo' })
+    expect(seen).toEqual(['destructured.progress'])
+    const events = await engine.getEvents('d1')
+    expect(events.find((e) => e.type === 'app.noted')?.payload).toEqual({ by: 'destructured' })
+  })
+
   it('a hung attempt times out through the clock, is recorded and retried, then fails', async () => {
     const wf = flow('hanging', 'test.hang')
     const clock = manualClock()
