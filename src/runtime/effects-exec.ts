@@ -1,4 +1,4 @@
-import type { EffectContext, EffectDefinition } from '../core/effect.js'
+import type { EffectContext } from '../core/effect.js'
 import { isTerminal } from '../core/envelope.js'
 import { type ErrorInfo, TerminalError, toErrorInfo } from '../core/errors.js'
 import { type EffectRecord, requestedEffect } from '../core/fold.js'
