@@ -29,8 +29,8 @@ export function checkJson(
   const bound = walker.bound
   walker.problem = undefined
   walker.bound = 0
-  walker.keys.length = 0
-  walker.ancestors.length = 0
+  // Every walk pops what it pushed, so the stacks come back empty (a throwing getter leaves
+  // them behind, but then the walker is not kept).
   spare = walker
   return problem ? { ok: false, problem } : { ok: true, value: out as Json, maxBytes: bound }
 }

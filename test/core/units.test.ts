@@ -47,6 +47,24 @@ describe('json', () => {
     expect(checkJson(deep).ok).toBe(true)
     expect(checkJson([deep]).ok).toBe(false)
   })
+  it('one check leaves nothing behind for the next: paths, depth and size start over', () => {
+    const throwing = {
+      get bad() {
+        throw new Error('getter failed')
+      },
+    }
+    expect(() => checkJson({ deep: [{ x: throwing }] })).toThrow('getter failed')
+    expect(checkJson({ a: [1, { b: Number.NaN }] })).toMatchObject({
+      ok: false,
+      problem: { path: '$.a[1].b' },
+    })
+    expect(checkJson({ c: Number.NaN })).toMatchObject({ ok: false, problem: { path: '$.c' } })
+    let deep: unknown = 0
+    for (let i = 0; i < 64; i++) deep = [deep]
+    expect(checkJson(deep).ok).toBe(true)
+    const small = checkJson('x')
+    expect(small.ok && small.maxBytes).toBeLessThan(40)
+  })
   it('flat and nested values get the same verdicts and a size bound that covers the text', () => {
     const flat: unknown[] = [
       'ünï "q"\n',
