@@ -78,10 +78,18 @@ function countingDriver(counter: CommitCounter, timing = false) {
     let full = true
     const prepare = db.prepare.bind(db)
     const pragma = timed(db.pragma.bind(db))
-    ;(db as any).pragma = (source: string, opts?: Database.PragmaOptions) => {
-      const level = /^synchronous\s*=\s*(\w+)/i.exec(source)
+    const exec = timed(db.exec.bind(db))
+    const noteLevel = (source: string) => {
+      const level = /^(?:PRAGMA\s+)?synchronous\s*=\s*(\w+)/i.exec(source)
       if (level) full = level[1].toUpperCase() === 'FULL'
+    }
+    ;(db as any).pragma = (source: string, opts?: Database.PragmaOptions) => {
+      noteLevel(source)
       return pragma(source, opts)
+    }
+    ;(db as any).exec = (source: string) => {
+      noteLevel(source)
+      return exec(source)
     }
     ;(db as any).prepare = (sql: string) => {
       const st = prepare(sql)

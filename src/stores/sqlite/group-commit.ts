@@ -84,7 +84,7 @@ export function createGroupCommit(
   let stuckRelaxed: unknown
   const restoreFullSync = () => {
     try {
-      db.pragma('synchronous = FULL')
+      db.exec('PRAGMA synchronous = FULL')
     } catch (error) {
       stuckRelaxed = storeError('restore synchronous = FULL', error)
     }
@@ -230,8 +230,9 @@ export function createGroupCommit(
     const relaxed = relaxDeferred && group.every((request) => request.options.deferSync)
     try {
       // Not a prepared statement: SQLite applies this pragma when it compiles it, not when
-      // a prepared copy runs again.
-      if (relaxed) db.pragma('synchronous = NORMAL')
+      // a prepared copy runs again. `exec`, not `pragma()`: a fifth of the cost (no result
+      // rows to build).
+      if (relaxed) db.exec('PRAGMA synchronous = NORMAL')
       st.begin.run()
       fenceRows()
     } catch (error) {
