@@ -164,13 +164,14 @@ async function wakeIterations(
 /**
  * Gives attempts just launched one macrotask to finish: fast in-process effects are then
  * recorded by this pass (one append per step, no extra queue operation); slow ones report
- * later through `requestDrive`.
+ * later through `requestDrive`. Whichever comes first (a settled attempt or the macrotask)
+ * ends the wait; the other then finds a later wait's waiter in place and leaves it.
  */
-function awaitQuickAttempts(mem: RunMemory): Promise<void> {
+export function awaitQuickAttempts(mem: RunMemory): Promise<void> {
   if (mem.inflight.size === 0) return Promise.resolve()
   return new Promise<void>((resolve) => {
     const done = () => {
-      mem.waiter = null
+      if (mem.waiter === done) mem.waiter = null
       resolve()
     }
     mem.waiter = done
