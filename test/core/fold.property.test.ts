@@ -79,3 +79,17 @@ describe('the fold (properties)', () => {
     expect(createEngine).toBeTypeOf('function')
   })
 })
+
+describe('viewState', () => {
+  it('hands out threads as a plain object copy: own prototype, insertion order, detached', async () => {
+    const { engine } = makeEngine()
+    const { runId, state } = await engine.start(gated, { orderId: 'o1', amount: 5 })
+    expect(Object.getPrototypeOf(state.threads)).toBe(Object.prototype)
+    const ids = Object.keys(state.threads)
+    expect(ids).toEqual([state.rootThreadId])
+    expect(JSON.parse(JSON.stringify(state.threads))[state.rootThreadId].status).toBeDefined()
+    ;(state.threads as Record<string, unknown>).extra = 1
+    expect(Object.keys((await engine.getRun(runId)).threads)).toEqual(ids)
+    await engine.stop()
+  })
+})
