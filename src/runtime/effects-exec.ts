@@ -2,7 +2,7 @@ import type { EffectContext } from '../core/effect.js'
 import { isTerminal } from '../core/envelope.js'
 import { type ErrorInfo, TerminalError, toErrorInfo } from '../core/errors.js'
 import { type EffectRecord, requestedEffect } from '../core/fold.js'
-import { checkJson, type Json } from '../core/json.js'
+import { checkJson, type Json, jsonByteLength } from '../core/json.js'
 import { backoffDelay, type RetryPolicy, resolveRetry } from '../core/retry.js'
 import { RT } from '../core/runtime-events.js'
 import type { Batch, EphemeralRequest } from './batch.js'
@@ -230,8 +230,9 @@ export function runEphemeral(
   const effect = requestedEffect(payload)
   const settle = (settlement: Settlement): MaybePromise<void> => {
     if (settlement.kind === 'ok' && settlement.emitted.length === 0) {
-      const checked = checkJson(settlement.result === undefined ? null : settlement.result)
-      if (checked.ok) {
+      // A result the log could not hold is recorded as a failed attempt (checkOutcome).
+      const checked = checkResult(ctx, settlement.result)
+      if ('value' in checked) {
         mem.executors.delete(payload.effectId)
         runtime.ephemeral?.set(payload.key, { status: 'completed', value: checked.value })
         batch.dirty.add(payload.threadId)
@@ -305,11 +306,12 @@ type Checked =
   | { result: Json; events: Array<{ type: string; payload: Json }> }
   | { error: ErrorInfo }
 
-function checkOutcome(
-  ctx: EngineContext,
-  settlement: Extract<Settlement, { kind: 'ok' }>,
-): MaybePromise<Checked> {
-  const checked = checkJson(settlement.result === undefined ? null : settlement.result)
+/**
+ * An attempt's result as the log will hold it: JSON and at most `maxEventBytes` serialized
+ * (the limit of every event, checked before anything is written), or why not.
+ */
+function checkResult(ctx: EngineContext, result: unknown): { value: Json } | { error: ErrorInfo } {
+  const checked = checkJson(result === undefined ? null : result)
   if (!checked.ok) {
     return {
       error: {
@@ -318,6 +320,27 @@ function checkOutcome(
       },
     }
   }
+  const max = ctx.options.maxEventBytes
+  if (checked.maxBytes > max) {
+    const bytes = jsonByteLength(checked.value)
+    if (bytes > max) {
+      return {
+        error: {
+          code: 'INVALID_RESULT',
+          message: `effect result is ${bytes} bytes, over the limit of ${max} (limits.maxEventBytes)`,
+        },
+      }
+    }
+  }
+  return { value: checked.value }
+}
+
+function checkOutcome(
+  ctx: EngineContext,
+  settlement: Extract<Settlement, { kind: 'ok' }>,
+): MaybePromise<Checked> {
+  const checked = checkResult(ctx, settlement.result)
+  if ('error' in checked) return checked
   if (settlement.emitted.length === 0) return { result: checked.value, events: [] }
   return checkEmitted(ctx, settlement.emitted).then(
     (events) => ({ result: checked.value, events }),

@@ -55,6 +55,29 @@ describe('in-process effects', () => {
     expect(events.find((e) => e.type === 'app.noted')?.payload).toEqual({ by: 'destructured' })
   })
 
+  it('an effect result over maxEventBytes fails the attempt with INVALID_RESULT; nothing oversized is written', async () => {
+    const big = defineModule({
+      namespace: 'big',
+      effects: { make: defineEffect({ execute: async () => 'x'.repeat(2048) }) },
+    })
+    const wf = flow('oversized', 'big.make')
+    engine = createEngine({
+      modules: [workflow({ definitions: [wf] }), big],
+      clock: manualClock(),
+      limits: { maxEventBytes: 1024 },
+    })
+    const { runId, state } = await engine.start(wf)
+    expect(state.status).toBe('failed')
+    const events = await engine.getEvents(runId)
+    const failed = events.find((e) => e.type === 'runtime.effect.failed')
+    expect(failed?.payload).toMatchObject({
+      attempt: 1,
+      final: true,
+      error: { code: 'INVALID_RESULT', message: expect.stringMatching(/over the limit of 1024/) },
+    })
+    for (const event of events) expect(JSON.stringify(event.payload).length).toBeLessThan(1024)
+  })
+
   it('a hung attempt times out through the clock, is recorded and retried, then fails', async () => {
     const wf = flow('hanging', 'test.hang')
     const clock = manualClock()

@@ -22,6 +22,7 @@ const effects = {
     },
   }),
   local: defineEffect<null, string>({ execute: async () => 'ran' }),
+  huge: defineEffect<null, string>({ execution: 'inline', execute: () => 'x'.repeat(4096) }),
 }
 
 /** Invokes `effect` ephemerally, then records its value in an event and completes with it. */
@@ -103,6 +104,21 @@ describe('ephemeral invoke', () => {
     const failed = events.find((e) => e.type === 'runtime.effect.failed')
     expect(events.map((e) => e.type)).toContain('runtime.effect.requested')
     expect((failed!.payload as any).error.code).toBe('INVALID_RESULT')
+    await engine.stop()
+  })
+
+  it('an ephemeral result over maxEventBytes is recorded as a failed attempt, never written', async () => {
+    const engine = createEngine({ modules: [eph], limits: { maxEventBytes: 1024 } })
+    const { runId, state } = await engine.start(def, { effect: 'eph.huge', input: null })
+    expect(state.status).toBe('failed')
+    const events = await engine.getEvents(runId)
+    expect(events.map((e) => e.type)).toContain('runtime.effect.requested')
+    const failed = events.find((e) => e.type === 'runtime.effect.failed')
+    expect((failed!.payload as any).error).toMatchObject({
+      code: 'INVALID_RESULT',
+      message: expect.stringMatching(/4098 bytes, over the limit of 1024/),
+    })
+    for (const event of events) expect(JSON.stringify(event.payload).length).toBeLessThan(1024)
     await engine.stop()
   })
 })
