@@ -13,6 +13,7 @@ import type { EngineContext, RunMemory } from './context.js'
 import {
   andThen,
   type MaybePromise,
+  recordableError,
   requireJson,
   validateModuleEvent,
   validateWith,
@@ -365,7 +366,7 @@ export function finishThread(
     batch.add(RT.threadCompleted, { threadId, output: value as Json }, { threadId })
     if (isRoot) batch.add(RT.runCompleted, { output: value as Json }, { threadId: null })
   } else {
-    const error = value as unknown as Json
+    const error = recordableError(value as ErrorInfo, ctx.options.maxEventBytes) as unknown as Json
     batch.add(RT.threadFailed, { threadId, error }, { threadId })
     if (isRoot) batch.add(RT.runFailed, { error }, { threadId: null })
   }

@@ -7,7 +7,7 @@ import { backoffDelay, type RetryPolicy, resolveRetry } from '../core/retry.js'
 import { RT } from '../core/runtime-events.js'
 import type { Batch, EphemeralRequest } from './batch.js'
 import type { EngineContext, Execution, RunMemory, Settlement } from './context.js'
-import { andThen, type MaybePromise, validateModuleEvent } from './validate.js'
+import { andThen, type MaybePromise, recordableError, validateModuleEvent } from './validate.js'
 import { recordWorkerNotice, WorkerNotice } from './worker-dispatch.js'
 
 /** Effects of `mode` that may start an attempt now: newly requested or with a retry due. */
@@ -375,9 +375,10 @@ export function failAttempt(
   )
   const delay = reason === 'terminal' ? null : backoffDelay(policy, attempt + 1)
   const meta = { threadId: effect.threadId, effectId: effect.effectId }
+  const recorded = recordableError(error, ctx.options.maxEventBytes)
   batch.add(
     RT.effectFailed,
-    { effectId: effect.effectId, attempt, error, final: delay === null, reason },
+    { effectId: effect.effectId, attempt, error: recorded, final: delay === null, reason },
     meta,
   )
   if (delay === null) return

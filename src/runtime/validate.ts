@@ -1,5 +1,10 @@
 import type { EventInput } from '../core/envelope.js'
-import { InvalidEventError, InvalidInputError, type SkeinError } from '../core/errors.js'
+import {
+  type ErrorInfo,
+  InvalidEventError,
+  InvalidInputError,
+  type SkeinError,
+} from '../core/errors.js'
 import { checkJson, type Json, jsonByteLength } from '../core/json.js'
 import type { Registry } from '../core/registry.js'
 import { RUNTIME_PREFIX } from '../core/runtime-events.js'
@@ -126,5 +131,39 @@ export async function validateSignalEvents(
     )
     out.push(event.threadId === undefined ? checked : { ...checked, threadId: event.threadId })
   }
+  return out
+}
+
+/** The longest error message recorded; a longer one is cut and says how much was left out. */
+export const MAX_ERROR_MESSAGE = 4096
+
+/**
+ * An error as the log may hold it. Errors come from handlers, kinds and workers, so they are
+ * checked like payloads, but a failure is never refused for its error: a long message is cut,
+ * and details that are not JSON, or take more than half of `maxBytes`, are replaced by a note
+ * saying why.
+ */
+export function recordableError(error: ErrorInfo, maxBytes: number): ErrorInfo {
+  const code =
+    typeof error?.code === 'string' && error.code.length > 0 ? error.code.slice(0, 200) : 'ERROR'
+  let message = typeof error?.message === 'string' ? error.message : String(error?.message ?? '')
+  if (message.length > MAX_ERROR_MESSAGE) {
+    const left = message.length - MAX_ERROR_MESSAGE
+    message = `${message.slice(0, MAX_ERROR_MESSAGE)}… (${left} more characters)`
+  }
+  const out: ErrorInfo = { code, message }
+  if (error?.details === undefined) return out
+  const checked = checkJson(error.details)
+  if (!checked.ok) {
+    const { message: why, path } = checked.problem
+    out.details = { dropped: `details are not JSON: ${why} at ${path}` }
+    return out
+  }
+  const budget = Math.floor(maxBytes / 2)
+  const bytes = checked.maxBytes > budget ? jsonByteLength(checked.value) : 0
+  out.details =
+    bytes > budget
+      ? { dropped: `details are ${bytes} bytes, over half of limits.maxEventBytes` }
+      : checked.value
   return out
 }

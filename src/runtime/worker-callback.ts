@@ -7,7 +7,7 @@ import type { Batch } from './batch.js'
 import type { EngineContext, RunMemory } from './context.js'
 import { failAttempt } from './effects-exec.js'
 import type { WorkerCallbackInput } from './options.js'
-import { requireJson, validateModuleEvent } from './validate.js'
+import { recordableError, requireJson, validateModuleEvent } from './validate.js'
 import { wakePass } from './wake.js'
 
 const KINDS = new Set(['started', 'heartbeat', 'complete', 'fail', 'cancelled'])
@@ -141,7 +141,7 @@ function recordCallback(
       return
     }
     case 'fail': {
-      const error = errorOf(input.error)
+      const error = recordableError(errorOf(input.error), ctx.options.maxEventBytes)
       if (effect.cancelRequested) {
         // The attempt ended without success after a cancel request: that answers it.
         batch.add(RT.effectCancelled, { effectId, attempt, reason: error.message, error }, meta)

@@ -1,4 +1,12 @@
-import { createEngine, defineEffect, defineModule, type Engine } from 'skein'
+import {
+  commands,
+  createEngine,
+  defineEffect,
+  defineKind,
+  defineModule,
+  type Engine,
+  TerminalError,
+} from 'skein'
 import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -76,6 +84,64 @@ describe('in-process effects', () => {
       error: { code: 'INVALID_RESULT', message: expect.stringMatching(/over the limit of 1024/) },
     })
     for (const event of events) expect(JSON.stringify(event.payload).length).toBeLessThan(1024)
+  })
+
+  it('errors from handlers and kinds are recorded as JSON within the limits, never refused', async () => {
+    const cyclic: Record<string, unknown> = { a: 1 }
+    cyclic.self = cyclic
+    const bad = defineModule({
+      namespace: 'bad',
+      effects: {
+        cyclic: defineEffect({
+          execute: async () => {
+            throw new TerminalError('details that cannot be stored', cyclic as never)
+          },
+        }),
+        long: defineEffect({
+          retry: { maxAttempts: 1 },
+          execute: async () => {
+            throw new Error('y'.repeat(100_000))
+          },
+        }),
+      },
+      kinds: {
+        failing: defineKind<null>({
+          initialState: () => null,
+          decide: () => [commands.fail({ code: 'KIND', message: 'no', details: cyclic as never })],
+        }),
+      },
+      definitions: [{ kind: 'failing', name: 'failing', version: 'v1' }],
+    })
+    const cyclicFlow = flow('cyclic-error', 'bad.cyclic')
+    const longFlow = flow('long-error', 'bad.long')
+    engine = createEngine({
+      modules: [workflow({ definitions: [cyclicFlow, longFlow] }), bad],
+      clock: manualClock(),
+    })
+    const failedOf = async (runId: string) =>
+      (await engine.getEvents(runId)).find((e) => e.type === 'runtime.effect.failed')
+        ?.payload as any
+
+    const cyclicRun = await engine.start(cyclicFlow)
+    expect(cyclicRun.state.status).toBe('failed')
+    expect((await failedOf(cyclicRun.runId)).error).toEqual({
+      code: 'TERMINAL',
+      message: 'details that cannot be stored',
+      details: { dropped: 'details are not JSON: cyclic value at $.self' },
+    })
+
+    const longRun = await engine.start(longFlow)
+    expect(longRun.state.status).toBe('failed')
+    const message: string = (await failedOf(longRun.runId)).error.message
+    expect(message.length).toBeLessThan(4200)
+    expect(message).toMatch(/^y{4096}… \(95904 more characters\)$/)
+
+    const kindRun = await engine.start({ kind: 'failing', name: 'failing', version: 'v1' })
+    expect(kindRun.state.status).toBe('failed')
+    expect(kindRun.state.error).toMatchObject({
+      code: 'KIND',
+      details: { dropped: expect.any(String) },
+    })
   })
 
   it('a hung attempt times out through the clock, is recorded and retried, then fails', async () => {
