@@ -50,6 +50,9 @@ export const guardedCall =
     }
   }
 
+/** Run rows kept between groups; past this the cache starts over (a re-read costs one SELECT). */
+const MAX_CACHED_ROWS = 10_000
+
 /**
  * Group commit: appends issued in the same event-loop turn share one `BEGIN IMMEDIATE … COMMIT`
  * (flushed from setImmediate: microtasks drain after every I/O callback, so a microtask flush
@@ -65,9 +68,6 @@ export const guardedCall =
  * loses nothing) but not fsynced. The next FULL commit fsyncs the WAL, which covers them; until
  * then `unsynced` counts such groups for the store's `sync()`.
  */
-/** Run rows kept between groups; past this the cache starts over (a re-read costs one SELECT). */
-const MAX_CACHED_ROWS = 10_000
-
 export function createGroupCommit(
   db: SqliteDatabase,
   st: Statements,
