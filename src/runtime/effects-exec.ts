@@ -2,12 +2,18 @@ import type { EffectContext } from '../core/effect.js'
 import { isTerminal } from '../core/envelope.js'
 import { type ErrorInfo, TerminalError, toErrorInfo } from '../core/errors.js'
 import { type EffectRecord, requestedEffect } from '../core/fold.js'
-import { checkJson, type Json, jsonByteLength } from '../core/json.js'
+import type { Json } from '../core/json.js'
 import { backoffDelay, type RetryPolicy, resolveRetry } from '../core/retry.js'
 import { RT } from '../core/runtime-events.js'
 import type { Batch, EphemeralRequest } from './batch.js'
 import type { EngineContext, Execution, RunMemory, Settlement } from './context.js'
-import { andThen, type MaybePromise, recordableError, validateModuleEvent } from './validate.js'
+import {
+  andThen,
+  jsonWithin,
+  type MaybePromise,
+  recordableError,
+  validateModuleEvent,
+} from './validate.js'
 import { recordWorkerNotice, WorkerNotice } from './worker-dispatch.js'
 
 /** Effects of `mode` that may start an attempt now: newly requested or with a retry due. */
@@ -311,28 +317,14 @@ type Checked =
  * (the limit of every event, checked before anything is written), or why not.
  */
 function checkResult(ctx: EngineContext, result: unknown): { value: Json } | { error: ErrorInfo } {
-  const checked = checkJson(result === undefined ? null : result)
-  if (!checked.ok) {
-    return {
-      error: {
-        code: 'INVALID_RESULT',
-        message: `effect result is not JSON: ${checked.problem.message} at ${checked.problem.path}`,
-      },
-    }
-  }
   const max = ctx.options.maxEventBytes
-  if (checked.maxBytes > max) {
-    const bytes = jsonByteLength(checked.value)
-    if (bytes > max) {
-      return {
-        error: {
-          code: 'INVALID_RESULT',
-          message: `effect result is ${bytes} bytes, over the limit of ${max} (limits.maxEventBytes)`,
-        },
-      }
-    }
-  }
-  return { value: checked.value }
+  const checked = jsonWithin(result, max)
+  if (checked.ok) return { value: checked.value }
+  const message =
+    'problem' in checked
+      ? `effect result is not JSON: ${checked.problem.message} at ${checked.problem.path}`
+      : `effect result is ${checked.bytes} bytes, over the limit of ${max} (limits.maxEventBytes)`
+  return { error: { code: 'INVALID_RESULT', message } }
 }
 
 function checkOutcome(

@@ -5,7 +5,7 @@ import {
   InvalidInputError,
   type SkeinError,
 } from '../core/errors.js'
-import { checkJson, type Json, jsonByteLength } from '../core/json.js'
+import { checkJson, type Json, type JsonProblem, jsonByteLength } from '../core/json.js'
 import type { Registry } from '../core/registry.js'
 import { RUNTIME_PREFIX } from '../core/runtime-events.js'
 import { formatIssues, type StandardSchema } from '../core/schema.js'
@@ -40,6 +40,21 @@ export function validateWith(
   })
 }
 
+/**
+ * `value` as the log would hold it: plain JSON (`undefined` as null), nesting ≤ 64, at most
+ * `maxBytes` serialized. Says what is wrong instead of throwing, for callers that word it.
+ */
+export function jsonWithin(
+  value: unknown,
+  maxBytes: number,
+): { ok: true; value: Json } | { ok: false; problem: JsonProblem } | { ok: false; bytes: number } {
+  const checked = checkJson(value === undefined ? null : value)
+  // The bound over-estimates the size: below the limit, no serialising at all.
+  if (!checked.ok || checked.maxBytes <= maxBytes) return checked
+  const bytes = jsonByteLength(checked.value)
+  return bytes > maxBytes ? { ok: false, bytes } : checked
+}
+
 /** JSON-only, nesting ≤ 64, at most `maxBytes` serialized; returns the cleaned value. */
 export function requireJson(
   value: unknown,
@@ -47,21 +62,17 @@ export function requireJson(
   maxBytes: number,
   errorClass: ErrorClass = InvalidInputError,
 ): Json {
-  const checked = checkJson(value === undefined ? null : value)
-  if (!checked.ok) {
+  const checked = jsonWithin(value, maxBytes)
+  if (checked.ok) return checked.value
+  if ('problem' in checked) {
     throw new errorClass(`${what}: ${checked.problem.message} at ${checked.problem.path}`, {
       path: checked.problem.path,
     })
   }
-  if (checked.maxBytes <= maxBytes) return checked.value
-  const bytes = jsonByteLength(checked.value)
-  if (bytes > maxBytes) {
-    throw new errorClass(`${what}: ${bytes} bytes is over the limit of ${maxBytes}`, {
-      bytes,
-      limit: maxBytes,
-    })
-  }
-  return checked.value
+  throw new errorClass(`${what}: ${checked.bytes} bytes is over the limit of ${maxBytes}`, {
+    bytes: checked.bytes,
+    limit: maxBytes,
+  })
 }
 
 /**
@@ -153,17 +164,16 @@ export function recordableError(error: ErrorInfo, maxBytes: number): ErrorInfo {
   }
   const out: ErrorInfo = { code, message }
   if (error?.details === undefined) return out
-  const checked = checkJson(error.details)
-  if (!checked.ok) {
+  const budget = Math.floor(maxBytes / 2)
+  const checked = jsonWithin(error.details, budget)
+  if (checked.ok) out.details = checked.value
+  else if ('problem' in checked) {
     const { message: why, path } = checked.problem
     out.details = { dropped: `details are not JSON: ${why} at ${path}` }
-    return out
+  } else {
+    out.details = {
+      dropped: `details are ${checked.bytes} bytes, over half of limits.maxEventBytes`,
+    }
   }
-  const budget = Math.floor(maxBytes / 2)
-  const bytes = checked.maxBytes > budget ? jsonByteLength(checked.value) : 0
-  out.details =
-    bytes > budget
-      ? { dropped: `details are ${bytes} bytes, over half of limits.maxEventBytes` }
-      : checked.value
   return out
 }
