@@ -50,6 +50,9 @@ export const guardedCall =
     }
   }
 
+/** What an append reads of its run's row (the head, which trimming moves, is not kept). */
+type AppendRow = Pick<RunRow, 'run_no' | 'tail' | 'next_deadline_at'>
+
 /** Run rows kept between groups; past this the cache starts over (a re-read costs one SELECT). */
 const MAX_CACHED_ROWS = 10_000
 
@@ -95,14 +98,14 @@ export function createGroupCommit(
    * run. Valid while no other connection commits: each group reads `data_version` under its
    * write lock and forgets them all when it moved; every rollback forgets them too.
    */
-  const rows = new Map<string, RunRow>()
+  const rows = new Map<string, AppendRow>()
   let dataVersion = -1
   const fenceRows = () => {
     const version = st.dataVersion.get() as number
     if (version !== dataVersion || rows.size > MAX_CACHED_ROWS) rows.clear()
     dataVersion = version
   }
-  const rowOf = (runId: string): RunRow | null => {
+  const rowOf = (runId: string): AppendRow | null => {
     const cached = rows.get(runId)
     if (cached) return cached
     const row = st.run.get(runId)
@@ -112,7 +115,7 @@ export function createGroupCommit(
   }
 
   /** The run's row, or null for a run not yet in the file; throws on a conflict. */
-  const check = ({ runId, options }: AppendRequest): RunRow | null => {
+  const check = ({ runId, options }: AppendRequest): AppendRow | null => {
     const { expectedSeq, idempotencyKey } = options
     const row = rowOf(runId)
     const tail = row?.tail ?? 0
@@ -133,7 +136,7 @@ export function createGroupCommit(
 
   const writesNothing = ({ events, options }: AppendRequest) => events.length === 0 && !options.meta
 
-  const write = ({ runId, events, options }: AppendRequest, row: RunRow | null): void => {
+  const write = ({ runId, events, options }: AppendRequest, row: AppendRow | null): void => {
     const { expectedSeq, idempotencyKey, meta } = options
     const newTail = expectedSeq + events.length
     // A new run's row (tail and meta included) goes first: its events carry its run_no.
@@ -152,12 +155,7 @@ export function createGroupCommit(
         }
       } else st.setTail.run(newTail, runNo)
     }
-    rows.set(runId, {
-      run_no: runNo,
-      head: row?.head ?? 1,
-      tail: newTail,
-      next_deadline_at: deadline,
-    })
+    rows.set(runId, { run_no: runNo, tail: newTail, next_deadline_at: deadline })
   }
 
   interface GroupResult {
@@ -171,7 +169,7 @@ export function createGroupCommit(
   const applyGroup = (group: AppendRequest[], isolated: boolean): GroupResult => {
     const failed = new Map<AppendRequest, unknown>()
     for (const request of group) {
-      let row: RunRow | null
+      let row: AppendRow | null
       try {
         row = check(request)
       } catch (error) {
