@@ -1,7 +1,7 @@
 import { nextDeadline } from '../core/deadlines.js'
 import { isTerminal, type RunState } from '../core/envelope.js'
 import { WakeLimitError } from '../core/errors.js'
-import { type RunFold, type TimerRecord, viewState } from '../core/fold.js'
+import { type EffectRecord, type RunFold, type TimerRecord, viewState } from '../core/fold.js'
 import type { RunMeta } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
 import { Batch } from './batch.js'
@@ -16,6 +16,7 @@ import {
   runEphemeral,
   runnableEffects,
 } from './effects-exec.js'
+import { andThen, type MaybePromise } from './validate.js'
 import {
   dispatchWorkerEffects,
   finishedRunWorkerPass,
@@ -102,7 +103,10 @@ async function wakeIterations(
     let localLaunches = 0
     if (!isTerminal(fold.state.status)) {
       const before = batch.size
-      if (mem.settled.length > 0) await recordFinished(ctx, mem, batch)
+      if (mem.settled.length > 0) {
+        const recording = recordFinished(ctx, mem, batch)
+        if (recording) await recording
+      }
       if (first) {
         recoverInterrupted(ctx, mem, batch)
         const threads = fold.state.threads
@@ -114,7 +118,8 @@ async function wakeIterations(
       fireDueTimers(ctx, batch, now)
       fireWorkerDeadlines(ctx, mem, batch, now)
       if (batch.size > before) recordsOutcome = true
-      await decideRounds(ctx, mem, batch, now)
+      const deciding = decideRounds(ctx, mem, batch, now)
+      if (deciding) await deciding
       startLocalAttempts(ctx, mem, batch, now, launches)
       localLaunches = launches.length
       if (hasRunnable(batch, mem, now, 'worker')) {
@@ -180,37 +185,34 @@ export function awaitQuickAttempts(mem: RunMemory): Promise<void> {
 }
 
 /** Appends a batch with the run's meta (status, next durable deadline) in the same write. */
-async function commit(ctx: EngineContext, batch: Batch, deferSync: boolean): Promise<void> {
+function commit(ctx: EngineContext, batch: Batch, deferSync: boolean): Promise<void> {
   const fold = batch.fold
-  const started = ctx.clock.now()
-  const meta: RunMeta = metaOf(fold)
-  try {
-    await ctx.store.append(fold.state.runId, batch.events, {
-      expectedSeq: batch.expectedSeq,
-      idempotencyKey: batch.idempotencyKey,
-      meta,
-      deferSync,
-    })
-  } catch (error) {
-    ctx.observe({
-      type: 'append',
-      runId: fold.state.runId,
-      events: batch.size,
-      latencyMs: ctx.clock.now() - started,
-      outcome: 'error',
-      error: String((error as Error)?.message ?? error),
-    })
-    throw error
-  }
-  if (!ctx.observing) return
-  ctx.observe({
-    type: 'append',
-    runId: fold.state.runId,
-    events: batch.size,
-    latencyMs: ctx.clock.now() - started,
-    outcome: 'ok',
+  const appending = ctx.store.append(fold.state.runId, batch.events, {
+    expectedSeq: batch.expectedSeq,
+    idempotencyKey: batch.idempotencyKey,
+    meta: metaOf(fold),
     deferSync,
   })
+  return ctx.observing ? observeAppend(ctx, batch, deferSync, appending) : appending
+}
+
+async function observeAppend(
+  ctx: EngineContext,
+  batch: Batch,
+  deferSync: boolean,
+  appending: Promise<void>,
+): Promise<void> {
+  const started = ctx.clock.now()
+  const observation = { type: 'append', runId: batch.fold.state.runId, events: batch.size } as const
+  try {
+    await appending
+  } catch (error) {
+    const message = String((error as Error)?.message ?? error)
+    const latencyMs = ctx.clock.now() - started
+    ctx.observe({ ...observation, latencyMs, outcome: 'error', error: message })
+    throw error
+  }
+  ctx.observe({ ...observation, latencyMs: ctx.clock.now() - started, outcome: 'ok', deferSync })
 }
 
 export function metaOf(fold: RunFold): RunMeta {
@@ -261,20 +263,25 @@ function recoverInterrupted(ctx: EngineContext, mem: RunMemory, batch: Batch): v
   }
 }
 
-async function recordFinished(ctx: EngineContext, mem: RunMemory, batch: Batch): Promise<void> {
-  const finished = mem.settled.splice(0)
-  for (const execution of finished) {
-    if (!execution.settled) continue
-    const recorded = recordSettlement(
-      ctx,
-      mem,
-      batch,
-      execution.effectId,
-      execution.attempt,
-      execution.settled,
-    )
-    if (recorded instanceof Promise) await recorded
+/** Runs `fn` over `items` in order: synchronously until a call returns a promise, then chained. */
+function eachInOrder<T>(
+  items: readonly T[],
+  fn: (item: T) => MaybePromise<void>,
+  from = 0,
+): MaybePromise<void> {
+  for (let i = from; i < items.length; i++) {
+    const pending = fn(items[i])
+    if (pending instanceof Promise) return pending.then(() => eachInOrder(items, fn, i + 1))
   }
+}
+
+/** Records attempts that settled since the last iteration (synchronous unless a check awaits). */
+function recordFinished(ctx: EngineContext, mem: RunMemory, batch: Batch): MaybePromise<void> {
+  return eachInOrder(mem.settled.splice(0), (execution) =>
+    execution.settled
+      ? recordSettlement(ctx, mem, batch, execution.effectId, execution.attempt, execution.settled)
+      : undefined,
+  )
 }
 
 function fireDueTimers(ctx: EngineContext, batch: Batch, now: number): void {
@@ -317,44 +324,67 @@ function fireDueTimers(ctx: EngineContext, batch: Batch, now: number): void {
 /**
  * Decides dirty threads and runs the inline attempts they ask for, round after round, until
  * nothing changes (or the round cap). Ephemeral outcomes live only as long as these rounds.
+ * Synchronous unless a schema, a handler or a check returns a promise (no promise per round on
+ * the common path).
  */
-async function decideRounds(
+function decideRounds(
   ctx: EngineContext,
   mem: RunMemory,
   batch: Batch,
   now: number,
-): Promise<void> {
+): MaybePromise<void> {
+  let pending: MaybePromise<void>
   try {
-    for (let round = 0; ; round++) {
-      if (isTerminal(batch.fold.state.status)) return
-      if (batch.dirty.size === 0 && !hasRunnable(batch, mem, now, 'inline')) return
-      if (round >= MAX_DECIDE_ROUNDS) {
-        for (const threadId of batch.dirty) mem.carryDirty.add(threadId)
-        return
-      }
-      const threads = [...batch.dirty]
-      batch.dirty.clear()
-      for (const threadId of threads) {
-        const decided = decideThread(ctx, mem, batch, threadId)
-        if (decided instanceof Promise) await decided
-      }
-      for (const effect of runnableEffects(batch, mem, now, 'inline')) {
-        const attempt = effect.attempt + 1
-        let settlement = executeInline(ctx, mem, batch.fold.state.runId, effect, attempt)
-        if (settlement instanceof Promise) settlement = await settlement
-        const recorded = recordSettlement(ctx, mem, batch, effect.effectId, attempt, settlement)
-        if (recorded instanceof Promise) await recorded
-      }
-      const ephemeral = batch.takeEphemeral()
-      if (!ephemeral) continue
-      for (const request of ephemeral) {
-        const ran = runEphemeral(ctx, mem, batch, request)
-        if (ran instanceof Promise) await ran
-      }
-    }
-  } finally {
+    pending = decideFrom(ctx, mem, batch, now, 0)
+  } catch (error) {
     batch.endEphemeral()
+    throw error
   }
+  if (pending instanceof Promise) return pending.finally(() => batch.endEphemeral())
+  batch.endEphemeral()
+}
+
+function decideFrom(
+  ctx: EngineContext,
+  mem: RunMemory,
+  batch: Batch,
+  now: number,
+  from: number,
+): MaybePromise<void> {
+  for (let round = from; ; round++) {
+    if (isTerminal(batch.fold.state.status)) return
+    if (batch.dirty.size === 0 && !hasRunnable(batch, mem, now, 'inline')) return
+    if (round >= MAX_DECIDE_ROUNDS) {
+      for (const threadId of batch.dirty) mem.carryDirty.add(threadId)
+      return
+    }
+    const pending = decideRound(ctx, mem, batch, now)
+    if (pending instanceof Promise) {
+      return pending.then(() => decideFrom(ctx, mem, batch, now, round + 1))
+    }
+  }
+}
+
+/** One round: decide the dirty threads, then run the inline and ephemeral attempts they asked for. */
+function decideRound(ctx: EngineContext, mem: RunMemory, batch: Batch, now: number) {
+  const threads = [...batch.dirty]
+  batch.dirty.clear()
+  const runInline = (effect: EffectRecord): MaybePromise<void> => {
+    const attempt = effect.attempt + 1
+    return andThen(executeInline(ctx, mem, batch.fold.state.runId, effect, attempt), (settled) =>
+      recordSettlement(ctx, mem, batch, effect.effectId, attempt, settled),
+    )
+  }
+  const runEphemerals = (): MaybePromise<void> => {
+    const ephemeral = batch.takeEphemeral()
+    if (ephemeral)
+      return eachInOrder(ephemeral, (request) => runEphemeral(ctx, mem, batch, request))
+  }
+  return andThen(
+    eachInOrder(threads, (threadId) => decideThread(ctx, mem, batch, threadId)),
+    () =>
+      andThen(eachInOrder(runnableEffects(batch, mem, now, 'inline'), runInline), runEphemerals),
+  )
 }
 
 /** Records attempt starts for runnable local effects; they launch once the batch is written. */
