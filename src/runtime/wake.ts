@@ -6,7 +6,7 @@ import type { RunMeta } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
 import { Batch } from './batch.js'
 import { decideThread } from './commands-apply.js'
-import type { EngineContext, RunMemory } from './context.js'
+import type { EngineContext, Execution, RunMemory } from './context.js'
 import {
   execute,
   executeInline,
@@ -16,7 +16,7 @@ import {
   runEphemeral,
   runnableEffects,
 } from './effects-exec.js'
-import { andThen, type MaybePromise } from './validate.js'
+import type { MaybePromise } from './validate.js'
 import {
   dispatchWorkerEffects,
   finishedRunWorkerPass,
@@ -263,25 +263,34 @@ function recoverInterrupted(ctx: EngineContext, mem: RunMemory, batch: Batch): v
   }
 }
 
-/** Runs `fn` over `items` in order: synchronously until a call returns a promise, then chained. */
+/** One item's work in a wake iteration (module-level functions: no closure per call). */
+type Step<T> = (ctx: EngineContext, mem: RunMemory, batch: Batch, item: T) => MaybePromise<void>
+
+/** Runs `step` over `items` in order: synchronously until a call returns a promise, then chained. */
 function eachInOrder<T>(
+  ctx: EngineContext,
+  mem: RunMemory,
+  batch: Batch,
   items: readonly T[],
-  fn: (item: T) => MaybePromise<void>,
+  step: Step<T>,
   from = 0,
 ): MaybePromise<void> {
   for (let i = from; i < items.length; i++) {
-    const pending = fn(items[i])
-    if (pending instanceof Promise) return pending.then(() => eachInOrder(items, fn, i + 1))
+    const pending = step(ctx, mem, batch, items[i])
+    if (pending instanceof Promise) {
+      return pending.then(() => eachInOrder(ctx, mem, batch, items, step, i + 1))
+    }
   }
 }
 
+const recordExecution: Step<Execution> = (ctx, mem, batch, execution) =>
+  execution.settled
+    ? recordSettlement(ctx, mem, batch, execution.effectId, execution.attempt, execution.settled)
+    : undefined
+
 /** Records attempts that settled since the last iteration (synchronous unless a check awaits). */
 function recordFinished(ctx: EngineContext, mem: RunMemory, batch: Batch): MaybePromise<void> {
-  return eachInOrder(mem.settled.splice(0), (execution) =>
-    execution.settled
-      ? recordSettlement(ctx, mem, batch, execution.effectId, execution.attempt, execution.settled)
-      : undefined,
-  )
+  return eachInOrder(ctx, mem, batch, mem.settled.splice(0), recordExecution)
 }
 
 function fireDueTimers(ctx: EngineContext, batch: Batch, now: number): void {
@@ -366,25 +375,43 @@ function decideFrom(
 }
 
 /** One round: decide the dirty threads, then run the inline and ephemeral attempts they asked for. */
-function decideRound(ctx: EngineContext, mem: RunMemory, batch: Batch, now: number) {
+function decideRound(
+  ctx: EngineContext,
+  mem: RunMemory,
+  batch: Batch,
+  now: number,
+): MaybePromise<void> {
   const threads = [...batch.dirty]
   batch.dirty.clear()
-  const runInline = (effect: EffectRecord): MaybePromise<void> => {
-    const attempt = effect.attempt + 1
-    return andThen(executeInline(ctx, mem, batch.fold.state.runId, effect, attempt), (settled) =>
-      recordSettlement(ctx, mem, batch, effect.effectId, attempt, settled),
-    )
+  const deciding = eachInOrder(ctx, mem, batch, threads, decideThread)
+  if (deciding instanceof Promise)
+    return deciding.then(() => runRoundAttempts(ctx, mem, batch, now))
+  return runRoundAttempts(ctx, mem, batch, now)
+}
+
+function runRoundAttempts(
+  ctx: EngineContext,
+  mem: RunMemory,
+  batch: Batch,
+  now: number,
+): MaybePromise<void> {
+  const inline = eachInOrder(ctx, mem, batch, runnableEffects(batch, mem, now, 'inline'), runInline)
+  if (inline instanceof Promise) return inline.then(() => runEphemerals(ctx, mem, batch))
+  return runEphemerals(ctx, mem, batch)
+}
+
+const runInline: Step<EffectRecord> = (ctx, mem, batch, effect) => {
+  const attempt = effect.attempt + 1
+  const settlement = executeInline(ctx, mem, batch.fold.state.runId, effect, attempt)
+  if (settlement instanceof Promise) {
+    return settlement.then((s) => recordSettlement(ctx, mem, batch, effect.effectId, attempt, s))
   }
-  const runEphemerals = (): MaybePromise<void> => {
-    const ephemeral = batch.takeEphemeral()
-    if (ephemeral)
-      return eachInOrder(ephemeral, (request) => runEphemeral(ctx, mem, batch, request))
-  }
-  return andThen(
-    eachInOrder(threads, (threadId) => decideThread(ctx, mem, batch, threadId)),
-    () =>
-      andThen(eachInOrder(runnableEffects(batch, mem, now, 'inline'), runInline), runEphemerals),
-  )
+  return recordSettlement(ctx, mem, batch, effect.effectId, attempt, settlement)
+}
+
+function runEphemerals(ctx: EngineContext, mem: RunMemory, batch: Batch): MaybePromise<void> {
+  const ephemeral = batch.takeEphemeral()
+  if (ephemeral) return eachInOrder(ctx, mem, batch, ephemeral, runEphemeral)
 }
 
 /** Records attempt starts for runnable local effects; they launch once the batch is written. */
