@@ -1,23 +1,12 @@
-import {
-  createEngine,
-  defineEffect,
-  defineModule,
-  type Engine,
-  type EventStore,
-  memoryStore,
-  type Observation,
-} from 'skein'
+import { defineEffect, defineModule, type EventStore, memoryStore, type Observation } from 'skein'
 import { defineWorkflow, workflow } from 'skein/workflow'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
+import { enginesStoppedAfterEach } from '../support/engines.js'
 
 // Every append is observed once it settles: ok (with its latency and whether it deferred its
 // fsync) or error (with the store's message), and the caller still sees the store's error.
 
-let engine: Engine | undefined
-afterEach(async () => {
-  await engine?.stop()
-  engine = undefined
-})
+const newEngine = enginesStoppedAfterEach()
 
 const fx = defineModule({
   namespace: 'fx',
@@ -43,7 +32,7 @@ function failingStore(failAt: number): EventStore {
 
 function observedEngine(store: EventStore) {
   const appends: Observation[] = []
-  engine = createEngine({
+  const engine = newEngine({
     store,
     modules: [workflow({ definitions: [flow] }), fx],
     observer: (o) => {

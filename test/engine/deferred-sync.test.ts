@@ -1,24 +1,13 @@
-import {
-  createEngine,
-  defineEffect,
-  defineModule,
-  type Engine,
-  type EventStore,
-  memoryStore,
-  type Observation,
-} from 'skein'
+import { defineEffect, defineModule, type EventStore, memoryStore, type Observation } from 'skein'
 import { approval, decision, pendingApprovals } from 'skein/approval'
 import { defineWorkflow, workflow } from 'skein/workflow'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
+import { enginesStoppedAfterEach } from '../support/engines.js'
 
 // Which appends may skip their fsync (deferSync): only those that start in-process attempts
 // and record no outcome, and a wake pass never ends with one unsynced.
 
-let engine: Engine | undefined
-afterEach(async () => {
-  await engine?.stop()
-  engine = undefined
-})
+const newEngine = enginesStoppedAfterEach()
 
 const release: Array<() => void> = []
 const fx = defineModule({
@@ -74,7 +63,7 @@ function build(store: EventStore = memoryStore()) {
       appends.push({ deferSync: o.deferSync as boolean, events: o.events as number })
     }
   }
-  engine = createEngine({
+  const engine = newEngine({
     store,
     observer,
     modules: [

@@ -1,15 +1,11 @@
 import { MockLanguageModelV3, simulateReadableStream } from 'ai/test'
-import { createEngine, type Engine } from 'skein'
 import { agent, aiSdkModel, defineAgent, defineTool, deltaChannel } from 'skein/agent'
 import { manualClock } from 'skein/testing'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { enginesStoppedAfterEach } from '../support/engines.js'
 
-let engine: Engine | undefined
-afterEach(async () => {
-  await engine?.stop()
-  engine = undefined
-})
+const newEngine = enginesStoppedAfterEach()
 
 const usage = (input: number, output: number) => ({
   inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 },
@@ -61,7 +57,7 @@ describe('aiSdkModel', () => {
     })
     const bot = defineAgent({ name: 'bot', instructions: 'Be brief.', tools: [weather] })
     const deltas = deltaChannel()
-    engine = createEngine({
+    const engine = newEngine({
       modules: [agent({ definitions: [bot], model: aiSdkModel(model), deltas })],
       clock: manualClock(),
     })

@@ -1,21 +1,17 @@
-import { createEngine, type Engine } from 'skein'
 import { conversation } from 'skein/agent'
 import { decision, pendingApprovals } from 'skein/approval'
 import { evaluations } from 'skein/evaluator'
 import { manualClock } from 'skein/testing'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import * as support from '../../examples/agent-support.js'
 import * as refund from '../../examples/refund-evaluated.js'
+import { enginesStoppedAfterEach } from '../support/engines.js'
 
-let engine: Engine | undefined
-afterEach(async () => {
-  await engine?.stop()
-  engine = undefined
-})
+const newEngine = enginesStoppedAfterEach()
 
 describe('examples', () => {
   it('agent-support: looks the order up, parks on the refund gate, finishes once approved', async () => {
-    engine = createEngine({ modules: support.modules, clock: manualClock() })
+    const engine = newEngine({ modules: support.modules, clock: manualClock() })
     const { runId, state } = await engine.start(support.supportAgent, 'Please refund order A100')
     expect(state.status).toBe('running')
     const [item] = (await engine.project(runId, pendingApprovals)).items
@@ -32,7 +28,7 @@ describe('examples', () => {
   })
 
   it('refund-evaluated: the evaluator routes small refunds to auto-pay and large ones to review', async () => {
-    engine = createEngine({ modules: refund.modules, clock: manualClock() })
+    const engine = newEngine({ modules: refund.modules, clock: manualClock() })
     const small = await engine.start(refund.refundEvaluated, { orderId: 'o1', amount: 20 })
     expect(small.state.output).toMatchObject({ route: 'auto', refundId: expect.any(String) })
     const big = await engine.start(refund.refundEvaluated, { orderId: 'o2', amount: 400 })

@@ -1,4 +1,4 @@
-import { createEngine, type Engine, TerminalError } from 'skein'
+import { TerminalError } from 'skein'
 import {
   agent,
   conversation,
@@ -10,14 +10,11 @@ import {
 } from 'skein/agent'
 import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { enginesStoppedAfterEach } from '../support/engines.js'
 
-let engine: Engine | undefined
-afterEach(async () => {
-  await engine?.stop()
-  engine = undefined
-})
+const newEngine = enginesStoppedAfterEach()
 
 const say = (content: string, usage?: ModelResponse['usage']): ModelResponse => ({
   message: { role: 'assistant', content },
@@ -41,7 +38,7 @@ const lookup = defineTool({
 
 const make = (modules: any[]) => {
   const clock = manualClock()
-  engine = createEngine({ modules, clock })
+  const engine = newEngine({ modules, clock })
   return { engine, clock }
 }
 

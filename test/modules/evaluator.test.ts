@@ -1,19 +1,16 @@
-import { createEngine, DefinitionError, type Engine } from 'skein'
+import { DefinitionError } from 'skein'
 import { agent, defineAgent, type ModelResponse, scriptedModel, tokenUsage } from 'skein/agent'
 import { defineEvaluator, evaluations, evaluator } from 'skein/evaluator'
 import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { enginesStoppedAfterEach } from '../support/engines.js'
 
-let engine: Engine | undefined
-afterEach(async () => {
-  await engine?.stop()
-  engine = undefined
-})
+const newEngine = enginesStoppedAfterEach()
 
 const make = (modules: any[]) => {
-  engine = createEngine({ modules, clock: manualClock() })
+  const engine = newEngine({ modules, clock: manualClock() })
   return engine
 }
 

@@ -1,14 +1,8 @@
-import {
-  createEngine,
-  defineEffect,
-  defineModule,
-  type Engine,
-  type EventEnvelope,
-  memoryStore,
-} from 'skein'
+import { defineEffect, defineModule, type EventEnvelope, memoryStore } from 'skein'
 import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { enginesStoppedAfterEach } from '../support/engines.js'
 import { flush } from '../support/fixtures.js'
 
 // How a node body's outcome is recorded: its successful first attempt is ephemeral (no effect
@@ -16,11 +10,7 @@ import { flush } from '../support/fixtures.js'
 // as an effect and retried as one, and logs written the older way (an inline effect per body)
 // still resume.
 
-let engine: Engine | undefined
-afterEach(async () => {
-  await engine?.stop()
-  engine = undefined
-})
+const newEngine = enginesStoppedAfterEach()
 
 const echo = defineModule({
   namespace: 'echo',
@@ -34,7 +24,7 @@ const counted = (id: string, body: (ctx: any) => unknown) => (ctx: any) => {
 }
 
 const make = (definitions: any[], extra: any = {}) => {
-  engine = createEngine({
+  const engine = newEngine({
     modules: [workflow({ definitions }), echo],
     clock: manualClock(),
     ...extra,
@@ -202,7 +192,7 @@ describe('workflow node bodies', () => {
         y: { run: (ctx) => ctx.invoke('slow.go', { id: 'y' }) },
       },
     })
-    engine = createEngine({ modules: [workflow({ definitions: [pair] }), slow] })
+    const engine = newEngine({ modules: [workflow({ definitions: [pair] }), slow] })
     const { runId, state } = await engine.start(pair)
     expect(state.status).toBe('completed')
     const events = await engine.getEvents(runId)

@@ -1,14 +1,11 @@
-import { createEngine, defineEffect, defineModule, type Engine, TerminalError } from 'skein'
+import { defineEffect, defineModule, TerminalError } from 'skein'
 import { approval, decision, pendingApprovals } from 'skein/approval'
 import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { enginesStoppedAfterEach } from '../support/engines.js'
 
-let engine: Engine | undefined
-afterEach(async () => {
-  await engine?.stop()
-  engine = undefined
-})
+const newEngine = enginesStoppedAfterEach()
 
 const calls: string[] = []
 let flaky = 0
@@ -54,7 +51,7 @@ const release = defineWorkflow({
 
 const make = (definitions: any[], extra: any = {}) => {
   const clock = manualClock()
-  engine = createEngine({
+  const engine = newEngine({
     modules: [workflow({ definitions }), approval(), docs],
     clock,
     ...extra,
