@@ -17,6 +17,7 @@ const handlers: Record<string, () => unknown> = {
   syncValue: () => ({ n: 1 }),
   promise: async () => ({ n: 2 }),
   thenable: () => thenable((ok) => setTimeout(() => ok({ n: 3 }), 1)),
+  // biome-ignore lint/suspicious/noThenProperty: a `then` that is not a function is plain data
   notThenable: () => ({ then: 'not a function', n: 4 }),
   syncThrow: () => {
     throw new Error('sync boom')
@@ -56,6 +57,7 @@ describe('in-process handler results', () => {
     ['syncValue', { n: 1 }],
     ['promise', { n: 2 }],
     ['thenable', { n: 3 }],
+    // biome-ignore lint/suspicious/noThenProperty: the value the handler returned
     ['notThenable', { then: 'not a function', n: 4 }],
   ])('%s completes the attempt with its value', async (name, value) => {
     const { state } = await start(name)
