@@ -1,3 +1,4 @@
+import { withProps } from './core/copy.js'
 import type { Definition } from './core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './core/envelope.js'
 import type { EventStore, SnapshotStore } from './core/ports.js'
@@ -49,7 +50,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const observe = sink
     ? (observation: Omit<Observation, 'at'>) => {
         try {
-          const result: any = sink({ ...observation, at: clock.now() } as Observation)
+          const result: any = sink(withProps(observation, { at: clock.now() }) as Observation)
           if (result && typeof result.then === 'function') result.then(undefined, () => {})
         } catch {
           // An observer never affects a run.

@@ -1,3 +1,4 @@
+import { withProps } from '../core/copy.js'
 import type { Definition } from '../core/definition.js'
 import type {
   EventEnvelope,
@@ -73,7 +74,7 @@ export function createEngineClient(options: EngineClientOptions) {
 
   const headers = (extra?: Record<string, string>) => {
     const fixed = typeof options.headers === 'function' ? options.headers() : options.headers
-    return new Headers({ ...fixed, ...extra })
+    return new Headers(Object.assign({}, fixed, extra))
   }
 
   async function call<T>(
@@ -106,7 +107,7 @@ export function createEngineClient(options: EngineClientOptions) {
         new Request(`${base}/runs`, {
           method: 'POST',
           headers: headers({ 'content-type': 'application/json', accept: 'text/event-stream' }),
-          body: JSON.stringify({ ...args, runId }),
+          body: JSON.stringify(withProps(args, { runId })),
           signal,
         }),
       ),

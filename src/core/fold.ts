@@ -39,6 +39,7 @@ export {
   viewState,
 } from './fold-types.js'
 
+import { withProps } from './copy.js'
 import {
   type CommandRecord,
   commandOf,
@@ -97,7 +98,11 @@ export function threadContext(registry: Registry, fold: RunFold, threadId: strin
     input: book.input,
   }
   const decideCtx: DecideContext = {
-    ...ctx,
+    runId: ctx.runId,
+    threadId,
+    parentThreadId: ctx.parentThreadId,
+    definition: ctx.definition,
+    input: ctx.input,
     outcome: (key) => {
       const record = commandOf(book, key)
       return record ? outcomeOf(record) : (runtime.ephemeral?.get(key) ?? NONE)
@@ -338,7 +343,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
     }
     case RT.waitRegistered: {
       const w = p as WaitRegisteredPayload
-      fold.waits[w.waitId] = { ...w, status: 'open' }
+      fold.waits[w.waitId] = withProps(w, { status: 'open' as const })
       const book = fold.books[w.threadId]
       if (book) {
         setCommand(book, w.key, { kind: 'wait', id: w.waitId, status: 'pending' })

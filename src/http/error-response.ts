@@ -9,7 +9,7 @@ export function jsonResponse(body: unknown, status = 200, headers?: Record<strin
   const text = JSON.stringify(body)
   const response = new Response(text, {
     status,
-    headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
+    headers: headers ? Object.assign({}, JSON_HEADERS, headers) : JSON_HEADERS,
   })
   return attachWireBody(response, text)
 }

@@ -1,3 +1,4 @@
+import { withProps } from '../core/copy.js'
 import { nextDeadline } from '../core/deadlines.js'
 import type { Definition } from '../core/definition.js'
 import { definitionLabel } from '../core/definition.js'
@@ -377,7 +378,7 @@ export class RuntimeEngine implements EngineRuntime {
     const set = this.transientListeners.get(event.runId)
     if (!set) return
     const afterSeq = this.controllers.get(event.runId)?.lastState?.lastSeq ?? 0
-    const full: TransientEvent = { ...event, afterSeq }
+    const full: TransientEvent = withProps(event, { afterSeq })
     for (const listener of [...set]) {
       try {
         listener(full)

@@ -1,3 +1,4 @@
+import { withProps } from '../core/copy.js'
 import { deadlinesOf } from '../core/deadlines.js'
 import type { EventEnvelope } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
@@ -39,7 +40,9 @@ export async function inspect(ctx: EngineContext, fold: RunFold): Promise<RunOpe
     })),
     deadlines: deadlinesOf(fold)
       .sort((a, b) => a.at - b.at)
-      .map((d) => ({ ...d, kind: d.kind === 'interrupted-attempt' ? 'retry' : d.kind, runId })),
+      .map((d) =>
+        withProps(d, { kind: d.kind === 'interrupted-attempt' ? 'retry' : d.kind, runId }),
+      ),
     head: bounds.head,
     tail: bounds.tail,
   }

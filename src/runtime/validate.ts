@@ -1,3 +1,4 @@
+import { withProps } from '../core/copy.js'
 import type { EventInput } from '../core/envelope.js'
 import {
   type ErrorInfo,
@@ -142,7 +143,9 @@ export async function validateSignalEvents(
       maxBytes,
       'external',
     )
-    out.push(event.threadId === undefined ? checked : { ...checked, threadId: event.threadId })
+    out.push(
+      event.threadId === undefined ? checked : withProps(checked, { threadId: event.threadId }),
+    )
   }
   return out
 }

@@ -1,3 +1,4 @@
+import { withProps } from '../core/copy.js'
 import { nextDeadline } from '../core/deadlines.js'
 import { isTerminal, type RunState } from '../core/envelope.js'
 import { WakeLimitError } from '../core/errors.js'
@@ -157,12 +158,22 @@ async function wakeIterations(
   if (ctx.observing) {
     ctx.observe({ type: 'wake.finished', runId, seq: fold.state.lastSeq, iterations })
   }
-  // Lazy: most callers read the controller's committed state instead.
-  return {
-    get state() {
-      return viewState(fold)
-    },
-    appended,
+  return new PassResult(fold, appended)
+}
+
+/**
+ * A pass's result; its state is made on first read (most callers read the controller's
+ * committed state instead). A class, not a literal with a getter: each such literal gets a
+ * map of its own in the old generation, whose getter closure then keeps the run's whole fold
+ * alive through young collections (docs/decisions.md, "No per-object getters on hot paths").
+ */
+class PassResult implements WakeResult {
+  constructor(
+    private readonly fold: RunFold,
+    readonly appended: number,
+  ) {}
+  get state(): RunState {
+    return viewState(this.fold)
   }
 }
 
@@ -209,10 +220,11 @@ async function observeAppend(
   } catch (error) {
     const message = String((error as Error)?.message ?? error)
     const latencyMs = ctx.clock.now() - started
-    ctx.observe({ ...observation, latencyMs, outcome: 'error', error: message })
+    ctx.observe(withProps(observation, { latencyMs, outcome: 'error', error: message }))
     throw error
   }
-  ctx.observe({ ...observation, latencyMs: ctx.clock.now() - started, outcome: 'ok', deferSync })
+  const latencyMs = ctx.clock.now() - started
+  ctx.observe(withProps(observation, { latencyMs, outcome: 'ok', deferSync }))
 }
 
 export function metaOf(fold: RunFold): RunMeta {

@@ -1,3 +1,4 @@
+import { withProps } from '../../core/copy.js'
 import { timeOrderedUuid } from '../../core/uuid.js'
 import type { StartRunArgs } from '../../runtime/engine-types.js'
 import { jsonResponse } from '../error-response.js'
@@ -54,7 +55,7 @@ export const runRoutes: Route[] = [
       const args = await startArgs(ctx)
       if (wantsEventStream(ctx.request)) {
         // The stream must know the runId before the run exists, to subscribe first.
-        const withId = { ...args, runId: args.runId ?? timeOrderedUuid(Date.now()) }
+        const withId = withProps(args, { runId: args.runId ?? timeOrderedUuid(Date.now()) })
         return streamStart(ctx.engine, ctx.streams, ctx.options, withId, ctx.request.signal)
       }
       const result = await ctx.engine.startRun(args)

@@ -1,4 +1,5 @@
 import { type Command, commands, type Outcome } from '../../core/commands.js'
+import { withProps } from '../../core/copy.js'
 import type { Json } from '../../core/json.js'
 import { type ApprovalAction, DEFAULT_ACTIONS } from './approval-events.js'
 
@@ -20,7 +21,7 @@ export function gate(spec: GateSpec): GateDirective {
   if (typeof spec?.title !== 'string' || spec.title.length === 0) {
     throw new TypeError('gate: title is required')
   }
-  return { ...spec, $directive: 'gate' }
+  return withProps(spec, { $directive: 'gate' as const })
 }
 
 export const approvalIdFor = (spec: GateSpec, threadId: string, key: string): string =>

@@ -1,3 +1,4 @@
+import { withProps } from '../../core/copy.js'
 import type { Definition } from '../../core/definition.js'
 import type { EffectDefinition } from '../../core/effect.js'
 import type { Json } from '../../core/json.js'
@@ -78,7 +79,7 @@ export function directiveBuilders(
     waitFor: (type, options = {}) => ({ $directive: 'waitFor', type, ...options }),
     gate: (spec) => {
       if (typeof spec?.title !== 'string') throw new TypeError('ctx.gate needs { title }')
-      return { ...spec, $directive: 'gate' }
+      return withProps(spec, { $directive: 'gate' as const })
     },
     evaluate: (evaluator, input) => {
       if (evaluator?.kind !== 'evaluator') {

@@ -1,4 +1,5 @@
 import { type Command, commands, type Outcome } from '../../core/commands.js'
+import { withKey } from '../../core/copy.js'
 import type { EffectContext, EffectDefinition } from '../../core/effect.js'
 import type { ErrorInfo } from '../../core/errors.js'
 import { toErrorInfo } from '../../core/errors.js'
@@ -46,22 +47,25 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
       case 'workflow.node.started': {
         const node: NodeState = { status: 'started' }
         if (p.directive) node.directive = p.directive
-        return { ...state, nodes: { ...state.nodes, [p.nodeId]: node } }
+        return { nodes: withKey(state.nodes, p.nodeId, node), results: state.results }
       }
       case 'workflow.node.finished':
         return {
-          nodes: { ...state.nodes, [p.nodeId]: { status: 'finished' } },
+          nodes: withKey<NodeState>(state.nodes, p.nodeId, { status: 'finished' }),
           // Frozen: node bodies receive it as ctx.results without a copy.
-          results: Object.freeze({ ...state.results, [p.nodeId]: p.result ?? null }),
+          results: Object.freeze(withKey(state.results, p.nodeId, p.result ?? null)),
         }
       case 'workflow.node.skipped':
-        return { ...state, nodes: { ...state.nodes, [p.nodeId]: { status: 'skipped' } } }
+        return {
+          nodes: withKey<NodeState>(state.nodes, p.nodeId, { status: 'skipped' }),
+          results: state.results,
+        }
       case 'workflow.node.failed': {
         const node: NodeState = { status: 'failed' }
         if (p.fallback) node.fallback = p.fallback
         const directive = state.nodes[p.nodeId]?.directive
         if (directive) node.directive = directive
-        return { ...state, nodes: { ...state.nodes, [p.nodeId]: node } }
+        return { nodes: withKey(state.nodes, p.nodeId, node), results: state.results }
       }
       case 'runtime.effect.retry.scheduled': {
         if (p.reason !== 'operator' || typeof p.key !== 'string') return state
@@ -70,7 +74,7 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
         if (failed?.status !== 'failed') return state
         const node: NodeState = { status: 'started' }
         if (failed.directive) node.directive = failed.directive
-        return { ...state, nodes: { ...state.nodes, [id]: node } }
+        return { nodes: withKey(state.nodes, id, node), results: state.results }
       }
       default:
         return state
@@ -108,7 +112,7 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
       if (!ended) return
       ;(doneNow ??= new Set()).add(id)
       running--
-      if ('result' in ended) results = Object.freeze({ ...results, [id]: ended.result })
+      if ('result' in ended) results = Object.freeze(withKey(results, id, ended.result))
     }
     for (const id of def.order) {
       const node = state.nodes[id]
