@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { PerformanceObserver } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
 import Database from 'better-sqlite3'
@@ -187,6 +188,12 @@ async function skeinRuns(path: string, runs: number, concurrency: number, timing
   counter.durable = 0
   counter.sqliteMs = 0
   let next = 0
+  // Garbage-collection pauses during the round (the 'gc' entries of perf_hooks).
+  let gcMs = 0
+  const gc = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcMs += entry.duration
+  })
+  gc.observe({ entryTypes: ['gc'] })
   const t0 = now()
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -198,13 +205,18 @@ async function skeinRuns(path: string, runs: number, concurrency: number, timing
     }),
   )
   const elapsed = now() - t0
+  gc.disconnect()
   const rate = runs / (elapsed / 1000)
   const commitsPerStep = counter.commits / (runs * 3)
   const durablePerStep = counter.durable / (runs * 3)
   await engine.stop()
   await store.close()
   const usPerRun = (ms: number) => (ms * 1000) / runs
-  const split = { totalUs: usPerRun(elapsed), sqliteUs: usPerRun(counter.sqliteMs) }
+  const split = {
+    totalUs: usPerRun(elapsed),
+    sqliteUs: usPerRun(counter.sqliteMs),
+    gcUs: usPerRun(gcMs),
+  }
   return { rate, commitsPerStep, durablePerStep, split }
 }
 
@@ -345,6 +357,14 @@ export async function benchSqliteEngine(): Promise<Row[]> {
       baseline: 1e6 / floorPar,
       ratio: split.sqliteUs / (1e6 / floorPar),
       note: `engine and the rest ${(split.totalUs - split.sqliteUs).toFixed(0)} µs/run; baseline: the raw loop's whole run`,
+    })
+    rows.push({
+      name: `  of which garbage-collection pauses (${CONCURRENCY} concurrent)`,
+      value: split.gcUs,
+      unit: 'µs/run',
+      baseline: split.totalUs,
+      ratio: split.gcUs / split.totalUs,
+      note: 'perf_hooks gc entries; baseline: the whole run',
     })
     for (const [label, c] of [
       ['sequential', commits[0]],
