@@ -165,7 +165,7 @@ async function wakeIterations(
  * A pass's result; its state is made on first read (most callers read the controller's
  * committed state instead). A class, not a literal with a getter: each such literal gets a
  * map of its own in the old generation, whose getter closure then keeps the run's whole fold
- * alive through young collections (docs/decisions.md, "No per-object getters on hot paths").
+ * alive through young collections (decisions.md, "No per-object getters or spread-then-add").
  */
 class PassResult implements WakeResult {
   constructor(
