@@ -181,17 +181,22 @@ class PassResult implements WakeResult {
  * Gives attempts just launched one macrotask to finish: fast in-process effects are then
  * recorded by this pass (one append per step, no extra queue operation); slow ones report
  * later through `requestDrive`. Whichever comes first (a settled attempt or the macrotask)
- * ends the wait; the other then finds a later wait's waiter in place and leaves it.
+ * ends the wait. A settled attempt also cancels the macrotask: a queued one would hold the
+ * run's memory until the event loop next turns, which a store that resolves appends at once
+ * can put off for thousands of runs.
  */
 export function awaitQuickAttempts(mem: RunMemory): Promise<void> {
   if (mem.inflight.size === 0) return Promise.resolve()
   return new Promise<void>((resolve) => {
+    let macrotask: NodeJS.Immediate | undefined
     const done = () => {
       if (mem.waiter === done) mem.waiter = null
+      if (macrotask !== undefined) clearImmediate(macrotask)
+      macrotask = undefined
       resolve()
     }
     mem.waiter = done
-    setImmediate(done)
+    macrotask = setImmediate(done)
   })
 }
 
