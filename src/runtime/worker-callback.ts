@@ -141,12 +141,15 @@ function recordCallback(
       return
     }
     case 'fail': {
-      const error = recordableError(errorOf(input.error), ctx.options.maxEventBytes)
+      const error = errorOf(input.error)
       if (effect.cancelRequested) {
         // The attempt ended without success after a cancel request: that answers it.
-        batch.add(RT.effectCancelled, { effectId, attempt, reason: error.message, error }, meta)
+        const recorded = recordableError(error, ctx.options.maxEventBytes)
+        const reason = recorded.message
+        batch.add(RT.effectCancelled, { effectId, attempt, reason, error: recorded }, meta)
         return
       }
+      // failAttempt makes the error recordable (cutting it twice would lose the count).
       failAttempt(
         ctx,
         mem,

@@ -114,6 +114,18 @@ describe('callbacks from dispatched', () => {
     expect((await h.engine.getRun(runId)).status).toBe('failed')
   })
 
+  it("a worker's long failure message is cut once, saying how much was left out", async () => {
+    h = harness()
+    const { runId, effectId } = await startFlow(h, 'w.plain')
+    const long = 'z'.repeat(5_000)
+    await cb(runId, effectId, 1, 'fail', { error: { code: 'BUSY', message: long } })
+    await h.idle()
+    const failed = (await h.engine.getEvents(runId)).find(
+      (e) => e.type === 'runtime.effect.failed',
+    )!
+    expect((failed.payload as any).error.message).toMatch(/^z{4096}… \(904 more characters\)$/)
+  })
+
   it('an unsolicited cancelled writes nothing', async () => {
     h = harness()
     const { runId, effectId } = await startFlow(h, 'w.plain')
