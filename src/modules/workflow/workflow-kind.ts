@@ -159,7 +159,9 @@ function endOf(step: Command[], id: string): { result: Json } | { skipped: true 
 }
 
 function resultsOf(state: WorkflowState, def: WorkflowDefinition): Record<string, Json> {
-  const results = { ...state.results }
+  // Object.assign, not a spread: keys are added below (copy.ts: a spread that then gains keys
+  // takes V8's slow path).
+  const results: Record<string, Json> = Object.assign({}, state.results)
   for (const id of def.order) {
     const fallback = state.nodes[id]?.fallback
     if (fallback && fallback in state.results) results[id] = state.results[fallback]
