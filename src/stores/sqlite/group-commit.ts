@@ -110,8 +110,14 @@ export function createGroupCommit(
     if (cached) return cached
     const row = st.run.get(runId)
     if (!row) return null
-    rows.set(runId, row)
-    return row
+    // Only what an append reads: the row also has the head, which a trim would leave stale.
+    const kept: AppendRow = {
+      run_no: row.run_no,
+      tail: row.tail,
+      next_deadline_at: row.next_deadline_at,
+    }
+    rows.set(runId, kept)
+    return kept
   }
 
   /** The run's row, or null for a run not yet in the file; throws on a conflict. */
