@@ -254,7 +254,7 @@ async function restartRecovery(path: string): Promise<{ ms: number; fired: numbe
   await second.ready()
   let done = 0
   while (now() - t0 < 30_000) {
-    done = (await second.listRunSummaries()).filter((r) => r.status === 'completed').length
+    done = (await second.listRunSummaries({ status: 'completed', limit: 1000 })).runs.length
     if (done === 1000) break
     await sleep(10)
   }

@@ -4,6 +4,7 @@ import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './c
 import type { EventStore, SnapshotStore } from './core/ports.js'
 import type { ProjectionDefinition } from './core/projection.js'
 import { Registry } from './core/registry.js'
+import type { SummaryQuery } from './core/summaries.js'
 import { validateDebuggerBasePath } from './http/debugger-path.js'
 import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
@@ -129,7 +130,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     wake: async (runId: string) => (await rt()).wake(runId),
     cancel: async (runId: string, threadId?: string) => (await rt()).cancel(runId, threadId),
     listRuns: async () => (await rt()).listRuns(),
-    listRunSummaries: async () => (await rt()).listRunSummaries(),
+    listRunSummaries: async (query?: SummaryQuery) => (await rt()).listRunSummaries(query),
     project: async <S>(runId: string, projection: ProjectionDefinition<S> | string) =>
       (await rt()).project<S>(runId, projection),
     replayTo: async (runId: string, seq: number) => (await rt()).replayTo(runId, seq),

@@ -71,6 +71,8 @@ export type { RetryPolicy } from './core/retry.js'
 export { RT as RuntimeEvents } from './core/runtime-events.js'
 export type { InferInput, InferOutput, StandardSchema } from './core/schema.js'
 export { payload } from './core/schema.js'
+export type { StoreSummaryQuery, SummaryPage, SummaryQuery } from './core/summaries.js'
+export { decodeSummaryCursor, encodeSummaryCursor } from './core/summaries.js'
 export { createEngine } from './create-engine.js'
 export { bearerAuth } from './http/bearer-auth.js'
 export type {

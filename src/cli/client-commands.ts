@@ -1,8 +1,10 @@
 // The HTTP client commands: thin wrappers over `skein/client` (STYLE 17).
 import type { Command } from 'commander'
 import { createEngineClient, type EngineClient } from '../client/index.js'
-import type { EventEnvelope } from '../core/envelope.js'
+import type { EventEnvelope, RunStatus } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
+import type { RunSummary } from '../core/ports.js'
+import type { SummaryQuery } from '../core/summaries.js'
 import { decision } from '../modules/approval/approval-events.js'
 import type { ApprovalItem } from '../modules/approval/pending-approvals.js'
 import {
@@ -16,6 +18,8 @@ import {
 import { CliError, type CliIo, describeError, parseCount, parseJsonOption } from './io.js'
 
 export const DEFAULT_URL = 'http://127.0.0.1:8787'
+/** Runs fetched per request by `skein runs`. */
+const RUNS_PAGE = 500
 
 interface GlobalOptions {
   url?: string
@@ -94,10 +98,26 @@ export function registerClientCommands(program: Command, io: CliIo): void {
 
   program
     .command('runs')
-    .description('list runs with their status')
+    .description('list runs, newest first, a page at a time from the server')
+    .option(
+      '--status <status>',
+      'only runs with this status (running, completed, failed, cancelled)',
+    )
+    .option('--prefix <text>', 'only runs whose id starts with this text')
+    .option('--limit <n>', 'print at most this many runs (default: every run)')
     .action(
-      action(async (ctx) => {
-        const { runs } = await ctx.client.listRunSummaries()
+      action(async (ctx, o: { status?: string; prefix?: string; limit?: string }) => {
+        const max = parseCount('--limit', o.limit)
+        const runs: RunSummary[] = []
+        const query: SummaryQuery = { limit: Math.min(max || RUNS_PAGE, RUNS_PAGE) }
+        if (o.status !== undefined) query.status = o.status as RunStatus
+        if (o.prefix !== undefined) query.runIdPrefix = o.prefix
+        if (max !== 0) {
+          for await (const run of ctx.client.allRunSummaries(query)) {
+            runs.push(run)
+            if (runs.length === max) break
+          }
+        }
         ctx.print({ runs }, () => formatSummaries(runs))
       }),
     )

@@ -10,6 +10,7 @@ import type {
 } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
 import type { RunSummary } from '../core/ports.js'
+import type { SummaryPage, SummaryQuery } from '../core/summaries.js'
 import { timeOrderedUuid } from '../core/uuid.js'
 import type {
   EffectAttemptView,
@@ -98,6 +99,16 @@ export function createEngineClient(options: EngineClientOptions) {
     return (await response.json()) as T
   }
 
+  /** One page of run summaries, newest first; `nextCursor` is null on the last page. */
+  const listRunSummaries = (query: SummaryQuery = {}) => {
+    const params = new URLSearchParams()
+    for (const name of ['status', 'runIdPrefix', 'limit', 'cursor'] as const) {
+      if (query[name] !== undefined) params.set(name, String(query[name]))
+    }
+    const qs = params.size ? `?${params}` : ''
+    return call<SummaryPage>('GET', `/runs/summaries${qs}`)
+  }
+
   const startBody = (args: StartRunArgs) => JSON.parse(JSON.stringify(args)) as Json
 
   const streamRun = (args: StartRunArgs, streamOptions: StreamOptions = {}): RunStream => {
@@ -132,7 +143,16 @@ export function createEngineClient(options: EngineClientOptions) {
       call<StartResult>('POST', '/runs', startBody(argsOf(definition, input, start))),
     startRun: (args: StartRunArgs) => call<StartResult>('POST', '/runs', startBody(args)),
     listRuns: () => call<{ runIds: string[] }>('GET', '/runs'),
-    listRunSummaries: () => call<{ runs: RunSummary[] }>('GET', '/runs/summaries'),
+    listRunSummaries,
+    /** Every run summary matching `query` (newest first), fetched a page at a time. */
+    async *allRunSummaries(query: Omit<SummaryQuery, 'cursor'> = {}): AsyncGenerator<RunSummary> {
+      let cursor: string | undefined
+      do {
+        const page = await listRunSummaries(cursor === undefined ? query : { ...query, cursor })
+        yield* page.runs
+        cursor = page.nextCursor ?? undefined
+      } while (cursor !== undefined)
+    },
     getRun: (runId: string) =>
       call<{ runId: string; state: RunState }>('GET', `/runs/${seg(runId)}`),
     getEvents: (runId: string, range: { fromSeq?: number; limit?: number } = {}) => {

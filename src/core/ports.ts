@@ -1,5 +1,6 @@
 import type { EventEnvelope, RunStatus } from './envelope.js'
 import type { Json } from './json.js'
+import type { StoreSummaryQuery, SummaryPage } from './summaries.js'
 
 /**
  * Per-run metadata a store keeps beside the log, written in the same transaction as the
@@ -65,8 +66,12 @@ export interface EventStore {
   trim?(runId: string, beforeSeq: number): Promise<number>
   /** Subscribes to events appended after this call; returns the unsubscribe function. */
   subscribe?(runId: string, listener: EventListener): () => void
-  /** Latest meta per run (written by `append`). */
-  listSummaries?(): Promise<RunSummary[]>
+  /**
+   * One page of the latest meta per run (written by `append`), newest run first: runs are
+   * ordered by when the store first wrote them, and the cursor is a position in that order
+   * (`encodeSummaryCursor`), so a page never loads every run. The query is validated.
+   */
+  listSummaries?(query: StoreSummaryQuery): Promise<SummaryPage>
   /** Runs whose nextDeadlineAt is set (any value). */
   listRunsWithDeadlines?(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
   /**

@@ -10,10 +10,11 @@ import type {
 import type { ErrorInfo } from '../core/errors.js'
 import type { EffectStatus } from '../core/fold.js'
 import type { Json } from '../core/json.js'
-import type { EventStore, RunSummary } from '../core/ports.js'
+import type { EventStore } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
 import type { WaitOn } from '../core/runtime-events.js'
+import type { SummaryPage, SummaryQuery } from '../core/summaries.js'
 import type { Worker, WorkerCallbackInput } from './options.js'
 
 export interface StartOptions {
@@ -125,7 +126,8 @@ export interface Engine {
   wake(runId: string): Promise<RunState>
   cancel(runId: string, threadId?: string): Promise<RunState>
   listRuns(): Promise<string[]>
-  listRunSummaries(): Promise<RunSummary[]>
+  /** One page of run summaries, newest first; pass `nextCursor` back as `cursor` for the next. */
+  listRunSummaries(query?: SummaryQuery): Promise<SummaryPage>
   project<S = any>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S>
   replayTo(runId: string, seq: number): Promise<ReplayStep | null>
   inspectRun(runId: string): Promise<RunOperationalStatus>

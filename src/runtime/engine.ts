@@ -17,9 +17,10 @@ import {
   RunNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold.js'
-import type { EventStore, RunSummary } from '../core/ports.js'
+import type { EventStore } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
+import { normalizeSummaryQuery, type SummaryPage, type SummaryQuery } from '../core/summaries.js'
 import type { EngineContext } from './context.js'
 import type {
   CallerContext,
@@ -36,6 +37,7 @@ import { projectRun } from './projections.js'
 import { effectAttempts, inspect, replay } from './queries.js'
 import { type ControllerHost, RunController } from './run-controller.js'
 import { loadFoldForRead } from './snapshots.js'
+import { foldedSummaryPage } from './summaries-fallback.js'
 import { metaOf, wakePass } from './wake.js'
 import { workerCallbackOp } from './worker-callback.js'
 
@@ -292,13 +294,14 @@ export class RuntimeEngine implements EngineRuntime {
     return this.ctx.store.listRuns()
   }
 
-  async listRunSummaries(): Promise<RunSummary[]> {
-    if (this.ctx.store.listSummaries) return this.ctx.store.listSummaries()
-    const out: RunSummary[] = []
-    for (const runId of await this.ctx.store.listRuns()) {
-      out.push({ runId, ...metaOf(await this.readFold(runId)) })
-    }
-    return out
+  /** One page of run summaries, newest first (see SummaryQuery). */
+  async listRunSummaries(query?: SummaryQuery): Promise<SummaryPage> {
+    const valid = normalizeSummaryQuery(query)
+    if (this.ctx.store.listSummaries) return this.ctx.store.listSummaries(valid)
+    return foldedSummaryPage(this.ctx.store, valid, async (runId) => ({
+      runId,
+      ...metaOf(await this.readFold(runId)),
+    }))
   }
 
   async project<S = any>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S> {

@@ -3,6 +3,7 @@ import type { EventEnvelope } from '../core/envelope.js'
 import { IdempotencyConflictError, InvalidRequestError, SeqConflictError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { EventStore, RunMeta, Snapshot, SnapshotStore } from '../core/ports.js'
+import { summaryPagingContract } from './summary-contract.js'
 
 export interface StoreContractOptions {
   /** Called after each test with the store it made (after `close()`), e.g. to delete files. */
@@ -86,6 +87,8 @@ export function describeEventStore(
         await options.cleanup?.(store)
       }
     })
+
+    summaryPagingContract(open)
 
     it('reports an unknown run as empty', async () => {
       const store = await open()
@@ -171,7 +174,7 @@ export function describeEventStore(
       )
       expect(SeqConflictError.is(future)).toBe(true)
       expect((await store.read('r1')).map((e) => e.seq)).toEqual([1, 2])
-      if (store.listSummaries) expect(await store.listSummaries()).toEqual([])
+      if (store.listSummaries) expect((await store.listSummaries({ limit: 10 })).runs).toEqual([])
     })
 
     it('lets exactly one of two racing appends at the same expectedSeq win', async () => {
@@ -203,7 +206,7 @@ export function describeEventStore(
       expect(IdempotencyConflictError.is(error)).toBe(true)
       expect(await store.tail('r1')).toBe(1)
       expect(await store.read('r1')).toHaveLength(1)
-      if (store.listSummaries) expect(await store.listSummaries()).toEqual([])
+      if (store.listSummaries) expect((await store.listSummaries({ limit: 10 })).runs).toEqual([])
       // Another key on the same run and the same key on another run are both fine.
       await store.append('r1', makeEnvelopes('r1', 2, 1), { expectedSeq: 1, idempotencyKey: 'k2' })
       await store.append('r2', makeEnvelopes('r2', 1, 1), { expectedSeq: 0, idempotencyKey: 'k' })
@@ -303,7 +306,9 @@ export function describeEventStore(
       })
       await store.append('r3', makeEnvelopes('r3', 1, 1), { expectedSeq: 0 })
       const byId = async () =>
-        Object.fromEntries((await store.listSummaries!()).map((s) => [s.runId, s]))
+        Object.fromEntries(
+          (await store.listSummaries!({ limit: 10 })).runs.map((s) => [s.runId, s]),
+        )
       expect(await byId()).toEqual({
         r1: { runId: 'r1', ...meta() },
         r2: { runId: 'r2', ...meta({ kind: 'agent', nextDeadlineAt: 5000 }) },

@@ -2,7 +2,7 @@
 // (mode `work`), or until every run has completed (mode `drain`). Spawned by
 // kill-loop.test.ts with `--conditions=skein-source --import tsx`.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createEngine, type Engine, type EventInput } from 'skein'
+import { createEngine, type Engine, type EventInput, type RunSummary } from 'skein'
 import { decision } from 'skein/approval'
 import { sqliteStore } from 'skein/sqlite'
 import { ackingStore } from './ack-store.js'
@@ -50,11 +50,23 @@ async function drive(e: Engine, runId: string): Promise<void> {
   }
 }
 
+/** Every run's summary, page by page (a page holds at most 1,000). */
+async function allSummaries(): Promise<RunSummary[]> {
+  const all: RunSummary[] = []
+  let cursor: string | undefined
+  do {
+    const page = await engine.listRunSummaries({ limit: 1000, cursor })
+    all.push(...page.runs)
+    cursor = page.nextCursor ?? undefined
+  } while (cursor)
+  return all
+}
+
 async function main(): Promise<void> {
   await engine.ready()
   process.stdout.write('ready\n')
   for (;;) {
-    const summaries = await engine.listRunSummaries()
+    const summaries = await allSummaries()
     const running = summaries.filter((s) => s.status === 'running')
     if (mode === 'drain' && summaries.length >= TOTAL_RUNS && running.length === 0) break
     // Start new runs under stable ids and keys: a start that was committed but never

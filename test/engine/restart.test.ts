@@ -86,7 +86,7 @@ describe('restart recovery', () => {
     expect(await b.recoverDeadlines()).toBe(2)
     await clock.advance(10_000)
     await (await b.runtime).idle()
-    const runs = await b.listRunSummaries()
+    const { runs } = await b.listRunSummaries()
     expect(runs.map((r) => r.status)).toEqual(['completed', 'completed'])
     await b.stop()
   })

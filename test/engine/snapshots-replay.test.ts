@@ -118,7 +118,7 @@ describe('replay, projections, inspection', () => {
     expect(status.head).toBe(1)
     expect(status.tail).toBe((await engine.getRun(runId)).lastSeq)
     expect(await engine.listRuns()).toEqual([runId])
-    const [summary] = await engine.listRunSummaries()
+    const [summary] = (await engine.listRunSummaries()).runs
     expect(summary).toMatchObject({
       runId,
       status: 'running',

@@ -149,7 +149,7 @@ export function fakeEngine(store: EventStore = memoryStore()) {
     listRuns: () => store.listRuns(),
     async listRunSummaries() {
       const ids = await store.listRuns()
-      return Promise.all(
+      const runs = await Promise.all(
         ids.map(async (runId) => {
           const s = await stateOf(runId)
           return {
@@ -164,6 +164,7 @@ export function fakeEngine(store: EventStore = memoryStore()) {
           }
         }),
       )
+      return { runs, nextCursor: null }
     },
     async project(runId, projection) {
       await exists(runId)

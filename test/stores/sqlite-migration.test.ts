@@ -65,9 +65,11 @@ describe('sqlite schema migration', () => {
       expect(await store.bounds('a')).toEqual({ head: 3, tail: 5 })
       expect(await store.bounds('orphan')).toEqual({ head: 1, tail: 2 })
       expect(await store.listRuns()).toEqual(['b', 'a', 'orphan'])
-      expect((await store.listSummaries()).map((s) => [s.runId, s.status])).toEqual([
-        ['b', 'running'],
+      // Newest first: b was created before a.
+      const { runs } = await store.listSummaries({ limit: 10 })
+      expect(runs.map((s) => [s.runId, s.status])).toEqual([
         ['a', 'completed'],
+        ['b', 'running'],
       ])
       expect(await store.listRunsWithDeadlines()).toEqual([{ runId: 'b', nextDeadlineAt: 500 }])
       expect((await store.snapshots.latest('a'))?.data).toEqual({ s: 1 })

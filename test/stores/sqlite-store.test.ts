@@ -109,7 +109,7 @@ describe('sqlite store', () => {
     expect(await again.read('r1')).toStrictEqual(events.slice(2))
     expect(await again.bounds('r1')).toEqual({ head: 3, tail: 5 })
     expect(await again.listRuns()).toEqual(['r1'])
-    expect(await again.listSummaries()).toEqual([{ runId: 'r1', ...meta }])
+    expect((await again.listSummaries({ limit: 10 })).runs).toEqual([{ runId: 'r1', ...meta }])
     expect(await again.listRunsWithDeadlines()).toEqual([{ runId: 'r1', nextDeadlineAt: 99 }])
     expect((await again.snapshots.latest('r1'))?.data).toEqual({ a: [1] })
     const dup = again.append('r1', makeEnvelopes('r1', 6, 1), {
@@ -319,7 +319,7 @@ describe('sqlite store', () => {
       tail++
       expect(await store.listRunsWithDeadlines()).toEqual(expected)
     }
-    const [summary] = await store.listSummaries()
+    const [summary] = (await store.listSummaries({ limit: 10 })).runs
     expect(summary).toMatchObject({ runId: 'r1', nextDeadlineAt: 7, updatedAt: 2 })
     await store.close()
     expect(await open({ path }).listRunsWithDeadlines()).toEqual([

@@ -5,6 +5,7 @@ import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { wantsEventStream } from '../sse-request.js'
 import { streamStart } from '../stream-start.js'
+import { summaryQueryOf } from '../summary-query.js'
 import {
   checkEventBytes,
   expectObject,
@@ -74,7 +75,10 @@ export const runRoutes: Route[] = [
     path: '/runs/summaries',
     name: 'runs.summaries',
     access: 'read',
-    handle: async (ctx) => jsonResponse({ runs: await ctx.engine.listRunSummaries() }),
+    handle: async (ctx) => {
+      const page = await ctx.engine.listRunSummaries(summaryQueryOf(ctx.url))
+      return jsonResponse({ runs: page.runs, nextCursor: page.nextCursor })
+    },
   },
   {
     method: 'GET',

@@ -12,6 +12,7 @@ import type {
   RunSummary,
   SnapshotStore,
 } from '../../core/ports.js'
+import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../core/summaries.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
 
 interface RunLog {
@@ -22,6 +23,8 @@ interface RunLog {
   keys: Set<string>
   meta?: RunMeta
   listeners: Set<EventListener>
+  /** Position in creation order (1, 2, …) from the first append that wrote; 0 before. */
+  position: number
 }
 
 /**
@@ -30,11 +33,13 @@ interface RunLog {
  */
 export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventStore {
   const runs = new Map<string, RunLog>()
+  /** Run ids in creation order: `created[position - 1]` (summary pages walk it backwards). */
+  const created: string[] = []
   const snapshots = options.snapshots ?? memorySnapshotStore()
   const logOf = (runId: string): RunLog => {
     let log = runs.get(runId)
     if (!log) {
-      log = { events: [], head: 1, tail: 0, keys: new Set(), listeners: new Set() }
+      log = { events: [], head: 1, tail: 0, keys: new Set(), listeners: new Set(), position: 0 }
       runs.set(runId, log)
     }
     return log
@@ -66,6 +71,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       }
       if (events.length === 0 && !meta) return
       const target = log ?? logOf(runId)
+      if (target.position === 0) target.position = created.push(runId)
       for (const event of events) target.events.push(event)
       target.tail = expectedSeq + events.length
       if (idempotencyKey !== undefined) target.keys.add(idempotencyKey)
@@ -115,10 +121,22 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
         log.listeners.delete(listener)
       }
     },
-    async listSummaries() {
-      const out: RunSummary[] = []
-      for (const [runId, log] of runs) if (log.meta) out.push({ runId, ...log.meta })
-      return out
+    async listSummaries(query) {
+      const page: RunSummary[] = []
+      // Positions are 1-based: a cursor at position p continues with the run at p - 1.
+      const start =
+        query.cursor === undefined ? created.length : decodeSummaryCursor(query.cursor) - 1
+      // One more than asked for tells whether a next page exists.
+      for (let i = start - 1; i >= 0 && page.length <= query.limit; i--) {
+        const meta = runs.get(created[i])?.meta
+        if (!meta) continue
+        const summary = { runId: created[i], ...meta }
+        if (summaryMatches(summary, query)) page.push(summary)
+      }
+      if (page.length <= query.limit) return { runs: page, nextCursor: null }
+      page.pop()
+      const last = runs.get(page[page.length - 1].runId) as RunLog
+      return { runs: page, nextCursor: encodeSummaryCursor(last.position) }
     },
     async listRunsWithDeadlines() {
       const out: Array<{ runId: string; nextDeadlineAt: number }> = []

@@ -51,7 +51,7 @@ export const guardedCall =
   }
 
 /** What an append reads of its run's row (the head, which trimming moves, is not kept). */
-type AppendRow = Pick<RunRow, 'run_no' | 'tail' | 'next_deadline_at'>
+type AppendRow = Pick<RunRow, 'run_no' | 'tail' | 'status' | 'next_deadline_at'>
 
 /** Run rows kept between groups; past this the cache starts over (a re-read costs one SELECT). */
 const MAX_CACHED_ROWS = 10_000
@@ -114,6 +114,7 @@ export function createGroupCommit(
     const kept: AppendRow = {
       run_no: row.run_no,
       tail: row.tail,
+      status: row.status,
       next_deadline_at: row.next_deadline_at,
     }
     rows.set(runId, kept)
@@ -152,16 +153,21 @@ export function createGroupCommit(
     if (idempotencyKey !== undefined) st.insertKey.run(runId, idempotencyKey, newTail)
     for (const event of events) st.insertEvent.run(...eventParams(runNo, event))
     let deadline = row ? row.next_deadline_at : (meta?.nextDeadlineAt ?? null)
+    let status = row ? row.status : (meta?.status ?? null)
     if (row) {
       if (meta) {
         st.setMeta.run(...metaParams(runNo, newTail, meta))
+        if (meta.status !== row.status) {
+          st.setStatus.run(meta.status, runNo)
+          status = meta.status
+        }
         if (meta.nextDeadlineAt !== row.next_deadline_at) {
           st.setDeadline.run(meta.nextDeadlineAt, runNo)
           deadline = meta.nextDeadlineAt
         }
       } else st.setTail.run(newTail, runNo)
     }
-    rows.set(runId, { run_no: runNo, tail: newTail, next_deadline_at: deadline })
+    rows.set(runId, { run_no: runNo, tail: newTail, status, next_deadline_at: deadline })
   }
 
   interface GroupResult {

@@ -112,6 +112,11 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX skein_runs_deadline ON skein_runs (next_deadline_at)
     WHERE next_deadline_at IS NOT NULL;
   `,
+  `
+  -- v3: a page of summaries filtered by status reads only that status's runs, newest first
+  -- (an index holds the rowid, run_no, so it is ordered by (status, run_no)).
+  CREATE INDEX skein_runs_status ON skein_runs (status);
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -3,18 +3,14 @@ import { resolve as resolvePath } from 'node:path'
 import { promisify } from 'node:util'
 import type { EventEnvelope } from '../../core/envelope.js'
 import { InvalidRequestError, StoreError } from '../../core/errors.js'
-import type {
-  EventListener,
-  EventStore,
-  LogBounds,
-  RunSummary,
-  SnapshotStore,
-} from '../../core/ports.js'
+import type { EventListener, EventStore, LogBounds, SnapshotStore } from '../../core/ports.js'
+import type { StoreSummaryQuery, SummaryPage } from '../../core/summaries.js'
 import { loadDriver, openDatabase, type SqliteDriver } from './driver.js'
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
-import { prepareStatements, rowToEnvelope, rowToSummary } from './statements.js'
+import { prepareStatements, rowToEnvelope } from './statements.js'
+import { summaryPage } from './summary-page.js'
 
 export interface SqliteStoreOptions {
   /** Database file (created if missing). `':memory:'` works but is lost on exit. */
@@ -44,7 +40,7 @@ export interface SqliteStore extends EventStore {
   readonly snapshots: SnapshotStore
   trim(runId: string, beforeSeq: number): Promise<number>
   subscribe(runId: string, listener: EventListener): () => void
-  listSummaries(): Promise<RunSummary[]>
+  listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
   /** fsyncs the WAL if a `deferSync` append committed since the last fsync. */
   sync(): Promise<void>
@@ -190,7 +186,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }
       group.markSynced(mark)
     },
-    listSummaries: () => call('list summaries', () => st.summaries.all().map(rowToSummary)),
+    listSummaries: (query) => call('list summaries', () => summaryPage(st, query)),
     listRunsWithDeadlines: () => call('list deadlines', () => st.deadlines.all()),
     async close() {
       if (closed) return

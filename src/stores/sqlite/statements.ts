@@ -10,6 +10,7 @@ export interface RunRow {
   run_no: number
   head: number
   tail: number
+  status: RunMeta['status'] | null
   next_deadline_at: number | null
 }
 
@@ -29,6 +30,7 @@ export interface EventRow {
 }
 
 export interface SummaryRow {
+  run_no: number
   run_id: string
   status: RunMeta['status']
   kind: string
@@ -58,14 +60,30 @@ export interface Statements {
   insertRun: Statement<unknown[]>
   setTail: Statement<[number, number]>
   setMeta: Statement<unknown[]>
+  setStatus: Statement<[string, number]>
   setDeadline: Statement<[number | null, number]>
   read: Statement<[string, number, number], EventRow>
   trimEvents: Statement<[number, number]>
   setHead: Statement<[number, number]>
   listRuns: Statement<[], string>
-  summaries: Statement<[], SummaryRow>
+  /** Summary pages by filter: `[status?, prefix range?, before, limit]` in that order. */
+  summaries: Record<SummaryFilter, Statement<unknown[], SummaryRow>>
   deadlines: Statement<[], { runId: string; nextDeadlineAt: number }>
 }
+
+export type SummaryFilter = 'all' | 'status' | 'prefix' | 'statusPrefix'
+
+const SUMMARY_WHERE: Record<SummaryFilter, string> = {
+  all: 'status IS NOT NULL',
+  status: 'status = ?',
+  prefix: 'status IS NOT NULL AND run_id >= ? AND run_id < ?',
+  statusPrefix: 'status = ? AND run_id >= ? AND run_id < ?',
+}
+
+/** Newest run first: `run_no` is the order of creation, and the cursor is a `run_no`. */
+export const summarySql = (filter: SummaryFilter): string =>
+  `SELECT run_no, run_id, ${META_COLUMNS} FROM skein_runs
+    WHERE ${SUMMARY_WHERE[filter]} AND run_no < ? ORDER BY run_no DESC LIMIT ?`
 
 /** Every statement the store runs, prepared once per connection. */
 export function prepareStatements(db: SqliteDatabase): Statements {
@@ -77,7 +95,7 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     release: db.prepare('RELEASE skein_append'),
     rollbackTo: db.prepare('ROLLBACK TO skein_append'),
     run: db.prepare<[string], RunRow>(
-      'SELECT run_no, head, tail, next_deadline_at FROM skein_runs WHERE run_id = ?',
+      'SELECT run_no, head, tail, status, next_deadline_at FROM skein_runs WHERE run_id = ?',
     ),
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     keyExists: db
@@ -97,13 +115,14 @@ export function prepareStatements(db: SqliteDatabase): Statements {
       `INSERT INTO skein_runs (run_id, tail, ${META_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     setTail: db.prepare<[number, number]>('UPDATE skein_runs SET tail = ? WHERE run_no = ?'),
-    // The deadline is left out of this SET and written by setDeadline only when it changes:
-    // naming an indexed column in SET rewrites its index entry, one more page in every
-    // commit's WAL write, although most appends leave the deadline as it was.
+    // The deadline and the status are left out of this SET and written by setDeadline and
+    // setStatus only when they change: naming an indexed column in SET rewrites its index
+    // entry, one more page in every commit's WAL write, although most appends change neither.
     setMeta: db.prepare<unknown[]>(
-      `UPDATE skein_runs SET tail = ?, status = ?, kind = ?, definition_name = ?,
+      `UPDATE skein_runs SET tail = ?, kind = ?, definition_name = ?,
         definition_version = ?, created_at = ?, updated_at = ? WHERE run_no = ?`,
     ),
+    setStatus: db.prepare<[string, number]>('UPDATE skein_runs SET status = ? WHERE run_no = ?'),
     setDeadline: db.prepare<[number | null, number]>(
       'UPDATE skein_runs SET next_deadline_at = ? WHERE run_no = ?',
     ),
@@ -120,9 +139,12 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     listRuns: db
       .prepare<[], string>('SELECT run_id FROM skein_runs WHERE tail > 0 ORDER BY run_no')
       .pluck(),
-    summaries: db.prepare<[], SummaryRow>(
-      `SELECT run_id, ${META_COLUMNS} FROM skein_runs WHERE status IS NOT NULL ORDER BY run_no`,
-    ),
+    summaries: {
+      all: db.prepare<unknown[], SummaryRow>(summarySql('all')),
+      status: db.prepare<unknown[], SummaryRow>(summarySql('status')),
+      prefix: db.prepare<unknown[], SummaryRow>(summarySql('prefix')),
+      statusPrefix: db.prepare<unknown[], SummaryRow>(summarySql('statusPrefix')),
+    },
     deadlines: db.prepare<[], { runId: string; nextDeadlineAt: number }>(
       `SELECT run_id AS runId, next_deadline_at AS nextDeadlineAt FROM skein_runs
         WHERE next_deadline_at IS NOT NULL ORDER BY next_deadline_at`,
@@ -149,7 +171,6 @@ export function eventParams(runNo: number, e: EventEnvelope): unknown[] {
 }
 
 const metaValues = (m: RunMeta): unknown[] => [
-  m.status,
   m.kind,
   m.definitionName,
   m.definitionVersion,
@@ -157,7 +178,7 @@ const metaValues = (m: RunMeta): unknown[] => [
   m.updatedAt,
 ]
 
-/** Positional parameters of `setMeta` (the deadline is written apart, by `setDeadline`). */
+/** Positional parameters of `setMeta` (status and deadline are written apart). */
 export function metaParams(runNo: number, tail: number, m: RunMeta): unknown[] {
   return [tail, ...metaValues(m), runNo]
 }
@@ -165,7 +186,7 @@ export function metaParams(runNo: number, tail: number, m: RunMeta): unknown[] {
 /** Positional parameters of `insertRun`; a run appended without meta has none yet. */
 export function newRunParams(runId: string, tail: number, m: RunMeta | undefined): unknown[] {
   return m
-    ? [runId, tail, ...metaValues(m), m.nextDeadlineAt]
+    ? [runId, tail, m.status, ...metaValues(m), m.nextDeadlineAt]
     : [runId, tail, null, null, null, null, null, null, null]
 }
 

@@ -1,0 +1,106 @@
+import type { RunStatus } from './envelope.js'
+import { InvalidRequestError } from './errors.js'
+import type { RunSummary } from './ports.js'
+
+/**
+ * What `listRunSummaries` and `GET /runs/summaries` take. Runs come newest first (by
+ * creation), so a run never moves between pages while someone pages through them.
+ */
+export interface SummaryQuery {
+  /** Only runs with this status. */
+  status?: RunStatus
+  /** Only runs whose id starts with this text (case-sensitive). */
+  runIdPrefix?: string
+  /** Page size, 1–1000; default 100. */
+  limit?: number
+  /** `nextCursor` of the previous page; the same filters must be passed again. */
+  cursor?: string
+}
+
+/** A validated query as stores receive it: `limit` is always set. */
+export interface StoreSummaryQuery extends SummaryQuery {
+  limit: number
+}
+
+export interface SummaryPage {
+  runs: RunSummary[]
+  /** Pass as `cursor` for the next page; `null` on the last page. */
+  nextCursor: string | null
+}
+
+export const DEFAULT_SUMMARY_LIMIT = 100
+export const MAX_SUMMARY_LIMIT = 1000
+const MAX_PREFIX_LENGTH = 256
+const STATUSES: ReadonlySet<string> = new Set(['running', 'completed', 'failed', 'cancelled'])
+
+/** Checks a query before any store access (every bad field is a 400 INVALID_REQUEST). */
+export function normalizeSummaryQuery(query: SummaryQuery = {}): StoreSummaryQuery {
+  if (query === null || typeof query !== 'object') {
+    throw new InvalidRequestError('summary query must be an object')
+  }
+  const { status, runIdPrefix, cursor, limit = DEFAULT_SUMMARY_LIMIT } = query
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SUMMARY_LIMIT) {
+    throw new InvalidRequestError(`limit must be an integer from 1 to ${MAX_SUMMARY_LIMIT}`, {
+      limit: String(limit),
+    })
+  }
+  const out: StoreSummaryQuery = { limit }
+  if (status !== undefined) {
+    if (typeof status !== 'string' || !STATUSES.has(status)) {
+      throw new InvalidRequestError(`status must be one of ${[...STATUSES].join(', ')}`, {
+        status: String(status),
+      })
+    }
+    out.status = status
+  }
+  if (runIdPrefix !== undefined) {
+    if (
+      typeof runIdPrefix !== 'string' ||
+      runIdPrefix.length === 0 ||
+      runIdPrefix.length > MAX_PREFIX_LENGTH
+    ) {
+      throw new InvalidRequestError(
+        `runIdPrefix must be a string of 1 to ${MAX_PREFIX_LENGTH} characters`,
+      )
+    }
+    out.runIdPrefix = runIdPrefix
+  }
+  if (cursor !== undefined) {
+    decodeSummaryCursor(cursor)
+    out.cursor = cursor
+  }
+  return out
+}
+
+const CURSOR_PREFIX = 'rs1.'
+
+/**
+ * A cursor names a position in a store's creation order (a positive integer every run gets
+ * when it is first written). It is opaque to callers: a prefix plus base-36 digits.
+ */
+export function encodeSummaryCursor(position: number): string {
+  return `${CURSOR_PREFIX}${position.toString(36)}`
+}
+
+/** The position a cursor names; a cursor this code did not make is a 400. */
+export function decodeSummaryCursor(cursor: unknown): number {
+  const digits =
+    typeof cursor === 'string' && cursor.startsWith(CURSOR_PREFIX)
+      ? cursor.slice(CURSOR_PREFIX.length)
+      : ''
+  const position = /^[0-9a-z]{1,11}$/.test(digits) ? Number.parseInt(digits, 36) : Number.NaN
+  if (!Number.isSafeInteger(position) || position < 1) {
+    throw new InvalidRequestError('cursor is not a cursor from a previous page of run summaries', {
+      cursor: String(cursor).slice(0, 64),
+    })
+  }
+  return position
+}
+
+/** True when a summary passes the query's filters (stores that filter in memory use it). */
+export function summaryMatches(summary: RunSummary, query: SummaryQuery): boolean {
+  return (
+    (query.status === undefined || summary.status === query.status) &&
+    (query.runIdPrefix === undefined || summary.runId.startsWith(query.runIdPrefix))
+  )
+}

@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { RunMeta } from '../../src/core/ports.js'
+import { sqliteStore } from '../../src/stores/sqlite/index.js'
+import { type SummaryFilter, summarySql } from '../../src/stores/sqlite/statements.js'
+import { makeEnvelopes } from '../../src/testing/store-contract.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'skein-summaries-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const meta = (status: RunMeta['status'], at: number): RunMeta => ({
+  status,
+  kind: 'workflow',
+  definitionName: 'demo',
+  definitionVersion: '1',
+  createdAt: at,
+  updatedAt: at,
+  nextDeadlineAt: null,
+})
+
+describe('sqlite summary pages', () => {
+  it('read through an index, never a scan of every run followed by a sort', async () => {
+    const path = join(dir, 'plans.db')
+    const store = sqliteStore({ path })
+    await store.append('r1', makeEnvelopes('r1', 1, 1), {
+      expectedSeq: 0,
+      meta: meta('running', 1),
+    })
+    await store.close()
+    const db = new Database(path, { readonly: true })
+    const plan = (filter: SummaryFilter) =>
+      db
+        .prepare(`EXPLAIN QUERY PLAN ${summarySql(filter)}`)
+        .all(
+          ...(filter === 'all'
+            ? []
+            : filter === 'status'
+              ? ['running']
+              : filter === 'prefix'
+                ? ['r', 's']
+                : ['running', 'r', 's']),
+          10,
+          5,
+        )
+        .map((row) => (row as { detail: string }).detail)
+        .join(' | ')
+    // Newest first straight off the rowid (run_no) b-tree, from the cursor down.
+    expect(plan('all')).toMatch(/SEARCH skein_runs USING INTEGER PRIMARY KEY \(rowid<\?\)/)
+    expect(plan('all')).not.toMatch(/TEMP B-TREE/)
+    // A status reads only that status's entries of skein_runs_status, already in run_no order.
+    expect(plan('status')).toMatch(/USING INDEX skein_runs_status \(status=\? AND rowid<\?\)/)
+    expect(plan('status')).not.toMatch(/TEMP B-TREE/)
+    // A prefix is a range of the run id index (or the rowid walk); never an unindexed SCAN.
+    expect(plan('prefix')).not.toMatch(/^SCAN skein_runs$/)
+    expect(plan('statusPrefix')).toMatch(/USING (INDEX|INTEGER PRIMARY KEY)/)
+    db.close()
+  })
+
+  it('keeps the status index true although an append only writes the status when it changes', async () => {
+    const path = join(dir, 'status.db')
+    const store = sqliteStore({ path })
+    await store.append('r1', makeEnvelopes('r1', 1, 1), {
+      expectedSeq: 0,
+      meta: meta('running', 1),
+    })
+    await store.append('r1', makeEnvelopes('r1', 2, 1), {
+      expectedSeq: 1,
+      meta: meta('running', 2),
+    })
+    await store.append('r1', makeEnvelopes('r1', 3, 1), { expectedSeq: 2, meta: meta('failed', 3) })
+    // Another connection commits a change: the writer's cached row must not hide it.
+    const other = new Database(path)
+    other.prepare("UPDATE skein_runs SET status = 'running' WHERE run_id = 'r1'").run()
+    other.close()
+    await store.append('r1', makeEnvelopes('r1', 4, 1), { expectedSeq: 3, meta: meta('failed', 4) })
+    expect((await store.listSummaries({ limit: 5, status: 'failed' })).runs).toEqual([
+      { runId: 'r1', ...meta('failed', 4) },
+    ])
+    expect((await store.listSummaries({ limit: 5, status: 'running' })).runs).toEqual([])
+    await store.close()
+  })
+})
