@@ -2,6 +2,7 @@ import { defineModule, type Module } from '../../core/module.js'
 import { payload } from '../../core/schema.js'
 import type { WorkflowDefinition } from './define-workflow.js'
 import { workflowKind } from './workflow-kind.js'
+import { workflowNodes } from './workflow-nodes.js'
 
 /**
  * The workflow module: kind `workflow` and its events.
@@ -20,6 +21,7 @@ export function workflow(options: { definitions?: readonly WorkflowDefinition[] 
       'node.failed': payload<{ nodeId: string; error: unknown; fallback?: string }>(),
     },
     kinds: { workflow: workflowKind },
+    projections: { workflowNodes },
     definitions: options.definitions ?? [],
   })
 }
