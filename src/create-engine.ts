@@ -5,7 +5,7 @@ import type { EventStore, SnapshotStore } from './core/ports.js'
 import type { ProjectionDefinition } from './core/projection.js'
 import { Registry } from './core/registry.js'
 import type { SummaryQuery } from './core/summaries.js'
-import { validateDebuggerBasePath } from './http/debugger-path.js'
+import { validateDebuggerHost } from './http/debugger-path.js'
 import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
 import { serveHandler } from './http/server.js'
@@ -39,7 +39,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const resolved = resolveOptions(options)
   const registry = new Registry(options.modules ?? [])
   registry.foldProjections = options.trimAfterSnapshot !== undefined
-  if (options.debugger) validateDebuggerBasePath(options.debugger.basePath)
+  if (options.debugger !== undefined) validateDebuggerHost(options.debugger)
   const clock = options.clock ?? systemClock
   const scheduler = options.scheduler ?? localScheduler()
   const observer = options.observer

@@ -28,6 +28,25 @@ export function validateDebuggerBasePath(basePath: unknown): string {
   return trimmed
 }
 
+/**
+ * Checks the whole `debugger` option at createEngine time: without a UI provider every
+ * debugger request would fail, so a missing or malformed `ui` is refused up front.
+ *
+ * @example validateDebuggerHost({ basePath: '/_skein', ui: debuggerUi() })
+ */
+export function validateDebuggerHost(host: unknown): string {
+  if (host === null || typeof host !== 'object') {
+    throw new TypeError('debugger must be an object like { basePath: "/_skein", ui }')
+  }
+  const { basePath, ui } = host as { basePath?: unknown; ui?: { fetch?: unknown } | null }
+  if (typeof ui?.fetch !== 'function') {
+    throw new TypeError(
+      'debugger.ui must be a UI provider with a fetch(request, { basePath }) method: pass ui: debuggerUi() from skein/debugger',
+    )
+  }
+  return validateDebuggerBasePath(basePath)
+}
+
 /** True when `pathname` is the debugger's basePath or below it. */
 export const isUnderBasePath = (pathname: string, basePath: string): boolean =>
   pathname === basePath || pathname.startsWith(`${basePath}/`)
