@@ -94,6 +94,7 @@ export type {
   AuthorizeContext,
   AuthorizeHook,
   AuthorizeResult,
+  DebuggerContext,
   DebuggerHost,
   EngineLimits,
   EngineOptions,

@@ -36,6 +36,7 @@ export function createHttpHandler(
   const debuggerHost = options.debugger
   // createEngine validated it; normalize here too so '/_skein/' and '/_skein' behave alike.
   const basePath = debuggerHost?.basePath.replace(/\/+$/, '') ?? ''
+  const uiDefinitions = async () => (await engine.runtime).registry.listDefinitions()
 
   async function handle(request: Request): Promise<Response | null> {
     let url: URL
@@ -52,7 +53,7 @@ export function createHttpHandler(
         name: 'debugger',
       })
       if (!auth.ok) return auth.response
-      return debuggerHost.ui.fetch(request, { basePath })
+      return debuggerHost.ui.fetch(request, { basePath, definitions: uiDefinitions })
     }
 
     const segments = parseApiPath(url.pathname)

@@ -1,3 +1,4 @@
+import type { Definition } from '../core/definition.js'
 import type { Json } from '../core/json.js'
 import type { Module } from '../core/module.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler } from '../core/ports.js'
@@ -62,9 +63,16 @@ export type AuthorizeHook = (
   context: AuthorizeContext,
 ) => AuthorizeResult | Promise<AuthorizeResult>
 
+/** What a debugger UI's `fetch` receives beside the request. */
+export interface DebuggerContext {
+  basePath: string
+  /** The engine's registered definitions (a UI draws workflow graphs from them). */
+  definitions?: () => Promise<readonly Definition[]>
+}
+
 export interface DebuggerHost {
   basePath: string
-  ui: { fetch(request: Request, context: { basePath: string }): Response | Promise<Response> }
+  ui: { fetch(request: Request, context: DebuggerContext): Response | Promise<Response> }
 }
 
 /** One observation: failure-isolated, never affects a run. */

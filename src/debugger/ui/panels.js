@@ -1,0 +1,151 @@
+// The run page's panels: approvals, effects, threads, conversation and evaluations.
+import { useState } from 'preact/hooks'
+import { api, describe, enc } from './api.js'
+import { brief, time } from './format.js'
+import { html } from './html.js'
+
+/** A button that calls the API and reports the server's answer (or its error) next to it. */
+export function ActionButton({ label, describedBy, run, onDone }) {
+  const [state, setState] = useState({ busy: false })
+  const click = async () => {
+    setState({ busy: true })
+    try {
+      await run()
+      setState({ busy: false, done: true })
+      onDone?.()
+    } catch (error) {
+      setState({ busy: false, error })
+    }
+  }
+  return html`<span class="action">
+    <button type="button" disabled=${state.busy} aria-describedby=${describedBy} onClick=${click}>${label}</button>
+    ${state.error && html`<span class="error" role="alert">${label} refused: ${describe(state.error)}</span>`}
+    ${state.done && html`<span class="ok" role="status">${label}: done</span>`}
+  </span>`
+}
+
+export function Approvals({ runId, items, onChange }) {
+  const pending = items.filter((i) => i.status === 'pending')
+  if (pending.length === 0) return null
+  const decide = (item, outcome) => () =>
+    api(`/runs/${enc(runId)}/events`, {
+      method: 'POST',
+      body: {
+        events: [
+          {
+            type: 'approval.decided',
+            payload: { approvalId: item.approvalId, outcome, by: 'debugger' },
+          },
+        ],
+      },
+    })
+  return html`<section class="approvals" aria-labelledby="approvals-title">
+    <h2 id="approvals-title">Pending approvals</h2>
+    <ul>
+      ${pending.map((item, i) => {
+        const id = `approval-${i}`
+        return html`<li key=${item.approvalId}>
+          <span id=${id} class="approval-title">${item.title}</span>
+          <small> (${item.approvalId})</small>
+          <${ActionButton} label="Approve" describedBy=${id} run=${decide(item, 'approve')} onDone=${onChange} />
+          <${ActionButton} label="Reject" describedBy=${id} run=${decide(item, 'reject')} onDone=${onChange} />
+        </li>`
+      })}
+    </ul>
+  </section>`
+}
+
+const RETRYABLE = new Set(['failed', 'ambiguous', 'timed_out'])
+
+/** Open effects (with deadlines and the last error) and every recorded attempt. */
+export function Effects({ runId, open, attempts, onChange }) {
+  if (open.length === 0 && attempts.length === 0) return null
+  return html`<section class="effects" aria-labelledby="effects-title">
+    <h2 id="effects-title">Effects</h2>
+    ${
+      open.length > 0 &&
+      html`<table><caption>Open effects</caption>
+        <thead><tr><th scope="col">Effect</th><th scope="col">Type</th><th scope="col">Attempt</th><th scope="col">Status</th><th scope="col">Deadline</th><th scope="col">Last error</th><th scope="col">Action</th></tr></thead>
+        <tbody>${open.map((e, i) => {
+          const id = `effect-${i}`
+          return html`<tr key=${e.effectId} data-effect-id=${e.effectId}>
+            <td id=${id}>${e.effectId}</td><td>${e.type}</td><td>${e.attempt}</td>
+            <td><span class=${`badge status-${e.status}`}>${e.status}</span></td>
+            <td>${time(e.deadlineAt)}</td>
+            <td>${e.lastError ? `${e.lastError.code}: ${e.lastError.message}` : ''}</td>
+            <td>${
+              RETRYABLE.has(e.status) &&
+              html`<${ActionButton} label="Retry" describedBy=${id} onDone=${onChange}
+                run=${() => api(`/runs/${enc(runId)}/effects/${enc(e.effectId)}/retry`, { method: 'POST' })} />`
+            }</td>
+          </tr>`
+        })}</tbody>
+      </table>`
+    }
+    ${
+      attempts.length > 0 &&
+      html`<details><summary>All attempts (${attempts.length})</summary>
+        <table><thead><tr><th scope="col">Effect</th><th scope="col">Type</th><th scope="col">Attempt</th><th scope="col">Status</th><th scope="col">Started</th><th scope="col">Finished</th><th scope="col">Error</th></tr></thead>
+        <tbody>${attempts.map(
+          (a) => html`<tr key=${`${a.effectId}:${a.attempt}`}>
+            <td>${a.effectId}</td><td>${a.type}</td><td>${a.attempt}</td><td>${a.status}</td>
+            <td>${time(a.startedAt)}</td><td>${time(a.finishedAt)}</td>
+            <td>${a.error ? `${a.error.code}: ${a.error.message}` : ''}</td>
+          </tr>`,
+        )}</tbody></table>
+      </details>`
+    }
+  </section>`
+}
+
+/** The thread tree: children under their parent, each with kind, definition and status. */
+export function Threads({ threads }) {
+  const list = Object.values(threads ?? {})
+  const children = (parent) => list.filter((t) => (t.parentThreadId ?? null) === parent)
+  const branch = (parent) => {
+    const kids = children(parent)
+    if (kids.length === 0) return null
+    return html`<ul>${kids.map(
+      (t) => html`<li key=${t.threadId}>
+        <span class="thread-id">${t.threadId}</span> ${t.kind}:${t.definitionName}
+        <span class=${`badge status-${t.status}`}>${t.status}</span>
+        ${t.error && html`<span class="error"> ${t.error.code}: ${t.error.message}</span>`}
+        ${branch(t.threadId)}
+      </li>`,
+    )}</ul>`
+  }
+  return html`<section class="threads" aria-labelledby="threads-title">
+    <h2 id="threads-title">Threads</h2>${branch(null)}
+  </section>`
+}
+
+/** Agent transcripts as chat: user, assistant (with tool calls) and tool lines, plus tokens. */
+export function Conversation({ messages, usage }) {
+  if (!messages || messages.length === 0) return null
+  return html`<section class="conversation" aria-labelledby="conversation-title">
+    <h2 id="conversation-title">Conversation</h2>
+    ${usage && html`<p class="usage">Tokens: ${usage.inputTokens} in, ${usage.outputTokens} out, ${usage.calls} model call(s)</p>`}
+    <ol class="chat">${messages.map(
+      (m) => html`<li key=${m.seq} class=${`bubble role-${m.role}${m.isError ? ' is-error' : ''}`}>
+        <span class="role">${m.role}${m.name ? ` · ${m.name}` : ''}</span>
+        <p>${m.content.length > 4000 ? `${m.content.slice(0, 4000)}…` : m.content}</p>
+        ${(m.toolCalls ?? []).map(
+          (call) =>
+            html`<p class="tool-call">calls <strong>${call.name}</strong> ${brief(call.arguments)}</p>`,
+        )}
+      </li>`,
+    )}</ol>
+  </section>`
+}
+
+export function Evaluations({ items }) {
+  if (!items || items.length === 0) return null
+  return html`<section class="evaluations" aria-labelledby="evaluations-title">
+    <h2 id="evaluations-title">Evaluations</h2>
+    <table><thead><tr><th scope="col">Evaluator</th><th scope="col">Route</th><th scope="col">Score</th><th scope="col">Reason</th></tr></thead>
+    <tbody>${items.map(
+      (e, i) =>
+        html`<tr key=${i}><td>${e.evaluator}</td><td>${e.route}</td><td>${e.score ?? ''}</td><td>${e.reason ?? ''}</td></tr>`,
+    )}</tbody></table>
+  </section>`
+}
