@@ -1,0 +1,74 @@
+// The host the browser tests drive: the demo definitions, plus a workflow whose effect fails
+// terminally on its first attempt (an operator retry then succeeds), on a fault-injecting store.
+import {
+  bearerAuth,
+  createEngine,
+  defineEffect,
+  defineModule,
+  type Engine,
+  memoryStore,
+  type ServerHandle,
+  TerminalError,
+} from 'skein'
+import { debuggerUi } from 'skein/debugger'
+import { type FaultyStore, faultyStore } from 'skein/testing'
+import { defineWorkflow, workflow } from 'skein/workflow'
+import { demoModules, mergeModules } from '../../examples/demo-definitions.js'
+
+export const OPS_TOKEN = 'ops-secret'
+
+const ops = defineModule({
+  namespace: 'ops',
+  effects: {
+    charge: defineEffect<{ amount: number }, { charged: number }>({
+      retry: { maxAttempts: 1 },
+      execute: async (input, ctx) => {
+        if (ctx.attempt === 1)
+          throw new TerminalError('the card was declined', { reason: 'CARD_DECLINED' })
+        return { charged: input.amount }
+      },
+    }),
+  },
+})
+
+export const doomed = defineWorkflow({
+  name: 'doomed',
+  nodes: { charge: { run: (ctx) => ctx.invoke('ops.charge', { amount: 42 }) } },
+})
+
+/** Parks on an event nobody sends: the 100,000-event run and the bad-data runs live on it. */
+export const parked = defineWorkflow({
+  name: 'parked',
+  nodes: { wait: { run: (ctx) => ctx.waitFor('never.happens') } },
+})
+
+export interface Host {
+  engine: Engine
+  server: ServerHandle
+  store: FaultyStore
+  url: string
+  stop(): Promise<void>
+}
+
+export async function startHost(): Promise<Host> {
+  const store = faultyStore(memoryStore())
+  const modules = mergeModules([
+    ...(await demoModules()),
+    workflow({ definitions: [doomed, parked] }),
+    ops,
+  ])
+  const engine = createEngine({
+    store,
+    modules,
+    authorize: bearerAuth({ operations: OPS_TOKEN }),
+    debugger: { basePath: '/_skein', ui: debuggerUi() },
+  })
+  const server = await engine.serve({ port: 0 })
+  return {
+    engine,
+    server,
+    store,
+    url: `${server.url}/_skein/`,
+    stop: () => engine.stop(),
+  }
+}
