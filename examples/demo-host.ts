@@ -3,6 +3,7 @@
 import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { createEngine } from 'skein'
+import { debuggerUi } from 'skein/debugger'
 import { sqliteStore } from 'skein/sqlite'
 import { demoModules } from './demo-definitions.js'
 
@@ -11,7 +12,7 @@ mkdirSync(dir, { recursive: true })
 const path = resolve(dir, 'demo.db')
 const store = sqliteStore({ path })
 const modules = await demoModules()
-const engine = createEngine({ store, modules })
+const engine = createEngine({ store, modules, debugger: { basePath: '/_skein', ui: debuggerUi() } })
 const server = await engine.serve({
   port: Number(process.env.PORT ?? 8787),
   hostname: process.env.HOST ?? '127.0.0.1',
@@ -20,7 +21,9 @@ const url = server.url
 const runs = (await engine.listRuns()).length
 const definitions = modules.flatMap((m) => (m.definitions ?? []).map((d) => `${d.kind}:${d.name}`))
 
-console.log(`Skein demo host on ${url}
+console.log(`Debugger: ${url}/_skein/
+
+Skein demo host on ${url}
   store: ${path} (SQLite, synchronous=FULL; ${runs} run(s) already in it)
   definitions: ${definitions.join(', ')}
   (review parks on a gate, nap sleeps, retried calls an effect that fails twice)
