@@ -3,7 +3,8 @@ import { InvalidRequestError } from '../core/errors.js'
 import type { EventStore, RunMeta } from '../core/ports.js'
 import { makeEnvelopes } from './store-contract.js'
 
-const meta = (status: RunMeta['status'], at: number): RunMeta => ({
+/** Run meta with this status, created and updated at `at`. */
+export const meta = (status: RunMeta['status'], at: number): RunMeta => ({
   status,
   kind: 'workflow',
   definitionName: 'demo',

@@ -163,7 +163,3 @@ describe.skipIf(!hasChromium)('the debugger in Chromium', () => {
     await page.close()
   })
 })
-
-describe.skipIf(hasChromium)('the debugger in Chromium (skipped)', () => {
-  it.skip('needs /usr/bin/chromium: apt-get install -y chromium', () => {})
-})

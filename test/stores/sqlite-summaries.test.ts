@@ -3,23 +3,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
-import type { RunMeta } from '../../src/core/ports.js'
 import { sqliteStore } from '../../src/stores/sqlite/index.js'
 import { type SummaryFilter, summarySql } from '../../src/stores/sqlite/statements.js'
 import { makeEnvelopes } from '../../src/testing/store-contract.js'
+import { meta } from '../../src/testing/summary-contract.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-summaries-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-const meta = (status: RunMeta['status'], at: number): RunMeta => ({
-  status,
-  kind: 'workflow',
-  definitionName: 'demo',
-  definitionVersion: '1',
-  createdAt: at,
-  updatedAt: at,
-  nextDeadlineAt: null,
-})
 
 describe('sqlite summary pages', () => {
   it('read through an index, never a scan of every run followed by a sort', async () => {

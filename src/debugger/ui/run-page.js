@@ -11,6 +11,9 @@ import { followEvents } from './live.js'
 import { ActionButton, Approvals, Conversation, Effects, Evaluations, Threads } from './panels.js'
 import { Timeline } from './timeline.js'
 
+/** Live events handed to the timeline at once (older ones it already has, or reads again). */
+const LIVE_KEPT = 1000
+
 let definitionsOnce
 const definitions = () =>
   (definitionsOnce ??= fetch(`${config.basePath}/definitions.json`, { credentials: 'same-origin' })
@@ -112,7 +115,8 @@ export function RunPage({ runId }) {
         first.status.tail,
         (events) => {
           setTail((t) => Math.max(t, events[events.length - 1].seq))
-          setLive(events)
+          // Batches that arrive before a render must all reach the timeline: keep the latest.
+          setLive((queued) => queued.concat(events).slice(-LIVE_KEPT))
           reload.current()
         },
         setStream,
