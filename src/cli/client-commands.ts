@@ -163,16 +163,18 @@ export function registerClientCommands(program: Command, io: CliIo): void {
       .argument('<runId>')
       .argument('[approvalId]')
       .option('--comment <text>', 'recorded with the decision')
-      .option('--by <name>', 'who decided')
+      .option(
+        '--by <name>',
+        'a display name recorded with the decision (the decider is your token)',
+      )
       .option('--key <key>', 'idempotency key for the decision')
       .action(
         action(async (ctx, runId: string, approvalId: string | undefined, o: DecideOptions) => {
           const id = approvalId ?? (await onlyPending(ctx.client, runId))
           const event = decision(id, {
-            actionId: outcome,
             outcome,
             ...(o.comment ? { payload: { comment: o.comment } } : {}),
-            ...(o.by ? { by: o.by } : {}),
+            ...(o.by ? { name: o.by } : {}),
           })
           const { state } = await ctx.client.signal(runId, [event], {
             ...(o.key ? { idempotencyKey: o.key } : {}),

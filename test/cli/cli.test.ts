@@ -114,7 +114,8 @@ describe('skein CLI against a served SQLite engine', () => {
     const seqs = events.map((e: { seq: number }) => e.seq)
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1))
     const decided = events.find((e: { type: string }) => e.type === 'approval.decided')
-    expect(decided.payload).toMatchObject({ outcome: 'approve', by: 'ada' })
+    // --by is a display name; the decider (`by`) is the server's view of the caller: no auth here.
+    expect(decided.payload).toMatchObject({ outcome: 'approve', name: 'ada', by: null })
     const tail = await cli(['events', 'r1', '--from', String(seqs.length), '--limit', '5'])
     expect(tail.stdout.trim().split('\n')).toHaveLength(1)
     expect(tail.stdout).toContain('runtime.run.completed')
@@ -188,6 +189,16 @@ describe('skein CLI against a served SQLite engine', () => {
 
     const noPending = await cli(['approve', 'r1'])
     expect(noPending.stderr).toBe('skein: run r1 has no pending approval\n')
+
+    // Issue 25: an approval id the run does not have pending fails with the server's error.
+    await cli(['start', 'workflow', 'review', '--run-id', 'bogus-run', '--input', '{"topic":"x"}'])
+    const bogus = await cli(['approve', 'bogus-run', 'bogus-id'])
+    expect(bogus.code).toBe(1)
+    expect(bogus.stdout).toBe('')
+    expect(bogus.stderr).toMatch(
+      /^skein: INVALID_EVENT: approval "bogus-id" is not pending in run bogus-run.*\(HTTP 400\)\n$/,
+    )
+    expect((await json(['get', 'bogus-run'])).state.status).toBe('running')
 
     const unknown = await cli(['frobnicate'])
     expect(unknown.code).toBe(2)

@@ -80,13 +80,19 @@ describe('idempotent signals', () => {
     expect(bounds.head).toBeGreaterThan(1) // trimmed behind the snapshot taken at completion
     const tail = bounds.tail
     await engine.signal(runId, [note], { idempotencyKey: 'note-1' })
-    await engine.signal(runId, [decision(item.approvalId, 'reject')], {
+    // The same key with another decision is a conflict now, not a silent no-op (issue 24 §3).
+    const conflict = await engine
+      .signal(runId, [decision(item.approvalId, 'reject')], { idempotencyKey: 'decide-1' })
+      .catch((e) => e)
+    expect(conflict.code).toBe('IDEMPOTENCY_CONFLICT')
+    await engine.signal(runId, [decision(item.approvalId, 'approve')], {
       idempotencyKey: 'decide-1',
     })
     expect((await (await engine.store).bounds(runId)).tail).toBe(tail)
     // a new key on a terminal run is recorded but wakes nothing
     const after = await engine.signal(runId, [note], { idempotencyKey: 'note-2' })
-    expect(after.lastSeq).toBe(tail + 1)
+    // A keyed signal records its key and digest (runtime.signal.received) before its events.
+    expect(after.lastSeq).toBe(tail + 2)
     expect(after.status).toBe('completed')
   })
 
