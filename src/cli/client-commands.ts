@@ -75,7 +75,7 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     .argument('<name>', 'definition name')
     .option('--input <json>', 'the run input, as JSON')
     .option('--run-id <id>', 'a stable run id (retries of the same start return the same run)')
-    .option('--key <key>', 'idempotency key for the start')
+    .option('--key <key>', 'idempotency key: a retry returns the run this key created')
     .option('--definition-version <version>', 'definition version')
     .action(
       action(async (ctx, kind: string, name: string, o: Record<string, string | undefined>) => {
@@ -191,7 +191,7 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     .argument('<type>', 'event type, e.g. order.shipped')
     .option('--payload <json>', 'event payload, as JSON')
     .option('--thread <threadId>', 'address one thread')
-    .option('--key <key>', 'idempotency key: a repeated key is a no-op')
+    .option('--key <key>', 'idempotency key: the same signal again is a no-op, another one a 409')
     .action(
       action(async (ctx, runId: string, type: string, o: Record<string, string | undefined>) => {
         const payload = parseJsonOption('--payload', o.payload)

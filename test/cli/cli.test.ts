@@ -138,6 +138,15 @@ describe('skein CLI against a served SQLite engine', () => {
     expect(first.state.output).toEqual({ trackingId: 'T-1' })
     const again = await json(['signal', 'w1', 'order.shipped', '--payload', payload, '--key', 'k1'])
     expect(again.state.lastSeq).toBe(first.state.lastSeq)
+    const reused = await cli(['signal', 'w1', 'order.shipped', '--payload', '{}', '--key', 'k1'])
+    expect(reused.code).toBe(1)
+    expect(reused.stderr).toMatch(/^skein: IDEMPOTENCY_CONFLICT: .*\(HTTP 409\)\n$/)
+
+    // A keyed start without --run-id: the retry returns the run the key created.
+    const keyed = await json(['start', 'workflow', 'waiter', '--key', 'start-1'])
+    const retried = await json(['start', 'workflow', 'waiter', '--key', 'start-1'])
+    expect(retried.runId).toBe(keyed.runId)
+    expect(retried.state.lastSeq).toBe(keyed.state.lastSeq)
 
     await json(['start', 'workflow', 'review', '--input', '{"topic":"x"}', '--run-id', 'r2'])
     const [item] = (await json(['approvals', 'r2'])).items

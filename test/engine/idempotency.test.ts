@@ -37,6 +37,28 @@ describe('idempotent start', () => {
     expect((await engine.getEvents('r1')).length).toBe(tail)
   })
 
+  it('a key without a runId returns the run that key created; another start under it conflicts', async () => {
+    ;({ engine } = makeEngine())
+    const first = await engine.start(gated, { orderId: 'o1', amount: 5 }, { idempotencyKey: 'k' })
+    const tail = (await engine.getEvents(first.runId)).length
+    const again = await engine.startRun({
+      kind: 'workflow',
+      definitionName: 'gated',
+      input: { amount: 5, orderId: 'o1' },
+      idempotencyKey: 'k',
+    })
+    expect(again.runId).toBe(first.runId)
+    expect((await engine.getEvents(first.runId)).length).toBe(tail)
+    const error = await engine
+      .start(gated, { orderId: 'o2', amount: 5 }, { idempotencyKey: 'k' })
+      .catch((e) => e)
+    expect(error.code).toBe('START_CONFLICT')
+    expect(error.details.fields).toEqual(['input'])
+    const other = await engine.start(gated, { orderId: 'o1', amount: 5 }, { idempotencyKey: 'k2' })
+    expect(other.runId).not.toBe(first.runId)
+    expect(await engine.listRuns()).toHaveLength(2)
+  })
+
   it('startRun by kind and name, unknown definitions are DEFINITION_NOT_FOUND with nothing written', async () => {
     ;({ engine } = makeEngine())
     const { state } = await engine.startRun({
