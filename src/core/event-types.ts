@@ -31,5 +31,7 @@ export function ownerOf(type: string): string {
   return (dot < 0 ? type : type.slice(0, dot)).toLowerCase()
 }
 
+const RUNTIME_OWNED = /^runtime(?:\.|$)/i
+
 /** `runtime`, `runtime.x`, `RUNTIME.x`: written only by the runtime itself. */
-export const isRuntimeOwned = (type: string): boolean => ownerOf(type) === 'runtime'
+export const isRuntimeOwned = (type: string): boolean => RUNTIME_OWNED.test(type)

@@ -2,7 +2,7 @@ import type { Definition, DefinitionRef } from './definition.js'
 import { definitionLabel } from './definition.js'
 import type { EffectDefinition } from './effect.js'
 import { CompositionError } from './errors.js'
-import { eventTypeProblem } from './event-types.js'
+import { eventTypeProblem, ownerOf } from './event-types.js'
 import type { KindDefinition } from './kind.js'
 import { type CatalogEntry, type InputEvent, isInputEvent, type Module } from './module.js'
 import type { ProjectionDefinition } from './projection.js'
@@ -54,6 +54,23 @@ export class Registry {
       }
     }
     for (const mod of modules) for (const d of mod.definitions ?? []) this.addDefinition(d)
+    // Namespaces match [a-z][a-z0-9_-]*: nothing to escape.
+    this.ownedType = new RegExp(
+      `^(?:${[...this.modules.keys()].join('|') || '(?!)'})(?:\\.|$)`,
+      'i',
+    )
+  }
+
+  /** Matches types whose first segment is a registered namespace, in any letter case. */
+  private readonly ownedType: RegExp
+
+  /**
+   * The registered module that owns `type` by its first segment, compared in any letter case
+   * (`APPROVAL.decided` is approval's, and not its catalog's): a test, no allocation, for the
+   * application types that most signals are.
+   */
+  ownerOf(type: string): Module | undefined {
+    return this.ownedType.test(type) ? this.modules.get(ownerOf(type)) : undefined
   }
 
   private addModule(mod: Module): void {

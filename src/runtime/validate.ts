@@ -111,7 +111,7 @@ export function validateInputEvent(
   const json = requireJson(payload, `event ${name} payload`, maxBytes, InvalidEventError)
   const input = registry.inputs.get(name)
   if (!input) {
-    const owner = registry.modules.get(ownerOf(name))
+    const owner = registry.ownerOf(name)
     if (!owner) return { type: name, payload: json }
     const internal = registry.events.has(name)
     throw new InvalidEventError(
@@ -192,7 +192,7 @@ function resolveEmitted(
       type: name,
     })
   }
-  const owner = registry.modules.get(ownerOf(name))
+  const owner = registry.ownerOf(name)
   if (owner) {
     throw new InvalidEventError(notInCatalog(name, owner.namespace), {
       type: name,

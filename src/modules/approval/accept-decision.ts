@@ -2,9 +2,9 @@ import type { Json } from '../../core/json.js'
 import type { InputContext } from '../../core/module.js'
 import type { ApprovalDecision } from './approval-events.js'
 
-/** The actions a gate records with its wait (`expect`), by id and outcome. */
+/** What a gate records with its wait (`expect`): each action's outcome by action id. */
 export interface GateExpectation {
-  actions: Array<{ id: string; outcome: string }>
+  actions: Record<string, string>
 }
 
 /**
@@ -31,14 +31,15 @@ export function acceptDecision(decision: Omit<ApprovalDecision, 'by'>, ctx: Inpu
 }
 
 /** The gate's actions; `undefined` for a gate recorded before gates kept them with the wait. */
-function actionsOf(expect: Json | undefined): GateExpectation['actions'] | undefined {
+function actionsOf(expect: Json | undefined): Array<{ id: string; outcome: string }> | undefined {
   const actions = (expect as Partial<GateExpectation> | null | undefined)?.actions
-  return Array.isArray(actions) ? actions : undefined
+  if (typeof actions !== 'object' || actions === null) return undefined
+  return Object.entries(actions).map(([id, outcome]) => ({ id, outcome }))
 }
 
 function checkAction(
   decision: Omit<ApprovalDecision, 'by'>,
-  actions: GateExpectation['actions'] | undefined,
+  actions: Array<{ id: string; outcome: string }> | undefined,
   ctx: InputContext,
 ): void {
   if (!actions) return

@@ -71,8 +71,15 @@ export function gateStep(
   }
 }
 
-/** What the gate's wait records for `approval.decided`'s check: its actions' ids and outcomes. */
-const expectation = (actions: ApprovalAction[]): Json =>
-  ({
-    actions: actions.map((a) => ({ id: a.id, outcome: a.outcome })),
-  }) satisfies GateExpectation as unknown as Json
+/** What the gate's wait records for `approval.decided`'s check: its action ids' outcomes. */
+function expectation(actions: ApprovalAction[]): Json {
+  if (actions === DEFAULT_ACTIONS) return DEFAULT_EXPECTATION
+  const byId: Record<string, string> = {}
+  for (const action of actions) byId[action.id] = action.outcome
+  return { actions: byId } satisfies GateExpectation
+}
+
+/** Shared by every default gate: recorded as is, so it must never be mutated. */
+const DEFAULT_EXPECTATION: Json = Object.freeze({
+  actions: Object.freeze({ approve: 'approve', reject: 'reject' }),
+}) as Json
