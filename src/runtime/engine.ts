@@ -267,9 +267,12 @@ export class RuntimeEngine implements EngineRuntime {
     try {
       return await signal()
     } catch (error) {
-      // Another process recorded the same key first (the store refused the append): once the
-      // run is reloaded with that key, a retry of the same events is a no-op, others conflict.
-      if (IdempotencyConflictError.is(error)) return signal()
+      // Another process recorded the same key first: the store refused the append (its error
+      // names no seq, unlike the fold's own check). Reloaded with that key, the same events
+      // are a no-op and others conflict.
+      const fromStore =
+        IdempotencyConflictError.is(error) && (error.details as { seq?: number })?.seq === undefined
+      if (fromStore) return signal()
       throw error
     }
   }
