@@ -121,18 +121,25 @@ export function validateInputEvent(
       { type: name, module: owner.namespace, ...(internal ? { internal: true } : {}) },
     )
   }
-  return andThen(
-    validateWith(input.payload, json, `event ${name}`, InvalidEventError),
-    (value) => ({
-      type: name,
-      payload:
-        value === json
-          ? json
-          : requireJson(value, `event ${name} payload`, maxBytes, InvalidEventError),
-      input,
-    }),
-  )
+  return andThen(validPayload(input.payload, name, json, maxBytes), (checked) => ({
+    type: name,
+    payload: checked,
+    input,
+  }))
 }
+
+/** `json` as `schema` outputs it, still JSON within the limit (schemas may transform). */
+const validPayload = (
+  schema: StandardSchema,
+  type: string,
+  json: Json,
+  maxBytes: number,
+): MaybePromise<Json> =>
+  andThen(validateWith(schema, json, `event ${type}`, InvalidEventError), (value) =>
+    value === json
+      ? json
+      : requireJson(value, `event ${type} payload`, maxBytes, InvalidEventError),
+  )
 
 /**
  * An event a module writes: a kind's `emit` command, an effect's `ctx.emit`, a worker's callback
@@ -155,14 +162,10 @@ export function validateEmittedEvent(
   const json = requireJson(payload, `event ${name} payload`, maxBytes, InvalidEventError)
   const schema = registry.events.get(name)
   if (!schema) return { type: name, payload: json }
-  return andThen(validateWith(schema, json, `event ${name}`, InvalidEventError), (value) =>
-    value === json
-      ? { type: name, payload: json }
-      : {
-          type: name,
-          payload: requireJson(value, `event ${name} payload`, maxBytes, InvalidEventError),
-        },
-  )
+  return andThen(validPayload(schema, name, json, maxBytes), (checked) => ({
+    type: name,
+    payload: checked,
+  }))
 }
 
 /** The full type an emitted name stands for; throws INVALID_EVENT when it may not be written. */
