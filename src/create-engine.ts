@@ -17,6 +17,7 @@ import type {
   EngineRuntime,
   ServeOptions,
   ServerHandle,
+  SignalOptions,
   StartOptions,
   StartRunArgs,
 } from './runtime/engine-types.js'
@@ -122,11 +123,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
     getRun: async (runId: string) => (await rt()).getRun(runId),
     getEvents: async (runId: string, opts?: { fromSeq?: number; limit?: number }) =>
       (await rt()).getEvents(runId, opts),
-    signal: async (
-      runId: string,
-      events: readonly EventInput[],
-      opts?: { idempotencyKey?: string },
-    ) => (await rt()).signal(runId, events, opts),
+    signal: async (runId: string, events: readonly EventInput[], opts?: SignalOptions) =>
+      (await rt()).signal(runId, events, opts),
     wake: async (runId: string) => (await rt()).wake(runId),
     cancel: async (runId: string, threadId?: string) => (await rt()).cancel(runId, threadId),
     listRuns: async () => (await rt()).listRuns(),

@@ -50,8 +50,15 @@ export {
 export type { Json, JsonObject } from './core/json.js'
 export type { DecideContext, KindContext, KindDefinition } from './core/kind.js'
 export { defineKind } from './core/kind.js'
-export type { Module, ModuleConfig } from './core/module.js'
-export { defineModule } from './core/module.js'
+export type {
+  CatalogEntry,
+  InputContext,
+  InputEvent,
+  InputWaiter,
+  Module,
+  ModuleConfig,
+} from './core/module.js'
+export { defineInput, defineModule } from './core/module.js'
 export type {
   AppendOptions,
   Clock,
@@ -85,6 +92,7 @@ export type {
   RunOperationalStatus,
   ServeOptions,
   ServerHandle,
+  SignalOptions,
   StartOptions,
   StartRunArgs,
 } from './runtime/engine-types.js'

@@ -79,7 +79,7 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     .argument('<name>', 'definition name')
     .option('--input <json>', 'the run input, as JSON')
     .option('--run-id <id>', 'a stable run id (retries of the same start return the same run)')
-    .option('--key <key>', 'idempotency key for the start')
+    .option('--key <key>', 'idempotency key: a retry returns the run this key created')
     .option('--definition-version <version>', 'definition version')
     .action(
       action(async (ctx, kind: string, name: string, o: Record<string, string | undefined>) => {
@@ -183,16 +183,18 @@ export function registerClientCommands(program: Command, io: CliIo): void {
       .argument('<runId>')
       .argument('[approvalId]')
       .option('--comment <text>', 'recorded with the decision')
-      .option('--by <name>', 'who decided')
+      .option(
+        '--by <name>',
+        'a display name recorded with the decision (the decider is your token)',
+      )
       .option('--key <key>', 'idempotency key for the decision')
       .action(
         action(async (ctx, runId: string, approvalId: string | undefined, o: DecideOptions) => {
           const id = approvalId ?? (await onlyPending(ctx.client, runId))
           const event = decision(id, {
-            actionId: outcome,
             outcome,
             ...(o.comment ? { payload: { comment: o.comment } } : {}),
-            ...(o.by ? { by: o.by } : {}),
+            ...(o.by ? { name: o.by } : {}),
           })
           const { state } = await ctx.client.signal(runId, [event], {
             ...(o.key ? { idempotencyKey: o.key } : {}),
@@ -209,7 +211,7 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     .argument('<type>', 'event type, e.g. order.shipped')
     .option('--payload <json>', 'event payload, as JSON')
     .option('--thread <threadId>', 'address one thread')
-    .option('--key <key>', 'idempotency key: a repeated key is a no-op')
+    .option('--key <key>', 'idempotency key: the same signal again is a no-op, another one a 409')
     .action(
       action(async (ctx, runId: string, type: string, o: Record<string, string | undefined>) => {
         const payload = parseJsonOption('--payload', o.payload)

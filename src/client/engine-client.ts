@@ -11,7 +11,7 @@ import type {
 import type { Json } from '../core/json.js'
 import type { RunSummary } from '../core/ports.js'
 import type { SummaryPage, SummaryQuery } from '../core/summaries.js'
-import { timeOrderedUuid } from '../core/uuid.js'
+import { startKeyRunId, timeOrderedUuid } from '../core/uuid.js'
 import type {
   EffectAttemptView,
   ReplayStep,
@@ -45,7 +45,10 @@ export interface EngineClientOptions {
 export interface StartOptions {
   runId?: string
   threadId?: string
-  /** Stable across retries of the same logical start (with a stable runId). */
+  /**
+   * Stable across retries of the same logical start. Without a `runId`, the run is named after
+   * the key, so a retry returns the run the key created.
+   */
   idempotencyKey?: string
 }
 
@@ -112,7 +115,13 @@ export function createEngineClient(options: EngineClientOptions) {
   const startBody = (args: StartRunArgs) => JSON.parse(JSON.stringify(args)) as Json
 
   const streamRun = (args: StartRunArgs, streamOptions: StreamOptions = {}): RunStream => {
-    const runId = args.runId ?? timeOrderedUuid(Date.now())
+    // Picked here, so the stream knows it before the first event; a keyed start names its run
+    // after the key, as the server does.
+    const runId =
+      args.runId ??
+      (args.idempotencyKey === undefined
+        ? timeOrderedUuid(Date.now())
+        : startKeyRunId(args.idempotencyKey))
     return openRunStream(runId, streamOptions.onTransient, (signal) =>
       doFetch(
         new Request(`${base}/runs`, {

@@ -4,10 +4,14 @@ import type { ErrorInfo } from './errors.js'
 import type { Json } from './json.js'
 import type { RetryPolicy } from './retry.js'
 
-/** What a thread waits on. Relative times are fixed by the writer when it registers the wait. */
+/**
+ * What a thread waits on. Relative times are fixed by the writer when it registers the wait.
+ * `expect` is recorded with the wait and shown to input checks (`InputContext.waiting`): what
+ * the waiter will accept beyond `match` (a gate's actions); matching does not read it.
+ */
 export type WaitCondition =
   | {
-      event: { type: string; match?: Json; threadId?: string }
+      event: { type: string; match?: Json; threadId?: string; expect?: Json }
       timeoutMs?: number
       timeoutAt?: number
     }

@@ -129,6 +129,12 @@ export interface RunFold {
   timers: Record<string, TimerRecord>
   /** Signal idempotency keys → seq of the first event of that signal. */
   signalKeys: Record<string, number>
+  /**
+   * Signal idempotency keys → digest of the request that used them (`runtime.signal.received`),
+   * so a retry with another body is a conflict. Absent in folds of older snapshots, and for
+   * keys recorded before digests were.
+   */
+  signalDigests?: Record<string, string>
   /** Run-start idempotency key, if any. */
   startKey?: string
   startInput: Json
@@ -183,6 +189,7 @@ export function cloneFold(fold: RunFold): RunFold {
     waits,
     timers: dict(fold.timers),
     signalKeys: dict(fold.signalKeys),
+    signalDigests: dict(fold.signalDigests),
     projections: dict(fold.projections),
   }
 }
@@ -207,6 +214,7 @@ export function emptyFold(runId: string): RunFold {
     waits: dict(),
     timers: dict(),
     signalKeys: dict(),
+    signalDigests: dict(),
     startInput: null,
     projections: dict(),
   }

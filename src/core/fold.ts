@@ -11,6 +11,7 @@ import type {
   EffectFailedPayload,
   EffectRequestedPayload,
   RunStartedPayload,
+  SignalReceivedPayload,
   ThreadStartedPayload,
   WaitRegisteredPayload,
   WaitSatisfiedPayload,
@@ -270,6 +271,13 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       state.createdAt = event.ts
       fold.startInput = start.input
       if (event.idempotencyKey !== undefined) fold.startKey = event.idempotencyKey
+      return
+    }
+    case RT.signalReceived: {
+      const received = p as SignalReceivedPayload
+      const key = received.idempotencyKey
+      if (fold.signalKeys[key] === undefined) fold.signalKeys[key] = event.seq
+      ;(fold.signalDigests ??= dict())[key] = received.digest
       return
     }
     case RT.runCompleted:

@@ -2,10 +2,11 @@ import type { Definition, DefinitionRef } from './definition.js'
 import { definitionLabel } from './definition.js'
 import type { EffectDefinition } from './effect.js'
 import { CompositionError } from './errors.js'
+import { eventTypeProblem, ownerOf } from './event-types.js'
 import type { KindDefinition } from './kind.js'
-import type { Module } from './module.js'
+import { type CatalogEntry, type InputEvent, isInputEvent, type Module } from './module.js'
 import type { ProjectionDefinition } from './projection.js'
-import type { StandardSchema } from './schema.js'
+import { isStandardSchema, isTypeOnly, type StandardSchema } from './schema.js'
 
 const NAMESPACE = /^[a-z][a-z0-9_-]*$/
 
@@ -17,7 +18,15 @@ export class Registry {
   readonly modules = new Map<string, Module>()
   readonly kinds = new Map<string, KindDefinition>()
   readonly effects = new Map<string, EffectDefinition>()
+  /** Every catalog event's schema by full type, internal and input alike. */
   readonly events = new Map<string, StandardSchema>()
+  /** The catalog events accepted from outside, by full type. */
+  readonly inputs = new Map<string, InputEvent>()
+  /** The module namespace of each kind and registered effect type (who emits). */
+  readonly kindNamespaces = new Map<string, string>()
+  readonly effectNamespaces = new Map<string, string>()
+  /** Per namespace: catalog key (the local name a module emits) → full type. */
+  private readonly catalogs = new Map<string, Map<string, string>>()
   readonly projections = new Map<string, ProjectionDefinition>()
   /**
    * Whether registered projections are folded with each run (and so kept in snapshots). Needed
@@ -45,6 +54,23 @@ export class Registry {
       }
     }
     for (const mod of modules) for (const d of mod.definitions ?? []) this.addDefinition(d)
+    // Namespaces match [a-z][a-z0-9_-]*: nothing to escape.
+    this.ownedType = new RegExp(
+      `^(?:${[...this.modules.keys()].join('|') || '(?!)'})(?:\\.|$)`,
+      'i',
+    )
+  }
+
+  /** Matches types whose first segment is a registered namespace, in any letter case. */
+  private readonly ownedType: RegExp
+
+  /**
+   * The registered module that owns `type` by its first segment, compared in any letter case
+   * (`APPROVAL.decided` is approval's, and not its catalog's): a test, no allocation, for the
+   * application types that most signals are.
+   */
+  ownerOf(type: string): Module | undefined {
+    return this.ownedType.test(type) ? this.modules.get(ownerOf(type)) : undefined
   }
 
   private addModule(mod: Module): void {
@@ -59,8 +85,13 @@ export class Registry {
       throw new CompositionError(`module namespace "${ns}" is registered twice`, { module: ns })
     }
     this.modules.set(ns, mod)
-    for (const [name, schema] of Object.entries(mod.events ?? {})) {
-      this.events.set(`${ns}.${name}`, schema)
+    const catalog = new Map<string, string>()
+    this.catalogs.set(ns, catalog)
+    for (const [name, entry] of Object.entries(mod.events ?? {})) {
+      const type = `${ns}.${name}`
+      this.events.set(type, catalogSchema(type, entry))
+      if (isInputEvent(entry)) this.inputs.set(type, entry)
+      catalog.set(name, type)
     }
     for (const [name, effect] of Object.entries(mod.effects ?? {})) {
       const type = `${ns}.${name}`
@@ -68,6 +99,7 @@ export class Registry {
         throw new CompositionError(`effect type "${type}" is registered twice`, { effect: type })
       }
       this.effects.set(type, effect)
+      this.effectNamespaces.set(type, ns)
       if (!this.effectTypes.has(effect)) this.effectTypes.set(effect, type)
     }
     for (const [name, projection] of Object.entries(mod.projections ?? {})) {
@@ -82,7 +114,13 @@ export class Registry {
         throw new CompositionError(`kind "${name}" is registered twice`, { kind: name })
       }
       this.kinds.set(name, kind)
+      this.kindNamespaces.set(name, ns)
     }
+  }
+
+  /** The full type of `name` in the catalog of module `namespace`, when it is a local name. */
+  localEvent(namespace: string, name: string): string | undefined {
+    return this.catalogs.get(namespace)?.get(name)
   }
 
   private addDefinition(definition: Definition): void {
@@ -127,10 +165,28 @@ export class Registry {
     if (typeof effect === 'string') return this.effects.has(effect) ? effect : undefined
     return this.effectTypes.get(effect) ?? effect.type
   }
+}
 
-  /** The module whose namespace prefixes `type`, if any. */
-  moduleOf(type: string): Module | undefined {
-    const dot = type.indexOf('.')
-    return dot > 0 ? this.modules.get(type.slice(0, dot)) : undefined
+/**
+ * The schema of catalog entry `type`, checked at composition: its name follows the event-type
+ * grammar, and an input validates (a `payload<T>()` only types what anyone may send).
+ */
+function catalogSchema(type: string, entry: CatalogEntry): StandardSchema {
+  const details = { event: type }
+  const problem = eventTypeProblem(type)
+  if (problem) throw new CompositionError(`catalog event ${type}: ${problem}`, details)
+  const schema = isInputEvent(entry) ? entry.payload : entry
+  if (!isStandardSchema(schema)) {
+    throw new CompositionError(
+      `catalog event ${type} must be a Standard Schema (or payload<T>()), or defineInput(schema)`,
+      details,
+    )
   }
+  if (isInputEvent(entry) && isTypeOnly(schema)) {
+    throw new CompositionError(
+      `input event ${type} needs a schema that validates what outside callers send; payload<T>() only types it`,
+      details,
+    )
+  }
+  return schema
 }

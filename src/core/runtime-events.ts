@@ -53,7 +53,7 @@ export interface ThreadStartedPayload {
 
 /** What a wait is waiting on, as recorded in `runtime.wait.registered`. */
 export type WaitOn =
-  | { event: { type: string; match?: Json; threadId?: string }; timeoutAt?: number }
+  | { event: { type: string; match?: Json; threadId?: string; expect?: Json }; timeoutAt?: number }
   | { timer: { at: number } }
 
 export interface WaitRegisteredPayload {
@@ -91,4 +91,15 @@ export interface EffectFailedPayload {
   error: ErrorInfo
   final: boolean
   reason?: 'error' | 'interrupted' | 'timeout' | 'terminal'
+}
+
+/**
+ * Recorded before the events of a signal sent with an idempotency key: the key and a digest of
+ * the signal's events (canonical JSON), so a later request with the same key and another body
+ * is refused (`IDEMPOTENCY_CONFLICT`), after snapshots, trims and restarts too.
+ */
+export interface SignalReceivedPayload {
+  idempotencyKey: string
+  digest: string
+  events: number
 }

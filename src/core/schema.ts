@@ -25,19 +25,27 @@ export const isStandardSchema = (value: unknown): value is StandardSchema =>
   value !== null &&
   typeof (value as any)['~standard']?.validate === 'function'
 
+const TYPE_ONLY = Symbol.for('skein.typeOnly')
+
 /**
  * A schema that accepts any value and only types it: for event payloads you trust or
- * validate elsewhere. `payload<{ orderId: string }>()`.
+ * validate elsewhere (a module's internal events). Input events, which come from outside, need
+ * a schema that validates. `payload<{ orderId: string }>()`.
  */
 export function payload<T>(): StandardSchema<T, T> {
   return {
+    [TYPE_ONLY]: true,
     '~standard': {
       version: 1,
       vendor: 'skein',
       validate: (value) => ({ value: value as T }),
     },
-  }
+  } as StandardSchema<T, T>
 }
+
+/** Whether `schema` is a `payload<T>()`: it types values and checks nothing. */
+export const isTypeOnly = (schema: StandardSchema): boolean =>
+  (schema as { [TYPE_ONLY]?: boolean })[TYPE_ONLY] === true
 
 export function formatIssues(issues: ReadonlyArray<StandardIssue>): string {
   return issues

@@ -1,3 +1,5 @@
+import { digest128 } from './digest.js'
+
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
 /** Entropy is drawn in blocks: one getRandomValues call per 409 ids, not one per id. */
 const POOL_BYTES = 4096
@@ -24,4 +26,16 @@ export function timeOrderedUuid(nowMs: number): string {
     `${ms.slice(0, 8)}-${ms.slice(8)}-${HEX[0x70 | (pool[r] & 0x0f)]}${hex(1)}-` +
     `${HEX[0x80 | (pool[r + 2] & 0x3f)]}${hex(3)}-${hex(4)}${hex(5)}${hex(6)}${hex(7)}${hex(8)}${hex(9)}`
   )
+}
+
+/**
+ * The run id of a start that gives an `idempotencyKey` and no `runId`: `run_` and an RFC 9562
+ * version-8 UUID derived from the key, so every retry of that start, from any process or
+ * client, names the same run and the engine's start identity check decides (the same start
+ * returns the run, a different one is `START_CONFLICT`).
+ */
+export function startKeyRunId(idempotencyKey: string): string {
+  const h = digest128(`skein.start:${idempotencyKey}`)
+  const variant = ((Number.parseInt(h[16], 16) & 0x3) | 0x8).toString(16)
+  return `run_${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`
 }

@@ -50,13 +50,25 @@ export function checkId(value: string, what: string): string {
   return value
 }
 
-/** The Idempotency-Key header, validated like a body key; the body's key wins when both exist. */
+/**
+ * The request's idempotency key: `idempotencyKey` in the body or the `Idempotency-Key` header
+ * (validated like a body key). The header must come once: repeated headers reach the handler
+ * joined by commas, so a header key may not contain one. Both given and different is a 400.
+ */
 export function idempotencyKeyOf(request: Request, fromBody: string | undefined) {
-  if (fromBody !== undefined) return fromBody
   const header = request.headers.get('idempotency-key')
-  if (header === null) return undefined
+  if (header === null) return fromBody
   if (header.length === 0) throw new InvalidRequestError('Idempotency-Key header is empty')
-  return checkId(header, 'Idempotency-Key')
+  if (header.includes(',')) {
+    throw new InvalidRequestError(
+      'Idempotency-Key must be one header holding one key without commas (repeated headers arrive joined by commas)',
+    )
+  }
+  checkId(header, 'Idempotency-Key')
+  if (fromBody !== undefined && fromBody !== header) {
+    throw new InvalidRequestError('body.idempotencyKey and the Idempotency-Key header differ')
+  }
+  return header
 }
 
 /** Payloads that would exceed the engine's per-event limit are refused before the engine. */

@@ -15,7 +15,7 @@ import {
   type MaybePromise,
   recordableError,
   requireJson,
-  validateModuleEvent,
+  validateEmittedEvent,
   validateWith,
 } from './validate.js'
 import { requestWorkerCancel } from './worker-dispatch.js'
@@ -206,6 +206,7 @@ function applyCommand(
         const event: Record<string, Json> = { type: on.event.type }
         if (on.event.match !== undefined) event.match = on.event.match
         if (on.event.threadId !== undefined) event.threadId = on.event.threadId
+        if (on.event.expect !== undefined) event.expect = on.event.expect
         timerAt = on.timeoutAt ?? (on.timeoutMs !== undefined ? now + on.timeoutMs : undefined)
         recorded = timerAt === undefined ? { event } : { event, timeoutAt: timerAt }
       }
@@ -226,12 +227,14 @@ function applyCommand(
         return undefined
       }
       try {
-        const event = validateModuleEvent(
+        const kind = batch.fold.state.threads[threadId].kind
+        const event = validateEmittedEvent(
           ctx.registry,
+          ctx.registry.kindNamespaces.get(kind),
           command.event,
           command.payload,
           maxBytes,
-          'module',
+          'any-module',
         )
         return event instanceof Promise ? event.then(add, toErrorInfo) : add(event)
       } catch (error) {

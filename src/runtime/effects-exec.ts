@@ -12,7 +12,7 @@ import {
   jsonWithin,
   type MaybePromise,
   recordableError,
-  validateModuleEvent,
+  validateEmittedEvent,
 } from './validate.js'
 import { recordWorkerNotice, WorkerNotice } from './worker-dispatch.js'
 
@@ -276,7 +276,7 @@ export function recordSettlement(
     return recordWorkerNotice(ctx, mem, batch, effect, attempt, settlement.error)
   const meta = { threadId: effect.threadId, effectId }
   if (settlement.kind === 'ok') {
-    return andThen(checkOutcome(ctx, settlement), (recorded) => {
+    return andThen(checkOutcome(ctx, effect.type, settlement), (recorded) => {
       if ('error' in recorded) {
         return failAttempt(ctx, mem, batch, effect, attempt, recorded.error, 'terminal')
       }
@@ -329,25 +329,38 @@ function checkResult(ctx: EngineContext, result: unknown): { value: Json } | { e
 
 function checkOutcome(
   ctx: EngineContext,
+  effectType: string,
   settlement: Extract<Settlement, { kind: 'ok' }>,
 ): MaybePromise<Checked> {
   const checked = checkResult(ctx, settlement.result)
   if ('error' in checked) return checked
   if (settlement.emitted.length === 0) return { result: checked.value, events: [] }
-  return checkEmitted(ctx, settlement.emitted).then(
+  return checkEmitted(ctx, effectType, settlement.emitted).then(
     (events) => ({ result: checked.value, events }),
     (error) => ({ error: toErrorInfo(error) }),
   )
 }
 
+/** Events a handler emitted, resolved and validated as its module's (`effectType`'s) emits. */
 async function checkEmitted(
   ctx: EngineContext,
+  effectType: string,
   emitted: Array<{ type: string; payload: Json }>,
 ): Promise<Array<{ type: string; payload: Json }>> {
   const events: Array<{ type: string; payload: Json }> = []
+  const emitter = ctx.registry.effectNamespaces.get(effectType)
+  const max = ctx.options.maxEventBytes
   for (const event of emitted) {
-    const max = ctx.options.maxEventBytes
-    events.push(await validateModuleEvent(ctx.registry, event.type, event.payload, max, 'module'))
+    events.push(
+      await validateEmittedEvent(
+        ctx.registry,
+        emitter,
+        event.type,
+        event.payload,
+        max,
+        'any-module',
+      ),
+    )
   }
   return events
 }

@@ -112,17 +112,21 @@ export interface CallerContext {
   identity?: Json
 }
 
+export interface SignalOptions extends CallerContext {
+  /**
+   * Identifies retries of this request within the run: the same key with the same events is a
+   * no-op that returns the current state; with other events, `IDEMPOTENCY_CONFLICT`.
+   */
+  idempotencyKey?: string
+}
+
 export interface Engine {
   ready(): Promise<{ store: EventStore; runtime: EngineRuntime }>
   start(definition: Definition, input?: unknown, options?: StartOptions): Promise<StartResult>
   startRun(args: StartRunArgs): Promise<StartResult>
   getRun(runId: string): Promise<RunState>
   getEvents(runId: string, options?: { fromSeq?: number; limit?: number }): Promise<EventEnvelope[]>
-  signal(
-    runId: string,
-    events: readonly EventInput[],
-    options?: { idempotencyKey?: string },
-  ): Promise<RunState>
+  signal(runId: string, events: readonly EventInput[], options?: SignalOptions): Promise<RunState>
   wake(runId: string): Promise<RunState>
   cancel(runId: string, threadId?: string): Promise<RunState>
   listRuns(): Promise<string[]>

@@ -21,6 +21,7 @@ import type { EventStore } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
 import { normalizeSummaryQuery, type SummaryPage, type SummaryQuery } from '../core/summaries.js'
+import { startKeyRunId } from '../core/uuid.js'
 import type { EngineContext } from './context.js'
 import type {
   CallerContext,
@@ -28,6 +29,7 @@ import type {
   EngineRuntime,
   ReplayStep,
   RunOperationalStatus,
+  SignalOptions,
   StartOptions,
   StartRunArgs,
 } from './engine-types.js'
@@ -193,17 +195,23 @@ export class RuntimeEngine implements EngineRuntime {
     input: unknown,
     options: StartOptions,
   ): Promise<StartResult> {
-    const runId = options.runId ?? this.ctx.ids.runId()
+    if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
+    // A keyed start without a runId names the run after its key: its retries find that run.
+    const runId =
+      options.runId ??
+      (options.idempotencyKey === undefined
+        ? this.ctx.ids.runId()
+        : startKeyRunId(options.idempotencyKey))
     checkId(runId, 'runId')
     if (options.threadId !== undefined) checkId(options.threadId, 'threadId')
-    if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
     const prepared = await startOp.prepare(this.ctx, definition, input)
     let threadId = ''
     const start = async (fold: RunFold | null, controller: RunController) => {
       const result = await startOp.run(this.ctx, controller.mem, runId, fold, prepared, options)
       threadId = result.threadId
     }
-    const state = await this.mutate(runId, 'start', start, options.runId === undefined)
+    const generated = options.runId === undefined && options.idempotencyKey === undefined
+    const state = await this.mutate(runId, 'start', start, generated)
     return { runId, threadId, state }
   }
 
@@ -250,17 +258,23 @@ export class RuntimeEngine implements EngineRuntime {
   async signal(
     runId: string,
     events: readonly EventInput[],
-    options: { idempotencyKey?: string } = {},
+    options: SignalOptions = {},
   ): Promise<RunState> {
     if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
-    const prepared = await signalOp.prepare(this.ctx, events)
-    try {
-      return await this.mutate(runId, 'signal', (fold, controller) =>
-        signalOp.run(this.ctx, controller.mem, runId, fold, prepared, options.idempotencyKey),
+    const prepared = await signalOp.prepare(this.ctx, events, options.idempotencyKey)
+    const signal = () =>
+      this.mutate(runId, 'signal', (fold, controller) =>
+        signalOp.run(this.ctx, controller.mem, runId, fold, prepared, options),
       )
+    try {
+      return await signal()
     } catch (error) {
-      // Another process recorded the same key first: the signal is a duplicate.
-      if (IdempotencyConflictError.is(error)) return this.getRun(runId)
+      // Another process recorded the same key first: the store refused the append (its error
+      // names no seq, unlike the fold's own check). Reloaded with that key, the same events
+      // are a no-op and others conflict.
+      const fromStore =
+        IdempotencyConflictError.is(error) && (error.details as { seq?: number })?.seq === undefined
+      if (fromStore) return signal()
       throw error
     }
   }

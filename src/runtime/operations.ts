@@ -1,9 +1,11 @@
 import type { Definition } from '../core/definition.js'
+import { digest128 } from '../core/digest.js'
 import type { EventInput } from '../core/envelope.js'
 import { isTerminal } from '../core/envelope.js'
 import {
   EffectNotFoundError,
   EffectNotRetryableError,
+  IdempotencyConflictError,
   InvalidEventError,
   InvalidInputError,
   RunNotFoundError,
@@ -11,11 +13,12 @@ import {
 } from '../core/errors.js'
 import { allCommands, emptyFold, type RunFold } from '../core/fold.js'
 import { canonicalJson, type Json } from '../core/json.js'
-import { RT } from '../core/runtime-events.js'
+import { RT, type SignalReceivedPayload } from '../core/runtime-events.js'
+import { acceptInputs } from './accept-inputs.js'
 import { cancelSubtree } from './commands-apply.js'
 import type { EngineContext, RunMemory } from './context.js'
-import type { CallerContext, StartOptions } from './engine-types.js'
-import { requireJson, validateSignalEvents, validateWith } from './validate.js'
+import type { CallerContext, SignalOptions, StartOptions } from './engine-types.js'
+import { type CheckedEvent, requireJson, validateSignalEvents, validateWith } from './validate.js'
 import { wakePass } from './wake.js'
 
 interface PreparedStart {
@@ -106,12 +109,26 @@ export const startOp = {
   },
 }
 
-type PreparedSignal = Array<{ type: string; payload: Json; threadId?: string }>
+interface PreparedSignal {
+  events: CheckedEvent[]
+  /** Digest of the validated events (canonical JSON), when the signal has a key. */
+  digest?: string
+}
 
-/** Signal: validated before the queue; a repeated key is a no-op, also after trims. */
+/**
+ * Signal: validated before the queue, checked against the run in it. A repeated key with the
+ * same events (canonical JSON: key order ignored) is a no-op, also after trims and restarts;
+ * with other events it is `IDEMPOTENCY_CONFLICT`. Nothing is written for a refused signal.
+ */
 export const signalOp = {
-  prepare(ctx: EngineContext, events: readonly EventInput[]): Promise<PreparedSignal> {
-    return validateSignalEvents(ctx.registry, events, ctx.options.maxEventBytes)
+  async prepare(
+    ctx: EngineContext,
+    events: readonly EventInput[],
+    idempotencyKey: string | undefined,
+  ): Promise<PreparedSignal> {
+    const checked = await validateSignalEvents(ctx.registry, events, ctx.options.maxEventBytes)
+    if (idempotencyKey === undefined) return { events: checked }
+    return { events: checked, digest: signalDigest(checked) }
   },
 
   async run(
@@ -119,13 +136,21 @@ export const signalOp = {
     mem: RunMemory,
     runId: string,
     fold: RunFold | null,
-    events: PreparedSignal,
-    idempotencyKey: string | undefined,
+    prepared: PreparedSignal,
+    request: SignalOptions,
   ): Promise<void> {
     if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
-    if (idempotencyKey !== undefined && fold.signalKeys[idempotencyKey] !== undefined) {
-      return
+    const key = request.idempotencyKey
+    if (key !== undefined && fold.signalKeys[key] !== undefined) {
+      const recorded = fold.signalDigests?.[key]
+      // Keys recorded before digests were cannot be compared: a retry, as they always were.
+      if (recorded === undefined || recorded === prepared.digest) return
+      throw new IdempotencyConflictError(
+        `run ${runId}: idempotency key "${key}" was already used for a different signal (seq ${fold.signalKeys[key]}); use a new key for a new request`,
+        { runId, idempotencyKey: key, seq: fold.signalKeys[key] },
+      )
     }
+    const { events } = prepared
     for (const event of events) {
       if (event.threadId !== undefined && !fold.state.threads[event.threadId]) {
         throw new InvalidEventError(`run ${runId} has no thread ${event.threadId}`, {
@@ -134,17 +159,29 @@ export const signalOp = {
         })
       }
     }
+    const payloads = acceptInputs(fold, events, request.identity, ctx.options.maxEventBytes)
     await wakePass(
       ctx,
       mem,
       fold,
       (batch) => {
-        batch.idempotencyKey = idempotencyKey
+        batch.idempotencyKey = key
+        if (key !== undefined) {
+          const received: SignalReceivedPayload = {
+            idempotencyKey: key,
+            digest: prepared.digest as string,
+            events: events.length,
+          }
+          batch.add(RT.signalReceived, received as unknown as Json, {
+            threadId: null,
+            origin: 'external',
+          })
+        }
         events.forEach((event, i) => {
-          batch.add(event.type, event.payload, {
+          batch.add(event.type, payloads[i], {
             threadId: event.threadId ?? null,
             origin: 'external',
-            idempotencyKey: i === 0 ? idempotencyKey : undefined,
+            idempotencyKey: i === 0 ? key : undefined,
           })
         })
       },
@@ -152,6 +189,18 @@ export const signalOp = {
     )
   },
 }
+
+/** The digest that tells a retry (same events) from a conflict (another body, same key). */
+const signalDigest = (events: readonly CheckedEvent[]): string =>
+  digest128(
+    canonicalJson(
+      events.map((e) =>
+        e.threadId === undefined
+          ? { type: e.type, payload: e.payload }
+          : { type: e.type, payload: e.payload, threadId: e.threadId },
+      ),
+    ),
+  )
 
 /** Cancel: recorded, then the thread and its descendants are cancelled deepest first. */
 export async function cancelOp(

@@ -1,4 +1,3 @@
-import { withProps } from '../core/copy.js'
 import type { EventInput } from '../core/envelope.js'
 import {
   type ErrorInfo,
@@ -6,9 +5,10 @@ import {
   InvalidInputError,
   type SkeinError,
 } from '../core/errors.js'
+import { eventTypeProblem, isRuntimeOwned, ownerOf } from '../core/event-types.js'
 import { checkJson, type Json, type JsonProblem, jsonByteLength } from '../core/json.js'
+import type { InputEvent } from '../core/module.js'
 import type { Registry } from '../core/registry.js'
-import { RUNTIME_PREFIX } from '../core/runtime-events.js'
 import { formatIssues, type StandardSchema } from '../core/schema.js'
 
 type ErrorClass = new (message: string, details?: Json) => SkeinError
@@ -78,55 +78,153 @@ export function requireJson(
   })
 }
 
+/** An event as the log will hold it, and the input declaration it was accepted under. */
+export interface CheckedEvent {
+  type: string
+  payload: Json
+  threadId?: string
+  /** Set for a module's input: its `accept` still runs against the run, in the queue. */
+  input?: InputEvent
+}
+
 /**
- * Validates a module event (signal or emit): `runtime.*` is refused from outside; a type in a
- * registered module's namespace must be in its catalog and match its schema; other types are
- * accepted as application events.
+ * An event sent from outside (embed `signal`, `POST /runs/:id/events`): the type follows the
+ * grammar (event-types.ts) and is not the runtime's; a type in a registered module's
+ * namespace must be one of its inputs and match the input's schema; any other type is an
+ * application event, accepted as is.
  */
-export function validateModuleEvent(
+export function validateInputEvent(
   registry: Registry,
   type: unknown,
   payload: unknown,
   maxBytes: number,
-  origin: 'external' | 'module',
-): MaybePromise<{ type: string; payload: Json }> {
-  if (typeof type !== 'string' || type.length === 0 || type.length > 200) {
-    throw new InvalidEventError('event type must be a non-empty string of at most 200 characters')
-  }
-  if (type.startsWith(RUNTIME_PREFIX)) {
+): MaybePromise<CheckedEvent> {
+  const problem = eventTypeProblem(type)
+  if (problem) throw new InvalidEventError(problem, { type: String(type).slice(0, 256) })
+  const name = type as string
+  if (isRuntimeOwned(name)) {
     throw new InvalidEventError(
-      origin === 'external'
-        ? `event type "${type}": runtime.* events are written only by the runtime (use cancel() to cancel)`
-        : `event type "${type}": modules cannot emit runtime.* events`,
-      { type },
+      `event type "${name}": runtime events are written only by the runtime (use cancel() to cancel)`,
+      { type: name },
     )
   }
-  const json = requireJson(payload, `event ${type} payload`, maxBytes, InvalidEventError)
-  const mod = registry.moduleOf(type)
-  if (!mod) return { type, payload: json }
-  const schema = registry.events.get(type)
-  if (!schema) {
+  const json = requireJson(payload, `event ${name} payload`, maxBytes, InvalidEventError)
+  const input = registry.inputs.get(name)
+  if (!input) {
+    const owner = registry.ownerOf(name)
+    if (!owner) return { type: name, payload: json }
+    const internal = registry.events.has(name)
     throw new InvalidEventError(
-      `event type "${type}" is not in the catalog of module "${mod.namespace}"`,
-      { type, module: mod.namespace },
+      internal
+        ? `event type "${name}" is internal to module "${owner.namespace}": only its kinds and effects write it`
+        : notInCatalog(name, owner.namespace),
+      { type: name, module: owner.namespace, ...(internal ? { internal: true } : {}) },
     )
   }
-  return andThen(validateWith(schema, json, `event ${type}`, InvalidEventError), (value) =>
-    value === json
-      ? { type, payload: json }
-      : { type, payload: requireJson(value, `event ${type} payload`, maxBytes, InvalidEventError) },
-  )
+  return andThen(validPayload(input.payload, name, json, maxBytes), (checked) => ({
+    type: name,
+    payload: checked,
+    input,
+  }))
 }
+
+/** `json` as `schema` outputs it, still JSON within the limit (schemas may transform). */
+const validPayload = (
+  schema: StandardSchema,
+  type: string,
+  json: Json,
+  maxBytes: number,
+): MaybePromise<Json> =>
+  andThen(validateWith(schema, json, `event ${type}`, InvalidEventError), (value) =>
+    value === json
+      ? json
+      : requireJson(value, `event ${type} payload`, maxBytes, InvalidEventError),
+  )
+
+/**
+ * An event a module writes: a kind's `emit` command, an effect's `ctx.emit`, a worker's callback
+ * `events`. `emitter` is the writing module's namespace (none for an effect outside modules).
+ * A name in the emitter's own catalog is local (`recorded` → `acme.recorded`); a full catalog
+ * type also works (`scope: 'any-module'` lets kinds and in-process effects write other
+ * modules' events, as a workflow's gate writes `approval.*`; a worker may write only its own
+ * module's); a name without a dot outside the emitter's catalog is refused as a likely typo;
+ * other types are application events. Every catalog event is validated by its schema.
+ */
+export function validateEmittedEvent(
+  registry: Registry,
+  emitter: string | undefined,
+  type: unknown,
+  payload: unknown,
+  maxBytes: number,
+  scope: 'any-module' | 'own-module',
+): MaybePromise<{ type: string; payload: Json }> {
+  const name = resolveEmitted(registry, emitter, type, scope)
+  const json = requireJson(payload, `event ${name} payload`, maxBytes, InvalidEventError)
+  const schema = registry.events.get(name)
+  if (!schema) return { type: name, payload: json }
+  return andThen(validPayload(schema, name, json, maxBytes), (checked) => ({
+    type: name,
+    payload: checked,
+  }))
+}
+
+/** The full type an emitted name stands for; throws INVALID_EVENT when it may not be written. */
+function resolveEmitted(
+  registry: Registry,
+  emitter: string | undefined,
+  type: unknown,
+  scope: 'any-module' | 'own-module',
+): string {
+  if (typeof type === 'string') {
+    // The fast path: a local name, or a catalog type, costs a map lookup or two.
+    const local = emitter === undefined ? undefined : registry.localEvent(emitter, type)
+    if (local !== undefined) return local
+    if (registry.events.has(type)) {
+      if (scope === 'any-module' || ownerOf(type) === emitter) return type
+      throw new InvalidEventError(
+        `event type "${type}" belongs to module "${ownerOf(type)}": a worker of ${emitter ? `module "${emitter}"` : 'an effect outside modules'} may write only its own module's events and application events`,
+        { type },
+      )
+    }
+  }
+  const problem = eventTypeProblem(type)
+  if (problem) throw new InvalidEventError(problem, { type: String(type).slice(0, 256) })
+  const name = type as string
+  if (isRuntimeOwned(name)) {
+    throw new InvalidEventError(`event type "${name}": modules cannot emit runtime events`, {
+      type: name,
+    })
+  }
+  const owner = registry.ownerOf(name)
+  if (owner) {
+    throw new InvalidEventError(notInCatalog(name, owner.namespace), {
+      type: name,
+      module: owner.namespace,
+    })
+  }
+  if (emitter !== undefined && !name.includes('.')) {
+    throw new InvalidEventError(
+      `event "${name}" is not in the catalog of module "${emitter}" (a name without a dot is a local name); an application event needs a dotted type such as app.${name}`,
+      { type: name, module: emitter },
+    )
+  }
+  return name
+}
+
+const notInCatalog = (type: string, namespace: string): string =>
+  type.startsWith(`${namespace}.`)
+    ? `event type "${type}" is not in the catalog of module "${namespace}"`
+    : `event type "${type}" is in the namespace of module "${namespace}" (types are case-sensitive) and not in its catalog`
 
 export async function validateSignalEvents(
   registry: Registry,
   events: readonly EventInput[],
   maxBytes: number,
-): Promise<Array<{ type: string; payload: Json; threadId?: string }>> {
+): Promise<CheckedEvent[]> {
   if (!Array.isArray(events) || events.length === 0) {
     throw new InvalidEventError('signal needs a non-empty array of events')
   }
-  const out: Array<{ type: string; payload: Json; threadId?: string }> = []
+  const out: CheckedEvent[] = []
   for (const [index, event] of events.entries()) {
     if (typeof event !== 'object' || event === null) {
       throw new InvalidEventError(
@@ -136,16 +234,9 @@ export async function validateSignalEvents(
     if (event.threadId !== undefined && typeof event.threadId !== 'string') {
       throw new InvalidEventError(`events[${index}].threadId must be a string`)
     }
-    const checked = await validateModuleEvent(
-      registry,
-      event.type,
-      event.payload ?? null,
-      maxBytes,
-      'external',
-    )
-    out.push(
-      event.threadId === undefined ? checked : withProps(checked, { threadId: event.threadId }),
-    )
+    const checked = await validateInputEvent(registry, event.type, event.payload ?? null, maxBytes)
+    if (event.threadId !== undefined) checked.threadId = event.threadId
+    out.push(checked)
   }
   return out
 }

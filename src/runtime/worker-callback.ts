@@ -7,7 +7,7 @@ import type { Batch } from './batch.js'
 import type { EngineContext, RunMemory } from './context.js'
 import { failAttempt } from './effects-exec.js'
 import type { WorkerCallbackInput } from './options.js'
-import { recordableError, requireJson, validateModuleEvent } from './validate.js'
+import { recordableError, requireJson, validateEmittedEvent } from './validate.js'
 import { wakePass } from './wake.js'
 
 const KINDS = new Set(['started', 'heartbeat', 'complete', 'fail', 'cancelled'])
@@ -48,7 +48,7 @@ export async function workerCallbackOp(
   if (!current) return
   // A finished run only takes the answer to a cancel request it made.
   if (isTerminal(fold.state.status) && !effect.cancelRequested) return
-  const prepared = input.kind === 'complete' ? await prepareCompletion(ctx, input) : null
+  const prepared = input.kind === 'complete' ? await prepareCompletion(ctx, effect, input) : null
   const now = ctx.clock.now()
   if (!writes(effect, input, now)) return
   await wakePass(ctx, mem, fold, (batch) =>
@@ -79,8 +79,14 @@ function nextHeartbeat(effect: EffectRecord, now: number): number | undefined {
   return effect.closeAt !== undefined && effect.closeAt < at ? effect.closeAt : at
 }
 
+/**
+ * A completion's result and events. A worker is a separately authenticated executor of one
+ * effect: its events are that effect's module's (local names resolve as in `ctx.emit`) or
+ * application events, never another module's.
+ */
 async function prepareCompletion(
   ctx: EngineContext,
+  effect: EffectRecord,
   input: WorkerCallbackInput,
 ): Promise<Prepared> {
   const max = ctx.options.maxEventBytes
@@ -89,9 +95,11 @@ async function prepareCompletion(
     throw new InvalidInputError('worker callback events must be an array of { type, payload? }')
   }
   const events: Prepared['events'] = []
+  const emitter = ctx.registry.effectNamespaces.get(effect.type)
   for (const event of input.events ?? []) {
+    const { type, payload } = event ?? {}
     events.push(
-      await validateModuleEvent(ctx.registry, event?.type, event?.payload ?? null, max, 'module'),
+      await validateEmittedEvent(ctx.registry, emitter, type, payload ?? null, max, 'own-module'),
     )
   }
   return { result, events }

@@ -114,7 +114,8 @@ describe('skein CLI against a served SQLite engine', () => {
     const seqs = events.map((e: { seq: number }) => e.seq)
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1))
     const decided = events.find((e: { type: string }) => e.type === 'approval.decided')
-    expect(decided.payload).toMatchObject({ outcome: 'approve', by: 'ada' })
+    // --by is a display name; the decider (`by`) is the server's view of the caller: no auth here.
+    expect(decided.payload).toMatchObject({ outcome: 'approve', name: 'ada', by: null })
     const tail = await cli(['events', 'r1', '--from', String(seqs.length), '--limit', '5'])
     expect(tail.stdout.trim().split('\n')).toHaveLength(1)
     expect(tail.stdout).toContain('runtime.run.completed')
@@ -137,6 +138,15 @@ describe('skein CLI against a served SQLite engine', () => {
     expect(first.state.output).toEqual({ trackingId: 'T-1' })
     const again = await json(['signal', 'w1', 'order.shipped', '--payload', payload, '--key', 'k1'])
     expect(again.state.lastSeq).toBe(first.state.lastSeq)
+    const reused = await cli(['signal', 'w1', 'order.shipped', '--payload', '{}', '--key', 'k1'])
+    expect(reused.code).toBe(1)
+    expect(reused.stderr).toMatch(/^skein: IDEMPOTENCY_CONFLICT: .*\(HTTP 409\)\n$/)
+
+    // A keyed start without --run-id: the retry returns the run the key created.
+    const keyed = await json(['start', 'workflow', 'waiter', '--key', 'start-1'])
+    const retried = await json(['start', 'workflow', 'waiter', '--key', 'start-1'])
+    expect(retried.runId).toBe(keyed.runId)
+    expect(retried.state.lastSeq).toBe(keyed.state.lastSeq)
 
     await json(['start', 'workflow', 'review', '--input', '{"topic":"x"}', '--run-id', 'r2'])
     const [item] = (await json(['approvals', 'r2'])).items
@@ -188,6 +198,16 @@ describe('skein CLI against a served SQLite engine', () => {
 
     const noPending = await cli(['approve', 'r1'])
     expect(noPending.stderr).toBe('skein: run r1 has no pending approval\n')
+
+    // Issue 25: an approval id the run does not have pending fails with the server's error.
+    await cli(['start', 'workflow', 'review', '--run-id', 'bogus-run', '--input', '{"topic":"x"}'])
+    const bogus = await cli(['approve', 'bogus-run', 'bogus-id'])
+    expect(bogus.code).toBe(1)
+    expect(bogus.stdout).toBe('')
+    expect(bogus.stderr).toMatch(
+      /^skein: INVALID_EVENT: approval "bogus-id" is not pending in run bogus-run.*\(HTTP 400\)\n$/,
+    )
+    expect((await json(['get', 'bogus-run'])).state.status).toBe('running')
 
     const unknown = await cli(['frobnicate'])
     expect(unknown.code).toBe(2)

@@ -25,7 +25,13 @@ async function record(steps: fc.Arbitrary<unknown> extends never ? never : any[]
       await engine.signal(runId, [{ type: 'app.note', payload: { n: step.n } }])
     if (step.kind === 'decide') {
       const [item] = (await engine.project(runId, pendingApprovals)).items
-      await engine.signal(runId, [decision(item.approvalId, step.approve ? 'approve' : 'reject')])
+      const open = item.status === 'pending' && (await engine.getRun(runId)).status === 'running'
+      const decided = engine.signal(runId, [
+        decision(item.approvalId, step.approve ? 'approve' : 'reject'),
+      ])
+      // Only a pending approval of a live run takes a decision; any other is refused.
+      if (open) await decided
+      else expect((await decided.catch((e) => e)).code).toBe('INVALID_EVENT')
     }
     if (step.kind === 'cancel') await engine.cancel(runId)
   }

@@ -1,13 +1,15 @@
 // The kill loop's definitions, shared by the child process (which runs them) and the parent
 // (which folds the logs it left behind with the same registry).
 import { setTimeout as sleep } from 'node:timers/promises'
-import { defineEffect, defineModule, type Module, payload } from 'skein'
+import { defineEffect, defineInput, defineModule, type Module } from 'skein'
 import { approval } from 'skein/approval'
 import { defineWorkflow, workflow } from 'skein/workflow'
+import { z } from 'zod'
 
 export const killEffects = defineModule({
   namespace: 'kl',
-  events: { poke: payload<{ runId: string; note?: string }>() },
+  // The child pokes its runs from outside, so poke is an input (it needs a checking schema).
+  events: { poke: defineInput(z.object({ runId: z.string(), note: z.string().optional() })) },
   effects: {
     /** Takes a few ms of real time, so kills land mid-attempt too. */
     work: defineEffect<{ step: string }, { step: string }>({

@@ -37,6 +37,28 @@ describe('idempotent start', () => {
     expect((await engine.getEvents('r1')).length).toBe(tail)
   })
 
+  it('a key without a runId returns the run that key created; another start under it conflicts', async () => {
+    ;({ engine } = makeEngine())
+    const first = await engine.start(gated, { orderId: 'o1', amount: 5 }, { idempotencyKey: 'k' })
+    const tail = (await engine.getEvents(first.runId)).length
+    const again = await engine.startRun({
+      kind: 'workflow',
+      definitionName: 'gated',
+      input: { amount: 5, orderId: 'o1' },
+      idempotencyKey: 'k',
+    })
+    expect(again.runId).toBe(first.runId)
+    expect((await engine.getEvents(first.runId)).length).toBe(tail)
+    const error = await engine
+      .start(gated, { orderId: 'o2', amount: 5 }, { idempotencyKey: 'k' })
+      .catch((e) => e)
+    expect(error.code).toBe('START_CONFLICT')
+    expect(error.details.fields).toEqual(['input'])
+    const other = await engine.start(gated, { orderId: 'o1', amount: 5 }, { idempotencyKey: 'k2' })
+    expect(other.runId).not.toBe(first.runId)
+    expect(await engine.listRuns()).toHaveLength(2)
+  })
+
   it('startRun by kind and name, unknown definitions are DEFINITION_NOT_FOUND with nothing written', async () => {
     ;({ engine } = makeEngine())
     const { state } = await engine.startRun({
@@ -80,13 +102,19 @@ describe('idempotent signals', () => {
     expect(bounds.head).toBeGreaterThan(1) // trimmed behind the snapshot taken at completion
     const tail = bounds.tail
     await engine.signal(runId, [note], { idempotencyKey: 'note-1' })
-    await engine.signal(runId, [decision(item.approvalId, 'reject')], {
+    // The same key with another decision is a conflict now, not a silent no-op (issue 24 §3).
+    const conflict = await engine
+      .signal(runId, [decision(item.approvalId, 'reject')], { idempotencyKey: 'decide-1' })
+      .catch((e) => e)
+    expect(conflict.code).toBe('IDEMPOTENCY_CONFLICT')
+    await engine.signal(runId, [decision(item.approvalId, 'approve')], {
       idempotencyKey: 'decide-1',
     })
     expect((await (await engine.store).bounds(runId)).tail).toBe(tail)
     // a new key on a terminal run is recorded but wakes nothing
     const after = await engine.signal(runId, [note], { idempotencyKey: 'note-2' })
-    expect(after.lastSeq).toBe(tail + 1)
+    // A keyed signal records its key and digest (runtime.signal.received) before its events.
+    expect(after.lastSeq).toBe(tail + 2)
     expect(after.status).toBe('completed')
   })
 

@@ -109,6 +109,12 @@ describe('routes through the real engine (engine.fetch, workflow + approval)', (
     expect(same.status).toBe(200)
     const conflict = await call(
       engine,
+      json('POST', '/runs', { ...START_RELEASE, runId: 'w2', idempotencyKey: 'b' }),
+    )
+    expect(conflict.status).toBe(409)
+    // A body key and a header key that differ are a mistake in the request, not a choice.
+    const twoKeys = await call(
+      engine,
       json(
         'POST',
         '/runs',
@@ -116,7 +122,7 @@ describe('routes through the real engine (engine.fetch, workflow + approval)', (
         { 'idempotency-key': 'a' },
       ),
     )
-    expect(conflict.status).toBe(409)
+    expect([twoKeys.status, twoKeys.body.error.code]).toEqual([400, 'INVALID_REQUEST'])
   })
 
   it('operations and worker routes: 503 by default, enabled by bearerAuth', async () => {

@@ -34,7 +34,7 @@ export function Approvals({ runId, items, onChange }) {
         events: [
           {
             type: 'approval.decided',
-            payload: { approvalId: item.approvalId, outcome, by: 'debugger' },
+            payload: { approvalId: item.approvalId, outcome, name: 'debugger' },
           },
         ],
       },

@@ -1,13 +1,14 @@
 import type { EventInput } from '../../core/envelope.js'
-import { InvalidRequestError } from '../../core/errors.js'
+import { InvalidEventError, InvalidRequestError } from '../../core/errors.js'
+import { eventTypeProblem } from '../../core/event-types.js'
 import type { Json } from '../../core/json.js'
+import type { SignalOptions } from '../../runtime/engine-types.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { liveFlag, wantsEventStream } from '../sse-request.js'
 import { openEventStream } from '../sse-stream.js'
 import {
   checkEventBytes,
-  checkId,
   expectObject,
   idempotencyKeyOf,
   intQuery,
@@ -18,7 +19,6 @@ import {
 
 /** Events per POST: a batch is one append, so it is bounded like one wake's output. */
 const MAX_EVENTS_PER_REQUEST = 1000
-const MAX_TYPE_LENGTH = 256
 
 function eventInputs(value: Json | undefined, maxEventBytes: number): EventInput[] {
   if (!Array.isArray(value) || value.length === 0 || value.length > MAX_EVENTS_PER_REQUEST) {
@@ -30,9 +30,9 @@ function eventInputs(value: Json | undefined, maxEventBytes: number): EventInput
     const what = `body.events[${i}]`
     const event = expectObject(item, ['type', 'payload', 'threadId'], what)
     const type = requiredString(event, 'type', what)
-    if (type.length > MAX_TYPE_LENGTH) {
-      throw new InvalidRequestError(`${what}.type is longer than ${MAX_TYPE_LENGTH} characters`)
-    }
+    // The one event-type grammar the engine applies too (here also before any fake engine).
+    const problem = eventTypeProblem(type)
+    if (problem) throw new InvalidEventError(`${what}.type: ${problem}`, { field: `${what}.type` })
     const input: EventInput = { type }
     if (event.payload !== undefined) {
       checkEventBytes(event.payload, maxEventBytes, `${what}.payload`)
@@ -94,11 +94,12 @@ export const runEventRoutes: Route[] = [
       const body = expectObject(await ctx.body(), ['events', 'idempotencyKey'])
       const events = eventInputs(body.events, ctx.options.maxEventBytes)
       const key = idempotencyKeyOf(ctx.request, optionalId(body, 'idempotencyKey'))
-      const state = await ctx.engine.signal(
-        runId,
-        events,
-        key === undefined ? undefined : { idempotencyKey: checkId(key, 'idempotencyKey') },
-      )
+      // The caller's identity is the authorize hook's, never the body's (inputs such as
+      // `approval.decided` record it as the decider).
+      const options: SignalOptions = {}
+      if (key !== undefined) options.idempotencyKey = key
+      if (ctx.identity !== undefined) options.identity = ctx.identity
+      const state = await ctx.engine.signal(runId, events, options)
       return jsonResponse({ runId, state })
     },
   },

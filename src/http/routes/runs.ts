@@ -1,5 +1,5 @@
 import { withProps } from '../../core/copy.js'
-import { timeOrderedUuid } from '../../core/uuid.js'
+import { startKeyRunId, timeOrderedUuid } from '../../core/uuid.js'
 import type { StartRunArgs } from '../../runtime/engine-types.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
@@ -55,8 +55,14 @@ export const runRoutes: Route[] = [
     async handle(ctx) {
       const args = await startArgs(ctx)
       if (wantsEventStream(ctx.request)) {
-        // The stream must know the runId before the run exists, to subscribe first.
-        const withId = withProps(args, { runId: args.runId ?? timeOrderedUuid(Date.now()) })
+        // The stream must know the runId before the run exists, to subscribe first; a keyed
+        // start names its run after the key, as the engine does.
+        const runId =
+          args.runId ??
+          (args.idempotencyKey === undefined
+            ? timeOrderedUuid(Date.now())
+            : startKeyRunId(args.idempotencyKey))
+        const withId = withProps(args, { runId })
         return streamStart(ctx.engine, ctx.streams, ctx.options, withId, ctx.request.signal)
       }
       const result = await ctx.engine.startRun(args)

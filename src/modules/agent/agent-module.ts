@@ -1,5 +1,5 @@
 import { DefinitionError } from '../../core/errors.js'
-import { defineModule, type Module } from '../../core/module.js'
+import { defineInput, defineModule, type Module } from '../../core/module.js'
 import { payload } from '../../core/schema.js'
 import { shape } from '../shared/shape.js'
 import { agentKind } from './agent-kind.js'
@@ -7,8 +7,14 @@ import type { AgentDefinition } from './define-agent.js'
 import { conversation, tokenUsage } from './projections.js'
 import type { DeltaSink, ModelAdapter } from './types.js'
 
+/** `user.message` is the agent's input (`userMessage`); the rest only its kind and effects write. */
 const agentEvents = {
-  'user.message': shape<{ text: string; mode?: string }>({ text: 'string', mode: 'string?' }),
+  'user.message': defineInput(
+    shape<{ text: string; mode?: string }>(
+      { text: 'string', mode: ['queue', 'interrupt'] },
+      { closed: true },
+    ),
+  ),
   message: shape<{ role: string; content: string }>({ role: 'string', content: 'string' }),
   'tool.called': shape<{ toolCallId: string; name: string }>({
     toolCallId: 'string',

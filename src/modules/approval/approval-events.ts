@@ -1,6 +1,8 @@
 import type { EventInput } from '../../core/envelope.js'
 import type { Json } from '../../core/json.js'
+import { defineInput } from '../../core/module.js'
 import { shape } from '../shared/shape.js'
+import { acceptDecision } from './accept-decision.js'
 
 export interface ApprovalAction {
   id: string
@@ -17,12 +19,19 @@ export interface ApprovalRequested {
   timeoutAt?: number
 }
 
-/** The payload of `approval.decided`, and what a gate resolves with. */
+/** The payload of `approval.decided` as recorded, and what a gate resolves with. */
 export interface ApprovalDecision {
   approvalId: string
   outcome: string
   actionId?: string
   payload?: Json
+  /** A display name the decider gave: free text, recorded as sent. */
+  name?: string
+  /**
+   * Who decided, set by the engine and never by the sender: the identity the HTTP `authorize`
+   * hook returned, or embed `signal`'s `identity` option; `null` when the caller was not
+   * authenticated (no hook, or a hook that returned `true`).
+   */
   by?: Json
 }
 
@@ -30,6 +39,23 @@ export const DEFAULT_ACTIONS: ApprovalAction[] = [
   { id: 'approve', label: 'Approve', outcome: 'approve' },
   { id: 'reject', label: 'Reject', outcome: 'reject' },
 ]
+
+/** What a decision may say, before the engine records who sent it. */
+const decisionInput = shape<Omit<ApprovalDecision, 'by'>>(
+  {
+    approvalId: 'string',
+    outcome: 'string',
+    actionId: 'string?',
+    payload: 'any?',
+    name: 'string?',
+  },
+  {
+    closed: true,
+    forbidden: {
+      by: 'by is recorded by the engine from the caller’s identity; send a display name as name',
+    },
+  },
+)
 
 export const approvalEvents = {
   requested: shape<ApprovalRequested>({
@@ -40,18 +66,13 @@ export const approvalEvents = {
     actions: 'any',
     timeoutAt: 'number?',
   }),
-  decided: shape<ApprovalDecision>({
-    approvalId: 'string',
-    outcome: 'string',
-    actionId: 'string?',
-    payload: 'any?',
-    by: 'any?',
-  }),
+  decided: defineInput(decisionInput, { accept: acceptDecision }),
   timed_out: shape<{ approvalId: string }>({ approvalId: 'string' }),
 }
 
 /**
- * The signal that decides an approval.
+ * The signal that decides an approval: by outcome (`'approve'`, `'reject'` or a custom
+ * action's outcome), or naming one of the gate's actions.
  *
  * @example
  * await engine.signal(runId, [decision(approvalId, 'approve')])
@@ -59,16 +80,19 @@ export const approvalEvents = {
  */
 export function decision(
   approvalId: string,
-  choice: 'approve' | 'reject' | { actionId?: string; outcome: string; payload?: Json; by?: Json },
+  choice:
+    | 'approve'
+    | 'reject'
+    | { actionId?: string; outcome: string; payload?: Json; name?: string },
 ): EventInput {
-  const payload: Record<string, Json> =
-    typeof choice === 'string'
-      ? { approvalId, outcome: choice, actionId: choice }
-      : { approvalId, outcome: choice.outcome }
+  const payload: Record<string, Json> = {
+    approvalId,
+    outcome: typeof choice === 'string' ? choice : choice.outcome,
+  }
   if (typeof choice === 'object') {
     if (choice.actionId !== undefined) payload.actionId = choice.actionId
     if (choice.payload !== undefined) payload.payload = choice.payload
-    if (choice.by !== undefined) payload.by = choice.by
+    if (choice.name !== undefined) payload.name = choice.name
   }
   return { type: 'approval.decided', payload }
 }

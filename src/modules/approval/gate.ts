@@ -1,6 +1,7 @@
 import { type Command, commands, type Outcome } from '../../core/commands.js'
 import { withProps } from '../../core/copy.js'
 import type { Json } from '../../core/json.js'
+import type { GateExpectation } from './accept-decision.js'
 import { type ApprovalAction, DEFAULT_ACTIONS } from './approval-events.js'
 
 /** An inline human gate, for workflows (`ctx.gate`) and custom kinds. */
@@ -39,11 +40,12 @@ export function gateStep(
   outcome: (key: string) => Outcome,
 ): { commands: Command[]; result?: Json } {
   const approvalId = approvalIdFor(spec, threadId, key)
+  const actions = spec.actions ?? DEFAULT_ACTIONS
   const requested: Record<string, Json> = {
     approvalId,
     threadId,
     title: spec.title,
-    actions: (spec.actions ?? DEFAULT_ACTIONS) as unknown as Json,
+    actions: actions as unknown as Json,
   }
   if (spec.description !== undefined) requested.description = spec.description
   const waitKey = `${key}:decision`
@@ -60,7 +62,7 @@ export function gateStep(
       commands.emit('approval.requested', requested, { key: `${key}:request` }),
       commands.wait(
         {
-          event: { type: 'approval.decided', match: { approvalId } },
+          event: { type: 'approval.decided', match: { approvalId }, expect: expectation(actions) },
           ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
         },
         { key: waitKey },
@@ -68,3 +70,16 @@ export function gateStep(
     ],
   }
 }
+
+/** What the gate's wait records for `approval.decided`'s check: its action ids' outcomes. */
+function expectation(actions: ApprovalAction[]): Json {
+  if (actions === DEFAULT_ACTIONS) return DEFAULT_EXPECTATION
+  const byId: Record<string, string> = {}
+  for (const action of actions) byId[action.id] = action.outcome
+  return { actions: byId } satisfies GateExpectation
+}
+
+/** Shared by every default gate: recorded as is, so it must never be mutated. */
+const DEFAULT_EXPECTATION: Json = Object.freeze({
+  actions: Object.freeze({ approve: 'approve', reject: 'reject' }),
+}) as Json
