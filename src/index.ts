@@ -21,7 +21,7 @@ export type {
   ThreadStatus,
   TransientEvent,
 } from './core/envelope.js'
-export type { ErrorInfo } from './core/errors.js'
+export type { ErrorInfo, SkeinErrorClass } from './core/errors.js'
 export {
   CompositionError,
   DefinitionError,

@@ -1,10 +1,40 @@
 import { createRequire } from 'node:module'
-import type BetterSqlite3 from 'better-sqlite3'
 import { NotConfiguredError } from '../../core/errors.js'
 
-/** The better-sqlite3 `Database` constructor. */
-export type SqliteDriver = typeof BetterSqlite3
-export type SqliteDatabase = BetterSqlite3.Database
+// The parts of better-sqlite3 the store uses, declared structurally: the published types must
+// check in an app that has neither better-sqlite3 (an optional peer) nor @types/better-sqlite3.
+// `npm run typecheck` pins that the real package still fits them: test/stores/sqlite-*.test.ts
+// and bench/sqlite-engine.ts hand better-sqlite3's own `Database` where these types are expected.
+
+/** A prepared statement (`pluck()` changes what rows are; the type says it at `prepare`). */
+export interface SqliteStatement<P extends unknown[] = unknown[], R = unknown> {
+  run(...params: P): { changes: number; lastInsertRowid: number | bigint }
+  get(...params: P): R | undefined
+  all(...params: P): R[]
+  pluck(toggle?: boolean): this
+}
+
+type ArgsOf<F extends (...args: any[]) => unknown> = F extends (...args: infer A) => unknown ? A : never
+
+/** `db.transaction(fn)`: the wrapped function, and its `BEGIN IMMEDIATE` variant. */
+export interface SqliteTransaction<F extends (...args: any[]) => unknown> {
+  (...args: ArgsOf<F>): ReturnType<F>
+  immediate(...args: ArgsOf<F>): ReturnType<F>
+}
+
+/** A better-sqlite3 `Database`, as far as the store uses one. */
+export interface SqliteDatabase {
+  readonly name: string
+  readonly inTransaction: boolean
+  prepare<P extends unknown[] = unknown[], R = unknown>(source: string): SqliteStatement<P, R>
+  pragma(source: string, options?: { simple?: boolean }): unknown
+  exec(source: string): unknown
+  transaction<F extends (...args: any[]) => unknown>(fn: F): SqliteTransaction<F>
+  close(): unknown
+}
+
+/** The better-sqlite3 `Database` constructor (its default export). */
+export type SqliteDriver = new (path: string, options: { timeout: number }) => SqliteDatabase
 
 const INSTALL = 'npm install better-sqlite3'
 
