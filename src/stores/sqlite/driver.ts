@@ -14,7 +14,9 @@ export interface SqliteStatement<P extends unknown[] = unknown[], R = unknown> {
   pluck(toggle?: boolean): this
 }
 
-type ArgsOf<F extends (...args: any[]) => unknown> = F extends (...args: infer A) => unknown ? A : never
+type ArgsOf<F extends (...args: any[]) => unknown> = F extends (...args: infer A) => unknown
+  ? A
+  : never
 
 /** `db.transaction(fn)`: the wrapped function, and its `BEGIN IMMEDIATE` variant. */
 export interface SqliteTransaction<F extends (...args: any[]) => unknown> {
