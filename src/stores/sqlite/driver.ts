@@ -1,5 +1,7 @@
+import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { NotConfiguredError } from '../../core/errors.js'
+import { dirname, resolve } from 'node:path'
+import { NotConfiguredError, StoreError } from '../../core/errors.js'
 
 // The parts of better-sqlite3 the store uses, declared structurally: the published types must
 // check in an app that has neither better-sqlite3 (an optional peer) nor @types/better-sqlite3.
@@ -64,8 +66,13 @@ export function loadDriver(
   return ((mod as { default?: unknown }).default ?? mod) as SqliteDriver
 }
 
-/** Opens a database, turning a native-binding failure into an actionable error. */
+/**
+ * Opens a database, creating its directory first (`.skein/runs.db` in a fresh checkout), and
+ * turns a native-binding failure into an actionable error.
+ */
 export function openDatabase(driver: SqliteDriver, path: string, timeout: number): SqliteDatabase {
+  // ':memory:' and '' (a private temporary database) name no file.
+  if (path !== ':memory:' && path !== '') createDirectoryOf(path)
   try {
     return new driver(path, { timeout })
   } catch (error) {
@@ -78,5 +85,19 @@ export function openDatabase(driver: SqliteDriver, path: string, timeout: number
       )
     }
     throw error
+  }
+}
+
+function createDirectoryOf(path: string): void {
+  const directory = dirname(resolve(path))
+  try {
+    mkdirSync(directory, { recursive: true })
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    throw new StoreError(
+      `sqliteStore: cannot create the directory ${directory} for ${path}: ${message}`,
+      { path, directory },
+      { cause: error },
+    )
   }
 }

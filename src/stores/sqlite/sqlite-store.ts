@@ -17,7 +17,7 @@ import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { prepareStatements, rowToEnvelope, rowToSummary } from './statements.js'
 
 export interface SqliteStoreOptions {
-  /** Database file (created if missing). `':memory:'` works but is lost on exit. */
+  /** Database file, created with its missing directories. `':memory:'` works but is lost on exit. */
   path: string
   /**
    * `'full'` (default): an acknowledged append survives power loss (an append marked
