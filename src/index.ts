@@ -2,7 +2,7 @@
 
 export type { Command, Outcome, WaitCondition } from './core/commands.js'
 export { commands } from './core/commands.js'
-export type { Definition, DefinitionRef } from './core/definition.js'
+export type { Definition, DefinitionRef, InputArgs, InputOf, OutputOf } from './core/definition.js'
 export type {
   EffectConfig,
   EffectContext,
@@ -83,6 +83,7 @@ export type {
   RunOperationalStatus,
   ServeOptions,
   ServerHandle,
+  StartArgs,
   StartOptions,
   StartRunArgs,
 } from './runtime/engine-types.js'

@@ -1,5 +1,14 @@
-export type { NodeSpec, OnFailure, WorkflowDefinition } from './define-workflow.js'
+export type { NodeSpec, WorkflowDefinition } from './define-workflow.js'
 export { defineWorkflow } from './define-workflow.js'
-export type { Directive, NodeContext } from './directives.js'
+export type { Directive, DirectiveStep, NodeContext } from './directives.js'
 export type { WorkflowState } from './workflow-kind.js'
 export { workflow } from './workflow-module.js'
+export type {
+  FinalResults,
+  NodeResult,
+  NodesConfig,
+  OnFailure,
+  ResultsFor,
+  UpstreamOf,
+  WorkflowOutput,
+} from './workflow-types.js'
