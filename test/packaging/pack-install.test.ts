@@ -50,7 +50,7 @@ const typecheck = (project: string) =>
 
 const readmeBlock = (heading: string): string => {
   const readme = readFileSync('README.md', 'utf8').split('\n')
-  const start = readme.findIndex((line) => line === heading)
+  const start = readme.indexOf(heading)
   const block = codeBlocks('README.md').find((b) => b.lang === 'ts' && b.line > start)
   if (start < 0 || !block) throw new Error(`README.md has no ts block under ${heading}`)
   return block.code
