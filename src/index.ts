@@ -2,7 +2,7 @@
 
 export type { Command, Outcome, WaitCondition } from './core/commands.js'
 export { commands } from './core/commands.js'
-export type { Definition, DefinitionRef } from './core/definition.js'
+export type { Definition, DefinitionRef, InputArgs, InputOf, OutputOf } from './core/definition.js'
 export type {
   EffectConfig,
   EffectContext,
@@ -21,7 +21,7 @@ export type {
   ThreadStatus,
   TransientEvent,
 } from './core/envelope.js'
-export type { ErrorInfo } from './core/errors.js'
+export type { ErrorInfo, SkeinErrorClass } from './core/errors.js'
 export {
   CompositionError,
   DefinitionError,
@@ -93,6 +93,7 @@ export type {
   ServeOptions,
   ServerHandle,
   SignalOptions,
+  StartArgs,
   StartOptions,
   StartRunArgs,
 } from './runtime/engine-types.js'

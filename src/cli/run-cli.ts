@@ -1,7 +1,11 @@
+import { createRequire } from 'node:module'
 import { Command, CommanderError } from 'commander'
 import { registerClientCommands } from './client-commands.js'
 import { CliError, type CliIo, describeError } from './io.js'
 import { registerServeCommand } from './serve-command.js'
+
+// src/cli/ and dist/cli/ are both two levels below the package root.
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string }
 
 /**
  * The `skein` command, testable without a process: parses `argv` (without node and the script
@@ -14,6 +18,7 @@ import { registerServeCommand } from './serve-command.js'
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const program = new Command('skein')
     .description('Skein: durable, event-logged runs. Serve a host, or talk to one over HTTP.')
+    .version(version, '-V, --version', 'print the version')
     .option('--url <url>', 'server url (env SKEIN_URL, default http://127.0.0.1:8787)')
     .option('--token <token>', 'bearer token (env SKEIN_TOKEN); `serve` requires it on every route')
     .option('--json', 'machine-readable output')

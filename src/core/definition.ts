@@ -1,12 +1,31 @@
 import type { StandardSchema } from './schema.js'
 
-/** Something startable or spawnable: a definition of some kind. */
-export interface Definition {
+declare const TYPES: unique symbol
+
+/**
+ * Something startable or spawnable: a definition of some kind. `I` is the input a start or a
+ * spawn takes, `O` the output a run completes with; both are types only (nothing holds them at
+ * run time), so `engine.start(definition, input)` and `ctx.spawn` can check the input.
+ */
+export interface Definition<I = any, O = any> {
   readonly kind: string
   readonly name: string
   readonly version: string
   readonly input?: StandardSchema
+  /** Type-only: never set. */
+  readonly [TYPES]?: { readonly input: I; readonly output: O }
 }
+
+/** The input a definition's start or spawn takes (`unknown` for an untyped definition). */
+export type InputOf<D> = D extends { readonly [TYPES]?: { readonly input: infer I } } ? I : unknown
+
+/** The output a run of the definition completes with. */
+export type OutputOf<D> = D extends { readonly [TYPES]?: { readonly output: infer O } }
+  ? O
+  : unknown
+
+/** The input argument of `start`/`spawn`: optional when the definition accepts `undefined`. */
+export type InputArgs<D> = undefined extends InputOf<D> ? [input?: InputOf<D>] : [input: InputOf<D>]
 
 /** A definition named without the object (`startRun`, spawn by name). */
 export interface DefinitionRef {

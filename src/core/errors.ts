@@ -36,7 +36,19 @@ export class SkeinError extends Error {
   }
 }
 
-const define = <C extends string>(code: C, name: string) => {
+/**
+ * The type of each error class below, spelled out: left to inference, the declaration would
+ * copy `ErrorConstructor`'s Node-only statics (`NodeJS.CallSite`), which a consumer without
+ * `@types/node` cannot check.
+ */
+export interface SkeinErrorClass<C extends string> {
+  new (message: string, details?: Json, options?: { cause?: unknown }): SkeinError
+  readonly prototype: SkeinError
+  readonly code: C
+  is(value: unknown): value is SkeinError
+}
+
+const define = <C extends string>(code: C, name: string): SkeinErrorClass<C> => {
   const cls = class extends SkeinError {
     static readonly code = code
     constructor(message: string, details?: Json, options?: { cause?: unknown }) {

@@ -1,4 +1,4 @@
-import type { Definition } from '../core/definition.js'
+import type { Definition, InputOf } from '../core/definition.js'
 import type {
   EventEnvelope,
   EventInput,
@@ -22,6 +22,15 @@ export interface StartOptions {
   threadId?: string
   idempotencyKey?: string
 }
+
+/**
+ * The arguments of `start` after the definition: its input, typed by the definition's schema
+ * (optional when the schema accepts `undefined`), then the options.
+ */
+export type StartArgs<D extends Definition> =
+  undefined extends InputOf<D>
+    ? [input?: InputOf<D>, options?: StartOptions]
+    : [input: InputOf<D>, options?: StartOptions]
 
 export interface StartRunArgs extends StartOptions {
   kind: string
@@ -122,7 +131,7 @@ export interface SignalOptions extends CallerContext {
 
 export interface Engine {
   ready(): Promise<{ store: EventStore; runtime: EngineRuntime }>
-  start(definition: Definition, input?: unknown, options?: StartOptions): Promise<StartResult>
+  start<D extends Definition>(definition: D, ...args: StartArgs<D>): Promise<StartResult>
   startRun(args: StartRunArgs): Promise<StartResult>
   getRun(runId: string): Promise<RunState>
   getEvents(runId: string, options?: { fromSeq?: number; limit?: number }): Promise<EventEnvelope[]>
@@ -132,6 +141,7 @@ export interface Engine {
   listRuns(): Promise<string[]>
   /** One page of run summaries, newest first; pass `nextCursor` back as `cursor` for the next. */
   listRunSummaries(query?: SummaryQuery): Promise<SummaryPage>
+  /** A projection object gives the value's type (`S`); by name the value is untyped. */
   project<S = any>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S>
   replayTo(runId: string, seq: number): Promise<ReplayStep | null>
   inspectRun(runId: string): Promise<RunOperationalStatus>

@@ -1,3 +1,6 @@
+// `skein/testing`: helpers any app or test runner can import (nothing here loads a test
+// framework). The vitest-bound store contract suites live in `skein/testing/vitest`.
+
 export type {
   FailNextOptions,
   FaultDecision,
@@ -9,11 +12,6 @@ export type {
   StoreCall,
 } from './fault-store.js'
 export { faultyStore, isInjectedFault } from './fault-store.js'
+export { makeEnvelopes } from './make-envelopes.js'
 export type { ManualClock } from './manual-clock.js'
 export { manualClock } from './manual-clock.js'
-export type {
-  ContractTest,
-  SnapshotContractOptions,
-  StoreContractOptions,
-} from './store-contract.js'
-export { describeEventStore, describeSnapshotStore, makeEnvelopes } from './store-contract.js'

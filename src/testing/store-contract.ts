@@ -3,6 +3,7 @@ import type { EventEnvelope } from '../core/envelope.js'
 import { IdempotencyConflictError, InvalidRequestError, SeqConflictError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { EventStore, RunMeta, Snapshot, SnapshotStore } from '../core/ports.js'
+import { makeEnvelopes } from './make-envelopes.js'
 import { summaryPagingContract } from './summary-contract.js'
 
 export interface StoreContractOptions {
@@ -20,25 +21,6 @@ export type ContractTest = 'throwing-listener'
 export interface SnapshotContractOptions {
   /** Called after each test with the snapshot store it made. */
   cleanup?: (store: SnapshotStore) => unknown
-}
-
-/** Envelopes `fromSeq..fromSeq+count-1` of one run, with optional fields left out. */
-export function makeEnvelopes(
-  runId: string,
-  fromSeq: number,
-  count: number,
-  payload: (seq: number) => Json = (seq) => ({ n: seq }),
-): EventEnvelope[] {
-  return Array.from({ length: count }, (_, i) => ({
-    id: `${runId}-e${fromSeq + i}`,
-    runId,
-    seq: fromSeq + i,
-    ts: 1_700_000_000_000 + fromSeq + i,
-    type: 'test.event',
-    payload: payload(fromSeq + i),
-    threadId: null,
-    origin: 'runtime' as const,
-  }))
 }
 
 const meta = (over: Partial<RunMeta> = {}): RunMeta => ({

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest'
 import { InvalidRequestError } from '../core/errors.js'
 import type { EventStore, RunMeta } from '../core/ports.js'
-import { makeEnvelopes } from './store-contract.js'
+import { makeEnvelopes } from './make-envelopes.js'
 
 /** Run meta with this status, created and updated at `at`. */
 export const meta = (status: RunMeta['status'], at: number): RunMeta => ({

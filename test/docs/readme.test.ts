@@ -32,8 +32,19 @@ describe('README quickstart', () => {
     const readme = readFileSync('README.md', 'utf8')
     expect(readme).toContain('npm start')
     expect(readme).toContain('npm test')
-    for (const [, path] of readme.matchAll(/\]\((docs\/[^)]+)\)/g)) {
+    for (const [, path = '', anchor] of readme.matchAll(/\]\((docs\/[^)#]+)(?:#([^)]+))?\)/g)) {
       expect(() => readFileSync(path, 'utf8'), path).not.toThrow()
+      // An anchor names a heading of that file (GitHub's slug: lower case, spaces to dashes).
+      if (anchor) {
+        const slugs = [...readFileSync(path, 'utf8').matchAll(/^#+ (.+)$/gm)].map(
+          ([, title = '']) =>
+            title
+              .toLowerCase()
+              .replace(/[^\w\s-]/g, '')
+              .replace(/\s/g, '-'),
+        )
+        expect(slugs, `${path}#${anchor}`).toContain(anchor)
+      }
     }
   })
 })

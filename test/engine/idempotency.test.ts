@@ -77,6 +77,7 @@ describe('idempotent start', () => {
 
   it('invalid input is INVALID_INPUT before anything is written', async () => {
     ;({ engine } = makeEngine())
+    // @ts-expect-error the schema types orderId as a string: JavaScript callers still get here
     const error = await engine.start(gated, { orderId: 1 }, { runId: 'bad' }).catch((e) => e)
     expect(error.code).toBe('INVALID_INPUT')
     expect(error.message).toMatch(/orderId/)

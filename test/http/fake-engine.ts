@@ -87,7 +87,7 @@ export function fakeEngine(store: EventStore = memoryStore()) {
     async ready() {
       return { store, runtime: { registry: undefined as never, idle: async () => {} } }
     },
-    start: async (definition, input, options) =>
+    start: async (definition, ...[input, options]) =>
       engine.startRun({
         kind: definition.kind,
         definitionName: definition.name,

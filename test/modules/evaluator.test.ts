@@ -27,7 +27,8 @@ const risk = defineEvaluator({
 
 describe('defineEvaluator', () => {
   it('validates routes and the evaluate/questions choice at definition time', () => {
-    const base = { name: 'e', evaluate: () => ({ route: 'a' }) }
+    const base = { name: 'e', evaluate: () => ({ route: 'a' as const }) }
+    // @ts-expect-error no routes leaves evaluate nothing to answer: a type error too
     expect(() => defineEvaluator({ ...base, routes: [] })).toThrow(/at least one route/)
     expect(() => defineEvaluator({ ...base, routes: ['a', 'a'] })).toThrow(/unique/)
     expect(() =>
@@ -59,6 +60,7 @@ describe('evaluator runs', () => {
         reason: 'large refund',
       },
     ])
+    // @ts-expect-error the schema types amount as a number: JavaScript callers still get here
     await expect(engine.start(risk, { amount: 'x' })).rejects.toMatchObject({
       code: 'INVALID_INPUT',
     })

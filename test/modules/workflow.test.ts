@@ -205,6 +205,7 @@ describe('workflow module', () => {
 
   it('rejects bad graphs at definition time', () => {
     expect(() =>
+      // @ts-expect-error an unknown dependency is a type error too; JavaScript callers get here
       defineWorkflow({ name: 'x', nodes: { a: { after: ['zz'], run: () => 1 } } }),
     ).toThrow(/unknown node "zz"/)
     expect(() =>

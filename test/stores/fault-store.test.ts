@@ -1,8 +1,9 @@
+import { makeEnvelopes } from 'skein/testing'
+import { describeEventStore } from 'skein/testing/vitest'
 import { describe, expect, it } from 'vitest'
 import { SeqConflictError, StoreError } from '../../src/core/errors.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
 import { faultyStore, isInjectedFault } from '../../src/testing/fault-store.js'
-import { describeEventStore, makeEnvelopes } from '../../src/testing/store-contract.js'
 
 // A healed wrapper must be indistinguishable from the store it wraps.
 describeEventStore('faultyStore(memory) with no faults', () => faultyStore(memoryStore()))

@@ -1,6 +1,6 @@
+import { describeEventStore, describeSnapshotStore } from 'skein/testing/vitest'
 import { memorySnapshotStore } from '../../src/stores/memory/memory-snapshot-store.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
-import { describeEventStore, describeSnapshotStore } from '../../src/testing/store-contract.js'
 
 describeEventStore('memory', () => memoryStore())
 describeSnapshotStore('memory', () => memorySnapshotStore())

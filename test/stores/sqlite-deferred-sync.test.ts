@@ -2,13 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
+import { makeEnvelopes } from 'skein/testing'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import type { SqliteDriver } from '../../src/stores/sqlite/driver.js'
 import { createGroupCommit } from '../../src/stores/sqlite/group-commit.js'
 import { type SqliteStore, sqliteStore } from '../../src/stores/sqlite/index.js'
 import { migrate } from '../../src/stores/sqlite/schema.js'
 import { prepareStatements } from '../../src/stores/sqlite/statements.js'
-import { makeEnvelopes } from '../../src/testing/store-contract.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-deferred-'))
 let files = 0

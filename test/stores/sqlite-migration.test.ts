@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
+import { makeEnvelopes } from 'skein/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { IdempotencyConflictError } from '../../src/core/errors.js'
 import { SCHEMA_VERSION, sqliteStore } from '../../src/stores/sqlite/index.js'
 import { migrate } from '../../src/stores/sqlite/schema.js'
 import { eventParams } from '../../src/stores/sqlite/statements.js'
-import { makeEnvelopes } from '../../src/testing/store-contract.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-sqlite-migrate-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { makeEnvelopes } from 'skein/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { sqliteStore } from '../../src/stores/sqlite/index.js'
-import { makeEnvelopes } from '../../src/testing/store-contract.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-snapbuf-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import Database from 'better-sqlite3'
+import { makeEnvelopes } from 'skein/testing'
+import { describeEventStore } from 'skein/testing/vitest'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import {
   IdempotencyConflictError,
@@ -13,7 +15,6 @@ import {
 } from '../../src/core/errors.js'
 import { loadDriver, type SqliteDriver } from '../../src/stores/sqlite/driver.js'
 import { SCHEMA_VERSION, type SqliteStore, sqliteStore } from '../../src/stores/sqlite/index.js'
-import { describeEventStore, makeEnvelopes } from '../../src/testing/store-contract.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-sqlite-'))
 let files = 0

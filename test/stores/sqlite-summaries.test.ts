@@ -5,7 +5,7 @@ import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { sqliteStore } from '../../src/stores/sqlite/index.js'
 import { type SummaryFilter, summarySql } from '../../src/stores/sqlite/statements.js'
-import { makeEnvelopes } from '../../src/testing/store-contract.js'
+import { makeEnvelopes } from '../../src/testing/make-envelopes.js'
 import { meta } from '../../src/testing/summary-contract.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-summaries-'))

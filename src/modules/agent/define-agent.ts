@@ -1,7 +1,7 @@
 import type { Definition } from '../../core/definition.js'
 import { DefinitionError } from '../../core/errors.js'
 import type { RetryPolicy } from '../../core/retry.js'
-import type { InferOutput, StandardSchema } from '../../core/schema.js'
+import type { InferInput, InferOutput, StandardSchema } from '../../core/schema.js'
 import { isToolDefinition, jsonSchemaOf, TOOL_NAME, type ToolDefinition } from './define-tool.js'
 import type { ModelAdapter, ToolSpec } from './types.js'
 
@@ -11,7 +11,13 @@ export interface AgentTool extends ToolSpec {
   definition?: Definition
 }
 
-export interface AgentDefinition<I = any> extends Definition {
+/** An agent run's output: the final assistant message's text. */
+export interface AgentOutput {
+  text: string
+}
+
+/** `I` is the input the instructions see (the schema's output); `In` what `start` takes. */
+export interface AgentDefinition<I = any, In = I> extends Definition<In, AgentOutput> {
   readonly kind: 'agent'
   readonly instructions: string | ((input: I) => string)
   readonly description?: string
@@ -47,7 +53,10 @@ export function defineAgent<S extends StandardSchema | undefined = undefined>(co
   model?: ModelAdapter
   modelRetry?: RetryPolicy
   modelTimeoutMs?: number
-}): AgentDefinition<S extends StandardSchema ? InferOutput<S> : any> {
+}): AgentDefinition<
+  S extends StandardSchema ? InferOutput<S> : any,
+  S extends StandardSchema ? InferInput<S> : any
+> {
   const name = config?.name
   if (typeof name !== 'string' || name.length === 0) {
     throw new DefinitionError('defineAgent: name is required')

@@ -4,11 +4,11 @@ import { DefinitionError } from '../../core/errors.js'
 import { defineKind } from '../../core/kind.js'
 import { defineModule, type Module } from '../../core/module.js'
 import type { StandardSchema } from '../../core/schema.js'
-import { type ApprovalAction, approvalEvents } from './approval-events.js'
+import { type ApprovalAction, type ApprovalDecision, approvalEvents } from './approval-events.js'
 import { gateStep } from './gate.js'
 import { pendingApprovals } from './pending-approvals.js'
 
-export interface ApprovalDefinition<I = any> extends Definition {
+export interface ApprovalDefinition<I = any> extends Definition<I, ApprovalDecision> {
   readonly kind: 'approval'
   readonly title: (input: I) => string
   readonly description?: (input: I) => string

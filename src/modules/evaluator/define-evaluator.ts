@@ -26,7 +26,9 @@ export interface Rubric {
   instructions?: string
 }
 
-export interface EvaluatorDefinition<I = any, R extends string = string> extends Definition {
+/** `I` is the input `evaluate` sees; a run (or `ctx.evaluate`) completes with an Evaluation. */
+export interface EvaluatorDefinition<I = any, R extends string = string>
+  extends Definition<I, Evaluation<R>> {
   readonly kind: 'evaluator'
   readonly routes: readonly R[]
   readonly description?: string
@@ -60,13 +62,20 @@ type In<S> = S extends StandardSchema ? InferOutput<S> : any
 export function defineEvaluator<
   const R extends string,
   S extends StandardSchema | undefined = undefined,
+  I = In<S>,
 >(
   config: Common<S, R> &
     (
-      | { evaluate: (input: In<S>, ctx: EvaluateContext) => Evaluation<R> | Promise<Evaluation<R>> }
+      | {
+          // NoInfer: the routes come from `routes`; an answer outside them is a type error.
+          evaluate: (
+            input: I,
+            ctx: EvaluateContext,
+          ) => Evaluation<NoInfer<R>> | Promise<Evaluation<NoInfer<R>>>
+        }
       | { questions: readonly string[]; instructions?: string; model?: ModelAdapter }
     ),
-): EvaluatorDefinition<In<S>, R> {
+): EvaluatorDefinition<I, R> {
   const name = config?.name
   if (typeof name !== 'string' || name.length === 0) {
     throw new DefinitionError('defineEvaluator: name is required')
@@ -107,7 +116,7 @@ export function defineEvaluator<
     input: config.input,
     description: config.description,
     routes: Object.freeze([...routes]),
-    evaluate: evaluate as EvaluatorDefinition<In<S>, R>['evaluate'],
+    evaluate: evaluate as EvaluatorDefinition<I, R>['evaluate'],
     rubric: rubric.questions
       ? { questions: [...rubric.questions], instructions: rubric.instructions }
       : undefined,

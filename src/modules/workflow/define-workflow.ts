@@ -1,11 +1,11 @@
 import type { Definition } from '../../core/definition.js'
 import { DefinitionError } from '../../core/errors.js'
 import type { RetryPolicy } from '../../core/retry.js'
-import type { InferOutput, StandardSchema } from '../../core/schema.js'
+import type { InferInput, InferOutput, StandardSchema } from '../../core/schema.js'
 import type { Directive, NodeContext } from './directives.js'
+import type { FinalResults, NodesConfig, OnFailure, WorkflowOutput } from './workflow-types.js'
 
-export type OnFailure = 'fail' | 'skip' | { fallback: string }
-
+/** A node as the workflow kind runs it (`defineWorkflow` types each node more closely). */
 export interface NodeSpec<I = any> {
   /** Nodes that must be finished or skipped first. */
   after?: readonly string[]
@@ -18,7 +18,11 @@ export interface NodeSpec<I = any> {
   onFailure?: OnFailure
 }
 
-export interface WorkflowDefinition<I = any> extends Definition {
+/**
+ * A workflow: `I` is the input its nodes see (the schema's output), `O` what a run completes
+ * with, `In` what `start` takes (the schema's input).
+ */
+export interface WorkflowDefinition<I = any, O = any, In = I> extends Definition<In, O> {
   readonly kind: 'workflow'
   readonly nodes: Readonly<Record<string, NodeSpec<I>>>
   readonly output?: (ctx: { input: I; results: Record<string, any> }) => unknown
@@ -30,6 +34,11 @@ export interface WorkflowDefinition<I = any> extends Definition {
   readonly fallbacks: ReadonlySet<string>
 }
 
+/** What nodes see as `input`: the schema's output type; anything without a schema. */
+type NodeInput<S> = S extends StandardSchema ? InferOutput<S> : any
+/** What `start` takes: the schema's input type; anything without a schema. */
+type StartInput<S> = S extends StandardSchema ? InferInput<S> : any
+
 /**
  * Declares a DAG workflow. Validated now: unknown dependencies, cycles and bad fallbacks are
  * errors at definition time, not at run time.
@@ -37,23 +46,28 @@ export interface WorkflowDefinition<I = any> extends Definition {
  * @example
  * const hello = defineWorkflow({ name: 'hello', nodes: { greet: { run: ({ input }) => `hi ${input.name}` } } })
  */
-export function defineWorkflow<S extends StandardSchema | undefined = undefined>(config: {
+export function defineWorkflow<
+  S extends StandardSchema | undefined = undefined,
+  const A = {},
+  const F = {},
+  W = {},
+  R = {},
+  O = unknown,
+>(config: {
   name: string
   version?: string
   input?: S
-  nodes: Record<string, NodeSpec<S extends StandardSchema ? InferOutput<S> : any>>
-  output?: (ctx: {
-    input: S extends StandardSchema ? InferOutput<S> : any
-    results: Record<string, any>
-  }) => unknown
+  nodes: NodesConfig<NodeInput<S>, A, F, W, R>
+  /** The run's output; without it the output is every node's result by id. */
+  output?: (ctx: { input: NodeInput<S>; results: FinalResults<F, W, R> }) => O
   concurrency?: number
-}): WorkflowDefinition<S extends StandardSchema ? InferOutput<S> : any> {
+}): WorkflowDefinition<NodeInput<S>, WorkflowOutput<F, W, R, O>, StartInput<S>> {
   const name = config?.name
   if (typeof name !== 'string' || name.length === 0) {
     throw new DefinitionError('defineWorkflow: name is required')
   }
   const where = `workflow ${name}`
-  const nodes = config.nodes ?? {}
+  const nodes = (config.nodes ?? {}) as Record<string, NodeSpec>
   const order = Object.keys(nodes)
   if (order.length === 0) throw new DefinitionError(`${where}: needs at least one node`)
   const concurrency = config.concurrency ?? 8
@@ -87,7 +101,7 @@ export function defineWorkflow<S extends StandardSchema | undefined = undefined>
     version: config.version ?? 'v1',
     input: config.input,
     nodes,
-    output: config.output,
+    output: config.output as WorkflowDefinition['output'],
     concurrency,
     order,
     fallbacks,

@@ -1,14 +1,20 @@
 import { withProps } from '../../core/copy.js'
-import type { Definition } from '../../core/definition.js'
+import type { Definition, InputArgs, OutputOf } from '../../core/definition.js'
 import type { EffectDefinition } from '../../core/effect.js'
 import type { Json } from '../../core/json.js'
+import type { ApprovalDecision } from '../approval/approval-events.js'
 import type { GateDirective, GateSpec } from '../approval/gate.js'
+
+declare const RESULT: unique symbol
 
 /**
  * What a node's `run` may return instead of a value: one durable step, recorded as JSON and
- * carried out by the workflow kind. Its outcome becomes the node's result.
+ * carried out by the workflow kind. Its outcome becomes the node's result, of type `T` (a
+ * type only: nothing holds it at run time).
  */
-export type Directive =
+export type Directive<T = unknown> = DirectiveStep & { readonly [RESULT]?: T }
+
+export type DirectiveStep =
   | { $directive: 'sleep'; ms: number }
   | { $directive: 'sleepUntil'; at: number }
   | { $directive: 'invoke'; effect: string; input: Json }
@@ -16,15 +22,22 @@ export type Directive =
   | { $directive: 'waitFor'; type: string; match?: Json; timeoutMs?: number }
   | GateDirective
 
+/** The result of an effect object invoked from a node. */
+type EffectResult<E> = E extends EffectDefinition<any, infer O> ? Awaited<O> : unknown
+type EffectInput<E> = E extends EffectDefinition<infer I, any> ? I : unknown
+
 export const isDirective = (value: unknown): value is Directive =>
   typeof value === 'object' &&
   value !== null &&
   !Array.isArray(value) &&
   typeof (value as any).$directive === 'string'
 
-export interface NodeContext<I = any, R extends Record<string, any> = Record<string, any>> {
+export interface NodeContext<I = any, R = Record<string, any>> {
   input: I
-  /** Results of finished nodes by id (skipped nodes are absent). */
+  /**
+   * Results of finished nodes by id (skipped nodes are absent). In `defineWorkflow`, typed for
+   * the nodes this one runs after (directly or not); other ids are `unknown`.
+   */
   results: R
   nodeId: string
   runId: string
@@ -32,13 +45,22 @@ export interface NodeContext<I = any, R extends Record<string, any> = Record<str
   attempt: number
   /** Aborted when the workflow is cancelled. */
   signal: AbortSignal
-  sleep(ms: number): Directive
-  sleepUntil(epochMs: number): Directive
-  invoke(effect: string | EffectDefinition, input?: unknown): Directive
-  spawn(definition: Definition, input?: unknown): Directive
-  waitFor(type: string, options?: { match?: Json; timeoutMs?: number }): Directive
-  gate(spec: GateSpec): Directive
-  evaluate(evaluator: Definition, input?: unknown): Directive
+  /** Result: `{ at }` once the durable timer fires. */
+  sleep(ms: number): Directive<{ at: number }>
+  sleepUntil(epochMs: number): Directive<{ at: number }>
+  /** Result: the effect's result (typed when given the effect object). */
+  invoke<E extends string | EffectDefinition>(
+    effect: E,
+    input?: E extends EffectDefinition ? EffectInput<E> : unknown,
+  ): Directive<E extends EffectDefinition ? EffectResult<E> : any>
+  /** Result: the child's output; the input is checked against the child's schema type. */
+  spawn<D extends Definition>(definition: D, ...input: InputArgs<D>): Directive<OutputOf<D>>
+  /** Result: the matched event's payload (`P`, untyped unless given). */
+  waitFor<P = any>(type: string, options?: { match?: Json; timeoutMs?: number }): Directive<P>
+  /** Result: the decision, or `{ approvalId, outcome: 'timed_out' }`. */
+  gate(spec: GateSpec): Directive<ApprovalDecision>
+  /** Result: the evaluation `{ route, score?, reason? }`, its route typed by the evaluator. */
+  evaluate<D extends Definition>(evaluator: D, ...input: InputArgs<D>): Directive<OutputOf<D>>
 }
 
 export function directiveBuilders(
@@ -47,7 +69,8 @@ export function directiveBuilders(
   NodeContext,
   'sleep' | 'sleepUntil' | 'invoke' | 'spawn' | 'waitFor' | 'gate' | 'evaluate'
 > {
-  const spawn = (definition: Definition, input: unknown = null): Directive => {
+  // Loosely typed inside: NodeContext's signatures carry the result and input types.
+  const spawn = (definition: Definition, input: unknown = null): Directive<any> => {
     if (!definition || typeof definition.kind !== 'string' || typeof definition.name !== 'string') {
       throw new TypeError('ctx.spawn needs a definition object')
     }
@@ -68,7 +91,7 @@ export function directiveBuilders(
       if (!Number.isFinite(at)) throw new TypeError('ctx.sleepUntil needs an epoch ms')
       return { $directive: 'sleepUntil', at }
     },
-    invoke: (effect, input = null) => {
+    invoke: (effect: string | EffectDefinition, input: unknown = null): Directive<any> => {
       const type = typeof effect === 'string' ? effect : effectType(effect)
       if (!type) {
         throw new TypeError('ctx.invoke: the effect object is not registered by any module')
@@ -81,7 +104,7 @@ export function directiveBuilders(
       if (typeof spec?.title !== 'string') throw new TypeError('ctx.gate needs { title }')
       return withProps(spec, { $directive: 'gate' as const })
     },
-    evaluate: (evaluator, input) => {
+    evaluate: (evaluator: Definition, input?: unknown) => {
       if (evaluator?.kind !== 'evaluator') {
         throw new TypeError('ctx.evaluate needs an evaluator definition (defineEvaluator)')
       }

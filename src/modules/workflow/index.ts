@@ -1,7 +1,16 @@
-export type { NodeSpec, OnFailure, WorkflowDefinition } from './define-workflow.js'
+export type { NodeSpec, WorkflowDefinition } from './define-workflow.js'
 export { defineWorkflow } from './define-workflow.js'
-export type { Directive, NodeContext } from './directives.js'
+export type { Directive, DirectiveStep, NodeContext } from './directives.js'
 export type { WorkflowState } from './workflow-kind.js'
 export { workflow } from './workflow-module.js'
 export type { NodeStatus, NodeView } from './workflow-nodes.js'
 export { workflowNodes } from './workflow-nodes.js'
+export type {
+  FinalResults,
+  NodeResult,
+  NodesConfig,
+  OnFailure,
+  ResultsFor,
+  UpstreamOf,
+  WorkflowOutput,
+} from './workflow-types.js'

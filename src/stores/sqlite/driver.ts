@@ -1,10 +1,44 @@
+import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import type BetterSqlite3 from 'better-sqlite3'
-import { NotConfiguredError } from '../../core/errors.js'
+import { dirname, resolve } from 'node:path'
+import { NotConfiguredError, StoreError } from '../../core/errors.js'
 
-/** The better-sqlite3 `Database` constructor. */
-export type SqliteDriver = typeof BetterSqlite3
-export type SqliteDatabase = BetterSqlite3.Database
+// The parts of better-sqlite3 the store uses, declared structurally: the published types must
+// check in an app that has neither better-sqlite3 (an optional peer) nor @types/better-sqlite3.
+// `npm run typecheck` pins that the real package still fits them: test/stores/sqlite-*.test.ts
+// and bench/sqlite-engine.ts hand better-sqlite3's own `Database` where these types are expected.
+
+/** A prepared statement (`pluck()` changes what rows are; the type says it at `prepare`). */
+export interface SqliteStatement<P extends unknown[] = unknown[], R = unknown> {
+  run(...params: P): { changes: number; lastInsertRowid: number | bigint }
+  get(...params: P): R | undefined
+  all(...params: P): R[]
+  pluck(toggle?: boolean): this
+}
+
+type ArgsOf<F extends (...args: any[]) => unknown> = F extends (...args: infer A) => unknown
+  ? A
+  : never
+
+/** `db.transaction(fn)`: the wrapped function, and its `BEGIN IMMEDIATE` variant. */
+export interface SqliteTransaction<F extends (...args: any[]) => unknown> {
+  (...args: ArgsOf<F>): ReturnType<F>
+  immediate(...args: ArgsOf<F>): ReturnType<F>
+}
+
+/** A better-sqlite3 `Database`, as far as the store uses one. */
+export interface SqliteDatabase {
+  readonly name: string
+  readonly inTransaction: boolean
+  prepare<P extends unknown[] = unknown[], R = unknown>(source: string): SqliteStatement<P, R>
+  pragma(source: string, options?: { simple?: boolean }): unknown
+  exec(source: string): unknown
+  transaction<F extends (...args: any[]) => unknown>(fn: F): SqliteTransaction<F>
+  close(): unknown
+}
+
+/** The better-sqlite3 `Database` constructor (its default export). */
+export type SqliteDriver = new (path: string, options: { timeout: number }) => SqliteDatabase
 
 const INSTALL = 'npm install better-sqlite3'
 
@@ -32,8 +66,13 @@ export function loadDriver(
   return ((mod as { default?: unknown }).default ?? mod) as SqliteDriver
 }
 
-/** Opens a database, turning a native-binding failure into an actionable error. */
+/**
+ * Opens a database, creating its directory first (`.skein/runs.db` in a fresh checkout), and
+ * turns a native-binding failure into an actionable error.
+ */
 export function openDatabase(driver: SqliteDriver, path: string, timeout: number): SqliteDatabase {
+  // ':memory:' and '' (a private temporary database) name no file.
+  if (path !== ':memory:' && path !== '') createDirectoryOf(path)
   try {
     return new driver(path, { timeout })
   } catch (error) {
@@ -46,5 +85,19 @@ export function openDatabase(driver: SqliteDriver, path: string, timeout: number
       )
     }
     throw error
+  }
+}
+
+function createDirectoryOf(path: string): void {
+  const directory = dirname(resolve(path))
+  try {
+    mkdirSync(directory, { recursive: true })
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    throw new StoreError(
+      `sqliteStore: cannot create the directory ${directory} for ${path}: ${message}`,
+      { path, directory },
+      { cause: error },
+    )
   }
 }

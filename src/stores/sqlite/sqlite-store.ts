@@ -13,7 +13,7 @@ import { prepareStatements, rowToEnvelope } from './statements.js'
 import { summaryPage } from './summary-page.js'
 
 export interface SqliteStoreOptions {
-  /** Database file (created if missing). `':memory:'` works but is lost on exit. */
+  /** Database file, created with its missing directories. `':memory:'` works but is lost on exit. */
   path: string
   /**
    * `'full'` (default): an acknowledged append survives power loss (an append marked

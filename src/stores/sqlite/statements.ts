@@ -1,10 +1,9 @@
-import type BetterSqlite3 from 'better-sqlite3'
 import type { EventEnvelope, EventOrigin } from '../../core/envelope.js'
 import type { RunMeta, RunSummary } from '../../core/ports.js'
-import type { SqliteDatabase } from './driver.js'
+import type { SqliteDatabase, SqliteStatement } from './driver.js'
 
 /** Named here so declaration emit can spell the statement types. */
-export type Statement<P extends unknown[], R = unknown> = BetterSqlite3.Statement<P, R>
+export type Statement<P extends unknown[], R = unknown> = SqliteStatement<P, R>
 
 export interface RunRow {
   run_no: number

@@ -1,0 +1,38 @@
+// Each line marked `expect-error` must fail to compile, and no other line may: the test
+// compares the lines tsc reports with the marked ones.
+import { createEngine, payload } from 'skein'
+import { defineTool } from 'skein/agent'
+import { approval, pendingApprovals } from 'skein/approval'
+import { createEngineClient } from 'skein/client'
+import { defineEvaluator } from 'skein/evaluator'
+import { sqliteStore } from 'skein/sqlite'
+import { manualClock } from 'skein/testing'
+import { defineWorkflow, workflow } from 'skein/workflow'
+
+const release = defineWorkflow({
+  name: 'release',
+  input: payload<{ topic: string }>(),
+  nodes: {
+    stamp: { run: () => ({ at: 1 }) },
+    draft: { run: ({ input }) => ({ text: `About ${input.topic}` }) },
+    check: { after: ['stamp'], run: ({ results }) => results.stamp.nope }, // expect-error
+  },
+  output: ({ results }) => results.draft.nope, // expect-error
+})
+defineWorkflow({
+  name: 'typo',
+  nodes: { a: { run: () => 1 }, b: { after: ['missing'], run: () => 2 } }, // expect-error
+})
+const engine = createEngine({ modules: [workflow({ definitions: [release] }), approval()] })
+await engine.start(release, { topic: 1 }) // expect-error
+await engine.start(release) // expect-error
+const { runId } = await engine.start(release, { topic: 'ok' })
+const first = (await engine.project(runId, pendingApprovals)).items[0]
+console.log(first.title) // expect-error
+
+const input = payload<{ id: string }>()
+defineTool({ name: 't', description: 'd', input, run: (args) => args.nope }) // expect-error
+defineEvaluator({ name: 'e', routes: ['yes'], evaluate: () => ({ route: 'no' }) }) // expect-error
+sqliteStore({ path: 1 }) // expect-error
+createEngineClient({ baseUrl: new URL('http://x') }) // expect-error
+manualClock('soon') // expect-error
