@@ -10,10 +10,10 @@ import {
   type RunFold,
   viewState,
 } from '../core/fold.js'
+import { isReadableSnapshot } from '../core/fold-snapshot.js'
 import { RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
 import type { EffectAttemptView, ReplayStep, RunOperationalStatus } from './engine-types.js'
-import { isReadableSnapshot } from './snapshots.js'
 
 /** `inspectRun`: threads, open waits, unfinished effects, deadlines and log bounds. */
 export async function inspect(ctx: EngineContext, fold: RunFold): Promise<RunOperationalStatus> {

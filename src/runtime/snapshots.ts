@@ -1,18 +1,9 @@
 import { DeterminismError } from '../core/errors.js'
 import { cloneFold, emptyFold, foldEvents, type RunFold } from '../core/fold.js'
+import { isReadableSnapshot, SNAPSHOT_FORMAT } from '../core/fold-snapshot.js'
 import type { Json } from '../core/json.js'
 import type { Snapshot } from '../core/ports.js'
 import type { EngineContext } from './context.js'
-
-/**
- * The fold format snapshots are written in. 2 added the per-thread command archive
- * (`archived`, `fresh`); format-1 snapshots are still read (they have no archive), while an
- * older skein ignores format-2 ones and refolds from the log.
- */
-export const SNAPSHOT_FORMAT = 2
-
-export const isReadableSnapshot = (snapshot: Snapshot | null | undefined): snapshot is Snapshot =>
-  snapshot?.format === SNAPSHOT_FORMAT || snapshot?.format === 1
 
 /**
  * Loads a run's fold for a writer: newest snapshot plus the events after it, and the seq that
