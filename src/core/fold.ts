@@ -3,7 +3,7 @@ import type { Definition } from './definition.js'
 import { definitionLabel } from './definition.js'
 import type { EventEnvelope, ThreadState } from './envelope.js'
 import type { ErrorInfo } from './errors.js'
-import { DeterminismError } from './errors.js'
+import { DeterminismError, UnsupportedProtocolError } from './errors.js'
 import type { Json } from './json.js'
 import type { DecideContext, KindContext, KindDefinition } from './kind.js'
 import type { Registry } from './registry.js'
@@ -40,6 +40,8 @@ export {
 } from './fold-types.js'
 
 import { withProps } from './copy.js'
+import { reduceProjections, startProjections } from './fold-projections.js'
+import { readableProtocol } from './fold-protocol.js'
 import {
   type CommandRecord,
   commandOf,
@@ -215,13 +217,9 @@ export function applyEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       if (book) setCommand(book, event.key, { kind: 'emit', id: '', status: 'completed' })
     }
     stepThread(registry, fold, event)
-    if (registry.foldProjections)
-      for (const { name, projection } of registry.projectionList) {
-        const prev = fold.projections[name] ?? projection.initial
-        fold.projections[name] = projection.reduce(prev, event)
-      }
+    reduceProjections(registry, fold, event)
   } catch (error) {
-    if (DeterminismError.is(error)) throw error
+    if (DeterminismError.is(error) || UnsupportedProtocolError.is(error)) throw error
     throw new DeterminismError(
       `run ${state.runId}: folding event seq ${event.seq} (${event.type}) threw: ${(error as Error)?.message ?? error}. The recorded log and the current code disagree; restore the code version that wrote this run or migrate it`,
       { runId: state.runId, seq: event.seq, type: event.type },
@@ -263,6 +261,9 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
   switch (event.type) {
     case RT.runStarted: {
       const start = p as RunStartedPayload
+      // Everything after this event folds by the version the run was recorded with.
+      fold.protocol = readableProtocol(state.runId, start.protocolVersion, 'its log')
+      startProjections(registry, fold)
       state.rootThreadId = start.rootThreadId
       state.kind = start.kind
       state.definitionName = start.definitionName

@@ -20,9 +20,10 @@ export class Registry {
   readonly events = new Map<string, StandardSchema>()
   readonly projections = new Map<string, ProjectionDefinition>()
   /**
-   * Whether registered projections are folded with each run (and so kept in snapshots). Needed
-   * only when trimming can remove the events they come from; otherwise `project` folds the
-   * log on demand and runs' folds (and snapshots) stay small.
+   * Whether new runs' folds hold every registered projection (and so their snapshots do).
+   * Needed only when trimming can remove the events they come from; otherwise `project` folds
+   * the log on demand and runs' folds (and snapshots) stay small. What an existing fold holds
+   * is recorded in the fold itself (fold-projections.ts), never decided by this flag.
    */
   foldProjections = false
   /** The projections as a list, for the per-event fold loop (no iterator allocations). */

@@ -1,13 +1,20 @@
 import { DeterminismError } from '../core/errors.js'
 import { cloneFold, emptyFold, foldEvents, type RunFold } from '../core/fold.js'
-import { isReadableSnapshot, SNAPSHOT_FORMAT } from '../core/fold-snapshot.js'
+import {
+  foldFromSnapshot,
+  isReadableSnapshot,
+  SNAPSHOT_FORMAT,
+  snapshotFold,
+} from '../core/fold-snapshot.js'
 import type { Json } from '../core/json.js'
 import type { Snapshot } from '../core/ports.js'
 import type { EngineContext } from './context.js'
+import { holdProjections } from './projections.js'
 
 /**
  * Loads a run's fold for a writer: newest snapshot plus the events after it, and the seq that
- * snapshot covers. `null` when the run has no events. Throws DeterminismError when the log was trimmed past every snapshot.
+ * snapshot covers. `null` when the run has no events. Throws DeterminismError when the log was
+ * trimmed past every snapshot, UnsupportedProtocolError for a run recorded by a newer Skein.
  */
 export async function loadFold(
   ctx: EngineContext,
@@ -29,9 +36,8 @@ export async function loadFoldForRead(
   tail: number,
 ): Promise<RunFold | null> {
   const shared = await ctx.snapshots.latest(runId, undefined, { readOnly: true })
-  if (isReadableSnapshot(shared) && shared.seq === tail) {
-    return shared.data as unknown as RunFold
-  }
+  const fold = snapshotFold(shared)
+  if (fold && shared!.seq === tail) return fold
   return loadFrom(ctx, runId, shared)
 }
 
@@ -40,15 +46,10 @@ async function loadFrom(
   runId: string,
   snapshot: Snapshot | null,
 ): Promise<RunFold | null> {
-  let fold: RunFold
-  if (isReadableSnapshot(snapshot)) {
-    // The snapshot may be shared (read-only): the writer gets its own copy.
-    fold = cloneFold(snapshot.data as unknown as RunFold)
-    ctx.observe({ type: 'snapshot.loaded', runId, seq: snapshot.seq })
-  } else {
-    fold = emptyFold(runId)
-  }
-  return catchUp(ctx, fold)
+  // The snapshot may be shared (read-only): the writer gets its own copy.
+  const restored = foldFromSnapshot(snapshot)
+  if (restored) ctx.observe({ type: 'snapshot.loaded', runId, seq: snapshot!.seq })
+  return catchUp(ctx, restored ?? emptyFold(runId))
 }
 
 /** Folds events the store has beyond `fold` (after a cache hit or a snapshot). */
@@ -77,6 +78,9 @@ export async function saveSnapshot(
 ): Promise<void> {
   const runId = fold.state.runId
   const seq = fold.state.lastSeq
+  // Trimming happens only behind a snapshot that holds every projection the store can still
+  // give: a fold that lacks one (a store that ran without trimming) rebuilds it first.
+  if (ctx.trim) await holdProjections(ctx, fold)
   const data = (keepUsing ? cloneFold(fold) : fold) as unknown as Json
   await ctx.snapshots.save({
     runId,
