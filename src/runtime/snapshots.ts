@@ -8,7 +8,7 @@ import {
 } from '../core/fold-snapshot.js'
 import type { Json } from '../core/json.js'
 import type { Snapshot } from '../core/ports.js'
-import type { EngineContext } from './context.js'
+import type { EngineContext, RunMemory } from './context.js'
 import { holdProjections } from './projections.js'
 
 /**
@@ -91,6 +91,40 @@ export async function saveSnapshot(
   })
   ctx.observe({ type: 'snapshot.saved', runId, seq })
   if (ctx.trim && ctx.store.trim) await trimBehindSnapshots(ctx, runId)
+}
+
+/**
+ * Whether a wake pass snapshots after its latest commit: at the first commit past each
+ * `snapshotEvery` interval, and before an iteration that may hit the wake limit (that error
+ * drops the fold, and the run then waits for an explicit call, as a parked one does).
+ * Synchronous: it runs after every commit, and most passes never snapshot.
+ */
+export function snapshotDueInPass(
+  ctx: EngineContext,
+  mem: RunMemory,
+  fold: RunFold,
+  beforeLimit: boolean,
+): boolean {
+  const since = fold.state.lastSeq - mem.lastSnapshotSeq
+  const every = ctx.options.snapshotEvery
+  return since > 0 && (beforeLimit || (every > 0 && since >= every))
+}
+
+/**
+ * A snapshot of a fold the pass keeps using. A failed save is observed and never fails the pass
+ * (the log is the truth; a snapshot is a cache of it).
+ */
+export async function snapshotInPass(
+  ctx: EngineContext,
+  mem: RunMemory,
+  fold: RunFold,
+): Promise<void> {
+  try {
+    await saveSnapshot(ctx, fold, true)
+    mem.lastSnapshotSeq = fold.state.lastSeq
+  } catch (error) {
+    ctx.observe({ type: 'snapshot.saved', runId: fold.state.runId, error: String(error) })
+  }
 }
 
 /** Removes events covered by the oldest kept snapshot, and never past the coverage proof. */
