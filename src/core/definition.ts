@@ -6,6 +6,11 @@ export interface Definition {
   readonly name: string
   readonly version: string
   readonly input?: StandardSchema
+  /**
+   * The version a ref without a version means (`startRun`, `POST /runs`, spawn by name): at
+   * most one per kind and name. Without one, the highest version (version-order.ts).
+   */
+  readonly default?: boolean
 }
 
 /** A definition named without the object (`startRun`, spawn by name). */

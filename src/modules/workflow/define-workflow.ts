@@ -40,6 +40,8 @@ export interface WorkflowDefinition<I = any> extends Definition {
 export function defineWorkflow<S extends StandardSchema | undefined = undefined>(config: {
   name: string
   version?: string
+  /** This version is the one a start by name without a version gets (docs/engine.md). */
+  default?: boolean
   input?: S
   nodes: Record<string, NodeSpec<S extends StandardSchema ? InferOutput<S> : any>>
   output?: (ctx: {
@@ -85,6 +87,7 @@ export function defineWorkflow<S extends StandardSchema | undefined = undefined>
     kind: 'workflow' as const,
     name,
     version: config.version ?? 'v1',
+    ...(config.default !== undefined ? { default: config.default } : {}),
     input: config.input,
     nodes,
     output: config.output,
