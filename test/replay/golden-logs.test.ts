@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process'
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { checkGoldenLogs } from 'skein/testing'
+import { checkGoldenLogs, parseLog } from 'skein/testing'
 import { afterEach, describe, expect, it } from 'vitest'
+import { LOG_PROTOCOL_VERSION } from '../../src/core/fold-protocol.js'
 import { goldenModules } from '../fixtures/logs/golden-modules.js'
 
 const fixtures = fileURLToPath(new URL('../fixtures/logs', import.meta.url))
@@ -31,7 +33,21 @@ describe('golden logs', () => {
     console.log(`SCORE replay logs=${report.logs} mismatches=${report.mismatches.length}`)
     for (const mismatch of report.mismatches) console.error(mismatch.message)
     expect(report.mismatches).toEqual([])
-    expect(report.logs).toBeGreaterThanOrEqual(18)
+    expect(report.logs).toBeGreaterThanOrEqual(36)
+  })
+
+  it('the unversioned logs predate the protocol version; the others record the one they were written in', async () => {
+    const names = (await readdir(fixtures, { recursive: true })).filter((n) => n.endsWith('.jsonl'))
+    for (const name of names) {
+      const [first] = parseLog(await readFile(join(fixtures, name), 'utf8'))
+      // A trimmed log starts after its snapshot, which carries the version instead.
+      const snapshot = join(fixtures, name.replace(/\.jsonl$/, '.snapshot.json'))
+      const version = existsSync(snapshot)
+        ? JSON.parse(await readFile(snapshot, 'utf8')).data.protocol
+        : (first.payload as any).protocolVersion
+      if (name.startsWith('unversioned/')) expect(version, name).toBeUndefined()
+      else expect(version, name).toBeLessThanOrEqual(LOG_PROTOCOL_VERSION)
+    }
   })
 
   it('a log that folds differently is reported with the path, the recorded and the replayed value', async () => {
