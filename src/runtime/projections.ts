@@ -1,4 +1,3 @@
-import type { EventEnvelope } from '../core/envelope.js'
 import { ProjectionNotFoundError, ProjectionUnavailableError } from '../core/errors.js'
 import type { RunFold } from '../core/fold.js'
 import { holdsProjection, missingProjections } from '../core/fold-projections.js'
@@ -8,10 +7,10 @@ import { foldProjection, type ProjectionDefinition } from '../core/projection.js
 import type { EngineContext } from './context.js'
 
 /**
- * A projection's value for a run at the fold's seq. A projection the fold holds (fold-projections.ts)
- * is read from it; any other is folded from where its value can still be had: the log's start,
- * or the newest snapshot that holds it (a log trimmed behind such a snapshot). When neither is
- * left, PROJECTION_UNAVAILABLE: a partial fold would be a wrong value.
+ * A projection's value for a run at the fold's seq. A projection the fold holds
+ * (fold-projections.ts) is read from it; any other is folded from where its value can still be
+ * had: the log's start, or the newest snapshot that holds it (a log trimmed behind such a
+ * snapshot). When neither is left, PROJECTION_UNAVAILABLE: a partial fold would be a wrong value.
  */
 export async function projectRun<S>(
   ctx: EngineContext,
@@ -73,7 +72,7 @@ interface Wanted {
 /**
  * Folds each wanted projection up to the fold's seq from its newest source: the log's start
  * when the log is untrimmed, else the newest retained snapshot holding it. `undefined` for a
- * projection with no source left. Reads the events once, from the oldest source needed.
+ * projection with no source left. One read of the events the store still has.
  */
 async function rebuild(
   ctx: EngineContext,
@@ -82,22 +81,26 @@ async function rebuild(
 ): Promise<Array<{ state: unknown } | undefined>> {
   const runId = fold.state.runId
   const upTo = fold.state.lastSeq
-  const { head } = await ctx.store.bounds(runId)
-  const bases: Array<{ seq: number; state: unknown } | undefined> = []
+  // From the store's head (the first retained seq) on; a writer may have appended past `upTo`.
+  const retained = upTo > 0 ? await ctx.store.read(runId, { fromSeq: 1, limit: upTo }) : []
+  const head = retained.length > 0 ? retained[0].seq : upTo + 1
+  const events = retained.filter((e) => e.seq <= upTo)
+  const out: Array<{ state: unknown } | undefined> = []
   for (const { name, definition } of wanted) {
-    if (head <= 1) bases.push({ seq: 0, state: definition.initial })
-    else
-      bases.push(
-        name === undefined ? undefined : await snapshotHolding(ctx, runId, name, head, upTo),
-      )
-  }
-  const from = Math.min(...bases.map((b) => (b ? b.seq : upTo)))
-  const events = from < upTo ? await readRange(ctx, runId, from + 1, upTo) : []
-  return bases.map((base, i) => {
-    if (!base) return undefined
+    const base =
+      head <= 1
+        ? { seq: 0, state: definition.initial }
+        : name === undefined
+          ? undefined
+          : await snapshotHolding(ctx, runId, name, head, upTo)
+    if (!base) {
+      out.push(undefined)
+      continue
+    }
     const after = events.filter((e) => e.seq > base.seq)
-    return { state: foldProjection(wanted[i].definition, after, base.state) }
-  })
+    out.push({ state: foldProjection(definition, after, base.state) })
+  }
+  return out
 }
 
 /** The newest retained snapshot at or before `upTo` that holds `name`, with that value. */
@@ -119,21 +122,4 @@ async function snapshotHolding(
     if (held && holdsProjection(held, name)) return { seq, state: held.projections[name] }
   }
   return undefined
-}
-
-/** Events `from..to` of a run; refuses a range the store no longer has in full. */
-async function readRange(
-  ctx: EngineContext,
-  runId: string,
-  from: number,
-  to: number,
-): Promise<EventEnvelope[]> {
-  const events = await ctx.store.read(runId, { fromSeq: from, limit: to - from + 1 })
-  if (events.length > 0 && events[0].seq !== from) {
-    throw new ProjectionUnavailableError(
-      `run ${runId}: events from seq ${from} were trimmed while projections were being rebuilt; retry`,
-      { runId, fromSeq: from },
-    )
-  }
-  return events
 }
