@@ -7,7 +7,7 @@ import { type Deadline, deadlinesOf } from '../core/deadlines.js'
 import { definitionLabel } from '../core/definition.js'
 import type { EventEnvelope, RunState } from '../core/envelope.js'
 import { isTerminal } from '../core/envelope.js'
-import { toErrorInfo } from '../core/errors.js'
+import { DeterminismError, toErrorInfo } from '../core/errors.js'
 import {
   commandOf,
   emptyFold,
@@ -94,6 +94,13 @@ export function replayLog(
       )
     }
     fold = restored
+  }
+  const from = fold.state.lastSeq + 1
+  if (events.length > 0 && events[0].seq !== from) {
+    throw new DeterminismError(
+      `run ${runId}: the log starts at seq ${events[0].seq}, but ${snapshot ? `the snapshot ends at seq ${from - 1}` : 'a log without a snapshot starts at seq 1'}; pass the snapshot a trimmed log continues from`,
+      { runId, seq: events[0].seq, expected: from },
+    )
   }
   foldEvents(registry, runId, events, fold)
   const projections: Record<string, Json> = {}

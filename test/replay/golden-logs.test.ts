@@ -4,7 +4,7 @@ import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { checkGoldenLogs, parseLog } from 'skein/testing'
+import { checkGoldenLogs, parseLog, replayLog } from 'skein/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { LOG_PROTOCOL_VERSION } from '../../src/core/fold-protocol.js'
 import { goldenModules } from '../fixtures/logs/golden-modules.js'
@@ -81,6 +81,15 @@ describe('golden logs', () => {
     expect(byName['unversioned/workflow-gate'].path).toBe('replay')
     expect(byName['unversioned/workflow-gate'].message).toContain('has a gap')
     expect(byName['unversioned/evaluator'].path).toBe('expected')
+  })
+
+  it('replayLog refuses a log that does not start where its snapshot (or seq 1) ends', async () => {
+    const read = async (name: string) =>
+      parseLog(await readFile(join(fixtures, `${name}.jsonl`), 'utf8'))
+    const trimmed = await read('trimmed')
+    expect(() => replayLog(goldenModules(), trimmed)).toThrow(/starts at seq 10/)
+    const gate = await read('workflow-gate')
+    expect(() => replayLog(goldenModules(), gate.slice(2))).toThrow(/starts at seq 3/)
   })
 
   it('the replay helpers load without vitest (any app can import them)', () => {
