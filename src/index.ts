@@ -38,6 +38,7 @@ export {
   InvalidRequestError,
   NotConfiguredError,
   ProjectionNotFoundError,
+  ProjectionUnavailableError,
   RunNotFoundError,
   RunOverloadedError,
   SeqConflictError,
@@ -45,6 +46,7 @@ export {
   StartConflictError,
   StoreError,
   TerminalError,
+  UnsupportedProtocolError,
   WakeLimitError,
 } from './core/errors.js'
 export type { Json, JsonObject } from './core/json.js'

@@ -12,6 +12,11 @@ export interface Definition<I = any, O = any> {
   readonly name: string
   readonly version: string
   readonly input?: StandardSchema
+  /**
+   * The version a ref without a version means (`startRun`, `POST /runs`, spawn by name): at
+   * most one per kind and name. Without one, the highest version (version-order.ts).
+   */
+  readonly default?: boolean
   /** Type-only: never set. */
   readonly [TYPES]?: { readonly input: I; readonly output: O }
 }

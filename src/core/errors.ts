@@ -68,6 +68,11 @@ export const InvalidEventError = define('INVALID_EVENT', 'InvalidEventError')
 export const RunNotFoundError = define('RUN_NOT_FOUND', 'RunNotFoundError')
 export const DefinitionNotFoundError = define('DEFINITION_NOT_FOUND', 'DefinitionNotFoundError')
 export const ProjectionNotFoundError = define('PROJECTION_NOT_FOUND', 'ProjectionNotFoundError')
+/** A projection whose events were trimmed before any snapshot held its value. */
+export const ProjectionUnavailableError = define(
+  'PROJECTION_UNAVAILABLE',
+  'ProjectionUnavailableError',
+)
 export const EffectNotFoundError = define('EFFECT_NOT_FOUND', 'EffectNotFoundError')
 export const StartConflictError = define('START_CONFLICT', 'StartConflictError')
 export const EffectNotRetryableError = define('EFFECT_NOT_RETRYABLE', 'EffectNotRetryableError')
@@ -78,6 +83,8 @@ export const IdempotencyConflictError = define('IDEMPOTENCY_CONFLICT', 'Idempote
 export const CompositionError = define('MODULE_COMPOSITION', 'CompositionError')
 export const DefinitionError = define('INVALID_DEFINITION', 'DefinitionError')
 export const DeterminismError = define('DETERMINISM_VIOLATION', 'DeterminismError')
+/** A log or snapshot recorded with a newer log protocol version than this Skein reads. */
+export const UnsupportedProtocolError = define('UNSUPPORTED_PROTOCOL', 'UnsupportedProtocolError')
 export const EngineStoppedError = define('ENGINE_STOPPED', 'EngineStoppedError')
 export const NotConfiguredError = define('NOT_CONFIGURED', 'NotConfiguredError')
 export const StoreError = define('STORE_ERROR', 'StoreError')
@@ -112,10 +119,12 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   EFFECT_NOT_RETRYABLE: 409,
   SEQ_CONFLICT: 409,
   IDEMPOTENCY_CONFLICT: 409,
+  PROJECTION_UNAVAILABLE: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RUN_OVERLOADED: 429,
   WAKE_LIMIT_EXCEEDED: 500,
+  UNSUPPORTED_PROTOCOL: 500,
   INTERNAL: 500,
   NOT_SUPPORTED: 501,
   NOT_CONFIGURED: 503,

@@ -138,7 +138,17 @@ export interface RunFold {
   /** Run-start idempotency key, if any. */
   startKey?: string
   startInput: Json
+  /**
+   * The projections this fold holds (fold-projections.ts): each name present maps to the
+   * projection folded over events 1..lastSeq. Absent names are not held, whatever the engine's
+   * options say, so a snapshot says by itself what it holds.
+   */
   projections: Record<string, Json>
+  /**
+   * The run's log protocol version, from `runtime.run.started` (fold-protocol.ts). Absent in
+   * folds and snapshots written before the version existed, which means 1.
+   */
+  protocol?: number
 }
 
 /**

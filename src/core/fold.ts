@@ -1,11 +1,5 @@
-import type { Outcome } from './commands.js'
-import type { Definition } from './definition.js'
-import { definitionLabel } from './definition.js'
-import type { EventEnvelope, ThreadState } from './envelope.js'
-import type { ErrorInfo } from './errors.js'
-import { DeterminismError } from './errors.js'
-import type { Json } from './json.js'
-import type { DecideContext, KindContext, KindDefinition } from './kind.js'
+import type { EventEnvelope } from './envelope.js'
+import { DeterminismError, UnsupportedProtocolError } from './errors.js'
 import type { Registry } from './registry.js'
 import type {
   EffectFailedPayload,
@@ -18,6 +12,8 @@ import type {
 } from './runtime-events.js'
 import { RT, RUNTIME_PREFIX } from './runtime-events.js'
 
+export { requestedEffect } from './fold-effects.js'
+export { type ThreadRuntime, threadContext } from './fold-thread.js'
 export type {
   CommandRecord,
   CommandStatus,
@@ -41,153 +37,19 @@ export {
 } from './fold-types.js'
 
 import { withProps } from './copy.js'
+import { foldWorkerTiming, patchEffect, reopenEffect, requestedEffect } from './fold-effects.js'
+import { reduceProjections, startProjections } from './fold-projections.js'
+import { readableProtocol } from './fold-protocol.js'
+import { replaceCommand, setCommand, setThread, settleCommand } from './fold-records.js'
+import { threadContext } from './fold-thread.js'
 import {
-  type CommandRecord,
   commandOf,
   dict,
-  type EffectRecord,
   emptyFold,
-  outcomeOf,
   type RunFold,
   type ThreadBook,
   type WaitRecord,
 } from './fold-types.js'
-
-/**
- * The kind and contexts of a thread, cached on its book under a symbol key: invisible to JSON
- * (snapshots), rebuilt lazily after a restore. Not a WeakMap: those cost the GC dearly.
- */
-const CACHE = Symbol('skein.thread')
-const NONE: Outcome = Object.freeze({ status: 'none' })
-
-export interface ThreadRuntime {
-  kind: KindDefinition
-  ctx: KindContext
-  decideCtx: DecideContext
-  /**
-   * Outcomes of the thread's ephemeral inline attempts in the current wake iteration, which
-   * `decideCtx.outcome` reports: never folded, never snapshotted (the wake clears them).
-   */
-  ephemeral: Map<string, Outcome> | undefined
-}
-
-export function threadContext(registry: Registry, fold: RunFold, threadId: string): ThreadRuntime {
-  const book = fold.books[threadId] as ThreadBook & { [CACHE]?: ThreadRuntime }
-  const cached = book[CACHE]
-  if (cached) return cached
-  const thread = fold.state.threads[threadId]
-  const kind = registry.kinds.get(thread.kind)
-  if (!kind) {
-    throw new DeterminismError(
-      `run ${fold.state.runId}: thread ${threadId} is of kind "${thread.kind}", which no registered module provides; register the module that provides it`,
-      { runId: fold.state.runId, threadId, kind: thread.kind },
-    )
-  }
-  const ref = { kind: thread.kind, name: thread.definitionName, version: thread.definitionVersion }
-  const definition = registry.resolve(ref)
-  if (!definition) {
-    throw new DeterminismError(
-      `run ${fold.state.runId}: thread ${threadId} was started from ${definitionLabel(ref)}, which is not registered; register that definition version to continue this run`,
-      { runId: fold.state.runId, threadId },
-    )
-  }
-  const ctx: KindContext = {
-    runId: fold.state.runId,
-    threadId,
-    parentThreadId: thread.parentThreadId,
-    definition: definition as Definition,
-    input: book.input,
-  }
-  const decideCtx: DecideContext = {
-    runId: ctx.runId,
-    threadId,
-    parentThreadId: ctx.parentThreadId,
-    definition: ctx.definition,
-    input: ctx.input,
-    outcome: (key) => {
-      const record = commandOf(book, key)
-      return record ? outcomeOf(record) : (runtime.ephemeral?.get(key) ?? NONE)
-    },
-  }
-  const runtime: ThreadRuntime = { kind, ctx, decideCtx, ephemeral: undefined }
-  Object.defineProperty(book, CACHE, { value: runtime, enumerable: false, writable: true })
-  return runtime
-}
-
-/** Replaces a thread's public state (never mutated: views handed out share these objects). */
-const setThread = (
-  fold: RunFold,
-  threadId: string,
-  status: ThreadState['status'],
-  extra?: { output?: Json; error?: ErrorInfo },
-): void => {
-  const prev = fold.state.threads[threadId]
-  if (!prev) return
-  const next: ThreadState = {
-    threadId: prev.threadId,
-    parentThreadId: prev.parentThreadId,
-    kind: prev.kind,
-    definitionName: prev.definitionName,
-    definitionVersion: prev.definitionVersion,
-    status,
-  }
-  const output = extra ? extra.output : prev.output
-  const error = extra ? extra.error : prev.error
-  if (output !== undefined) next.output = output
-  if (error !== undefined) next.error = error
-  fold.state.threads[threadId] = next
-}
-
-const settleCommand = (
-  fold: RunFold,
-  threadId: string,
-  key: string | undefined,
-  patch: Partial<CommandRecord>,
-): void => {
-  if (key === undefined) return
-  const book = fold.books[threadId]
-  if (book && commandOf(book, key)) replaceCommand(book, key, patch)
-}
-
-/**
- * Command records are never mutated, only replaced: a fold copy (cloneFold) then shares them
- * instead of copying one per keyed command, which a long conversation has thousands of.
- * A field patched to `undefined` is removed.
- */
-function replaceCommand(book: ThreadBook, key: string, patch: Partial<CommandRecord>): void {
-  const prev = commandOf(book, key) as CommandRecord
-  // Built field by field (one object shape for every record, no spread, no delete).
-  const next: CommandRecord = { kind: prev.kind, id: prev.id, status: patch.status ?? prev.status }
-  const value = 'value' in patch ? patch.value : prev.value
-  const error = 'error' in patch ? patch.error : prev.error
-  if (value !== undefined) next.value = value
-  if (error !== undefined) next.error = error
-  setCommand(book, key, next)
-}
-
-/** New keys moved to the shared archive at a time: amortizes the copy to 1/ARCHIVE_AT per key. */
-const ARCHIVE_AT = 64
-
-/**
- * Records `record` under `key`. Every ARCHIVE_AT new keys, `commands` moves into a new
- * `archived` map (the old archive is never mutated, so fold copies that share it stay valid).
- * Deterministic: the same events give the same split.
- */
-function setCommand(book: ThreadBook, key: string, record: CommandRecord): void {
-  const added = book.commands[key] === undefined
-  book.commands[key] = record
-  if (!added) return
-  const fresh = (book.fresh ?? Object.keys(book.commands).length - 1) + 1
-  if (fresh < ARCHIVE_AT) {
-    book.fresh = fresh
-    return
-  }
-  const archived = dict(book.archived)
-  for (const k in book.commands) archived[k] = book.commands[k]
-  book.archived = archived
-  book.commands = dict()
-  book.fresh = 0
-}
 
 /**
  * Folds one event into `fold` (mutating it). Deterministic: the same events give the same
@@ -216,13 +78,9 @@ export function applyEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       if (book) setCommand(book, event.key, { kind: 'emit', id: '', status: 'completed' })
     }
     stepThread(registry, fold, event)
-    if (registry.foldProjections)
-      for (const { name, projection } of registry.projectionList) {
-        const prev = fold.projections[name] ?? projection.initial
-        fold.projections[name] = projection.reduce(prev, event)
-      }
+    reduceProjections(registry, fold, event)
   } catch (error) {
-    if (DeterminismError.is(error)) throw error
+    if (DeterminismError.is(error) || UnsupportedProtocolError.is(error)) throw error
     throw new DeterminismError(
       `run ${state.runId}: folding event seq ${event.seq} (${event.type}) threw: ${(error as Error)?.message ?? error}. The recorded log and the current code disagree; restore the code version that wrote this run or migrate it`,
       { runId: state.runId, seq: event.seq, type: event.type },
@@ -241,29 +99,15 @@ function stepThread(registry: Registry, fold: RunFold, event: EventEnvelope): vo
   if (kind.step) book.kindState = kind.step(book.kindState, event, ctx)
 }
 
-/** The record of an effect just requested (before its first attempt). */
-export function requestedEffect(r: EffectRequestedPayload): EffectRecord {
-  const record: EffectRecord = {
-    effectId: r.effectId,
-    threadId: r.threadId,
-    key: r.key,
-    type: r.type,
-    input: r.input,
-    execution: r.execution,
-    status: 'requested',
-    attempt: 0,
-  }
-  if (r.retry !== undefined) record.retry = r.retry
-  if (r.timeoutMs !== undefined) record.timeoutMs = r.timeoutMs
-  return record
-}
-
 function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelope): void {
   const state = fold.state
   const p = event.payload as any
   switch (event.type) {
     case RT.runStarted: {
       const start = p as RunStartedPayload
+      // Everything after this event folds by the version the run was recorded with.
+      fold.protocol = readableProtocol(state.runId, start.protocolVersion, 'its log')
+      startProjections(registry, fold)
       state.rootThreadId = start.rootThreadId
       state.kind = start.kind
       state.definitionName = start.definitionName
@@ -471,56 +315,6 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
     }
     default:
       return
-  }
-}
-
-/**
- * Worker timing fields of `dispatched`, worker `attempt.started`, `heartbeat` and
- * `cancel.requested`: the deadline, which timeout it enforces, start-to-close, and (at dispatch)
- * the timeouts that later callbacks apply.
- */
-function foldWorkerTiming(fold: RunFold, p: any): void {
-  const effect = fold.effects[p.effectId]
-  if (!effect) return
-  if (p.deadlineAt === null || p.deadlineAt === undefined) delete effect.deadlineAt
-  else effect.deadlineAt = p.deadlineAt
-  if (p.timeout) effect.deadlineKind = p.timeout
-  else delete effect.deadlineKind
-  if (p.closeAt !== undefined) effect.closeAt = p.closeAt
-  if (p.timeouts !== undefined) effect.timeouts = p.timeouts
-}
-
-function patchEffect(fold: RunFold, effectId: string, patch: Partial<EffectRecord>): void {
-  const effect = fold.effects[effectId]
-  if (!effect) return
-  Object.assign(effect, patch)
-  if (patch.deadlineAt === undefined && 'deadlineAt' in patch) delete effect.deadlineAt
-}
-
-/**
- * An operator retry of an effect whose final failure failed its thread (and run): the command,
- * the thread chain up to the root and the run return to running.
- */
-function reopenEffect(fold: RunFold, effect: EffectRecord): void {
-  settleCommand(fold, effect.threadId, effect.key, { status: 'pending', error: undefined })
-  let threadId: string | null = effect.threadId
-  while (threadId) {
-    const thread: ThreadState | undefined = fold.state.threads[threadId]
-    if (thread?.status !== 'failed') break
-    setThread(fold, threadId, 'running', { output: thread.output, error: undefined })
-    const parent: string | null = thread.parentThreadId
-    if (parent) {
-      const key = fold.books[threadId]?.spawnKey
-      if (key !== undefined) {
-        settleCommand(fold, parent, key, { status: 'pending', error: undefined })
-      }
-    }
-    threadId = parent
-  }
-  const root = fold.state.threads[fold.state.rootThreadId]
-  if (fold.state.status === 'failed' && root && root.status === 'running') {
-    fold.state.status = 'running'
-    delete fold.state.error
   }
 }
 

@@ -7,6 +7,7 @@ import type { KindDefinition } from './kind.js'
 import { type CatalogEntry, type InputEvent, isInputEvent, type Module } from './module.js'
 import type { ProjectionDefinition } from './projection.js'
 import { isStandardSchema, isTypeOnly, type StandardSchema } from './schema.js'
+import { compareVersions } from './version-order.js'
 
 const NAMESPACE = /^[a-z][a-z0-9_-]*$/
 
@@ -29,15 +30,17 @@ export class Registry {
   private readonly catalogs = new Map<string, Map<string, string>>()
   readonly projections = new Map<string, ProjectionDefinition>()
   /**
-   * Whether registered projections are folded with each run (and so kept in snapshots). Needed
-   * only when trimming can remove the events they come from; otherwise `project` folds the
-   * log on demand and runs' folds (and snapshots) stay small.
+   * Whether new runs' folds hold every registered projection (and so their snapshots do).
+   * Needed only when trimming can remove the events they come from; otherwise `project` folds
+   * the log on demand and runs' folds (and snapshots) stay small. What an existing fold holds
+   * is recorded in the fold itself (fold-projections.ts), never decided by this flag.
    */
   foldProjections = false
   /** The projections as a list, for the per-event fold loop (no iterator allocations). */
   readonly projectionList: Array<{ name: string; projection: ProjectionDefinition }> = []
   private readonly definitions = new Map<string, Definition>()
-  private readonly latest = new Map<string, Definition>()
+  /** By `kind:name`: the version a ref without one resolves to. */
+  private readonly defaults = new Map<string, Definition>()
   private readonly effectTypes = new Map<EffectDefinition, string>()
   private readonly definitionObjects = new Set<Definition>()
 
@@ -134,16 +137,44 @@ export class Registry {
     if (this.definitions.has(key)) {
       throw new CompositionError(`definition ${key} is registered twice`, { definition: key })
     }
+    if (definition.default !== undefined && typeof definition.default !== 'boolean') {
+      throw new CompositionError(`definition ${key}: default must be true or false`, {
+        definition: key,
+      })
+    }
     this.definitions.set(key, definition)
-    this.latest.set(`${definition.kind}:${definition.name}`, definition)
     this.definitionObjects.add(definition)
+    this.chooseDefault(definition)
   }
 
-  /** The registered definition for a ref; without a version, the last one registered. */
+  /**
+   * Keeps the version a ref without one resolves to: the definition marked `default: true`,
+   * else the highest version (compareVersions). Registration order never matters.
+   */
+  private chooseDefault(definition: Definition): void {
+    const name = `${definition.kind}:${definition.name}`
+    const current = this.defaults.get(name)
+    if (definition.default === true && current?.default === true) {
+      throw new CompositionError(
+        `definitions ${definitionLabel(current)} and ${definitionLabel(definition)} are both marked default: keep default: true on one version`,
+        { definition: name, versions: [current.version, definition.version] },
+      )
+    }
+    const wins =
+      !current ||
+      definition.default === true ||
+      (current.default !== true && compareVersions(definition.version, current.version) > 0)
+    if (wins) this.defaults.set(name, definition)
+  }
+
+  /**
+   * The registered definition for a ref; without a version, the one marked `default: true`, else
+   * the highest version (docs/engine.md, "Which version a start without one gets").
+   */
   resolve(ref: DefinitionRef): Definition | undefined {
     return ref.version
       ? this.definitions.get(definitionLabel(ref))
-      : this.latest.get(`${ref.kind}:${ref.name}`)
+      : this.defaults.get(`${ref.kind}:${ref.name}`)
   }
 
   /** The registered definition for an object passed to `start`/`spawn`. */

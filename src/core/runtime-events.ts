@@ -38,6 +38,11 @@ export interface RunStartedPayload {
   definitionVersion: string
   input: Json
   rootThreadId: string
+  /**
+   * The log protocol version the run is recorded with (fold-protocol.ts); absent in logs
+   * written before it existed, which are version 1.
+   */
+  protocolVersion?: number
 }
 
 export interface ThreadStartedPayload {

@@ -42,6 +42,8 @@ const PUBLIC_5XX = new Set([
   'NOT_SUPPORTED',
   'NOT_CONFIGURED',
   'ENGINE_STOPPED',
+  // Its message names only the run and protocol versions, and says what to do.
+  'UNSUPPORTED_PROTOCOL',
 ])
 
 export function errorResponse(error: unknown, headers?: Record<string, string>): Response {

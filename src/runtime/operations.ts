@@ -12,6 +12,7 @@ import {
   StartConflictError,
 } from '../core/errors.js'
 import { allCommands, emptyFold, type RunFold } from '../core/fold.js'
+import { LOG_PROTOCOL_VERSION } from '../core/fold-protocol.js'
 import { canonicalJson, type Json } from '../core/json.js'
 import { RT, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'
@@ -87,6 +88,7 @@ export const startOp = {
             definitionVersion: definition.version,
             input,
             rootThreadId: threadId,
+            protocolVersion: LOG_PROTOCOL_VERSION,
           },
           { threadId: null, origin: 'external', idempotencyKey: options.idempotencyKey },
         )

@@ -2,18 +2,11 @@ import { withProps } from '../core/copy.js'
 import { deadlinesOf } from '../core/deadlines.js'
 import type { EventEnvelope } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
-import {
-  applyEvent,
-  cloneFold,
-  emptyFold,
-  foldEvents,
-  type RunFold,
-  viewState,
-} from '../core/fold.js'
+import { applyEvent, emptyFold, foldEvents, type RunFold, viewState } from '../core/fold.js'
+import { foldFromSnapshot } from '../core/fold-snapshot.js'
 import { RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
 import type { EffectAttemptView, ReplayStep, RunOperationalStatus } from './engine-types.js'
-import { isReadableSnapshot } from './snapshots.js'
 
 /** `inspectRun`: threads, open waits, unfinished effects, deadlines and log bounds. */
 export async function inspect(ctx: EngineContext, fold: RunFold): Promise<RunOperationalStatus> {
@@ -119,11 +112,9 @@ export async function replay(
   if (tail === 0 || seq < Math.max(1, head) || seq > tail) return null
   let fold = emptyFold(runId)
   const snapshot = await ctx.snapshots.latest(runId, seq - 1, { readOnly: true })
-  if (isReadableSnapshot(snapshot) && snapshot.seq >= head - 1) {
-    fold = cloneFold(snapshot.data as unknown as RunFold)
-  } else if (head > 1) {
-    return null
-  }
+  const restored = snapshot && snapshot.seq >= head - 1 ? foldFromSnapshot(snapshot) : null
+  if (restored) fold = restored
+  else if (head > 1) return null
   const events = await ctx.store.read(runId, {
     fromSeq: fold.state.lastSeq + 1,
     limit: seq - fold.state.lastSeq,

@@ -1,22 +1,20 @@
 import { DeterminismError } from '../core/errors.js'
 import { cloneFold, emptyFold, foldEvents, type RunFold } from '../core/fold.js'
+import {
+  foldFromSnapshot,
+  isReadableSnapshot,
+  SNAPSHOT_FORMAT,
+  snapshotFold,
+} from '../core/fold-snapshot.js'
 import type { Json } from '../core/json.js'
 import type { Snapshot } from '../core/ports.js'
-import type { EngineContext } from './context.js'
-
-/**
- * The fold format snapshots are written in. 2 added the per-thread command archive
- * (`archived`, `fresh`); format-1 snapshots are still read (they have no archive), while an
- * older skein ignores format-2 ones and refolds from the log.
- */
-export const SNAPSHOT_FORMAT = 2
-
-export const isReadableSnapshot = (snapshot: Snapshot | null | undefined): snapshot is Snapshot =>
-  snapshot?.format === SNAPSHOT_FORMAT || snapshot?.format === 1
+import type { EngineContext, RunMemory } from './context.js'
+import { holdProjections } from './projections.js'
 
 /**
  * Loads a run's fold for a writer: newest snapshot plus the events after it, and the seq that
- * snapshot covers. `null` when the run has no events. Throws DeterminismError when the log was trimmed past every snapshot.
+ * snapshot covers. `null` when the run has no events. Throws DeterminismError when the log was
+ * trimmed past every snapshot, UnsupportedProtocolError for a run recorded by a newer Skein.
  */
 export async function loadFold(
   ctx: EngineContext,
@@ -38,9 +36,8 @@ export async function loadFoldForRead(
   tail: number,
 ): Promise<RunFold | null> {
   const shared = await ctx.snapshots.latest(runId, undefined, { readOnly: true })
-  if (isReadableSnapshot(shared) && shared.seq === tail) {
-    return shared.data as unknown as RunFold
-  }
+  const fold = snapshotFold(shared)
+  if (fold && shared!.seq === tail) return fold
   return loadFrom(ctx, runId, shared)
 }
 
@@ -49,15 +46,10 @@ async function loadFrom(
   runId: string,
   snapshot: Snapshot | null,
 ): Promise<RunFold | null> {
-  let fold: RunFold
-  if (isReadableSnapshot(snapshot)) {
-    // The snapshot may be shared (read-only): the writer gets its own copy.
-    fold = cloneFold(snapshot.data as unknown as RunFold)
-    ctx.observe({ type: 'snapshot.loaded', runId, seq: snapshot.seq })
-  } else {
-    fold = emptyFold(runId)
-  }
-  return catchUp(ctx, fold)
+  // The snapshot may be shared (read-only): the writer gets its own copy.
+  const restored = foldFromSnapshot(snapshot)
+  if (restored) ctx.observe({ type: 'snapshot.loaded', runId, seq: snapshot!.seq })
+  return catchUp(ctx, restored ?? emptyFold(runId))
 }
 
 /** Folds events the store has beyond `fold` (after a cache hit or a snapshot). */
@@ -86,6 +78,9 @@ export async function saveSnapshot(
 ): Promise<void> {
   const runId = fold.state.runId
   const seq = fold.state.lastSeq
+  // Trimming happens only behind a snapshot that holds every projection the store can still
+  // give: a fold that lacks one (a store that ran without trimming) rebuilds it first.
+  if (ctx.trim) await holdProjections(ctx, fold)
   const data = (keepUsing ? cloneFold(fold) : fold) as unknown as Json
   await ctx.snapshots.save({
     runId,
@@ -96,6 +91,40 @@ export async function saveSnapshot(
   })
   ctx.observe({ type: 'snapshot.saved', runId, seq })
   if (ctx.trim && ctx.store.trim) await trimBehindSnapshots(ctx, runId)
+}
+
+/**
+ * Whether a wake pass snapshots after its latest commit: at the first commit past each
+ * `snapshotEvery` interval, and before an iteration that may hit the wake limit (that error
+ * drops the fold, and the run then waits for an explicit call, as a parked one does).
+ * Synchronous: it runs after every commit, and most passes never snapshot.
+ */
+export function snapshotDueInPass(
+  ctx: EngineContext,
+  mem: RunMemory,
+  fold: RunFold,
+  beforeLimit: boolean,
+): boolean {
+  const since = fold.state.lastSeq - mem.lastSnapshotSeq
+  const every = ctx.options.snapshotEvery
+  return since > 0 && (beforeLimit || (every > 0 && since >= every))
+}
+
+/**
+ * A snapshot of a fold the pass keeps using. A failed save is observed and never fails the pass
+ * (the log is the truth; a snapshot is a cache of it).
+ */
+export async function snapshotInPass(
+  ctx: EngineContext,
+  mem: RunMemory,
+  fold: RunFold,
+): Promise<void> {
+  try {
+    await saveSnapshot(ctx, fold, true)
+    mem.lastSnapshotSeq = fold.state.lastSeq
+  } catch (error) {
+    ctx.observe({ type: 'snapshot.saved', runId: fold.state.runId, error: String(error) })
+  }
 }
 
 /** Removes events covered by the oldest kept snapshot, and never past the coverage proof. */

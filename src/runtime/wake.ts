@@ -17,6 +17,7 @@ import {
   runEphemeral,
   runnableEffects,
 } from './effects-exec.js'
+import { snapshotDueInPass, snapshotInPass } from './snapshots.js'
 import type { MaybePromise } from './validate.js'
 import {
   dispatchWorkerEffects,
@@ -153,7 +154,11 @@ async function wakeIterations(
         .catch((error) => ctx.observe({ type: 'effect.attempt', runId, error: String(error) }))
     }
     first = false
-    if (!hasWorkNow(ctx, mem, fold)) break
+    const more = hasWorkNow(ctx, mem, fold)
+    // The fold is the committed state here (settled attempts are folded by the next batch).
+    const beforeLimit = more && iterations === ctx.options.maxWakeIterations
+    if (snapshotDueInPass(ctx, mem, fold, beforeLimit)) await snapshotInPass(ctx, mem, fold)
+    if (!more) break
   }
   if (ctx.observing) {
     ctx.observe({ type: 'wake.finished', runId, seq: fold.state.lastSeq, iterations })

@@ -12,6 +12,10 @@ export type {
   StoreCall,
 } from './fault-store.js'
 export { faultyStore, isInjectedFault } from './fault-store.js'
+export type { GoldenMismatch, GoldenReport } from './golden-logs.js'
+export { checkGoldenLogs, parseLog, recordGoldenLog } from './golden-logs.js'
 export { makeEnvelopes } from './make-envelopes.js'
 export type { ManualClock } from './manual-clock.js'
 export { manualClock } from './manual-clock.js'
+export type { NextCommand, ReplayedLog, ReplayOptions } from './replay-log.js'
+export { replayLog } from './replay-log.js'

@@ -44,6 +44,8 @@ export type AgentToolInput = ToolDefinition | Definition
 export function defineAgent<S extends StandardSchema | undefined = undefined>(config: {
   name: string
   version?: string
+  /** This version is the one a start by name without a version gets (docs/engine.md). */
+  default?: boolean
   instructions: string | ((input: S extends StandardSchema ? InferOutput<S> : any) => string)
   description?: string
   input?: S
@@ -85,6 +87,7 @@ export function defineAgent<S extends StandardSchema | undefined = undefined>(co
     kind: 'agent' as const,
     name,
     version: config.version ?? 'v1',
+    ...(config.default !== undefined ? { default: config.default } : {}),
     input: config.input,
     instructions,
     description: config.description,

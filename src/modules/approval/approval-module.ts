@@ -25,6 +25,8 @@ export interface ApprovalDefinition<I = any> extends Definition<I, ApprovalDecis
 export function defineApproval<I = any>(config: {
   name: string
   version?: string
+  /** This version is the one a start by name without a version gets (docs/engine.md). */
+  default?: boolean
   input?: StandardSchema<any, I>
   title: (input: I) => string
   description?: (input: I) => string

@@ -42,6 +42,8 @@ export interface EvaluatorDefinition<I = any, R extends string = string>
 interface Common<S, R extends string> {
   name: string
   version?: string
+  /** This version is the one a start by name without a version gets (docs/engine.md). */
+  default?: boolean
   description?: string
   input?: S
   routes: readonly R[]
@@ -113,6 +115,7 @@ export function defineEvaluator<
     kind: 'evaluator' as const,
     name,
     version: config.version ?? 'v1',
+    ...(config.default !== undefined ? { default: config.default } : {}),
     input: config.input,
     description: config.description,
     routes: Object.freeze([...routes]),

@@ -56,6 +56,8 @@ export function defineWorkflow<
 >(config: {
   name: string
   version?: string
+  /** This version is the one a start by name without a version gets (docs/engine.md). */
+  default?: boolean
   input?: S
   nodes: NodesConfig<NodeInput<S>, A, F, W, R>
   /** The run's output; without it the output is every node's result by id. */
@@ -99,6 +101,7 @@ export function defineWorkflow<
     kind: 'workflow' as const,
     name,
     version: config.version ?? 'v1',
+    ...(config.default !== undefined ? { default: config.default } : {}),
     input: config.input,
     nodes,
     output: config.output as WorkflowDefinition['output'],

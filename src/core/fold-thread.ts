@@ -1,0 +1,68 @@
+import type { Outcome } from './commands.js'
+import type { Definition } from './definition.js'
+import { definitionLabel } from './definition.js'
+import { DeterminismError } from './errors.js'
+import { commandOf, outcomeOf, type RunFold, type ThreadBook } from './fold-types.js'
+import type { DecideContext, KindContext, KindDefinition } from './kind.js'
+import type { Registry } from './registry.js'
+
+/**
+ * The kind and contexts of a thread, cached on its book under a symbol key: invisible to JSON
+ * (snapshots), rebuilt lazily after a restore. Not a WeakMap: those cost the GC dearly.
+ */
+const CACHE = Symbol('skein.thread')
+const NONE: Outcome = Object.freeze({ status: 'none' })
+
+export interface ThreadRuntime {
+  kind: KindDefinition
+  ctx: KindContext
+  decideCtx: DecideContext
+  /**
+   * Outcomes of the thread's ephemeral inline attempts in the current wake iteration, which
+   * `decideCtx.outcome` reports: never folded, never snapshotted (the wake clears them).
+   */
+  ephemeral: Map<string, Outcome> | undefined
+}
+
+export function threadContext(registry: Registry, fold: RunFold, threadId: string): ThreadRuntime {
+  const book = fold.books[threadId] as ThreadBook & { [CACHE]?: ThreadRuntime }
+  const cached = book[CACHE]
+  if (cached) return cached
+  const thread = fold.state.threads[threadId]
+  const kind = registry.kinds.get(thread.kind)
+  if (!kind) {
+    throw new DeterminismError(
+      `run ${fold.state.runId}: thread ${threadId} is of kind "${thread.kind}", which no registered module provides; register the module that provides it`,
+      { runId: fold.state.runId, threadId, kind: thread.kind },
+    )
+  }
+  const ref = { kind: thread.kind, name: thread.definitionName, version: thread.definitionVersion }
+  const definition = registry.resolve(ref)
+  if (!definition) {
+    throw new DeterminismError(
+      `run ${fold.state.runId}: thread ${threadId} was started from ${definitionLabel(ref)}, which is not registered; register that definition version to continue this run`,
+      { runId: fold.state.runId, threadId },
+    )
+  }
+  const ctx: KindContext = {
+    runId: fold.state.runId,
+    threadId,
+    parentThreadId: thread.parentThreadId,
+    definition: definition as Definition,
+    input: book.input,
+  }
+  const decideCtx: DecideContext = {
+    runId: ctx.runId,
+    threadId,
+    parentThreadId: ctx.parentThreadId,
+    definition: ctx.definition,
+    input: ctx.input,
+    outcome: (key) => {
+      const record = commandOf(book, key)
+      return record ? outcomeOf(record) : (runtime.ephemeral?.get(key) ?? NONE)
+    },
+  }
+  const runtime: ThreadRuntime = { kind, ctx, decideCtx, ephemeral: undefined }
+  Object.defineProperty(book, CACHE, { value: runtime, enumerable: false, writable: true })
+  return runtime
+}
