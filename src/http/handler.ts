@@ -8,6 +8,7 @@ import { createLiveStreams } from './live-streams.js'
 import type { HandlerOptions, Route, RouteContext } from './route-types.js'
 import { createRouter, parseApiPath } from './router.js'
 import { ROUTES } from './routes/index.js'
+import { checkQuery } from './validate.js'
 
 export interface HttpHandler {
   /** The Web-standard handler: a Response, or null for paths outside the API. */
@@ -79,6 +80,7 @@ export function createHttpHandler(
     if (params.id !== undefined) context.runId = params.id
     const auth = await authorizeRequest(options.authorize, request, context)
     if (!auth.ok) return auth.response
+    checkQuery(url, route.query)
 
     let parsed: Promise<Json> | undefined
     const ctx: RouteContext = {

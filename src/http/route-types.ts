@@ -28,6 +28,11 @@ export interface Route {
   path: string
   name: string
   access: Access
+  /**
+   * The query parameters the route reads. Any other is a 400 INVALID_REQUEST: a typo or a
+   * parameter the server does not have must not be silently answered as if it were absent.
+   */
+  query?: readonly string[]
   handle(context: RouteContext): Promise<Response>
 }
 

@@ -60,6 +60,7 @@ export const runEventRoutes: Route[] = [
     path: '/runs/:id/events',
     name: 'runs.events',
     access: 'read',
+    query: ['fromSeq', 'limit', 'live'],
     async handle(ctx) {
       const runId = ctx.params.id
       if (liveFlag(ctx.url) || wantsEventStream(ctx.request)) {
