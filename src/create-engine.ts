@@ -16,6 +16,7 @@ import type {
   EngineRuntime,
   ServeOptions,
   ServerHandle,
+  StartHooks,
   StartOptions,
   StartRunArgs,
 } from './runtime/engine-types.js'
@@ -117,7 +118,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
     },
     start: async (definition: Definition, input?: unknown, opts?: StartOptions) =>
       (await rt()).start(definition, input, opts),
-    startRun: async (args: StartRunArgs): Promise<StartResult> => (await rt()).startRun(args),
+    startRun: async (args: StartRunArgs, hooks?: StartHooks): Promise<StartResult> =>
+      (await rt()).startRun(args, hooks),
     getRun: async (runId: string) => (await rt()).getRun(runId),
     getEvents: async (runId: string, opts?: { fromSeq?: number; limit?: number }) =>
       (await rt()).getEvents(runId, opts),

@@ -83,6 +83,7 @@ export type {
   RunOperationalStatus,
   ServeOptions,
   ServerHandle,
+  StartHooks,
   StartOptions,
   StartRunArgs,
 } from './runtime/engine-types.js'

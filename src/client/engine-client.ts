@@ -10,7 +10,7 @@ import type {
 } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
 import type { RunSummary } from '../core/ports.js'
-import { timeOrderedUuid } from '../core/uuid.js'
+import { newRunId } from '../core/uuid.js'
 import type {
   EffectAttemptView,
   ReplayStep,
@@ -101,7 +101,9 @@ export function createEngineClient(options: EngineClientOptions) {
   const startBody = (args: StartRunArgs) => JSON.parse(JSON.stringify(args)) as Json
 
   const streamRun = (args: StartRunArgs, streamOptions: StreamOptions = {}): RunStream => {
-    const runId = args.runId ?? timeOrderedUuid(Date.now())
+    // The client picks the id (in the engine's default format) so `stream.runId` is known at
+    // once and still names the run if the connection drops before the first frame.
+    const runId = args.runId ?? newRunId(Date.now())
     return openRunStream(runId, streamOptions.onTransient, (signal) =>
       doFetch(
         new Request(`${base}/runs`, {

@@ -1,6 +1,5 @@
-import type { EventEnvelope, StartResult } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
-import type { Engine, StartRunArgs } from '../runtime/engine-types.js'
+import type { Engine } from '../runtime/engine-types.js'
 import type { Access, AuthorizeHook, DebuggerHost } from '../runtime/options.js'
 import type { LiveStreams } from './live-streams.js'
 
@@ -46,11 +45,6 @@ export interface HandlerOptions {
   debugger?: DebuggerHost
   maxRequestBytes: number
   maxEventBytes: number
-  /** Runs a start and reports its events as they are appended (streaming start). */
-  streamStart?: (
-    args: StartRunArgs,
-    onEvent: (events: readonly EventEnvelope[]) => void,
-  ) => Promise<StartResult>
   sse?: {
     /** Interval between `: keepalive` comments (default 15 s). */
     keepaliveMs?: number

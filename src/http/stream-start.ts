@@ -1,9 +1,8 @@
-import type { EventEnvelope, StartResult } from '../core/envelope.js'
+import type { EventEnvelope, TransientEvent } from '../core/envelope.js'
 import type { Engine, StartRunArgs } from '../runtime/engine-types.js'
 import { errorInfoOf, errorResponse } from './error-response.js'
 import { createFrameStream, type FrameSink } from './frame-stream.js'
 import type { LiveStreams } from './live-streams.js'
-import type { HandlerOptions } from './route-types.js'
 import { formatNamedFrame, SSE_HEADERS, SSE_PREAMBLE } from './sse-format.js'
 
 const encoder = new TextEncoder()
@@ -14,16 +13,18 @@ const encoder = new TextEncoder()
  * error body. A start that fails before its first event (unknown definition, bad input)
  * answers with a plain JSON error and its real status instead of a 200 stream.
  *
- * Completeness does not depend on when the engine calls listeners: once the start settles,
- * any events up to `state.lastSeq` not yet seen are read from the store before `done`.
+ * The run id is the caller's or one the engine makes with its `ids` (one format for every
+ * start); the engine reports it through `onRunId` before writing, and the stream subscribes
+ * there. Completeness does not depend on when the engine calls listeners: once the start
+ * settles, any events up to `state.lastSeq` not yet seen are read from the store before `done`.
  */
 export async function streamStart(
   engine: Engine,
   streams: LiveStreams,
-  options: HandlerOptions,
-  args: StartRunArgs & { runId: string },
+  args: StartRunArgs,
   signal: AbortSignal | undefined,
 ): Promise<Response> {
+  let runId: string | undefined
   let cursor = 0
   let closed = false
   let out: FrameSink | undefined
@@ -35,7 +36,7 @@ export async function streamStart(
 
   const send = (events: readonly EventEnvelope[]) => {
     for (const event of events) {
-      if (closed || event.runId !== args.runId || event.seq <= cursor) continue
+      if (closed || event.runId !== runId || event.seq <= cursor) continue
       out?.write(streams.frame(event))
       cursor = event.seq
     }
@@ -53,23 +54,25 @@ export async function streamStart(
     }
   }
 
-  let unsubscribe = () => {}
   // Transient events (streamed text) while the run starts: `event: transient` frames, no id.
-  const unsubscribeTransient = engine.subscribeTransient(args.runId, (event) => {
+  const onTransient = (event: TransientEvent) => {
     if (closed || !out) return
     try {
       out.write(encoder.encode(formatNamedFrame('transient', event)))
     } catch {
       close()
     }
-  })
-  let started: Promise<StartResult>
-  if (options.streamStart) started = options.streamStart(args, onEvent)
-  else {
-    unsubscribe = await engine.subscribe(args.runId, onEvent)
-    started = engine.startRun(args)
   }
-  const settled = started.then(
+  let unsubscribe = () => {}
+  let unsubscribeTransient = () => {}
+  const onRunId = async (id: string) => {
+    runId = id
+    unsubscribeTransient = engine.subscribeTransient(id, onTransient)
+    const off = await engine.subscribe(id, onEvent)
+    if (closed) off()
+    else unsubscribe = off
+  }
+  const settled = engine.startRun(args, { onRunId }).then(
     (result) => ({ ok: true as const, result }),
     (error: unknown) => ({ ok: false as const, error }),
   )
@@ -99,7 +102,7 @@ export async function streamStart(
     if (outcome.ok) {
       try {
         if (cursor < outcome.result.state.lastSeq) {
-          send(await engine.getEvents(args.runId, { fromSeq: cursor + 1 }))
+          send(await engine.getEvents(outcome.result.runId, { fromSeq: cursor + 1 }))
         }
       } catch {
         // The done frame still carries the state; the client can read events afterwards.

@@ -29,6 +29,16 @@ export interface StartRunArgs extends StartOptions {
   input?: Json
 }
 
+/** Calls a host makes around a start (the HTTP streaming start uses them). */
+export interface StartHooks {
+  /**
+   * Called with the run's id — the caller's, or a new one from the engine's `ids` — before
+   * anything is validated or written, so a host can subscribe to the run's events first.
+   * A rejection fails the start with nothing written.
+   */
+  onRunId?(runId: string): void | Promise<void>
+}
+
 export interface ReplayStep {
   seq: number
   event: EventEnvelope
@@ -114,7 +124,7 @@ export interface CallerContext {
 export interface Engine {
   ready(): Promise<{ store: EventStore; runtime: EngineRuntime }>
   start(definition: Definition, input?: unknown, options?: StartOptions): Promise<StartResult>
-  startRun(args: StartRunArgs): Promise<StartResult>
+  startRun(args: StartRunArgs, hooks?: StartHooks): Promise<StartResult>
   getRun(runId: string): Promise<RunState>
   getEvents(runId: string, options?: { fromSeq?: number; limit?: number }): Promise<EventEnvelope[]>
   signal(

@@ -27,6 +27,7 @@ import type {
   EngineRuntime,
   ReplayStep,
   RunOperationalStatus,
+  StartHooks,
   StartOptions,
   StartRunArgs,
 } from './engine-types.js'
@@ -169,7 +170,7 @@ export class RuntimeEngine implements EngineRuntime {
     return this.startDefinition(resolved, input, options)
   }
 
-  async startRun(args: StartRunArgs): Promise<StartResult> {
+  async startRun(args: StartRunArgs, hooks?: StartHooks): Promise<StartResult> {
     if (typeof args?.kind !== 'string' || typeof args.definitionName !== 'string') {
       throw new InvalidRequestError('startRun needs { kind, definitionName } strings')
     }
@@ -183,16 +184,18 @@ export class RuntimeEngine implements EngineRuntime {
         kind: args.kind,
         definitionName: args.definitionName,
       })
-    return this.startDefinition(definition, args.input, args)
+    return this.startDefinition(definition, args.input, args, hooks)
   }
 
   private async startDefinition(
     definition: Definition,
     input: unknown,
     options: StartOptions,
+    hooks?: StartHooks,
   ): Promise<StartResult> {
     const runId = options.runId ?? this.ctx.ids.runId()
     checkId(runId, 'runId')
+    await hooks?.onRunId?.(runId)
     if (options.threadId !== undefined) checkId(options.threadId, 'threadId')
     if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
     const prepared = await startOp.prepare(this.ctx, definition, input)

@@ -1,5 +1,3 @@
-import { withProps } from '../../core/copy.js'
-import { timeOrderedUuid } from '../../core/uuid.js'
 import type { StartRunArgs } from '../../runtime/engine-types.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
@@ -54,9 +52,7 @@ export const runRoutes: Route[] = [
     async handle(ctx) {
       const args = await startArgs(ctx)
       if (wantsEventStream(ctx.request)) {
-        // The stream must know the runId before the run exists, to subscribe first.
-        const withId = withProps(args, { runId: args.runId ?? timeOrderedUuid(Date.now()) })
-        return streamStart(ctx.engine, ctx.streams, ctx.options, withId, ctx.request.signal)
+        return streamStart(ctx.engine, ctx.streams, args, ctx.request.signal)
       }
       const result = await ctx.engine.startRun(args)
       return jsonResponse({ runId: result.runId, threadId: result.threadId, state: result.state })
