@@ -9,6 +9,7 @@ import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
 import { serveHandler } from './http/server.js'
 import type { EngineContext } from './runtime/context.js'
+import { describeDefinitions } from './runtime/definitions.js'
 import { RuntimeEngine } from './runtime/engine.js'
 import type {
   CallerContext,
@@ -132,6 +133,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     cancel: async (runId: string, threadId?: string) => (await rt()).cancel(runId, threadId),
     listRuns: async () => (await rt()).listRuns(),
     listRunSummaries: async () => (await rt()).listRunSummaries(),
+    listDefinitions: async () => describeDefinitions((await rt()).registry),
     project: async <S>(runId: string, projection: ProjectionDefinition<S> | string) =>
       (await rt()).project<S>(runId, projection),
     replayTo: async (runId: string, seq: number) => (await rt()).replayTo(runId, seq),

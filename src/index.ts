@@ -75,6 +75,7 @@ export { createEngine } from './create-engine.js'
 export { bearerAuth } from './http/bearer-auth.js'
 export type {
   CallerContext,
+  DefinitionInfo,
   EffectAttemptView,
   EffectStatusView,
   Engine,

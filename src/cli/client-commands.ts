@@ -6,6 +6,7 @@ import type { Json } from '../core/json.js'
 import { decision } from '../modules/approval/approval-events.js'
 import type { ApprovalItem } from '../modules/approval/pending-approvals.js'
 import {
+  formatDefinitions,
   formatEvent,
   formatInspect,
   formatReplay,
@@ -99,6 +100,16 @@ export function registerClientCommands(program: Command, io: CliIo): void {
       action(async (ctx) => {
         const { runs } = await ctx.client.listRunSummaries()
         ctx.print({ runs }, () => formatSummaries(runs))
+      }),
+    )
+
+  program
+    .command('definitions')
+    .description('list the definitions the server can start, with versions and inputs')
+    .action(
+      action(async (ctx) => {
+        const { definitions } = await ctx.client.listDefinitions()
+        ctx.print({ definitions }, () => formatDefinitions(definitions))
       }),
     )
 

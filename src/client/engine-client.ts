@@ -12,6 +12,7 @@ import type { Json } from '../core/json.js'
 import type { RunSummary } from '../core/ports.js'
 import { newRunId } from '../core/uuid.js'
 import type {
+  DefinitionInfo,
   EffectAttemptView,
   ReplayStep,
   RunOperationalStatus,
@@ -135,6 +136,7 @@ export function createEngineClient(options: EngineClientOptions) {
     startRun: (args: StartRunArgs) => call<StartResult>('POST', '/runs', startBody(args)),
     listRuns: () => call<{ runIds: string[] }>('GET', '/runs'),
     listRunSummaries: () => call<{ runs: RunSummary[] }>('GET', '/runs/summaries'),
+    listDefinitions: () => call<{ definitions: DefinitionInfo[] }>('GET', '/definitions'),
     getRun: (runId: string) =>
       call<{ runId: string; state: RunState }>('GET', `/runs/${seg(runId)}`),
     getEvents: (runId: string, range: { fromSeq?: number; limit?: number } = {}) => {

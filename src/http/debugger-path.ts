@@ -3,7 +3,7 @@ import { API_ROOTS } from './router.js'
 /**
  * Checks a debugger `basePath` at createEngine time and returns it without a trailing slash.
  * It must be absolute, not `/`, free of dot segments, queries and escapes, and must not
- * overlap the API (`/health`, `/runs`, `/operations`), which would shadow routes.
+ * overlap the API (`/health`, `/runs`, `/definitions`, …), which would shadow routes.
  *
  * @example validateDebuggerBasePath('/_skein/') // → '/_skein'
  */
@@ -22,7 +22,7 @@ export function validateDebuggerBasePath(basePath: unknown): string {
   }
   if (API_ROOTS.has(segments[0])) {
     throw new TypeError(
-      `debugger.basePath "${basePath}" overlaps the API paths /health, /runs and /operations`,
+      `debugger.basePath "${basePath}" overlaps the API paths ${[...API_ROOTS].map((r) => `/${r}`).join(', ')}`,
     )
   }
   return trimmed

@@ -2,7 +2,13 @@ import { InvalidRequestError } from '../core/errors.js'
 import type { Route } from './route-types.js'
 
 /** First path segments the API owns; anything else is the host app's (the handler returns null). */
-export const API_ROOTS: ReadonlySet<string> = new Set(['health', 'runs', 'operations', 'workers'])
+export const API_ROOTS: ReadonlySet<string> = new Set([
+  'health',
+  'runs',
+  'definitions',
+  'operations',
+  'workers',
+])
 
 interface CompiledRoute {
   route: Route

@@ -9,7 +9,7 @@ import type {
 } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
 import type { EffectStatus } from '../core/fold.js'
-import type { Json } from '../core/json.js'
+import type { Json, JsonObject } from '../core/json.js'
 import type { EventStore, RunSummary } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
@@ -27,6 +27,16 @@ export interface StartRunArgs extends StartOptions {
   definitionName: string
   definitionVersion?: string
   input?: Json
+}
+
+/** One registered definition (`listDefinitions`, `GET /definitions`). */
+export interface DefinitionInfo {
+  kind: string
+  name: string
+  /** The version a start without `definitionVersion` gets: the last one registered. */
+  defaultVersion: string
+  /** In registration order; `inputSchema` when the input schema's library can give one. */
+  versions: Array<{ version: string; inputSchema?: JsonObject }>
 }
 
 /** Calls a host makes around a start (the HTTP streaming start uses them). */
@@ -136,6 +146,8 @@ export interface Engine {
   cancel(runId: string, threadId?: string): Promise<RunState>
   listRuns(): Promise<string[]>
   listRunSummaries(): Promise<RunSummary[]>
+  /** The registered definitions, with input schemas as JSON Schema where available. */
+  listDefinitions(): Promise<DefinitionInfo[]>
   project<S = any>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S>
   replayTo(runId: string, seq: number): Promise<ReplayStep | null>
   inspectRun(runId: string): Promise<RunOperationalStatus>

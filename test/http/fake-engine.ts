@@ -171,6 +171,9 @@ export function fakeEngine(store: EventStore = memoryStore()) {
         }),
       )
     },
+    listDefinitions: async () => [
+      { kind: 'test', name: 'echo', defaultVersion: '1', versions: [{ version: '1' }] },
+    ],
     async project(runId, projection) {
       await exists(runId)
       if (projection !== 'count')
