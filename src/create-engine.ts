@@ -8,6 +8,7 @@ import { validateDebuggerBasePath } from './http/debugger-path.js'
 import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
 import { serveHandler } from './http/server.js'
+import { resolveSseLimits } from './http/sse-limits.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
 import { RuntimeEngine } from './runtime/engine.js'
@@ -41,6 +42,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const registry = new Registry(options.modules ?? [])
   registry.foldProjections = options.trimAfterSnapshot !== undefined
   if (options.debugger) validateDebuggerBasePath(options.debugger.basePath)
+  // Checked now, not at the first request: a bad bound is a mistake in the caller's code.
+  resolveSseLimits(options.http?.sse)
   const clock = options.clock ?? systemClock
   const scheduler = options.scheduler ?? localScheduler()
   const observer = options.observer
@@ -108,6 +111,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       debugger: options.debugger,
       maxRequestBytes: resolved.maxRequestBytes,
       maxEventBytes: resolved.maxEventBytes,
+      sse: options.http?.sse,
     })
     return http
   }

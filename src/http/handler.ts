@@ -5,9 +5,10 @@ import { isUnderBasePath } from './debugger-path.js'
 import { errorResponse, httpError } from './error-response.js'
 import { readJsonBody } from './json-body.js'
 import { createLiveStreams } from './live-streams.js'
-import type { HandlerOptions, Route, RouteContext } from './route-types.js'
+import type { HandlerOptions, Route, RouteContext, SseContext } from './route-types.js'
 import { createRouter, parseApiPath } from './router.js'
 import { ROUTES } from './routes/index.js'
+import { defaultTimers, pageLimit, resolveSseLimits } from './sse-limits.js'
 import { checkQuery } from './validate.js'
 
 export interface HttpHandler {
@@ -34,6 +35,12 @@ export function createHttpHandler(
 ): HttpHandler {
   const router = createRouter(routes)
   const streams = createLiveStreams()
+  const limits = resolveSseLimits(options.sse)
+  const sse: SseContext = {
+    limits,
+    timers: options.sse?.timers ?? defaultTimers,
+    pageLimit: pageLimit(limits, options.maxEventBytes),
+  }
   const debuggerHost = options.debugger
   // createEngine validated it; normalize here too so '/_skein/' and '/_skein' behave alike.
   const basePath = debuggerHost?.basePath.replace(/\/+$/, '') ?? ''
@@ -91,6 +98,7 @@ export function createHttpHandler(
       engine,
       options,
       streams,
+      sse,
       body: () => (parsed ??= readJsonBody(request, options.maxRequestBytes)),
     }
     return route.handle(ctx)

@@ -1,7 +1,8 @@
 import type { Json } from '../core/json.js'
 import type { Engine } from '../runtime/engine-types.js'
-import type { Access, AuthorizeHook, DebuggerHost } from '../runtime/options.js'
+import type { Access, AuthorizeHook, DebuggerHost, SseOptions } from '../runtime/options.js'
 import type { LiveStreams } from './live-streams.js'
+import type { SseLimits, SseTimers } from './sse-limits.js'
 
 /** What every route handler receives once routing and authorization have passed. */
 export interface RouteContext {
@@ -14,6 +15,7 @@ export interface RouteContext {
   engine: Engine
   options: HandlerOptions
   streams: LiveStreams
+  sse: SseContext
   /** Reads and validates the JSON body (415/413/400 as needed). */
   body(): Promise<Json>
 }
@@ -35,24 +37,19 @@ export interface Route {
   handle(context: RouteContext): Promise<Response>
 }
 
-export interface SseTimers {
-  setInterval(callback: () => void, ms: number): unknown
-  clearInterval(handle: unknown): void
-}
-
 export interface HandlerOptions {
   authorize?: AuthorizeHook
   debugger?: DebuggerHost
   maxRequestBytes: number
   maxEventBytes: number
-  sse?: {
-    /** Interval between `: keepalive` comments (default 15 s). */
-    keepaliveMs?: number
-    /** Live events buffered per subscriber before it is disconnected (default 1,000). */
-    maxBufferedEvents?: number
-    /** Events read per catch-up page (default 500). */
-    pageSize?: number
-    /** Timer source for keepalives (tests inject a manual one). */
-    timers?: SseTimers
-  }
+  /** Bounds of live streams (defaults in sse-limits.ts); `timers` for tests. */
+  sse?: SseOptions & { timers?: SseTimers }
+}
+
+/** The resolved SSE bounds and timers every stream of one handler uses. */
+export interface SseContext {
+  limits: SseLimits
+  timers: SseTimers
+  /** Events per catch-up page (`pageLimit` of the limits and the engine's maxEventBytes). */
+  pageLimit: number
 }

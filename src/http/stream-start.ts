@@ -1,9 +1,11 @@
 import type { EventEnvelope, TransientEvent } from '../core/envelope.js'
 import type { Engine, StartRunArgs } from '../runtime/engine-types.js'
 import { errorInfoOf, errorResponse } from './error-response.js'
-import { createFrameStream, type FrameSink } from './frame-stream.js'
+import { createFrameStream } from './frame-stream.js'
 import type { LiveStreams } from './live-streams.js'
+import type { SseContext } from './route-types.js'
 import { formatNamedFrame, SSE_HEADERS, SSE_PREAMBLE } from './sse-format.js'
+import { guardStream, type StreamGuard } from './stream-guard.js'
 
 const encoder = new TextEncoder()
 
@@ -21,13 +23,14 @@ const encoder = new TextEncoder()
 export async function streamStart(
   engine: Engine,
   streams: LiveStreams,
+  sse: SseContext,
   args: StartRunArgs,
   signal: AbortSignal | undefined,
 ): Promise<Response> {
   let runId: string | undefined
   let cursor = 0
   let closed = false
-  let out: FrameSink | undefined
+  let guard: StreamGuard | undefined
   const early: EventEnvelope[] = []
   let firstEvent!: () => void
   const sawEvent = new Promise<void>((resolve) => {
@@ -37,7 +40,7 @@ export async function streamStart(
   const send = (events: readonly EventEnvelope[]) => {
     for (const event of events) {
       if (closed || event.runId !== runId || event.seq <= cursor) continue
-      out?.write(streams.frame(event))
+      guard?.write(streams.frame(event))
       cursor = event.seq
     }
   }
@@ -45,7 +48,7 @@ export async function streamStart(
   const onEvent = (events: readonly EventEnvelope[]) => {
     if (closed) return
     try {
-      if (!out) {
+      if (!guard) {
         early.push(...events)
         firstEvent()
       } else send(events)
@@ -54,11 +57,13 @@ export async function streamStart(
     }
   }
 
-  // Transient events (streamed text) while the run starts: `event: transient` frames, no id.
+  // Transient events (streamed text) while the run starts: `event: transient` frames, no id,
+  // left out while the consumer is too far behind (they are never needed to resume).
   const onTransient = (event: TransientEvent) => {
-    if (closed || !out) return
+    if (closed || !guard) return
     try {
-      out.write(encoder.encode(formatNamedFrame('transient', event)))
+      const frame = encoder.encode(formatNamedFrame('transient', event))
+      if (guard.fits(frame.byteLength)) guard.write(frame)
     } catch {
       close()
     }
@@ -86,41 +91,55 @@ export async function streamStart(
   }
 
   let unregister = () => {}
-  function close() {
-    if (closed) return
+  const detach = () => {
+    if (closed) return false
     closed = true
     unsubscribe()
     unsubscribeTransient()
     unregister()
     signal?.removeEventListener('abort', close)
-    out?.end()
+    return true
+  }
+  function close() {
+    if (detach()) guard?.end()
   }
 
   const finish = async () => {
     const outcome = await settled
     if (closed) return
     if (outcome.ok) {
+      const { runId: id, state } = outcome.result
       try {
-        if (cursor < outcome.result.state.lastSeq) {
-          send(await engine.getEvents(outcome.result.runId, { fromSeq: cursor + 1 }))
+        while (!closed && cursor < state.lastSeq) {
+          const page = await engine.getEvents(id, { fromSeq: cursor + 1, limit: sse.pageLimit })
+          if (page.length === 0) break
+          send(page)
         }
       } catch {
         // The done frame still carries the state; the client can read events afterwards.
       }
       if (closed) return
-      sink.write(encoder.encode(formatNamedFrame('done', outcome.result)))
+      guard?.write(encoder.encode(formatNamedFrame('done', outcome.result)))
     } else {
-      sink.write(encoder.encode(formatNamedFrame('error', { error: errorInfoOf(outcome.error) })))
+      guard?.write(encoder.encode(formatNamedFrame('error', { error: errorInfoOf(outcome.error) })))
     }
     close()
   }
 
   const { sink, response } = createFrameStream(
-    { cancel: close },
+    {
+      drained: () => guard?.drained(),
+      cancel() {
+        detach()
+        guard?.release()
+      },
+    },
     { status: 200, headers: SSE_HEADERS },
   )
-  out = sink
-  sink.write(encoder.encode(SSE_PREAMBLE))
+  guard = guardStream(sink, streams, sse.limits, sse.timers, () => {
+    detach()
+  })
+  guard.write(encoder.encode(SSE_PREAMBLE))
   send(early)
   unregister = streams.add(close)
   signal?.addEventListener('abort', close, { once: true })

@@ -109,6 +109,13 @@ export interface EffectAttemptView {
 export interface ServeOptions {
   port?: number
   hostname?: string
+  /** How long a request's headers may take to arrive (default 10 s). */
+  headersTimeoutMs?: number
+  /**
+   * How long a whole request may take to arrive, body included (default 30 s); past it the
+   * server answers 408 and closes the connection. Answering is not bounded by it.
+   */
+  requestTimeoutMs?: number
 }
 
 export interface ServerHandle {

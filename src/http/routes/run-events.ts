@@ -64,17 +64,13 @@ export const runEventRoutes: Route[] = [
     async handle(ctx) {
       const runId = ctx.params.id
       if (liveFlag(ctx.url) || wantsEventStream(ctx.request)) {
-        const sse = ctx.options.sse ?? {}
         return openEventStream({
           engine: ctx.engine,
           streams: ctx.streams,
           runId,
           afterSeq: streamCursor(ctx),
           signal: ctx.request.signal,
-          keepaliveMs: sse.keepaliveMs,
-          maxBufferedEvents: sse.maxBufferedEvents,
-          pageSize: sse.pageSize,
-          timers: sse.timers,
+          sse: ctx.sse,
         })
       }
       const fromSeq = intQuery(ctx.url, 'fromSeq')

@@ -52,7 +52,7 @@ export const runRoutes: Route[] = [
     async handle(ctx) {
       const args = await startArgs(ctx)
       if (wantsEventStream(ctx.request)) {
-        return streamStart(ctx.engine, ctx.streams, args, ctx.request.signal)
+        return streamStart(ctx.engine, ctx.streams, ctx.sse, args, ctx.request.signal)
       }
       const result = await ctx.engine.startRun(args)
       return jsonResponse({ runId: result.runId, threadId: result.threadId, state: result.state })
