@@ -347,6 +347,8 @@ function follow(
       },
       {
         fromSeq,
+        // The server ends a finished run's stream, also when its last event is before fromSeq.
+        onEnd: () => finish(),
         onError: (error, info) => {
           if (!info.retrying) finish(error)
         },

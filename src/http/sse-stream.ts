@@ -1,4 +1,5 @@
-import type { EventEnvelope } from '../core/envelope.js'
+import type { EventEnvelope, RunStatus } from '../core/envelope.js'
+import { RT } from '../core/runtime-events.js'
 import type { Engine } from '../runtime/engine-types.js'
 import { createFrameStream } from './frame-stream.js'
 import type { LiveStreams } from './live-streams.js'
@@ -20,6 +21,14 @@ const encoder = new TextEncoder()
 const PREAMBLE = encoder.encode(SSE_PREAMBLE)
 const KEEPALIVE = encoder.encode(SSE_KEEPALIVE)
 
+/** The events that finish a run, and the status each leaves it in. */
+const FINISHED_BY: ReadonlyMap<string, RunStatus> = new Map([
+  [RT.runCompleted, 'completed'],
+  [RT.runFailed, 'failed'],
+  [RT.runCancelled, 'cancelled'],
+])
+const isFinished = (status: RunStatus) => status !== 'running'
+
 /**
  * A live event stream of one run: catch-up from the store, then live events, with no gap and
  * no duplicate at the seam. The order is what makes the seam safe: subscribe first, then read
@@ -34,12 +43,19 @@ const KEEPALIVE = encoder.encode(SSE_KEEPALIVE)
  * and the streams together stay under `maxTotalBufferedBytes`. A client that lost its stream
  * resumes with Last-Event-ID and loses nothing. Throws (before any byte is sent) when the run
  * does not exist, so the caller answers with a proper 404.
+ *
+ * A finished run's stream ends: live, right after the batch that holds the run's terminal
+ * event; caught up (the run finished before, or while, the stream read the store), once the
+ * store has nothing more. The last frame is `event: end` with `{ runId, status, lastSeq }`.
+ * A parked run is running, so its stream stays open.
  */
 export async function openEventStream(config: EventStreamConfig): Promise<Response> {
   const { engine, streams, runId, signal } = config
   const { limits, timers, pageLimit: limit } = config.sse
 
   let cursor = config.afterSeq
+  // The run's final status once it is known to be finished.
+  let finished: RunStatus | undefined
   let catchingUp = true
   // The highest seq a listener reported while catching up: catch-up ends only past it.
   let seenTail = 0
@@ -69,6 +85,16 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
   const write = (frame: Uint8Array) => {
     if (!guard.write(frame)) behind = true
   }
+  const deliver = (event: EventEnvelope, frame = streams.frame(event)) => {
+    finished = FINISHED_BY.get(event.type) ?? finished
+    write(frame)
+    cursor = event.seq
+  }
+  /** The run finished and everything up to its end has gone out: the last frame, then close. */
+  const end = (status: RunStatus) => {
+    write(encoder.encode(formatNamedFrame('end', { runId, status, lastSeq: cursor })))
+    close()
+  }
 
   // Called inside the store's append: it must never throw back into a committed write.
   const listener = (events: readonly EventEnvelope[]) => {
@@ -88,9 +114,9 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
         }
         const frame = streams.frame(event)
         if (!guard.fits(frame.byteLength)) return close()
-        write(frame)
-        cursor = event.seq
+        deliver(event, frame)
       }
+      if (finished && !closed) end(finished)
     } catch {
       close()
     }
@@ -110,6 +136,15 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
   })
   let firstPage: EventEnvelope[] | undefined
   try {
+    // A run finished before the stream opened ends once caught up, even when the client has
+    // its terminal event already (a resume after the end). A run whose state cannot be
+    // folded (say its definition is gone) still has a log to stream: it ends on a terminal
+    // event only. A missing run is the read's 404 below.
+    const status = await engine.getRun(runId).then(
+      (state) => state.status,
+      () => undefined,
+    )
+    if (status && isFinished(status)) finished = status
     firstPage = await engine.getEvents(runId, { fromSeq: cursor + 1, limit })
   } catch (error) {
     closed = true
@@ -134,11 +169,12 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
     }
     for (const event of page) {
       if (closed) return
-      if (event.seq <= cursor) continue
-      write(streams.frame(event))
-      cursor = event.seq
+      if (event.seq > cursor) deliver(event)
     }
-    if (page.length < limit && cursor >= seenTail) catchingUp = false
+    if (page.length < limit && cursor >= seenTail) {
+      catchingUp = false
+      if (finished) end(finished)
+    }
   }
   // Pages go out while the consumer keeps up; one it has not taken holds the next until it
   // drains, so a slow reader also slows the store reads and never holds more than a page.
