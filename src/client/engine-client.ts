@@ -139,10 +139,14 @@ export function createEngineClient(options: EngineClientOptions) {
     listDefinitions: () => call<{ definitions: DefinitionInfo[] }>('GET', '/definitions'),
     getRun: (runId: string) =>
       call<{ runId: string; state: RunState }>('GET', `/runs/${seg(runId)}`),
-    getEvents: (runId: string, range: { fromSeq?: number; limit?: number } = {}) => {
+    getEvents: (
+      runId: string,
+      range: { fromSeq?: number; limit?: number; types?: readonly string[] } = {},
+    ) => {
       const query = new URLSearchParams()
       if (range.fromSeq !== undefined) query.set('fromSeq', String(range.fromSeq))
       if (range.limit !== undefined) query.set('limit', String(range.limit))
+      if (range.types !== undefined) query.set('types', range.types.join(','))
       const qs = query.size ? `?${query}` : ''
       return call<{ runId: string; events: EventEnvelope[] }>(
         'GET',
@@ -188,7 +192,11 @@ export function createEngineClient(options: EngineClientOptions) {
     ) =>
       subscribeEvents(
         {
-          url: () => `${base}/runs/${seg(runId)}/events`,
+          url: () => {
+            const types = opts?.types
+            const query = types ? `?${new URLSearchParams({ types: types.join(',') })}` : ''
+            return `${base}/runs/${seg(runId)}/events${query}`
+          },
           headers: () => headers(),
           fetch: (input, init) => doFetch(new Request(input as string, init)),
           timers: options.timers ?? DEFAULT_TIMERS,

@@ -18,6 +18,11 @@ export interface ReconnectOptions {
 export interface SubscribeOptions {
   /** First seq to deliver (inclusive, default 1). */
   fromSeq?: number
+  /**
+   * Only events of these types (exact, or `prefix.*`), filtered by the server; seqs are not
+   * renumbered, so the delivered seqs skip the others. Transient events are filtered too.
+   */
+  types?: readonly string[]
   /** Failures: each dropped connection (the subscription retries) and the final one (it stops). */
   onError?: (error: ClientError, info: { retrying: boolean; delayMs?: number }) => void
   /** Aborting it unsubscribes. */

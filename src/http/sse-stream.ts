@@ -6,6 +6,7 @@ import type { LiveStreams } from './live-streams.js'
 import type { SseContext } from './route-types.js'
 import { formatNamedFrame, SSE_HEADERS, SSE_KEEPALIVE, SSE_PREAMBLE } from './sse-format.js'
 import { guardStream } from './stream-guard.js'
+import type { TypeFilter } from './type-filter.js'
 
 export interface EventStreamConfig {
   engine: Engine
@@ -15,6 +16,8 @@ export interface EventStreamConfig {
   afterSeq: number
   signal?: AbortSignal
   sse: SseContext
+  /** Only events (durable and transient) whose type passes are sent; seqs stay the ids. */
+  matches?: TypeFilter
 }
 
 const encoder = new TextEncoder()
@@ -51,6 +54,7 @@ const isFinished = (status: RunStatus) => status !== 'running'
  */
 export async function openEventStream(config: EventStreamConfig): Promise<Response> {
   const { engine, streams, runId, signal } = config
+  const matches = config.matches ?? (() => true)
   const { limits, timers, pageLimit: limit } = config.sse
 
   let cursor = config.afterSeq
@@ -85,9 +89,11 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
   const write = (frame: Uint8Array) => {
     if (!guard.write(frame)) behind = true
   }
-  const deliver = (event: EventEnvelope, frame = streams.frame(event)) => {
+  // A filtered-out event is passed over, not sent: the cursor (and `end`'s lastSeq) still
+  // covers it, and the next id sent is the next matching seq.
+  const deliver = (event: EventEnvelope, frame?: Uint8Array) => {
     finished = FINISHED_BY.get(event.type) ?? finished
-    write(frame)
+    if (matches(event.type)) write(frame ?? streams.frame(event))
     cursor = event.seq
   }
   /** The run finished and everything up to its end has gone out: the last frame, then close. */
@@ -112,6 +118,10 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
           seenTail = Math.max(seenTail, events[events.length - 1].seq)
           return void pump()
         }
+        if (!matches(event.type)) {
+          deliver(event)
+          continue
+        }
         const frame = streams.frame(event)
         if (!guard.fits(frame.byteLength)) return close()
         deliver(event, frame)
@@ -126,7 +136,7 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
   // Transient events (never stored, e.g. streamed text) go out as `event: transient` frames
   // with no id, so they never move the resume cursor; during catch-up they are dropped.
   unsubscribeTransient = engine.subscribeTransient(runId, (event) => {
-    if (closed || catchingUp) return
+    if (closed || catchingUp || !matches(event.type)) return
     try {
       const frame = encoder.encode(formatNamedFrame('transient', event))
       if (guard.fits(frame.byteLength)) write(frame)
