@@ -4,9 +4,10 @@ import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './c
 import type { EventStore, SnapshotStore } from './core/ports.js'
 import type { ProjectionDefinition } from './core/projection.js'
 import { Registry } from './core/registry.js'
-import { validateDebuggerBasePath } from './http/debugger-path.js'
+import { validateApiBasePath, validateDebuggerBasePath } from './http/debugger-path.js'
 import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
+import { markApiBasePath } from './http/node-middleware.js'
 import { serveHandler } from './http/server.js'
 import { resolveSseLimits } from './http/sse-limits.js'
 import type { EngineContext } from './runtime/context.js'
@@ -41,7 +42,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const resolved = resolveOptions(options)
   const registry = new Registry(options.modules ?? [])
   registry.foldProjections = options.trimAfterSnapshot !== undefined
-  if (options.debugger) validateDebuggerBasePath(options.debugger.basePath)
+  const apiBasePath = validateApiBasePath(options.http?.basePath)
+  if (options.debugger) validateDebuggerBasePath(options.debugger.basePath, apiBasePath)
   // Checked now, not at the first request: a bad bound is a mistake in the caller's code.
   resolveSseLimits(options.http?.sse)
   const clock = options.clock ?? systemClock
@@ -109,6 +111,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     http ??= createHttpHandler(engine, {
       authorize: options.authorize,
       debugger: options.debugger,
+      basePath: apiBasePath,
       maxRequestBytes: resolved.maxRequestBytes,
       maxEventBytes: resolved.maxEventBytes,
       sse: options.http?.sse,
@@ -205,6 +208,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     },
   }
 
+  markApiBasePath(engine, apiBasePath)
   if (options.serve) {
     const serveOptions = typeof options.serve === 'object' ? options.serve : {}
     engine.serve(serveOptions).catch((error) => {

@@ -73,6 +73,11 @@ export type { InferInput, InferOutput, StandardSchema } from './core/schema.js'
 export { payload } from './core/schema.js'
 export { createEngine } from './create-engine.js'
 export { bearerAuth } from './http/bearer-auth.js'
+export {
+  type FetchHandler,
+  type NodeMiddleware,
+  toNodeMiddleware,
+} from './http/node-middleware.js'
 export type {
   CallerContext,
   DefinitionInfo,

@@ -42,8 +42,9 @@ export function createHttpHandler(
     pageLimit: pageLimit(limits, options.maxEventBytes),
   }
   const debuggerHost = options.debugger
-  // createEngine validated it; normalize here too so '/_skein/' and '/_skein' behave alike.
-  const basePath = debuggerHost?.basePath.replace(/\/+$/, '') ?? ''
+  // createEngine validated them; normalize here too so '/_skein/' and '/_skein' behave alike.
+  const debuggerPath = debuggerHost?.basePath.replace(/\/+$/, '') ?? ''
+  const apiPath = options.basePath?.replace(/\/+$/, '') ?? ''
 
   async function handle(request: Request): Promise<Response | null> {
     let url: URL
@@ -53,17 +54,20 @@ export function createHttpHandler(
       return errorResponse(httpError('INVALID_REQUEST', 'request URL is not valid'))
     }
 
-    if (debuggerHost && isUnderBasePath(url.pathname, basePath)) {
+    if (debuggerHost && isUnderBasePath(url.pathname, debuggerPath)) {
       const auth = await authorizeRequest(options.authorize, request, {
         route: 'debugger',
         access: 'read',
         name: 'debugger',
       })
       if (!auth.ok) return auth.response
-      return debuggerHost.ui.fetch(request, { basePath })
+      return debuggerHost.ui.fetch(request, { basePath: debuggerPath })
     }
 
-    const segments = parseApiPath(url.pathname)
+    // Under a base path everything is the API's (an unknown path is its 404); at the root only
+    // the API's own first segments are, and the rest is the host app's.
+    if (apiPath && !url.pathname.startsWith(`${apiPath}/`)) return null
+    const segments = parseApiPath(url.pathname.slice(apiPath.length), apiPath !== '')
     if (segments === null) return null
     const match = router.match(request.method, segments)
     if (match.kind === 'none') {

@@ -40,6 +40,8 @@ export interface Route {
 export interface HandlerOptions {
   authorize?: AuthorizeHook
   debugger?: DebuggerHost
+  /** The API's path prefix (validated, no trailing slash); '' serves it at the root. */
+  basePath?: string
   maxRequestBytes: number
   maxEventBytes: number
   /** Bounds of live streams (defaults in sse-limits.ts); `timers` for tests. */

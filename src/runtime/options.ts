@@ -118,6 +118,11 @@ export interface SseOptions {
 
 /** The HTTP API's options (`createEngine({ http })`). */
 export interface HttpOptions {
+  /**
+   * Serve the API under this path (e.g. `/skein`: `GET /skein/runs/:id`); paths outside it are
+   * left to the host app (`fetch` returns null). Default: at the root.
+   */
+  basePath?: string
   sse?: SseOptions
 }
 
