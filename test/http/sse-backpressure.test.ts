@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net'
+import { createEngine } from 'skein'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { HandlerOptions } from '../../src/http/route-types.js'
 import { serveHandler } from '../../src/http/server.js'
@@ -193,5 +194,34 @@ describe('SSE memory over real sockets', () => {
     timers.expire()
     expect(engine.subscriptions.active).toBe(0)
     await expect(reader.rest()).rejects.toThrow(/dropped/)
+  })
+
+  it('drops a streaming start whose reader stops reading, on the same deadline', async () => {
+    const engine = fakeEngine()
+    const timers = manualTimers()
+    const http = makeHandler(engine, { sse: { timers } })
+    const res = (await http.fetch(
+      new Request('http://x/runs', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ kind: 'test', definitionName: 'echo', runId: 's1' }),
+      }),
+    ))!
+    const reader = sseReader(res)
+    await reader.until((t) => t.includes(': connected'))
+    // The start's events and its done frame queue unread behind that one read.
+    await expect.poll(() => timers.pending).toBe(1)
+    timers.expire()
+    await expect(reader.rest()).rejects.toThrow(/dropped/)
+    // The run itself is unaffected.
+    expect((await engine.getRun('s1')).lastSeq).toBe(3)
+  })
+
+  it('refuses SSE bounds that are not positive integers when the engine is created', () => {
+    for (const sse of [{ drainTimeoutMs: 0 }, { pageBytes: 1.5 }, { maxTotalBufferedBytes: -1 }]) {
+      expect(() => createEngine({ http: { sse } })).toThrow(
+        /http\.sse\.\w+ must be a positive integer/,
+      )
+    }
   })
 })
