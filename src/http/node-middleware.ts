@@ -53,9 +53,7 @@ export function toNodeMiddleware(engine: FetchHandler): NodeMiddleware {
   const listener = createNodeListener(
     (request) => engine.fetch(request),
     (incoming) => {
-      const next = passOn.get(incoming)
-      if (!next) return new Response(null, { status: 404 })
-      next()
+      passOn.get(incoming)?.()
       return undefined
     },
   )

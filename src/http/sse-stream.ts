@@ -193,6 +193,9 @@ export async function openEventStream(config: EventStreamConfig): Promise<Respon
     pumping = true
     try {
       while (catchingUp && !closed && !behind) await readPage()
+    } catch {
+      // Nothing here may reject into the void: a failure ends the stream, the client resumes.
+      close()
     } finally {
       pumping = false
     }
