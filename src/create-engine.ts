@@ -5,11 +5,14 @@ import type { EventStore, SnapshotStore } from './core/ports.js'
 import type { ProjectionDefinition } from './core/projection.js'
 import { Registry } from './core/registry.js'
 import type { SummaryQuery } from './core/summaries.js'
-import { validateDebuggerHost } from './http/debugger-path.js'
+import { validateApiBasePath, validateDebuggerHost } from './http/debugger-path.js'
 import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
+import { markApiBasePath } from './http/node-middleware.js'
 import { serveHandler } from './http/server.js'
+import { resolveSseLimits } from './http/sse-limits.js'
 import type { EngineContext } from './runtime/context.js'
+import { describeDefinitions } from './runtime/definitions.js'
 import { RuntimeEngine } from './runtime/engine.js'
 import type {
   CallerContext,
@@ -18,6 +21,7 @@ import type {
   ServeOptions,
   ServerHandle,
   SignalOptions,
+  StartHooks,
   StartOptions,
   StartRunArgs,
 } from './runtime/engine-types.js'
@@ -40,7 +44,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const resolved = resolveOptions(options)
   const registry = new Registry(options.modules ?? [])
   registry.foldProjections = options.trimAfterSnapshot !== undefined
-  if (options.debugger !== undefined) validateDebuggerHost(options.debugger)
+  const apiBasePath = validateApiBasePath(options.http?.basePath)
+  if (options.debugger !== undefined) validateDebuggerHost(options.debugger, apiBasePath)
+  // Checked now, not at the first request: a bad bound is a mistake in the caller's code.
+  resolveSseLimits(options.http?.sse)
   const clock = options.clock ?? systemClock
   const scheduler = options.scheduler ?? localScheduler()
   const observer = options.observer
@@ -106,8 +113,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     http ??= createHttpHandler(engine, {
       authorize: options.authorize,
       debugger: options.debugger,
+      basePath: apiBasePath,
       maxRequestBytes: resolved.maxRequestBytes,
       maxEventBytes: resolved.maxEventBytes,
+      sse: options.http?.sse,
     })
     return http
   }
@@ -119,7 +128,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
     },
     start: async (definition: Definition, input?: unknown, opts?: StartOptions) =>
       (await rt()).start(definition, input, opts),
-    startRun: async (args: StartRunArgs): Promise<StartResult> => (await rt()).startRun(args),
+    startRun: async (args: StartRunArgs, hooks?: StartHooks): Promise<StartResult> =>
+      (await rt()).startRun(args, hooks),
     getRun: async (runId: string) => (await rt()).getRun(runId),
     getEvents: async (runId: string, opts?: { fromSeq?: number; limit?: number }) =>
       (await rt()).getEvents(runId, opts),
@@ -129,6 +139,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     cancel: async (runId: string, threadId?: string) => (await rt()).cancel(runId, threadId),
     listRuns: async () => (await rt()).listRuns(),
     listRunSummaries: async (query?: SummaryQuery) => (await rt()).listRunSummaries(query),
+    listDefinitions: async () => describeDefinitions((await rt()).registry),
     project: async <S>(runId: string, projection: ProjectionDefinition<S> | string) =>
       (await rt()).project<S>(runId, projection),
     replayTo: async (runId: string, seq: number) => (await rt()).replayTo(runId, seq),
@@ -196,6 +207,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     },
   }
 
+  markApiBasePath(engine, apiBasePath)
   if (options.serve) {
     const serveOptions = typeof options.serve === 'object' ? options.serve : {}
     engine.serve(serveOptions).catch((error) => {

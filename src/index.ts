@@ -84,8 +84,16 @@ export type { StoreSummaryQuery, SummaryPage, SummaryQuery } from './core/summar
 export { decodeSummaryCursor, encodeSummaryCursor } from './core/summaries.js'
 export { createEngine } from './create-engine.js'
 export { bearerAuth } from './http/bearer-auth.js'
+export {
+  type FetchHandler,
+  type NodeMiddleware,
+  type NodeRequestLike,
+  type NodeResponseLike,
+  toNodeMiddleware,
+} from './http/node-middleware.js'
 export type {
   CallerContext,
+  DefinitionInfo,
   EffectAttemptView,
   EffectStatusView,
   Engine,
@@ -96,6 +104,7 @@ export type {
   ServerHandle,
   SignalOptions,
   StartArgs,
+  StartHooks,
   StartOptions,
   StartRunArgs,
 } from './runtime/engine-types.js'
@@ -109,8 +118,10 @@ export type {
   DebuggerHost,
   EngineLimits,
   EngineOptions,
+  HttpOptions,
   Observation,
   RuntimeObserver,
+  SseOptions,
   TrimCoverage,
   TrimOptions,
   Worker,

@@ -8,6 +8,7 @@ import type { SummaryQuery } from '../core/summaries.js'
 import { decision } from '../modules/approval/approval-events.js'
 import type { ApprovalItem } from '../modules/approval/pending-approvals.js'
 import {
+  formatDefinitions,
   formatEvent,
   formatInspect,
   formatReplay,
@@ -123,6 +124,16 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     )
 
   program
+    .command('definitions')
+    .description('list the definitions the server can start, with versions and inputs')
+    .action(
+      action(async (ctx) => {
+        const { definitions } = await ctx.client.listDefinitions()
+        ctx.print({ definitions }, () => formatDefinitions(definitions))
+      }),
+    )
+
+  program
     .command('get')
     .description("show a run's state")
     .argument('<runId>')
@@ -140,18 +151,20 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     .option('--from <seq>', 'first seq to print (inclusive)')
     .option('--limit <n>', 'at most this many events (without --follow)')
     .option('--follow', 'keep streaming (SSE) until the run completes, fails or is cancelled')
+    .option('--types <list>', 'only these event types, comma-separated; `prefix.*` for a family')
     .action(
-      action(async (ctx, runId: string, o: { from?: string; limit?: string; follow?: boolean }) => {
+      action(async (ctx, runId: string, o: EventsOptions) => {
         const fromSeq = parseCount('--from', o.from)
         const limit = parseCount('--limit', o.limit)
+        const types = o.types?.split(',')
         const line = (e: EventEnvelope) => ctx.out(ctx.json ? JSON.stringify(e) : formatEvent(e))
         if (!o.follow) {
-          const { events } = await ctx.client.getEvents(runId, { fromSeq, limit })
+          const { events } = await ctx.client.getEvents(runId, { fromSeq, limit, types })
           if (ctx.json) ctx.out(JSON.stringify({ runId, events }, null, 2))
           else ctx.out(events.length ? events.map(formatEvent).join('\n') : 'no events')
           return
         }
-        await follow(ctx, runId, fromSeq ?? 1, line, io.signal)
+        await follow(ctx, runId, { fromSeq: fromSeq ?? 1, types }, line, io.signal)
       }),
     )
 
@@ -329,11 +342,18 @@ async function onlyPending(client: EngineClient, runId: string): Promise<string>
   )
 }
 
-/** Streams events until a terminal run event, a permanent error or the abort signal. */
+interface EventsOptions {
+  from?: string
+  limit?: string
+  follow?: boolean
+  types?: string
+}
+
+/** Streams events until the run ends, a permanent error or the abort signal. */
 function follow(
   ctx: Context,
   runId: string,
-  fromSeq: number,
+  { fromSeq, types }: { fromSeq: number; types: string[] | undefined },
   line: (e: EventEnvelope) => void,
   signal?: AbortSignal,
 ): Promise<void> {
@@ -358,6 +378,9 @@ function follow(
       },
       {
         fromSeq,
+        types,
+        // The server ends a finished run's stream, also when its last event is before fromSeq.
+        onEnd: () => finish(),
         onError: (error, info) => {
           if (!info.retrying) finish(error)
         },

@@ -1,7 +1,8 @@
 // Human-readable renderings of the server's answers (the `--json` flag skips all of this).
 import type { EventEnvelope, RunState } from '../core/envelope.js'
+import type { Json, JsonObject } from '../core/json.js'
 import type { RunSummary } from '../core/ports.js'
-import type { ReplayStep, RunOperationalStatus } from '../runtime/engine-types.js'
+import type { DefinitionInfo, ReplayStep, RunOperationalStatus } from '../runtime/engine-types.js'
 
 const time = (ms: number | null | undefined) =>
   ms === null || ms === undefined || !Number.isFinite(ms) ? '-' : new Date(ms).toISOString()
@@ -100,4 +101,44 @@ export function formatInspect(s: RunOperationalStatus): string {
     lines.push(`  ${time(d.at)}  ${d.kind}  ${d.threadId}  ${what}`)
   }
   return lines.join('\n')
+}
+
+/** Definitions with their versions (`*` marks the default) and the default version's input. */
+export function formatDefinitions(definitions: readonly DefinitionInfo[]): string {
+  if (definitions.length === 0) return 'no definitions'
+  return table([
+    ['KIND', 'NAME', 'VERSIONS', 'INPUT'],
+    ...definitions.map((d) => [
+      d.kind,
+      d.name,
+      d.versions
+        .map((v) => (v.version === d.defaultVersion ? `${v.version}*` : v.version))
+        .join(', '),
+      inputSummary(d.versions.find((v) => v.version === d.defaultVersion)?.inputSchema),
+    ]),
+  ])
+}
+
+/** `{ sku: string, qty?: integer }` for an object schema, else the schema in brief. */
+function inputSummary(schema: JsonObject | undefined): string {
+  if (schema === undefined) return '-'
+  const properties = schema.properties
+  if (schema.type !== 'object' || !isObject(properties)) return brief(schema, 60)
+  const required = Array.isArray(schema.required) ? schema.required : []
+  const fields = Object.entries(properties).map(([name, property]) => {
+    const optional = required.includes(name) ? '' : '?'
+    return `${name}${optional}: ${typeName(property)}`
+  })
+  return fields.length === 0 ? '{}' : `{ ${fields.join(', ')} }`
+}
+
+const isObject = (value: Json | undefined): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+function typeName(property: Json): string {
+  if (!isObject(property)) return 'any'
+  if (typeof property.type === 'string') return property.type
+  if (Array.isArray(property.type)) return property.type.join(' | ')
+  if (property.enum !== undefined) return 'enum'
+  return property.anyOf !== undefined || property.oneOf !== undefined ? 'union' : 'any'
 }

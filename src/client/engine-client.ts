@@ -11,8 +11,9 @@ import type {
 import type { Json } from '../core/json.js'
 import type { RunSummary } from '../core/ports.js'
 import type { SummaryPage, SummaryQuery } from '../core/summaries.js'
-import { startKeyRunId, timeOrderedUuid } from '../core/uuid.js'
+import { newRunId, startKeyRunId } from '../core/uuid.js'
 import type {
+  DefinitionInfo,
   EffectAttemptView,
   ReplayStep,
   RunOperationalStatus,
@@ -115,12 +116,13 @@ export function createEngineClient(options: EngineClientOptions) {
   const startBody = (args: StartRunArgs) => JSON.parse(JSON.stringify(args)) as Json
 
   const streamRun = (args: StartRunArgs, streamOptions: StreamOptions = {}): RunStream => {
-    // Picked here, so the stream knows it before the first event; a keyed start names its run
+    // Picked here (in the engine's default format), so `stream.runId` is known at once and still
+    // names the run if the connection drops before the first frame; a keyed start names its run
     // after the key, as the server does.
     const runId =
       args.runId ??
       (args.idempotencyKey === undefined
-        ? timeOrderedUuid(Date.now())
+        ? newRunId(Date.now())
         : startKeyRunId(args.idempotencyKey))
     return openRunStream(runId, streamOptions.onTransient, (signal) =>
       doFetch(
@@ -162,12 +164,17 @@ export function createEngineClient(options: EngineClientOptions) {
         cursor = page.nextCursor ?? undefined
       } while (cursor !== undefined)
     },
+    listDefinitions: () => call<{ definitions: DefinitionInfo[] }>('GET', '/definitions'),
     getRun: (runId: string) =>
       call<{ runId: string; state: RunState }>('GET', `/runs/${seg(runId)}`),
-    getEvents: (runId: string, range: { fromSeq?: number; limit?: number } = {}) => {
+    getEvents: (
+      runId: string,
+      range: { fromSeq?: number; limit?: number; types?: readonly string[] } = {},
+    ) => {
       const query = new URLSearchParams()
       if (range.fromSeq !== undefined) query.set('fromSeq', String(range.fromSeq))
       if (range.limit !== undefined) query.set('limit', String(range.limit))
+      if (range.types !== undefined) query.set('types', range.types.join(','))
       const qs = query.size ? `?${query}` : ''
       return call<{ runId: string; events: EventEnvelope[] }>(
         'GET',
@@ -213,7 +220,11 @@ export function createEngineClient(options: EngineClientOptions) {
     ) =>
       subscribeEvents(
         {
-          url: () => `${base}/runs/${seg(runId)}/events`,
+          url: () => {
+            const types = opts?.types
+            const query = types ? `?${new URLSearchParams({ types: types.join(',') })}` : ''
+            return `${base}/runs/${seg(runId)}/events${query}`
+          },
           headers: () => headers(),
           fetch: (input, init) => doFetch(new Request(input as string, init)),
           timers: options.timers ?? DEFAULT_TIMERS,

@@ -1,4 +1,6 @@
 /** `skein/client`: a typed HTTP client for a Skein server (STYLE 18: explicit exports). */
+
+export type { StreamEnd } from '../http/sse-format.js'
 export { ClientError } from './client-error.js'
 export {
   createEngineClient,

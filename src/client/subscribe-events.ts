@@ -1,4 +1,5 @@
 import type { EventEnvelope, TransientEvent } from '../core/envelope.js'
+import type { StreamEnd } from '../http/sse-format.js'
 import { ClientError, clientErrorOf, networkError } from './client-error.js'
 import { readFrames } from './sse-lines.js'
 
@@ -17,12 +18,22 @@ export interface ReconnectOptions {
 export interface SubscribeOptions {
   /** First seq to deliver (inclusive, default 1). */
   fromSeq?: number
+  /**
+   * Only events of these types (exact, or `prefix.*`), filtered by the server; seqs are not
+   * renumbered, so the delivered seqs skip the others. Transient events are filtered too.
+   */
+  types?: readonly string[]
   /** Failures: each dropped connection (the subscription retries) and the final one (it stops). */
   onError?: (error: ClientError, info: { retrying: boolean; delayMs?: number }) => void
   /** Aborting it unsubscribes. */
   signal?: AbortSignal
   /** Transient (never stored) events, e.g. streamed text; missed while disconnected. */
   onTransient?: (event: TransientEvent) => void
+  /**
+   * The run finished and every event up to its end was delivered: the server's `end` frame.
+   * The subscription stops (it does not reconnect) right after.
+   */
+  onEnd?: (end: StreamEnd) => void
 }
 
 export interface SubscribeDeps {
@@ -42,7 +53,8 @@ const isPermanent = (error: ClientError) =>
  * A reconnecting live subscription. The cursor is the last seq handed to `onEvent`; every
  * (re)connect sends it as Last-Event-ID, and anything at or below it is dropped, so the
  * consumer sees each seq once, in order, across any number of reconnects. Backoff doubles
- * per consecutive failure (with jitter) and resets once a connection is accepted.
+ * per consecutive failure (with jitter) and resets once a connection is accepted. The `end`
+ * frame of a finished run stops it.
  */
 export function subscribeEvents(
   deps: SubscribeDeps,
@@ -103,6 +115,15 @@ export function subscribeEvents(
             options.onTransient?.(JSON.parse(frame.data) as TransientEvent)
           } catch {
             // A consumer's failure never breaks the subscription.
+          }
+          return
+        }
+        if (!stopped && frame.event === 'end') {
+          stop()
+          try {
+            options.onEnd?.(JSON.parse(frame.data) as StreamEnd)
+          } catch {
+            // A consumer's failure changes nothing: the run has ended either way.
           }
           return
         }

@@ -7,6 +7,12 @@ let pool = new Uint8Array(0)
 let offset = 0
 
 /**
+ * The default run id: `run_` and a version-7 UUID. One function, so the engine's default `Ids`
+ * and a client that picks the id of a streaming start agree on one format.
+ */
+export const newRunId = (nowMs: number): string => `run_${timeOrderedUuid(nowMs)}`
+
+/**
  * An RFC 9562 version-7 UUID: 48 bits of Unix milliseconds, then 74 random bits. As unguessable
  * for sharing as a v4, but ids made later sort later, so a store keyed by run id appends new
  * runs at the end of its index instead of scattering writes over every page (in SQLite, ~2×

@@ -5,9 +5,11 @@ import { isUnderBasePath } from './debugger-path.js'
 import { errorResponse, httpError } from './error-response.js'
 import { readJsonBody } from './json-body.js'
 import { createLiveStreams } from './live-streams.js'
-import type { HandlerOptions, Route, RouteContext } from './route-types.js'
+import type { HandlerOptions, Route, RouteContext, SseContext } from './route-types.js'
 import { createRouter, parseApiPath } from './router.js'
 import { ROUTES } from './routes/index.js'
+import { defaultTimers, pageLimit, resolveSseLimits } from './sse-limits.js'
+import { checkQuery } from './validate.js'
 
 export interface HttpHandler {
   /** The Web-standard handler: a Response, or null for paths outside the API. */
@@ -33,9 +35,16 @@ export function createHttpHandler(
 ): HttpHandler {
   const router = createRouter(routes)
   const streams = createLiveStreams()
+  const limits = resolveSseLimits(options.sse)
+  const sse: SseContext = {
+    limits,
+    timers: options.sse?.timers ?? defaultTimers,
+    pageLimit: pageLimit(limits, options.maxEventBytes),
+  }
   const debuggerHost = options.debugger
-  // createEngine validated it; normalize here too so '/_skein/' and '/_skein' behave alike.
-  const basePath = debuggerHost?.basePath.replace(/\/+$/, '') ?? ''
+  // createEngine validated them; normalize here too so '/_skein/' and '/_skein' behave alike.
+  const debuggerPath = debuggerHost?.basePath.replace(/\/+$/, '') ?? ''
+  const apiPath = options.basePath?.replace(/\/+$/, '') ?? ''
   const uiDefinitions = async () => (await engine.runtime).registry.listDefinitions()
 
   async function handle(request: Request): Promise<Response | null> {
@@ -46,17 +55,20 @@ export function createHttpHandler(
       return errorResponse(httpError('INVALID_REQUEST', 'request URL is not valid'))
     }
 
-    if (debuggerHost && isUnderBasePath(url.pathname, basePath)) {
+    if (debuggerHost && isUnderBasePath(url.pathname, debuggerPath)) {
       const auth = await authorizeRequest(options.authorize, request, {
         route: 'debugger',
         access: 'read',
         name: 'debugger',
       })
       if (!auth.ok) return auth.response
-      return debuggerHost.ui.fetch(request, { basePath, definitions: uiDefinitions })
+      return debuggerHost.ui.fetch(request, { basePath: debuggerPath, definitions: uiDefinitions })
     }
 
-    const segments = parseApiPath(url.pathname)
+    // Under a base path everything is the API's (an unknown path is its 404); at the root only
+    // the API's own first segments are, and the rest is the host app's.
+    if (apiPath && !url.pathname.startsWith(`${apiPath}/`)) return null
+    const segments = parseApiPath(url.pathname.slice(apiPath.length), apiPath !== '')
     if (segments === null) return null
     const match = router.match(request.method, segments)
     if (match.kind === 'none') {
@@ -80,6 +92,7 @@ export function createHttpHandler(
     if (params.id !== undefined) context.runId = params.id
     const auth = await authorizeRequest(options.authorize, request, context)
     if (!auth.ok) return auth.response
+    checkQuery(url, route.query)
 
     let parsed: Promise<Json> | undefined
     const ctx: RouteContext = {
@@ -90,6 +103,7 @@ export function createHttpHandler(
       engine,
       options,
       streams,
+      sse,
       body: () => (parsed ??= readJsonBody(request, options.maxRequestBytes)),
     }
     return route.handle(ctx)

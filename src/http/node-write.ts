@@ -27,50 +27,41 @@ export function writeDirect(response: Response, outgoing: ServerResponse): boole
 }
 
 /**
- * An SSE stream written to the socket. Backpressure as on the Web path: once a write finds
- * the socket's buffer full, frames written before it drains count as the backlog the stream
- * bounds (`maxBufferedEvents`); catch-up waits for the drain before reading the next page.
+ * An SSE stream written to the socket. Backpressure as on the Web path: a write that finds the
+ * socket's buffer full leaves the stream behind, frames written before the buffer drains count
+ * as its backlog, `writableLength` is the memory it holds, and 'drain' tells the stream it may
+ * write its next catch-up page.
  */
 function pipeFrames(tap: FrameTap, outgoing: ServerResponse): void {
   let full = false
   let backlog = 0
-  let resume: (() => void) | undefined
   const open = () => !outgoing.destroyed && !outgoing.writableEnded
   outgoing.on('drain', () => {
     full = false
     backlog = 0
-    resume?.()
+    tap.drained()
   })
   // A client that goes away, or a socket the server destroys, ends the stream.
-  outgoing.once('close', () => {
-    tap.cancel()
-    resume?.()
-  })
+  outgoing.once('close', () => tap.cancel())
   tap.attach({
     write(frame) {
-      if (!open()) return
+      if (!open()) return true
       if (full) backlog++
       if (!outgoing.write(frame)) full = true
+      return !full
     },
     backlog: () => backlog,
+    bufferedBytes: () => (outgoing.destroyed ? 0 : outgoing.writableLength),
     end() {
       if (open()) outgoing.end()
+    },
+    destroy() {
+      outgoing.destroy()
     },
   })
   // The client may have gone while the route ran: 'close' has fired already and won't again.
   if (outgoing.destroyed) return tap.cancel()
-  const { pull } = tap
-  if (!pull) return
-  void (async () => {
-    try {
-      while (open() && (await pull())) {
-        if (full && open()) await new Promise<void>((resolve) => (resume = resolve))
-        resume = undefined
-      }
-    } catch {
-      tap.cancel()
-    }
-  })()
+  tap.start()
 }
 
 /** Web headers as Node's header object; several Set-Cookie values stay separate lines. */

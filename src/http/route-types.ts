@@ -1,8 +1,8 @@
-import type { EventEnvelope, StartResult } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
-import type { Engine, StartRunArgs } from '../runtime/engine-types.js'
-import type { Access, AuthorizeHook, DebuggerHost } from '../runtime/options.js'
+import type { Engine } from '../runtime/engine-types.js'
+import type { Access, AuthorizeHook, DebuggerHost, SseOptions } from '../runtime/options.js'
 import type { LiveStreams } from './live-streams.js'
+import type { SseLimits, SseTimers } from './sse-limits.js'
 
 /** What every route handler receives once routing and authorization have passed. */
 export interface RouteContext {
@@ -15,6 +15,7 @@ export interface RouteContext {
   engine: Engine
   options: HandlerOptions
   streams: LiveStreams
+  sse: SseContext
   /** Reads and validates the JSON body (415/413/400 as needed). */
   body(): Promise<Json>
 }
@@ -28,32 +29,29 @@ export interface Route {
   path: string
   name: string
   access: Access
+  /**
+   * The query parameters the route reads. Any other is a 400 INVALID_REQUEST: a typo or a
+   * parameter the server does not have must not be silently answered as if it were absent.
+   */
+  query?: readonly string[]
   handle(context: RouteContext): Promise<Response>
-}
-
-export interface SseTimers {
-  setInterval(callback: () => void, ms: number): unknown
-  clearInterval(handle: unknown): void
 }
 
 export interface HandlerOptions {
   authorize?: AuthorizeHook
   debugger?: DebuggerHost
+  /** The API's path prefix (validated, no trailing slash); '' serves it at the root. */
+  basePath?: string
   maxRequestBytes: number
   maxEventBytes: number
-  /** Runs a start and reports its events as they are appended (streaming start). */
-  streamStart?: (
-    args: StartRunArgs,
-    onEvent: (events: readonly EventEnvelope[]) => void,
-  ) => Promise<StartResult>
-  sse?: {
-    /** Interval between `: keepalive` comments (default 15 s). */
-    keepaliveMs?: number
-    /** Live events buffered per subscriber before it is disconnected (default 1,000). */
-    maxBufferedEvents?: number
-    /** Events read per catch-up page (default 500). */
-    pageSize?: number
-    /** Timer source for keepalives (tests inject a manual one). */
-    timers?: SseTimers
-  }
+  /** Bounds of live streams (defaults in sse-limits.ts); `timers` for tests. */
+  sse?: SseOptions & { timers?: SseTimers }
+}
+
+/** The resolved SSE bounds and timers every stream of one handler uses. */
+export interface SseContext {
+  limits: SseLimits
+  timers: SseTimers
+  /** Events per catch-up page (`pageLimit` of the limits and the engine's maxEventBytes). */
+  pageLimit: number
 }

@@ -2,7 +2,13 @@ import { InvalidRequestError } from '../core/errors.js'
 import type { Route } from './route-types.js'
 
 /** First path segments the API owns; anything else is the host app's (the handler returns null). */
-export const API_ROOTS: ReadonlySet<string> = new Set(['health', 'runs', 'operations', 'workers'])
+export const API_ROOTS: ReadonlySet<string> = new Set([
+  'health',
+  'runs',
+  'definitions',
+  'operations',
+  'workers',
+])
 
 interface CompiledRoute {
   route: Route
@@ -58,13 +64,14 @@ export function createRouter(routes: readonly Route[]) {
 const MAX_SEGMENT_LENGTH = 512
 
 /**
- * Splits and decodes a pathname. Returns null when the path is outside the API. Throws a
- * 400 for escapes that could change a segment's meaning once decoded: invalid escapes,
- * an encoded `/` or `\`, control characters, and `.`/`..` segments.
+ * Splits and decodes a pathname. Returns null when the path is outside the API (unless
+ * `claimAll`: under a base path every path is the API's). Throws a 400 for escapes that could
+ * change a segment's meaning once decoded: invalid escapes, an encoded `/` or `\`, control
+ * characters, and `.`/`..` segments.
  */
-export function parseApiPath(pathname: string): string[] | null {
+export function parseApiPath(pathname: string, claimAll = false): string[] | null {
   const raw = pathname.split('/').slice(1)
-  if (!API_ROOTS.has(raw[0] ?? '')) return null
+  if (!claimAll && !API_ROOTS.has(raw[0] ?? '')) return null
   return raw.map((segment) => {
     if (segment.length > MAX_SEGMENT_LENGTH) {
       throw new InvalidRequestError(`path segment longer than ${MAX_SEGMENT_LENGTH} characters`)

@@ -1,24 +1,48 @@
-import { createServer, ServerResponse } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { getRequestListener, RequestError } from '@hono/node-server'
-import type { ServerHandle } from '../runtime/engine-types.js'
+import type { ServeOptions, ServerHandle } from '../runtime/engine-types.js'
 import { errorResponse, httpError } from './error-response.js'
-import { writeDirect } from './node-write.js'
+import { createNodeListener } from './node-listener.js'
 
-/** The adapter's marker for "the response was written already": no body, nothing to write. */
-const ALREADY_SENT = new Response(null, { headers: { 'x-hono-already-sent': '1' } })
-
-export interface ServeHandlerOptions {
-  port?: number
-  hostname?: string
+export interface ServeHandlerOptions extends ServeOptions {
   /** Ends open SSE streams on close (the handler's `closeStreams`). */
   closeStreams?: () => void
+}
+
+/** Defaults of the request timeouts (docs/http.md, "Server timeouts"). */
+export const SERVER_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 }
+
+/**
+ * Node's options for how long a request may take to arrive: its headers, and all of it (a body
+ * shorter than its Content-Length is answered 408 and closed, not held until the client gives
+ * up). Neither bounds how long answering takes (an SSE stream, a long-poll). Node checks open
+ * connections every `connectionsCheckingInterval` (30 s by default), so that follows the
+ * timeouts to keep them close to what is asked.
+ */
+function timeoutOptions(options: ServeOptions) {
+  const headersTimeout = options.headersTimeoutMs ?? SERVER_TIMEOUTS.headersTimeoutMs
+  const requestTimeout = options.requestTimeoutMs ?? SERVER_TIMEOUTS.requestTimeoutMs
+  for (const [name, value] of [
+    ['headersTimeoutMs', headersTimeout],
+    ['requestTimeoutMs', requestTimeout],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new TypeError(`serve: ${name} must be a positive integer, got ${String(value)}`)
+    }
+  }
+  if (headersTimeout > requestTimeout) {
+    throw new TypeError(
+      `serve: headersTimeoutMs (${headersTimeout}) must not be longer than requestTimeoutMs (${requestTimeout})`,
+    )
+  }
+  const connectionsCheckingInterval = Math.max(10, Math.min(1000, Math.floor(headersTimeout / 4)))
+  return { headersTimeout, requestTimeout, connectionsCheckingInterval }
 }
 
 /**
  * A thin Node server over a Web handler (STYLE 13): `null` becomes a JSON 404, requests the
  * adapter cannot even build (bad Host, backslash paths) become a JSON 400. Skein's own JSON
- * bodies and SSE streams are written to the socket directly (node-write.ts). Binds 127.0.0.1
+ * bodies and SSE streams are written to the socket directly (node-listener.ts). Binds 127.0.0.1
  * unless told otherwise; port 0 picks a free port. `close()` ends SSE streams and drops idle
  * keep-alive sockets so it resolves promptly.
  *
@@ -30,36 +54,12 @@ export async function serveHandler(
   fetch: (request: Request) => Promise<Response | null>,
   options: ServeHandlerOptions = {},
 ): Promise<ServerHandle> {
+  const timeouts = timeoutOptions(options)
   const hostname = options.hostname ?? '127.0.0.1'
-  const listener = getRequestListener(
-    async (request: Request, env: { outgoing: unknown }) => {
-      let response: Response
-      try {
-        response =
-          (await fetch(request)) ?? errorResponse(httpError('NOT_FOUND', 'no route for this path'))
-      } catch (error) {
-        // The handler answers its own errors; this is an engine that failed to become ready.
-        response = errorResponse(error)
-      }
-      // Responses whose bytes Skein knows go to the socket directly; the adapter then writes
-      // nothing for the bodiless marker. Anything else (a hook's own Response) it writes itself.
-      const { outgoing } = env
-      if (outgoing instanceof ServerResponse && writeDirect(response, outgoing)) return ALREADY_SENT
-      return response
-    },
-    {
-      // A library must not replace the process's global Request/Response (the adapter's
-      // lighter classes were faster in bench/http.ts, but every user's code would see them):
-      // see docs/decisions.md. authorize.ts duck-types Responses either way.
-      overrideGlobalObjects: false,
-      // Only requests the adapter could not build reach this (bad Host, backslash paths).
-      errorHandler: (error) =>
-        error instanceof RequestError
-          ? errorResponse(httpError('INVALID_REQUEST', 'malformed HTTP request'))
-          : errorResponse(error),
-    },
+  const listener = createNodeListener(fetch, () =>
+    errorResponse(httpError('NOT_FOUND', 'no route for this path')),
   )
-  const server = createServer(listener)
+  const server = createServer(timeouts, listener)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? 8787, hostname, () => {

@@ -5,7 +5,8 @@
  *
  * A stream starts with `retry: 1000` and a `: connected` comment; each event is
  * `id: <seq>` + `data: <EventEnvelope JSON>` + a blank line; `: keepalive` comments keep
- * idle connections open; a streaming start ends with `event: done` or `event: error`.
+ * idle connections open; a finished run's live stream ends with `event: end` (data
+ * `{ runId, status, lastSeq }`); a streaming start ends with `event: done` or `event: error`.
  */
 
 export const SSE_CONTENT_TYPE = 'text/event-stream'
@@ -28,7 +29,18 @@ export function formatEventFrame(seq: number, event: unknown): string {
   return `id: ${seq}\ndata: ${JSON.stringify(event)}\n\n`
 }
 
-/** A named frame (`done`, `error`) that carries no id, so it never moves the resume cursor. */
+/** The data of the `end` frame that closes a finished run's live stream. */
+export interface StreamEnd {
+  runId: string
+  status: 'completed' | 'failed' | 'cancelled'
+  /** The last seq the stream covered: a resume after it has nothing more of this run's end. */
+  lastSeq: number
+}
+
+/**
+ * A named frame (`end`, `done`, `error`, `transient`) that carries no id, so it never moves
+ * the resume cursor.
+ */
 export function formatNamedFrame(name: string, data: unknown): string {
   return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
 }

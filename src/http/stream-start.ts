@@ -1,10 +1,11 @@
-import type { EventEnvelope, StartResult } from '../core/envelope.js'
+import type { EventEnvelope, TransientEvent } from '../core/envelope.js'
 import type { Engine, StartRunArgs } from '../runtime/engine-types.js'
 import { errorInfoOf, errorResponse } from './error-response.js'
-import { createFrameStream, type FrameSink } from './frame-stream.js'
+import { createFrameStream } from './frame-stream.js'
 import type { LiveStreams } from './live-streams.js'
-import type { HandlerOptions } from './route-types.js'
+import type { SseContext } from './route-types.js'
 import { formatNamedFrame, SSE_HEADERS, SSE_PREAMBLE } from './sse-format.js'
+import { guardStream, type StreamGuard } from './stream-guard.js'
 
 const encoder = new TextEncoder()
 
@@ -14,19 +15,22 @@ const encoder = new TextEncoder()
  * error body. A start that fails before its first event (unknown definition, bad input)
  * answers with a plain JSON error and its real status instead of a 200 stream.
  *
- * Completeness does not depend on when the engine calls listeners: once the start settles,
- * any events up to `state.lastSeq` not yet seen are read from the store before `done`.
+ * The run id is the caller's or one the engine makes with its `ids` (one format for every
+ * start); the engine reports it through `onRunId` before writing, and the stream subscribes
+ * there. Completeness does not depend on when the engine calls listeners: once the start
+ * settles, any events up to `state.lastSeq` not yet seen are read from the store before `done`.
  */
 export async function streamStart(
   engine: Engine,
   streams: LiveStreams,
-  options: HandlerOptions,
-  args: StartRunArgs & { runId: string },
+  sse: SseContext,
+  args: StartRunArgs,
   signal: AbortSignal | undefined,
 ): Promise<Response> {
+  let runId: string | undefined
   let cursor = 0
   let closed = false
-  let out: FrameSink | undefined
+  let guard: StreamGuard | undefined
   const early: EventEnvelope[] = []
   let firstEvent!: () => void
   const sawEvent = new Promise<void>((resolve) => {
@@ -35,8 +39,8 @@ export async function streamStart(
 
   const send = (events: readonly EventEnvelope[]) => {
     for (const event of events) {
-      if (closed || event.runId !== args.runId || event.seq <= cursor) continue
-      out?.write(streams.frame(event))
+      if (closed || event.runId !== runId || event.seq <= cursor) continue
+      guard?.write(streams.frame(event))
       cursor = event.seq
     }
   }
@@ -44,7 +48,7 @@ export async function streamStart(
   const onEvent = (events: readonly EventEnvelope[]) => {
     if (closed) return
     try {
-      if (!out) {
+      if (!guard) {
         early.push(...events)
         firstEvent()
       } else send(events)
@@ -53,23 +57,27 @@ export async function streamStart(
     }
   }
 
-  let unsubscribe = () => {}
-  // Transient events (streamed text) while the run starts: `event: transient` frames, no id.
-  const unsubscribeTransient = engine.subscribeTransient(args.runId, (event) => {
-    if (closed || !out) return
+  // Transient events (streamed text) while the run starts: `event: transient` frames, no id,
+  // left out while the consumer is too far behind (they are never needed to resume).
+  const onTransient = (event: TransientEvent) => {
+    if (closed || !guard) return
     try {
-      out.write(encoder.encode(formatNamedFrame('transient', event)))
+      const frame = encoder.encode(formatNamedFrame('transient', event))
+      if (guard.fits(frame.byteLength)) guard.write(frame)
     } catch {
       close()
     }
-  })
-  let started: Promise<StartResult>
-  if (options.streamStart) started = options.streamStart(args, onEvent)
-  else {
-    unsubscribe = await engine.subscribe(args.runId, onEvent)
-    started = engine.startRun(args)
   }
-  const settled = started.then(
+  let unsubscribe = () => {}
+  let unsubscribeTransient = () => {}
+  const onRunId = async (id: string) => {
+    runId = id
+    unsubscribeTransient = engine.subscribeTransient(id, onTransient)
+    const off = await engine.subscribe(id, onEvent)
+    if (closed) off()
+    else unsubscribe = off
+  }
+  const settled = engine.startRun(args, { onRunId }).then(
     (result) => ({ ok: true as const, result }),
     (error: unknown) => ({ ok: false as const, error }),
   )
@@ -83,41 +91,55 @@ export async function streamStart(
   }
 
   let unregister = () => {}
-  function close() {
-    if (closed) return
+  const detach = () => {
+    if (closed) return false
     closed = true
     unsubscribe()
     unsubscribeTransient()
     unregister()
     signal?.removeEventListener('abort', close)
-    out?.end()
+    return true
+  }
+  function close() {
+    if (detach()) guard?.end()
   }
 
   const finish = async () => {
     const outcome = await settled
     if (closed) return
     if (outcome.ok) {
+      const { runId: id, state } = outcome.result
       try {
-        if (cursor < outcome.result.state.lastSeq) {
-          send(await engine.getEvents(args.runId, { fromSeq: cursor + 1 }))
+        while (!closed && cursor < state.lastSeq) {
+          const page = await engine.getEvents(id, { fromSeq: cursor + 1, limit: sse.pageLimit })
+          if (page.length === 0) break
+          send(page)
         }
       } catch {
         // The done frame still carries the state; the client can read events afterwards.
       }
       if (closed) return
-      sink.write(encoder.encode(formatNamedFrame('done', outcome.result)))
+      guard?.write(encoder.encode(formatNamedFrame('done', outcome.result)))
     } else {
-      sink.write(encoder.encode(formatNamedFrame('error', { error: errorInfoOf(outcome.error) })))
+      guard?.write(encoder.encode(formatNamedFrame('error', { error: errorInfoOf(outcome.error) })))
     }
     close()
   }
 
   const { sink, response } = createFrameStream(
-    { cancel: close },
+    {
+      drained: () => guard?.drained(),
+      cancel() {
+        detach()
+        guard?.release()
+      },
+    },
     { status: 200, headers: SSE_HEADERS },
   )
-  out = sink
-  sink.write(encoder.encode(SSE_PREAMBLE))
+  guard = guardStream(sink, streams, sse.limits, sse.timers, () => {
+    detach()
+  })
+  guard.write(encoder.encode(SSE_PREAMBLE))
   send(early)
   unregister = streams.add(close)
   signal?.addEventListener('abort', close, { once: true })

@@ -84,6 +84,19 @@ export function checkEventBytes(value: Json | undefined, maxBytes: number, what:
   }
 }
 
+/** Refuses query parameters the route does not declare, naming each once. */
+export function checkQuery(url: URL, allowed: readonly string[] = []): void {
+  const unknown = new Set<string>()
+  for (const name of url.searchParams.keys()) if (!allowed.includes(name)) unknown.add(name)
+  if (unknown.size === 0) return
+  const names = [...unknown]
+  const accepts = allowed.length === 0 ? 'none' : allowed.join(', ')
+  throw new InvalidRequestError(
+    `unknown query parameter(s): ${names.join(', ')} (this route accepts: ${accepts})`,
+    { unknown: names, allowed: [...allowed] },
+  )
+}
+
 /**
  * A non-negative integer query parameter. Repeated, empty, signed, fractional or
  * exponent forms are a 400: `?fromSeq=1e3` must not silently mean something.

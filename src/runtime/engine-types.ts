@@ -9,7 +9,7 @@ import type {
 } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
 import type { EffectStatus } from '../core/fold.js'
-import type { Json } from '../core/json.js'
+import type { Json, JsonObject } from '../core/json.js'
 import type { EventStore } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
@@ -37,6 +37,26 @@ export interface StartRunArgs extends StartOptions {
   definitionName: string
   definitionVersion?: string
   input?: Json
+}
+
+/** One registered definition (`listDefinitions`, `GET /definitions`). */
+export interface DefinitionInfo {
+  kind: string
+  name: string
+  /** The version a start without `definitionVersion` gets: the last one registered. */
+  defaultVersion: string
+  /** In registration order; `inputSchema` when the input schema's library can give one. */
+  versions: Array<{ version: string; inputSchema?: JsonObject }>
+}
+
+/** Calls a host makes around a start (the HTTP streaming start uses them). */
+export interface StartHooks {
+  /**
+   * Called with the run's id — the caller's, or a new one from the engine's `ids` — before
+   * anything is validated or written, so a host can subscribe to the run's events first.
+   * A rejection fails the start with nothing written.
+   */
+  onRunId?(runId: string): void | Promise<void>
 }
 
 export interface ReplayStep {
@@ -99,6 +119,13 @@ export interface EffectAttemptView {
 export interface ServeOptions {
   port?: number
   hostname?: string
+  /** How long a request's headers may take to arrive (default 10 s). */
+  headersTimeoutMs?: number
+  /**
+   * How long a whole request may take to arrive, body included (default 30 s); past it the
+   * server answers 408 and closes the connection. Answering is not bounded by it.
+   */
+  requestTimeoutMs?: number
 }
 
 export interface ServerHandle {
@@ -132,7 +159,7 @@ export interface SignalOptions extends CallerContext {
 export interface Engine {
   ready(): Promise<{ store: EventStore; runtime: EngineRuntime }>
   start<D extends Definition>(definition: D, ...args: StartArgs<D>): Promise<StartResult>
-  startRun(args: StartRunArgs): Promise<StartResult>
+  startRun(args: StartRunArgs, hooks?: StartHooks): Promise<StartResult>
   getRun(runId: string): Promise<RunState>
   getEvents(runId: string, options?: { fromSeq?: number; limit?: number }): Promise<EventEnvelope[]>
   signal(runId: string, events: readonly EventInput[], options?: SignalOptions): Promise<RunState>
@@ -141,6 +168,8 @@ export interface Engine {
   listRuns(): Promise<string[]>
   /** One page of run summaries, newest first; pass `nextCursor` back as `cursor` for the next. */
   listRunSummaries(query?: SummaryQuery): Promise<SummaryPage>
+  /** The registered definitions, with input schemas as JSON Schema where available. */
+  listDefinitions(): Promise<DefinitionInfo[]>
   /** A projection object gives the value's type (`S`); by name the value is untyped. */
   project<S = any>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S>
   replayTo(runId: string, seq: number): Promise<ReplayStep | null>

@@ -30,6 +30,7 @@ import type {
   ReplayStep,
   RunOperationalStatus,
   SignalOptions,
+  StartHooks,
   StartOptions,
   StartRunArgs,
 } from './engine-types.js'
@@ -173,7 +174,7 @@ export class RuntimeEngine implements EngineRuntime {
     return this.startDefinition(resolved, input, options)
   }
 
-  async startRun(args: StartRunArgs): Promise<StartResult> {
+  async startRun(args: StartRunArgs, hooks?: StartHooks): Promise<StartResult> {
     if (typeof args?.kind !== 'string' || typeof args.definitionName !== 'string') {
       throw new InvalidRequestError('startRun needs { kind, definitionName } strings')
     }
@@ -187,13 +188,14 @@ export class RuntimeEngine implements EngineRuntime {
         kind: args.kind,
         definitionName: args.definitionName,
       })
-    return this.startDefinition(definition, args.input, args)
+    return this.startDefinition(definition, args.input, args, hooks)
   }
 
   private async startDefinition(
     definition: Definition,
     input: unknown,
     options: StartOptions,
+    hooks?: StartHooks,
   ): Promise<StartResult> {
     if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
     // A keyed start without a runId names the run after its key: its retries find that run.
@@ -203,6 +205,7 @@ export class RuntimeEngine implements EngineRuntime {
         ? this.ctx.ids.runId()
         : startKeyRunId(options.idempotencyKey))
     checkId(runId, 'runId')
+    await hooks?.onRunId?.(runId)
     if (options.threadId !== undefined) checkId(options.threadId, 'threadId')
     const prepared = await startOp.prepare(this.ctx, definition, input)
     let threadId = ''

@@ -2,6 +2,7 @@ import type { Definition } from '../core/definition.js'
 import type { Json } from '../core/json.js'
 import type { Module } from '../core/module.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler } from '../core/ports.js'
+import type { ServeOptions } from './engine-types.js'
 
 /** The value `trimAfterSnapshot.coverage(runId)` resolves to: events up to this seq are safe elsewhere. */
 export type TrimCoverage = number | { throughSeq: number } | null
@@ -102,6 +103,37 @@ export type RuntimeObserver =
   | ((observation: Observation) => unknown)
   | { observe(observation: Observation): unknown }
 
+/** Bounds of live event streams (docs/http.md, "Limits of live streams"). */
+export interface SseOptions {
+  /** Interval between `: keepalive` comments (default 15 s). */
+  keepaliveMs?: number
+  /**
+   * A consumer that leaves written frames untaken this long is dropped, its queued frames
+   * discarded; it resumes with Last-Event-ID and loses nothing (default 30 s).
+   */
+  drainTimeoutMs?: number
+  /** Bytes queued for one consumer before a live event ends its stream (default 4 MiB). */
+  maxBufferedBytes?: number
+  /** Frames queued for one consumer before a live event ends its stream (default 1,000). */
+  maxBufferedEvents?: number
+  /** Bytes queued across all streams; past it, streams holding some are dropped (default 64 MiB). */
+  maxTotalBufferedBytes?: number
+  /** Bytes one catch-up page may hold even if every event is `maxEventBytes` (default 4 MiB). */
+  pageBytes?: number
+  /** Most events one catch-up page reads (default 500). */
+  pageSize?: number
+}
+
+/** The HTTP API's options (`createEngine({ http })`). */
+export interface HttpOptions {
+  /**
+   * Serve the API under this path (e.g. `/skein`: `GET /skein/runs/:id`); paths outside it are
+   * left to the host app (`fetch` returns null). Default: at the root.
+   */
+  basePath?: string
+  sse?: SseOptions
+}
+
 export interface EngineLimits {
   /** Largest serialized event payload accepted (default 1 MiB). */
   maxEventBytes?: number
@@ -117,7 +149,7 @@ export type StoreOption =
 export interface EngineOptions {
   modules?: readonly Module[]
   store?: StoreOption
-  serve?: boolean | { port?: number; hostname?: string }
+  serve?: boolean | ServeOptions
   maxWakeIterations?: number
   maxPendingRunOperations?: number
   snapshotEvery?: number
@@ -130,6 +162,7 @@ export interface EngineOptions {
   observer?: RuntimeObserver
   authorize?: AuthorizeHook
   debugger?: DebuggerHost
+  http?: HttpOptions
   clock?: Clock
   ids?: Ids
   limits?: EngineLimits

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Clock, Ids } from '../core/ports.js'
-import { timeOrderedUuid } from '../core/uuid.js'
+import { newRunId } from '../core/uuid.js'
 
 /** The real clock: wall time and Node timers (unref'd so they never keep a process alive). */
 export const systemClock: Clock = {
@@ -24,7 +24,7 @@ export function defaultIds(): Ids {
   let counter = 0
   const next = (tag: string) => `${tag}_${prefix}${(counter++).toString(36)}`
   return {
-    runId: () => `run_${timeOrderedUuid(Date.now())}`,
+    runId: () => newRunId(Date.now()),
     threadId: () => next('thr'),
     eventId: () => next('evt'),
     effectId: () => next('eff'),

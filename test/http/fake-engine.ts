@@ -10,7 +10,12 @@ import {
 } from '../../src/core/errors.js'
 import type { Json } from '../../src/core/json.js'
 import type { EventStore } from '../../src/core/ports.js'
-import type { CallerContext, Engine, StartRunArgs } from '../../src/runtime/engine-types.js'
+import type {
+  CallerContext,
+  Engine,
+  StartHooks,
+  StartRunArgs,
+} from '../../src/runtime/engine-types.js'
 import type { WorkerCallbackInput } from '../../src/runtime/options.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
 
@@ -94,12 +99,13 @@ export function fakeEngine(store: EventStore = memoryStore()) {
         input: input as Json,
         ...options,
       }),
-    async startRun(args: StartRunArgs) {
+    async startRun(args: StartRunArgs, hooks?: StartHooks) {
       calls.push({ method: 'startRun', args: [args] })
       if (args.kind !== 'test' || args.definitionName !== 'echo') {
         throw new DefinitionNotFoundError(`no definition ${args.kind}:${args.definitionName}`)
       }
       const runId = args.runId ?? randomUUID()
+      await hooks?.onRunId?.(runId)
       const prior = starts.get(runId)
       if (prior) {
         if (args.idempotencyKey !== undefined && prior.key === args.idempotencyKey) {
@@ -166,6 +172,9 @@ export function fakeEngine(store: EventStore = memoryStore()) {
       )
       return { runs, nextCursor: null }
     },
+    listDefinitions: async () => [
+      { kind: 'test', name: 'echo', defaultVersion: '1', versions: [{ version: '1' }] },
+    ],
     async project(runId, projection) {
       await exists(runId)
       if (projection !== 'count')

@@ -1,7 +1,8 @@
 import { expect } from 'vitest'
 import type { EventStore } from '../../src/core/ports.js'
 import { createHttpHandler } from '../../src/http/handler.js'
-import type { HandlerOptions, SseTimers } from '../../src/http/route-types.js'
+import type { HandlerOptions } from '../../src/http/route-types.js'
+import type { SseTimers } from '../../src/http/sse-limits.js'
 import type { Engine } from '../../src/runtime/engine-types.js'
 import { appendRaw } from './fake-engine.js'
 
@@ -24,9 +25,18 @@ export const json = (
     body: body === undefined ? undefined : JSON.stringify(body),
   })
 
-/** Keepalive timers driven by the test: `tick()` fires every registered interval once. */
-export function manualTimers(): SseTimers & { tick(): void; readonly active: number } {
+/**
+ * SSE timers driven by the test: `tick()` fires every registered interval (keepalives) once;
+ * `expire()` fires every pending timeout (drain deadlines), as if their time had come.
+ */
+export function manualTimers(): SseTimers & {
+  tick(): void
+  expire(): void
+  readonly active: number
+  readonly pending: number
+} {
   const intervals = new Map<number, () => void>()
+  const timeouts = new Map<number, () => void>()
   let next = 1
   return {
     setInterval(callback) {
@@ -36,11 +46,26 @@ export function manualTimers(): SseTimers & { tick(): void; readonly active: num
     clearInterval(handle) {
       intervals.delete(handle as number)
     },
+    setTimeout(callback) {
+      timeouts.set(next, callback)
+      return next++
+    },
+    clearTimeout(handle) {
+      timeouts.delete(handle as number)
+    },
     tick() {
       for (const callback of [...intervals.values()]) callback()
     },
+    expire() {
+      const due = [...timeouts.values()]
+      timeouts.clear()
+      for (const callback of due) callback()
+    },
     get active() {
       return intervals.size
+    },
+    get pending() {
+      return timeouts.size
     },
   }
 }

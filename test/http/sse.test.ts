@@ -171,12 +171,13 @@ describe('streaming start', () => {
   it('ends with an error frame when the start fails after events', async () => {
     const store = memoryStore()
     const engine = fakeEngine(store)
-    const http = makeHandler(engine, {
-      streamStart: async (args, onEvent) => {
-        onEvent(await appendRaw(store, args.runId!, ['run.started']))
-        throw Object.assign(new Error('/secret/path exploded'), { stack: 'at /secret' })
-      },
-    })
+    // A start that writes its first event, then fails with an error full of internals.
+    engine.startRun = async (args, hooks) => {
+      await hooks?.onRunId?.(args.runId!)
+      await appendRaw(store, args.runId!, ['run.started'])
+      throw Object.assign(new Error('/secret/path exploded'), { stack: 'at /secret' })
+    }
+    const http = makeHandler(engine)
     const text = await sseReader(
       (await http.fetch(start({ kind: 'test', definitionName: 'echo', runId: 'e1' })))!,
     ).rest()

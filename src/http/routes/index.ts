@@ -1,4 +1,5 @@
 import type { Route } from '../route-types.js'
+import { definitionRoutes } from './definitions.js'
 import { effectRoutes } from './effects.js'
 import { healthRoutes } from './health.js'
 import { operationRoutes } from './operations.js'
@@ -11,6 +12,7 @@ import { workerRoutes } from './worker-tasks.js'
 export const ROUTES: readonly Route[] = Object.freeze([
   ...healthRoutes,
   ...runRoutes,
+  ...definitionRoutes,
   ...runEventRoutes,
   ...runInspectRoutes,
   ...effectRoutes,

@@ -1,4 +1,4 @@
-import type { EventInput } from '../../core/envelope.js'
+import type { EventEnvelope, EventInput } from '../../core/envelope.js'
 import { InvalidEventError, InvalidRequestError } from '../../core/errors.js'
 import { eventTypeProblem } from '../../core/event-types.js'
 import type { Json } from '../../core/json.js'
@@ -7,6 +7,7 @@ import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { liveFlag, wantsEventStream } from '../sse-request.js'
 import { openEventStream } from '../sse-stream.js'
+import { parseTypeFilter, type TypeFilter } from '../type-filter.js'
 import {
   checkEventBytes,
   expectObject,
@@ -54,30 +55,57 @@ function streamCursor(ctx: RouteContext): number {
   return Math.max(0, (fromSeq ?? 1) - 1)
 }
 
+/**
+ * Events of the types asked for, from `fromSeq`, at most `limit` of them: the log is read in
+ * the same byte-bounded pages as a live stream's catch-up, keeping only matches.
+ */
+async function matchingEvents(
+  ctx: RouteContext,
+  runId: string,
+  matches: TypeFilter,
+  fromSeq: number,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<EventEnvelope[]> {
+  const found: EventEnvelope[] = []
+  let next = fromSeq
+  while (found.length < limit) {
+    const page = await ctx.engine.getEvents(runId, { fromSeq: next, limit: ctx.sse.pageLimit })
+    for (const event of page) {
+      if (found.length < limit && matches(event.type)) found.push(event)
+      next = event.seq + 1
+    }
+    if (page.length < ctx.sse.pageLimit) break
+  }
+  return found
+}
+
 export const runEventRoutes: Route[] = [
   {
     method: 'GET',
     path: '/runs/:id/events',
     name: 'runs.events',
     access: 'read',
+    query: ['fromSeq', 'limit', 'live', 'types'],
     async handle(ctx) {
       const runId = ctx.params.id
+      const matches = parseTypeFilter(ctx.url)
       if (liveFlag(ctx.url) || wantsEventStream(ctx.request)) {
-        const sse = ctx.options.sse ?? {}
         return openEventStream({
           engine: ctx.engine,
           streams: ctx.streams,
           runId,
           afterSeq: streamCursor(ctx),
           signal: ctx.request.signal,
-          keepaliveMs: sse.keepaliveMs,
-          maxBufferedEvents: sse.maxBufferedEvents,
-          pageSize: sse.pageSize,
-          timers: sse.timers,
+          sse: ctx.sse,
+          matches,
         })
       }
       const fromSeq = intQuery(ctx.url, 'fromSeq')
       const limit = intQuery(ctx.url, 'limit')
+      if (matches) {
+        const events = await matchingEvents(ctx, runId, matches, fromSeq ?? 1, limit)
+        return jsonResponse({ runId, events })
+      }
       const options: { fromSeq?: number; limit?: number } = {}
       if (fromSeq !== undefined) options.fromSeq = fromSeq
       if (limit !== undefined) options.limit = limit

@@ -33,6 +33,7 @@ export const runInspectRoutes: Route[] = [
     path: '/runs/:id/replay',
     name: 'runs.replay',
     access: 'read',
+    query: ['seq'],
     async handle(ctx) {
       const seq = intQuery(ctx.url, 'seq', 1)
       if (seq === undefined) throw new InvalidRequestError('query parameter seq is required')

@@ -1,5 +1,3 @@
-import { withProps } from '../../core/copy.js'
-import { startKeyRunId, timeOrderedUuid } from '../../core/uuid.js'
 import type { StartRunArgs } from '../../runtime/engine-types.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
@@ -55,15 +53,7 @@ export const runRoutes: Route[] = [
     async handle(ctx) {
       const args = await startArgs(ctx)
       if (wantsEventStream(ctx.request)) {
-        // The stream must know the runId before the run exists, to subscribe first; a keyed
-        // start names its run after the key, as the engine does.
-        const runId =
-          args.runId ??
-          (args.idempotencyKey === undefined
-            ? timeOrderedUuid(Date.now())
-            : startKeyRunId(args.idempotencyKey))
-        const withId = withProps(args, { runId })
-        return streamStart(ctx.engine, ctx.streams, ctx.options, withId, ctx.request.signal)
+        return streamStart(ctx.engine, ctx.streams, ctx.sse, args, ctx.request.signal)
       }
       const result = await ctx.engine.startRun(args)
       return jsonResponse({ runId: result.runId, threadId: result.threadId, state: result.state })
@@ -81,6 +71,7 @@ export const runRoutes: Route[] = [
     path: '/runs/summaries',
     name: 'runs.summaries',
     access: 'read',
+    query: ['status', 'runIdPrefix', 'limit', 'cursor'],
     handle: async (ctx) => {
       const page = await ctx.engine.listRunSummaries(summaryQueryOf(ctx.url))
       return jsonResponse({ runs: page.runs, nextCursor: page.nextCursor })

@@ -1,5 +1,6 @@
 import type { EffectContext } from '../../core/effect.js'
 import { DefinitionError } from '../../core/errors.js'
+import { inputJsonSchema } from '../../core/json-schema.js'
 import type { RetryPolicy } from '../../core/retry.js'
 import type { InferOutput, StandardSchema } from '../../core/schema.js'
 
@@ -69,14 +70,8 @@ export const isToolDefinition = (value: unknown): value is ToolDefinition =>
  * zod 4), else an open object: the model is told less, validation still applies.
  */
 export function jsonSchemaOf(schema: StandardSchema | undefined): object {
-  const converter = (schema as any)?.['~standard']?.jsonSchema
-  if (typeof converter?.input === 'function') {
-    try {
-      const { $schema: _drop, ...rest } = converter.input({ target: 'draft-2020-12' })
-      return rest
-    } catch {
-      // A schema the converter cannot express (transforms, custom checks): fall through.
-    }
-  }
-  return { type: 'object', additionalProperties: true }
+  const converted = inputJsonSchema(schema)
+  if (converted === undefined) return { type: 'object', additionalProperties: true }
+  const { $schema: _drop, ...rest } = converted
+  return rest
 }
