@@ -24,6 +24,7 @@ export type {
 export type { ErrorInfo } from './core/errors.js'
 export {
   CompositionError,
+  DefinitionChangedError,
   DefinitionError,
   DefinitionNotFoundError,
   DeterminismError,
@@ -37,10 +38,12 @@ export {
   InvalidInputError,
   InvalidRequestError,
   NotConfiguredError,
+  PortInUseError,
   ProjectionNotFoundError,
   RunNotFoundError,
   RunOverloadedError,
   SeqConflictError,
+  ServeError,
   SkeinError,
   StartConflictError,
   StoreError,
@@ -73,20 +76,27 @@ export type { InferInput, InferOutput, StandardSchema } from './core/schema.js'
 export { payload } from './core/schema.js'
 export { createEngine } from './create-engine.js'
 export { bearerAuth } from './http/bearer-auth.js'
+export { type ConsoleLoggerOptions, consoleLogger } from './runtime/console-logger.js'
 export type {
   CallerContext,
   EffectAttemptView,
   EffectStatusView,
   Engine,
+  EngineReady,
   EngineRuntime,
+  ReadyFunction,
   ReplayStep,
   RunOperationalStatus,
   ServeOptions,
   ServerHandle,
+  SignalOptions,
   StartOptions,
   StartRunArgs,
+  StopOptions,
+  WaitFor,
 } from './runtime/engine-types.js'
 export { localScheduler } from './runtime/local-scheduler.js'
+export type { LogFn, Logger, LogLevel } from './runtime/logger.js'
 export type {
   Access,
   AuthorizeContext,

@@ -16,6 +16,7 @@ import type {
   ReplayStep,
   RunOperationalStatus,
   StartRunArgs,
+  WaitFor,
 } from '../runtime/engine-types.js'
 import { clientErrorOf, networkError } from './client-error.js'
 import { openRunStream, type RunStream } from './run-stream.js'
@@ -46,6 +47,14 @@ export interface StartOptions {
   threadId?: string
   /** Stable across retries of the same logical start (with a stable runId). */
   idempotencyKey?: string
+  /** `'settled'`: the server answers once the run is finished, or parked with nothing in flight. */
+  wait?: WaitFor
+}
+
+export interface SignalOptions {
+  idempotencyKey?: string
+  /** `'settled'`: the server answers once the run is finished, or parked with nothing in flight. */
+  wait?: WaitFor
 }
 
 export interface StreamOptions {
@@ -145,14 +154,11 @@ export function createEngineClient(options: EngineClientOptions) {
         `/runs/${seg(runId)}/events${qs}`,
       )
     },
-    signal: (
-      runId: string,
-      events: readonly EventInput[],
-      opts: { idempotencyKey?: string } = {},
-    ) =>
+    signal: (runId: string, events: readonly EventInput[], opts: SignalOptions = {}) =>
       call<{ runId: string; state: RunState }>('POST', `/runs/${seg(runId)}/events`, {
         events,
         ...(opts.idempotencyKey === undefined ? {} : { idempotencyKey: opts.idempotencyKey }),
+        ...(opts.wait === undefined ? {} : { wait: opts.wait }),
       }),
     wake: (runId: string) =>
       call<{ runId: string; state: RunState }>('POST', `/runs/${seg(runId)}/wake`),

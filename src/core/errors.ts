@@ -67,6 +67,9 @@ export const CompositionError = define('MODULE_COMPOSITION', 'CompositionError')
 export const DefinitionError = define('INVALID_DEFINITION', 'DefinitionError')
 export const DeterminismError = define('DETERMINISM_VIOLATION', 'DeterminismError')
 export const EngineStoppedError = define('ENGINE_STOPPED', 'EngineStoppedError')
+export const DefinitionChangedError = define('DEFINITION_CHANGED', 'DefinitionChangedError')
+export const PortInUseError = define('PORT_IN_USE', 'PortInUseError')
+export const ServeError = define('SERVE_FAILED', 'ServeError')
 export const NotConfiguredError = define('NOT_CONFIGURED', 'NotConfiguredError')
 export const StoreError = define('STORE_ERROR', 'StoreError')
 
@@ -97,6 +100,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   START_CONFLICT: 409,
+  DEFINITION_CHANGED: 409,
   EFFECT_NOT_RETRYABLE: 409,
   SEQ_CONFLICT: 409,
   IDEMPOTENCY_CONFLICT: 409,

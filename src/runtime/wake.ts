@@ -145,15 +145,17 @@ async function wakeIterations(
     await commit(ctx, batch, deferSync)
     last.deferred = deferSync
     appended += batch.size
-    for (const launch of launches) launch()
-    if (launches.length > 0) await awaitQuickAttempts(mem)
+    // A stopped engine starts no handler (attempts recorded as started run again after a
+    // restart, as interrupted attempts); tasks recorded as dispatched still go to the worker.
+    for (let i = mem.stopped ? localLaunches : 0; i < launches.length; i++) launches[i]()
+    if (launches.length > 0 && !mem.stopped) await awaitQuickAttempts(mem)
     for (const after of batch.afterCommit) {
       Promise.resolve()
         .then(after)
         .catch((error) => ctx.observe({ type: 'effect.attempt', runId, error: String(error) }))
     }
     first = false
-    if (!hasWorkNow(ctx, mem, fold)) break
+    if (mem.stopped || !hasWorkNow(ctx, mem, fold)) break
   }
   if (ctx.observing) {
     ctx.observe({ type: 'wake.finished', runId, seq: fold.state.lastSeq, iterations })

@@ -1,6 +1,7 @@
 import type { EventInput } from '../../core/envelope.js'
 import { InvalidRequestError } from '../../core/errors.js'
 import type { Json } from '../../core/json.js'
+import type { SignalOptions, WaitFor } from '../../runtime/engine-types.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { liveFlag, wantsEventStream } from '../sse-request.js'
@@ -12,6 +13,7 @@ import {
   idempotencyKeyOf,
   intQuery,
   optionalId,
+  optionalString,
   parseCursor,
   requiredString,
 } from '../validate.js'
@@ -91,14 +93,15 @@ export const runEventRoutes: Route[] = [
     access: 'write',
     async handle(ctx) {
       const runId = ctx.params.id
-      const body = expectObject(await ctx.body(), ['events', 'idempotencyKey'])
+      const body = expectObject(await ctx.body(), ['events', 'idempotencyKey', 'wait'])
       const events = eventInputs(body.events, ctx.options.maxEventBytes)
       const key = idempotencyKeyOf(ctx.request, optionalId(body, 'idempotencyKey'))
-      const state = await ctx.engine.signal(
-        runId,
-        events,
-        key === undefined ? undefined : { idempotencyKey: checkId(key, 'idempotencyKey') },
-      )
+      const options: SignalOptions = {}
+      if (key !== undefined) options.idempotencyKey = checkId(key, 'idempotencyKey')
+      // 'quick' or 'settled'; the engine refuses anything else (400) before it writes.
+      const wait = optionalString(body, 'wait')
+      if (wait !== undefined) options.wait = wait as WaitFor
+      const state = await ctx.engine.signal(runId, events, options)
       return jsonResponse({ runId, state })
     },
   },
