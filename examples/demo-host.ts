@@ -2,20 +2,40 @@
 // Ctrl-C (or kill -9 it), start it again, and parked runs, timers and retries carry on.
 import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { createEngine } from 'skein'
+import { consoleLogger, createEngine, PortInUseError } from 'skein'
 import { sqliteStore } from 'skein/sqlite'
 import { demoModules } from './demo-definitions.js'
+
+/** How long Ctrl-C lets in-flight effects finish before they are aborted (a second one quits). */
+const GRACE_MS = 10_000
 
 const dir = resolve(process.env.SKEIN_DIR ?? '.skein')
 mkdirSync(dir, { recursive: true })
 const path = resolve(dir, 'demo.db')
 const store = sqliteStore({ path })
 const modules = await demoModules()
-const engine = createEngine({ store, modules })
-const server = await engine.serve({
-  port: Number(process.env.PORT ?? 8787),
-  hostname: process.env.HOST ?? '127.0.0.1',
-})
+// Logs (boot and recovery, failed runs and attempts, wake failures, stop): pretty lines on
+// stdout; SKEIN_LOG=json for JSON lines, SKEIN_LOG=off for none.
+const logFormat = process.env.SKEIN_LOG ?? 'pretty'
+const logger =
+  logFormat === 'off'
+    ? undefined
+    : consoleLogger({ format: logFormat === 'json' ? 'json' : 'pretty' })
+const engine = createEngine({ store, modules, ...(logger ? { logger } : {}) })
+const port = Number(process.env.PORT ?? 8787)
+const hostname = process.env.HOST ?? '127.0.0.1'
+let server: Awaited<ReturnType<typeof engine.serve>>
+try {
+  server = await engine.serve({ port, hostname })
+} catch (error) {
+  const message = PortInUseError.is(error)
+    ? `port ${port} on ${hostname} is already in use: stop the process that holds it, or start with PORT=<another port> npm start (PORT=0 picks a free one)`
+    : String((error as Error)?.message ?? error)
+  process.stderr.write(`demo host: ${message}\n`)
+  await engine.stop()
+  await store.close()
+  process.exit(1)
+}
 const url = server.url
 const runs = (await engine.listRuns()).length
 const definitions = modules.flatMap((m) => (m.definitions ?? []).map((d) => `${d.kind}:${d.name}`))
@@ -52,11 +72,16 @@ Ctrl-C stops the host; runs stay in ${path}.`)
 
 let stopping = false
 const shutdown = async (signal: string) => {
-  if (stopping) return
+  if (stopping) {
+    console.log(`${signal} again: quitting now (in-flight attempts run again on the next start)`)
+    process.exit(1)
+  }
   stopping = true
-  console.log(`\n${signal}: stopping (runs are kept in ${path})`)
+  console.log(
+    `\n${signal}: stopping, in-flight effects get up to ${GRACE_MS / 1000} s (runs are kept in ${path})`,
+  )
   try {
-    await engine.stop()
+    await engine.stop({ graceMs: GRACE_MS })
     await store.close()
   } finally {
     process.exit(0)
