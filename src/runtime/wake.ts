@@ -17,6 +17,7 @@ import {
   runEphemeral,
   runnableEffects,
 } from './effects-exec.js'
+import { logRunFailed } from './log-events.js'
 import type { MaybePromise } from './validate.js'
 import {
   dispatchWorkerEffects,
@@ -63,6 +64,7 @@ export async function wakePass(
   seedKind: SeedKind = 'outcome',
 ): Promise<WakeResult> {
   const last = { deferred: false }
+  const statusBefore = fold.state.status
   let result: WakeResult
   try {
     result = await wakeIterations(ctx, mem, fold, seed, seedKind, last)
@@ -73,6 +75,7 @@ export async function wakePass(
     throw error
   }
   if (last.deferred) await ctx.store.sync?.()
+  if (fold.state.status === 'failed' && statusBefore !== 'failed') logRunFailed(ctx, fold)
   return result
 }
 
