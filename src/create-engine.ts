@@ -23,6 +23,7 @@ import type {
   StartRunArgs,
   StopOptions,
 } from './runtime/engine-types.js'
+import { Fingerprints } from './runtime/fingerprint.js'
 import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
 import type { EngineOptions, Observation, WorkerCallbackInput } from './runtime/options.js'
@@ -83,6 +84,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       observing: sink !== undefined,
       observe,
       log,
+      fingerprints: new Fingerprints(),
       requestDrive: (runId) => lifecycle.runtime?.requestDrive(runId),
       publishTransient: (event) => lifecycle.runtime?.publishTransient(event),
     }

@@ -295,6 +295,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       }
       const book: ThreadBook = { kindState: null, commands: dict(), input: t.input, openWaits: 0 }
       if (t.key !== undefined) book.spawnKey = t.key
+      if (t.definitionFingerprint !== undefined) book.fingerprint = t.definitionFingerprint
       fold.books[t.threadId] = book
       const { kind, ctx } = threadContext(registry, fold, t.threadId)
       book.kindState = kind.initialState(ctx)

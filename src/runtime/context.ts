@@ -4,6 +4,7 @@ import type { RunFold } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
+import type { Fingerprints } from './fingerprint.js'
 import type { Logger } from './logger.js'
 import type { Observation, ResolvedOptions, TrimOptions, Worker } from './options.js'
 
@@ -21,6 +22,8 @@ export interface EngineContext {
   /** False when no observer is configured: hot paths skip building observations. */
   observing: boolean
   observe(observation: Omit<Observation, 'at'>): void
+  /** Fingerprints of definitions' shapes, recorded at thread start and checked on decide. */
+  fingerprints: Fingerprints
   /** The engine's logger (silent unless `createEngine({ logger })`); never throws. */
   log: Logger
   /** Delivers a transient event to the run's live subscribers (never stored). */

@@ -12,7 +12,7 @@ import {
 import { allCommands, emptyFold, type RunFold } from '../core/fold.js'
 import { canonicalJson, type Json } from '../core/json.js'
 import { RT } from '../core/runtime-events.js'
-import { cancelSubtree } from './commands-apply.js'
+import { cancelSubtree, withFingerprint } from './commands-apply.js'
 import type { EngineContext, RunMemory } from './context.js'
 import type { CallerContext, StartOptions } from './engine-types.js'
 import { requireJson, validateSignalEvents, validateWith } from './validate.js'
@@ -78,25 +78,25 @@ export const startOp = {
         batch.idempotencyKey = options.idempotencyKey
         batch.add(
           RT.runStarted,
-          {
+          withFingerprint(ctx, definition, {
             kind: definition.kind,
             definitionName: definition.name,
             definitionVersion: definition.version,
             input,
             rootThreadId: threadId,
-          },
+          }),
           { threadId: null, origin: 'external', idempotencyKey: options.idempotencyKey },
         )
         batch.add(
           RT.threadStarted,
-          {
+          withFingerprint(ctx, definition, {
             threadId,
             parentThreadId: null,
             kind: definition.kind,
             definitionName: definition.name,
             definitionVersion: definition.version,
             input,
-          },
+          }),
           { threadId },
         )
       },
