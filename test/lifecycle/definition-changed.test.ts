@@ -139,7 +139,7 @@ describe('DEFINITION_CHANGED', () => {
     const spawned = (await a.getEvents(runId)).find(
       (e) => e.type === 'runtime.thread.started' && (e.payload as any).threadId === kid.threadId,
     )
-    expect((spawned?.payload as any).definitionFingerprint).toMatch(/^[0-9a-f]{16}$/)
+    expect((spawned!.payload as any).definitionFingerprint).toMatch(/^[0-9a-f]{16}$/)
     await a.stop()
     const b = createEngine({ store, modules: [workflow({ definitions: [parent, childAfter] })] })
     engines.push(b)
