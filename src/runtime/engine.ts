@@ -221,6 +221,9 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   async getRun(runId: string): Promise<RunState> {
+    // An active run's committed state, also while an operation runs (the previous one's view).
+    const state = typeof runId === 'string' ? this.controllers.get(runId)?.lastState : undefined
+    if (state) return viewState({ state } as RunFold)
     return viewState(await this.readFold(runId))
   }
 
@@ -228,9 +231,10 @@ export class RuntimeEngine implements EngineRuntime {
   private async readFold(runId: string): Promise<RunFold> {
     if (typeof runId !== 'string') throw new RunNotFoundError('run not found')
     const active = this.controllers.get(runId)
-    if (active?.lastState && active.mem.fold) {
-      return { ...active.mem.fold, state: active.lastState }
-    }
+    // Between operations the writer's fold is the committed one; during one it is half-way
+    // through a pass (effects recorded but not yet appended), so reads go to the store then.
+    const between = active?.foldBetweenOperations
+    if (active?.lastState && between) return { ...between, state: active.lastState }
     const tail = await this.ctx.store.tail(runId)
     const cached = this.cache.get(runId)
     const fold =

@@ -83,6 +83,11 @@ export class RunController {
     readonly runId: string,
   ) {}
 
+  /** The run's fold when no operation is running (it is then the committed one), else null. */
+  get foldBetweenOperations(): RunFold | null {
+    return this.running ? null : this.mem.fold
+  }
+
   get pending(): number {
     return this.queue.length + (this.running ? 1 : 0)
   }
