@@ -17,7 +17,7 @@ afterEach(async () => {
 })
 
 it('inspectRun during the append that records an outcome shows the committed state', async () => {
-  const held: Array<(v: unknown) => void> = []
+  const held: Array<(v: string) => void> = []
   const fx = defineModule({
     namespace: 'fx',
     effects: {
