@@ -1,6 +1,7 @@
 import { withProps } from './core/copy.js'
 import type { Definition } from './core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './core/envelope.js'
+import { EngineStoppedError } from './core/errors.js'
 import type { EventStore, SnapshotStore } from './core/ports.js'
 import type { ProjectionDefinition } from './core/projection.js'
 import { Registry } from './core/registry.js'
@@ -210,7 +211,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
   lifecycle.boot().catch(() => {})
   if (serveOption) {
     serving = engine.serve(serveOption)
-    serving.catch((error) => lifecycle.reportServeFailure(error, serveOption))
+    serving.catch((error) => {
+      // Stopped before it listened: nothing failed.
+      if (!EngineStoppedError.is(error)) lifecycle.reportServeFailure(error, serveOption)
+    })
   }
   return engine
 }

@@ -109,3 +109,17 @@ describe('a busy port', () => {
     expect(out).not.toContain('Try it')
   }, 60_000)
 })
+
+describe('the serve option and stop', () => {
+  it('a stop before the server listens reports no failure and leaves no server behind', async () => {
+    const observations: Observation[] = []
+    const engine = createEngine({
+      modules: [workflow()],
+      serve: { port: 0 },
+      observer: (o) => observations.push(o),
+    })
+    await engine.stop()
+    await expect(engine.ready()).rejects.toMatchObject({ code: 'ENGINE_STOPPED' })
+    expect(observations.filter((o) => o.type === 'serve.failed')).toEqual([])
+  })
+})
