@@ -2,21 +2,67 @@
 // Ctrl-C (or kill -9 it), start it again, and parked runs, timers and retries carry on.
 import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { createEngine } from 'skein'
+import { consoleLogger, createEngine, type LogFn, type Logger, PortInUseError } from 'skein'
 import { debuggerUi } from 'skein/debugger'
 import { sqliteStore } from 'skein/sqlite'
 import { demoModules } from './demo-definitions.js'
+
+/** How long Ctrl-C lets in-flight effects finish before they are aborted (a second one quits). */
+const GRACE_MS = 10_000
 
 const dir = resolve(process.env.SKEIN_DIR ?? '.skein')
 mkdirSync(dir, { recursive: true })
 const path = resolve(dir, 'demo.db')
 const store = sqliteStore({ path })
 const modules = await demoModules()
-const engine = createEngine({ store, modules, debugger: { basePath: '/_skein', ui: debuggerUi() } })
-const server = await engine.serve({
-  port: Number(process.env.PORT ?? 8787),
-  hostname: process.env.HOST ?? '127.0.0.1',
+// Logs (boot and recovery, failed runs and attempts, wake failures, stop): pretty lines on
+// stdout; SKEIN_LOG=json for JSON lines, SKEIN_LOG=off for none.
+const logFormat = process.env.SKEIN_LOG ?? 'pretty'
+const console_ =
+  logFormat === 'off'
+    ? undefined
+    : consoleLogger({ format: logFormat === 'json' ? 'json' : 'pretty' })
+// The debugger's URL is the first line printed: log lines (the boot's) wait until it is out.
+const held: Array<() => void> = []
+let holding = true
+const releaseLogs = () => {
+  holding = false
+  for (const line of held.splice(0)) line()
+}
+const holdUntilReady =
+  (log: Logger, level: keyof Logger): LogFn =>
+  (obj, msg) => {
+    const line = () => log[level](obj, msg)
+    if (holding) held.push(line)
+    else line()
+  }
+const logger: Logger | undefined = console_ && {
+  debug: holdUntilReady(console_, 'debug'),
+  info: holdUntilReady(console_, 'info'),
+  warn: holdUntilReady(console_, 'warn'),
+  error: holdUntilReady(console_, 'error'),
+}
+const engine = createEngine({
+  store,
+  modules,
+  debugger: { basePath: '/_skein', ui: debuggerUi() },
+  ...(logger ? { logger } : {}),
 })
+const port = Number(process.env.PORT ?? 8787)
+const hostname = process.env.HOST ?? '127.0.0.1'
+let server: Awaited<ReturnType<typeof engine.serve>>
+try {
+  server = await engine.serve({ port, hostname })
+} catch (error) {
+  const message = PortInUseError.is(error)
+    ? `port ${port} on ${hostname} is already in use: stop the process that holds it, or start with PORT=<another port> npm start (PORT=0 picks a free one)`
+    : String((error as Error)?.message ?? error)
+  releaseLogs()
+  process.stderr.write(`demo host: ${message}\n`)
+  await engine.stop()
+  await store.close()
+  process.exit(1)
+}
 const url = server.url
 const runs = (await engine.listRuns()).length
 const definitions = modules.flatMap((m) => (m.definitions ?? []).map((d) => `${d.kind}:${d.name}`))
@@ -52,14 +98,20 @@ Try it (or use the CLI: npm run skein -- --help):
   curl -sN ${url}/runs/review-1/events?live=true
 
 Ctrl-C stops the host; runs stay in ${path}.`)
+releaseLogs()
 
 let stopping = false
 const shutdown = async (signal: string) => {
-  if (stopping) return
+  if (stopping) {
+    console.log(`${signal} again: quitting now (in-flight attempts run again on the next start)`)
+    process.exit(1)
+  }
   stopping = true
-  console.log(`\n${signal}: stopping (runs are kept in ${path})`)
+  console.log(
+    `\n${signal}: stopping, in-flight effects get up to ${GRACE_MS / 1000} s (runs are kept in ${path})`,
+  )
   try {
-    await engine.stop()
+    await engine.stop({ graceMs: GRACE_MS })
     await store.close()
   } finally {
     process.exit(0)

@@ -1,15 +1,16 @@
 import { withProps } from './core/copy.js'
 import type { Definition } from './core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './core/envelope.js'
+import { EngineStoppedError } from './core/errors.js'
 import type { EventStore, SnapshotStore } from './core/ports.js'
 import type { ProjectionDefinition } from './core/projection.js'
 import { Registry } from './core/registry.js'
 import type { SummaryQuery } from './core/summaries.js'
+import { type Booted, EngineLifecycle } from './engine-lifecycle.js'
 import { validateApiBasePath, validateDebuggerHost } from './http/debugger-path.js'
 import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
 import { markApiBasePath } from './http/node-middleware.js'
-import { serveHandler } from './http/server.js'
 import { resolveSseLimits } from './http/sse-limits.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
@@ -17,15 +18,20 @@ import { RuntimeEngine } from './runtime/engine.js'
 import type {
   CallerContext,
   Engine,
+  EngineReady,
   EngineRuntime,
+  ReadyFunction,
   ServeOptions,
   ServerHandle,
   SignalOptions,
   StartHooks,
   StartOptions,
   StartRunArgs,
+  StopOptions,
 } from './runtime/engine-types.js'
+import { Fingerprints } from './runtime/fingerprint.js'
 import { localScheduler } from './runtime/local-scheduler.js'
+import { engineLogger } from './runtime/logger.js'
 import type { EngineOptions, Observation, WorkerCallbackInput } from './runtime/options.js'
 import { resolveOptions } from './runtime/options.js'
 import { defaultIds, systemClock } from './runtime/system.js'
@@ -67,11 +73,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
       }
     : () => {}
 
-  let runtime: RuntimeEngine | undefined
+  const log = engineLogger(options.logger)
   let http: HttpHandler | undefined
-  const servers = new Set<ServerHandle>()
 
-  const boot = async () => {
+  const boot = async (): Promise<Booted> => {
     const store = await resolveStore(options.store)
     const snapshots: SnapshotStore =
       options.snapshotStore ?? store.snapshots ?? memorySnapshotStore()
@@ -87,28 +92,30 @@ export function createEngine(options: EngineOptions = {}): Engine {
       trim: options.trimAfterSnapshot,
       observing: sink !== undefined,
       observe,
-      requestDrive: (runId) => runtime?.requestDrive(runId),
-      publishTransient: (event) => runtime?.publishTransient(event),
+      log,
+      fingerprints: new Fingerprints(),
+      requestDrive: (runId) => lifecycle.runtime?.requestDrive(runId),
+      publishTransient: (event) => lifecycle.runtime?.publishTransient(event),
     }
-    runtime = new RuntimeEngine(ctx)
-    const rt = runtime
+    const rt = new RuntimeEngine(ctx)
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
-    if (resolved.rescanTimers) await rt.rescanTimers()
+    const recovered = resolved.rescanTimers ? await rt.recoverOnBoot() : undefined
+    log.info(
+      recovered ?? { rescanTimers: false },
+      recovered
+        ? `engine ready: ${recovered.scheduled} run(s) with pending deadlines scheduled, ${recovered.dueNow} due now`
+        : 'engine ready (rescanTimers off: no deadlines scheduled)',
+    )
     return { store, runtime: rt }
   }
-  // A failed boot (store unreachable, rescan failed) is not final: the next call tries again.
-  let booting: ReturnType<typeof boot> | undefined
-  const ready = () => {
-    if (!booting) {
-      booting = boot()
-      booting.catch(() => {
-        booting = undefined
-      })
-    }
-    return booting
-  }
+  const lifecycle: EngineLifecycle = new EngineLifecycle({
+    boot,
+    log,
+    observe,
+    closeStreams: () => http?.closeStreams(),
+  })
 
-  const rt = async () => (await ready()).runtime
+  const rt = () => lifecycle.call()
   const handler = (): HttpHandler => {
     http ??= createHttpHandler(engine, {
       authorize: options.authorize,
@@ -121,11 +128,30 @@ export function createEngine(options: EngineOptions = {}): Engine {
     return http
   }
 
+  // The `serve` option's server: `ready()` resolves once it listens and rejects if it cannot.
+  const serveOption = options.serve
+    ? typeof options.serve === 'object'
+      ? options.serve
+      : {}
+    : undefined
+  let serving: Promise<ServerHandle> | undefined
+  const ready = async () => {
+    const { store, runtime } = await lifecycle.boot()
+    if (serving) await serving
+    return { store, runtime: runtimeView(runtime) }
+  }
+  const readyFn = Object.assign(() => ready(), {
+    // `await engine.ready` (without the call) waits for the same thing instead of nothing
+    // (docs/decisions.md, "ready is also awaitable bare").
+    // biome-ignore lint/suspicious/noThenProperty: the thenable is the point
+    then: <A = EngineReady, B = never>(
+      onReady?: ((value: EngineReady) => A | PromiseLike<A>) | null,
+      onFailed?: ((reason: unknown) => B | PromiseLike<B>) | null,
+    ) => ready().then(onReady, onFailed),
+  }) as ReadyFunction
+
   const engine: Engine = {
-    async ready() {
-      const { store, runtime } = await ready()
-      return { store, runtime: runtimeView(runtime) }
-    },
+    ready: readyFn,
     start: async (definition: Definition, input?: unknown, opts?: StartOptions) =>
       (await rt()).start(definition, input, opts),
     startRun: async (args: StartRunArgs, hooks?: StartHooks): Promise<StartResult> =>
@@ -159,11 +185,12 @@ export function createEngine(options: EngineOptions = {}): Engine {
       // before the engine is ready are attached once it is.
       let unsubscribe: (() => void) | undefined
       let cancelled = false
+      const runtime = lifecycle.runtime
       if (runtime) unsubscribe = runtime.subscribeTransient(runId, listener)
       else
-        ready().then(
-          ({ runtime: rt }) => {
-            if (!cancelled) unsubscribe = rt.subscribeTransient(runId, listener)
+        lifecycle.boot().then(
+          ({ runtime: booted }) => {
+            if (!cancelled) unsubscribe = booted.subscribeTransient(runId, listener)
           },
           () => {},
         )
@@ -174,48 +201,32 @@ export function createEngine(options: EngineOptions = {}): Engine {
     },
     fetch: async (request: Request) => {
       try {
-        await ready()
+        await rt()
       } catch (error) {
         return errorResponse(error)
       }
       return handler().fetch(request)
     },
-    async serve(serveOptions: ServeOptions = {}) {
-      await ready()
-      const h = handler()
-      const server = await serveHandler(h.fetch, { ...serveOptions, closeStreams: h.closeStreams })
-      const handle: ServerHandle = {
-        ...server,
-        async close() {
-          servers.delete(handle)
-          await server.close()
-        },
-      }
-      servers.add(handle)
-      return handle
-    },
-    async stop() {
-      http?.closeStreams()
-      await Promise.allSettled([...servers].map((s) => s.close()))
-      if (runtime) await runtime.stop()
-    },
+    serve: (serveOptions: ServeOptions = {}) =>
+      lifecycle.serve((request) => handler().fetch(request), serveOptions),
+    stop: (stopOptions?: StopOptions) => lifecycle.stop(stopOptions),
     get runtime() {
-      return ready().then(({ runtime }) => runtimeView(runtime))
+      return lifecycle.boot().then(({ runtime }) => runtimeView(runtime))
     },
     get store() {
-      return ready().then(({ store }) => store)
+      return lifecycle.boot().then(({ store }) => store)
     },
   }
 
   markApiBasePath(engine, apiBasePath)
-  if (options.serve) {
-    const serveOptions = typeof options.serve === 'object' ? options.serve : {}
-    engine.serve(serveOptions).catch((error) => {
-      observe({
-        type: 'wake.finished',
-        runId: '',
-        error: `serve failed: ${error?.message ?? error}`,
-      })
+  // Boot now, not at the first call: a restarted process resumes interrupted attempts and due
+  // timers by itself. Failures reach ready(), the observer and the logger.
+  lifecycle.boot().catch(() => {})
+  if (serveOption) {
+    serving = engine.serve(serveOption)
+    serving.catch((error) => {
+      // Stopped before it listened: nothing failed.
+      if (!EngineStoppedError.is(error)) lifecycle.reportServeFailure(error, serveOption)
     })
   }
   return engine

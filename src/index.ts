@@ -24,6 +24,7 @@ export type {
 export type { ErrorInfo, SkeinErrorClass } from './core/errors.js'
 export {
   CompositionError,
+  DefinitionChangedError,
   DefinitionError,
   DefinitionNotFoundError,
   DeterminismError,
@@ -37,11 +38,13 @@ export {
   InvalidInputError,
   InvalidRequestError,
   NotConfiguredError,
+  PortInUseError,
   ProjectionNotFoundError,
   ProjectionUnavailableError,
   RunNotFoundError,
   RunOverloadedError,
   SeqConflictError,
+  ServeError,
   SkeinError,
   StartConflictError,
   StoreError,
@@ -91,13 +94,16 @@ export {
   type NodeResponseLike,
   toNodeMiddleware,
 } from './http/node-middleware.js'
+export { type ConsoleLoggerOptions, consoleLogger } from './runtime/console-logger.js'
 export type {
   CallerContext,
   DefinitionInfo,
   EffectAttemptView,
   EffectStatusView,
   Engine,
+  EngineReady,
   EngineRuntime,
+  ReadyFunction,
   ReplayStep,
   RunOperationalStatus,
   ServeOptions,
@@ -107,8 +113,11 @@ export type {
   StartHooks,
   StartOptions,
   StartRunArgs,
+  StopOptions,
+  WaitFor,
 } from './runtime/engine-types.js'
 export { localScheduler } from './runtime/local-scheduler.js'
+export type { LogFn, Logger, LogLevel } from './runtime/logger.js'
 export type {
   Access,
   AuthorizeContext,

@@ -3,15 +3,21 @@ import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Command } from 'commander'
+import { PortInUseError } from '../core/errors.js'
 import type { Module } from '../core/module.js'
 import { createEngine } from '../create-engine.js'
 import { bearerAuth } from '../http/bearer-auth.js'
 import { approval } from '../modules/approval/approval-module.js'
 import { workflow } from '../modules/workflow/workflow-module.js'
+import { consoleLogger } from '../runtime/console-logger.js'
+import { isLogLevel, type Logger } from '../runtime/logger.js'
 import { sqliteStore } from '../stores/sqlite/sqlite-store.js'
 import { CliError, type CliIo, describeError, parseCount } from './io.js'
 
 export const DEFAULT_DB = '.skein/skein.db'
+
+/** How long a stopping server lets in-flight effects finish before it aborts them. */
+export const STOP_GRACE_MS = 10_000
 
 interface ServeOptions {
   db: string
@@ -19,6 +25,8 @@ interface ServeOptions {
   host: string
   synchronous: string
   token?: string
+  log: string
+  logFormat: string
 }
 
 export function registerServeCommand(program: Command, io: CliIo): void {
@@ -37,6 +45,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       "'full' (default) or 'normal' (may lose the last commits on power loss)",
       'full',
     )
+    .option('--log <level>', 'debug, info, warn, error, or off', 'info')
+    .option('--log-format <format>', "'pretty' or 'json' (JSON lines)", 'pretty')
     .action(async (modulePath: string | undefined, _o: unknown, command: Command) => {
       const o = command.optsWithGlobals<ServeOptions>()
       const cwd = io.cwd ?? process.cwd()
@@ -44,6 +54,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       if (o.synchronous !== 'full' && o.synchronous !== 'normal') {
         throw new CliError(`--synchronous must be 'full' or 'normal', got "${o.synchronous}"`)
       }
+      const logger = serveLogger(o, io)
       const modules = modulePath
         ? await loadModules(resolve(cwd, modulePath))
         : [workflow(), approval()]
@@ -62,6 +73,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       const engine = createEngine({
         store,
         modules,
+        ...(logger ? { logger } : {}),
         ...(token
           ? {
               authorize: bearerAuth({
@@ -81,14 +93,35 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         )
         io.onListening?.({ url: server.url, db })
         await untilAborted(io.signal)
-        io.stdout.write('stopping\n')
+        io.stdout.write(`stopping (in-flight effects get up to ${STOP_GRACE_MS / 1000} s)\n`)
       } catch (error) {
+        if (PortInUseError.is(error)) {
+          throw new CliError(
+            `port ${port} on ${o.host} is already in use: stop the process that holds it, or pass --port <another port> (0 picks a free one)`,
+          )
+        }
         throw new CliError(`serve failed: ${describeError(error)}`)
       } finally {
-        await engine.stop()
+        await engine.stop({ graceMs: STOP_GRACE_MS })
         await store.close()
       }
     })
+}
+
+/** The `--log` and `--log-format` options as a logger (none for `--log off`). */
+function serveLogger(o: ServeOptions, io: CliIo): Logger | undefined {
+  if (o.log === 'off') return undefined
+  if (!isLogLevel(o.log)) {
+    throw new CliError(`--log must be debug, info, warn, error or off, got "${o.log}"`)
+  }
+  if (o.logFormat !== 'pretty' && o.logFormat !== 'json') {
+    throw new CliError(`--log-format must be 'pretty' or 'json', got "${o.logFormat}"`)
+  }
+  return consoleLogger({
+    level: o.log,
+    format: o.logFormat,
+    write: (line) => io.stdout.write(line),
+  })
 }
 
 const untilAborted = (signal?: AbortSignal) =>

@@ -18,6 +18,7 @@ import type {
   ReplayStep,
   RunOperationalStatus,
   StartRunArgs,
+  WaitFor,
 } from '../runtime/engine-types.js'
 import { clientErrorOf, networkError } from './client-error.js'
 import { openRunStream, type RunStream } from './run-stream.js'
@@ -51,6 +52,14 @@ export interface StartOptions {
    * the key, so a retry returns the run the key created.
    */
   idempotencyKey?: string
+  /** `'settled'`: the server answers once the run is finished, or parked with nothing in flight. */
+  wait?: WaitFor
+}
+
+export interface SignalOptions {
+  idempotencyKey?: string
+  /** `'settled'`: the server answers once the run is finished, or parked with nothing in flight. */
+  wait?: WaitFor
 }
 
 export interface StreamOptions {
@@ -181,14 +190,11 @@ export function createEngineClient(options: EngineClientOptions) {
         `/runs/${seg(runId)}/events${qs}`,
       )
     },
-    signal: (
-      runId: string,
-      events: readonly EventInput[],
-      opts: { idempotencyKey?: string } = {},
-    ) =>
+    signal: (runId: string, events: readonly EventInput[], opts: SignalOptions = {}) =>
       call<{ runId: string; state: RunState }>('POST', `/runs/${seg(runId)}/events`, {
         events,
         ...(opts.idempotencyKey === undefined ? {} : { idempotencyKey: opts.idempotencyKey }),
+        ...(opts.wait === undefined ? {} : { wait: opts.wait }),
       }),
     wake: (runId: string) =>
       call<{ runId: string; state: RunState }>('POST', `/runs/${seg(runId)}/wake`),

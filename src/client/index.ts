@@ -6,6 +6,7 @@ export {
   createEngineClient,
   type EngineClient,
   type EngineClientOptions,
+  type SignalOptions,
   type StartOptions,
   type StreamOptions,
 } from './engine-client.js'

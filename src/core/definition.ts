@@ -1,3 +1,4 @@
+import type { Json } from './json.js'
 import type { StandardSchema } from './schema.js'
 
 declare const TYPES: unique symbol
@@ -19,6 +20,14 @@ export interface Definition<I = any, O = any> {
   readonly default?: boolean
   /** Type-only: never set. */
   readonly [TYPES]?: { readonly input: I; readonly output: O }
+  /**
+   * What recorded runs depend on (for a workflow: its nodes, their dependencies and failure
+   * policies), as JSON. The engine records a fingerprint of it when a thread starts and
+   * refuses to go on with a thread whose registered definition's shape differs
+   * (DEFINITION_CHANGED): change the version instead (docs/workflows.md, "Versions").
+   * Definitions without a shape are not checked.
+   */
+  readonly shape?: Json
 }
 
 /** The input a definition's start or spawn takes (`unknown` for an untyped definition). */

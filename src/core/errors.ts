@@ -86,6 +86,9 @@ export const DeterminismError = define('DETERMINISM_VIOLATION', 'DeterminismErro
 /** A log or snapshot recorded with a newer log protocol version than this Skein reads. */
 export const UnsupportedProtocolError = define('UNSUPPORTED_PROTOCOL', 'UnsupportedProtocolError')
 export const EngineStoppedError = define('ENGINE_STOPPED', 'EngineStoppedError')
+export const DefinitionChangedError = define('DEFINITION_CHANGED', 'DefinitionChangedError')
+export const PortInUseError = define('PORT_IN_USE', 'PortInUseError')
+export const ServeError = define('SERVE_FAILED', 'ServeError')
 export const NotConfiguredError = define('NOT_CONFIGURED', 'NotConfiguredError')
 export const StoreError = define('STORE_ERROR', 'StoreError')
 
@@ -116,6 +119,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   START_CONFLICT: 409,
+  DEFINITION_CHANGED: 409,
   EFFECT_NOT_RETRYABLE: 409,
   SEQ_CONFLICT: 409,
   IDEMPOTENCY_CONFLICT: 409,

@@ -34,6 +34,8 @@ export interface ThreadBook {
   input: Json
   /** The parent's command key that spawned this thread. */
   spawnKey?: string
+  /** Fingerprint of the definition's shape recorded when the thread started, if any. */
+  fingerprint?: string
   openWaits: number
 }
 

@@ -145,7 +145,14 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
         definitionVersion: t.definitionVersion,
         status: 'running',
       }
-      const book: ThreadBook = { kindState: null, commands: dict(), input: t.input, openWaits: 0 }
+      // One shape for every book (fingerprint present or not): see fold-types.ts ThreadBook.
+      const book: ThreadBook = {
+        kindState: null,
+        commands: dict(),
+        input: t.input,
+        openWaits: 0,
+        fingerprint: t.definitionFingerprint,
+      }
       if (t.key !== undefined) book.spawnKey = t.key
       fold.books[t.threadId] = book
       const { kind, ctx } = threadContext(registry, fold, t.threadId)

@@ -43,6 +43,11 @@ export interface RunStartedPayload {
    * written before it existed, which are version 1.
    */
   protocolVersion?: number
+  /**
+   * Fingerprint of the definition's shape at start (absent for definitions that declare none,
+   * and in logs written before fingerprints existed). See `Definition.shape`.
+   */
+  definitionFingerprint?: string
 }
 
 export interface ThreadStartedPayload {
@@ -54,6 +59,8 @@ export interface ThreadStartedPayload {
   input: Json
   /** The parent's command key that spawned this thread (absent for the root). */
   key?: string
+  /** Fingerprint of the thread's definition's shape when it started (as in run.started). */
+  definitionFingerprint?: string
 }
 
 /** What a wait is waiting on, as recorded in `runtime.wait.registered`. */

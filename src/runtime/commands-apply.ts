@@ -35,6 +35,8 @@ export function decideThread(
   const book = fold.books[threadId]
   if (!thread || !book || isTerminal(thread.status) || isTerminal(fold.state.status)) return
   const { kind, decideCtx } = threadContext(ctx.registry, fold, threadId)
+  // A definition changed in place under the same version is refused before it decides.
+  if (book.fingerprint !== undefined) ctx.fingerprints.check(fold, threadId, decideCtx.definition)
   let list: readonly Command[]
   try {
     list = kind.decide(book.kindState, decideCtx)
@@ -69,6 +71,18 @@ function applyFrom(
     }
     if (failure) return finishThread(ctx, mem, batch, threadId, 'failed', failure)
   }
+}
+
+/** A run.started / thread.started payload with the definition's shape fingerprint, if any. */
+export function withFingerprint<P extends Record<string, Json>>(
+  ctx: EngineContext,
+  definition: Definition,
+  payload: P,
+): P {
+  const fingerprint = ctx.fingerprints.of(definition)
+  if (fingerprint !== undefined)
+    (payload as Record<string, Json>).definitionFingerprint = fingerprint
+  return payload
 }
 
 /** Validates and cleans an input; failures become an ErrorInfo instead of a throw. */
@@ -174,7 +188,7 @@ function applyCommand(
           const childId = ctx.ids.threadId()
           batch.add(
             RT.threadStarted,
-            {
+            withFingerprint(ctx, definition, {
               threadId: childId,
               parentThreadId: threadId,
               kind: definition.kind,
@@ -182,7 +196,7 @@ function applyCommand(
               definitionVersion: definition.version,
               input,
               key: command.key,
-            },
+            }),
             { threadId: childId },
           )
           if (invalid) finishThread(ctx, mem, batch, childId, 'failed', invalid)

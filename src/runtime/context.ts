@@ -4,6 +4,8 @@ import type { RunFold } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
+import type { Fingerprints } from './fingerprint.js'
+import type { Logger } from './logger.js'
 import type { Observation, ResolvedOptions, TrimOptions, Worker } from './options.js'
 
 /** What the engine's parts share: built once by createEngine, never global. */
@@ -20,6 +22,10 @@ export interface EngineContext {
   /** False when no observer is configured: hot paths skip building observations. */
   observing: boolean
   observe(observation: Omit<Observation, 'at'>): void
+  /** Fingerprints of definitions' shapes, recorded at thread start and checked on decide. */
+  fingerprints: Fingerprints
+  /** The engine's logger (silent unless `createEngine({ logger })`); never throws. */
+  log: Logger
   /** Delivers a transient event to the run's live subscribers (never stored). */
   publishTransient(event: Omit<TransientEvent, 'afterSeq'>): void
   /** Asks for a wake of `runId` (coalesced); used by effect completions and timers. */
@@ -54,6 +60,8 @@ export interface RunMemory {
   /** Threads a capped decide loop left undecided, for the next iteration. */
   carryDirty: Set<string>
   lastSnapshotSeq: number
+  /** The engine stopped: a pass ends after its current append and launches nothing more. */
+  stopped: boolean
 }
 
 export const newRunMemory = (): RunMemory => ({
@@ -64,4 +72,5 @@ export const newRunMemory = (): RunMemory => ({
   waiter: null,
   carryDirty: new Set(),
   lastSnapshotSeq: 0,
+  stopped: false,
 })

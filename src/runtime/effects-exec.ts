@@ -7,6 +7,7 @@ import { backoffDelay, type RetryPolicy, resolveRetry } from '../core/retry.js'
 import { RT } from '../core/runtime-events.js'
 import type { Batch, EphemeralRequest } from './batch.js'
 import type { EngineContext, Execution, RunMemory, Settlement } from './context.js'
+import { logAttemptFailed } from './log-events.js'
 import {
   andThen,
   jsonWithin,
@@ -381,6 +382,7 @@ export function failAttempt(
   const delay = reason === 'terminal' ? null : backoffDelay(policy, attempt + 1)
   const meta = { threadId: effect.threadId, effectId: effect.effectId }
   const recorded = recordableError(error, ctx.options.maxEventBytes)
+  logAttemptFailed(ctx, batch, effect, attempt, recorded, reason, delay)
   batch.add(
     RT.effectFailed,
     { effectId: effect.effectId, attempt, error: recorded, final: delay === null, reason },

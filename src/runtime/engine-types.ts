@@ -17,10 +17,37 @@ import type { WaitOn } from '../core/runtime-events.js'
 import type { SummaryPage, SummaryQuery } from '../core/summaries.js'
 import type { Worker, WorkerCallbackInput } from './options.js'
 
+/**
+ * How long `start`, `startRun` and `signal` wait (docs/engine.md, "When a call resolves"):
+ * `'quick'` (default) until the work that finishes at once is recorded, never for an
+ * in-process effect still running after its quick-attempt window; `'settled'` until the run
+ * is finished, or parked with nothing in flight.
+ */
+export type WaitFor = 'quick' | 'settled'
+
 export interface StartOptions {
   runId?: string
   threadId?: string
   idempotencyKey?: string
+  wait?: WaitFor
+}
+
+export interface SignalOptions extends CallerContext {
+  /**
+   * Identifies retries of this request within the run: the same key with the same events is a
+   * no-op that returns the current state; with other events, `IDEMPOTENCY_CONFLICT`.
+   */
+  idempotencyKey?: string
+  wait?: WaitFor
+}
+
+export interface StopOptions {
+  /**
+   * How long in-flight work (in-process attempts and the passes recording them) may go on
+   * before it is aborted, in ms of the engine's clock. Default 0: abort at once (aborted
+   * attempts run again after a restart, at-least-once as after a crash).
+   */
+  graceMs?: number
 }
 
 /**
@@ -148,16 +175,22 @@ export interface CallerContext {
   identity?: Json
 }
 
-export interface SignalOptions extends CallerContext {
-  /**
-   * Identifies retries of this request within the run: the same key with the same events is a
-   * no-op that returns the current state; with other events, `IDEMPOTENCY_CONFLICT`.
-   */
-  idempotencyKey?: string
+export interface EngineReady {
+  store: EventStore
+  runtime: EngineRuntime
+}
+
+/**
+ * `engine.ready()`: resolves once the store is open, modules are composed, recovery has
+ * started and (with the `serve` option) the server listens; rejects with the reason
+ * otherwise. Awaiting it without the call, `await engine.ready`, waits for the same.
+ */
+export interface ReadyFunction extends PromiseLike<EngineReady> {
+  (): Promise<EngineReady>
 }
 
 export interface Engine {
-  ready(): Promise<{ store: EventStore; runtime: EngineRuntime }>
+  readonly ready: ReadyFunction
   start<D extends Definition>(definition: D, ...args: StartArgs<D>): Promise<StartResult>
   startRun(args: StartRunArgs, hooks?: StartHooks): Promise<StartResult>
   getRun(runId: string): Promise<RunState>
@@ -189,7 +222,7 @@ export interface Engine {
   ): Promise<() => void>
   fetch(request: Request): Promise<Response | null>
   serve(options?: ServeOptions): Promise<ServerHandle>
-  stop(): Promise<void>
+  stop(options?: StopOptions): Promise<void>
   readonly runtime: Promise<EngineRuntime>
   readonly store: Promise<EventStore>
 }

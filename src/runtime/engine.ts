@@ -11,6 +11,7 @@ import type {
 } from '../core/envelope.js'
 import {
   DefinitionNotFoundError,
+  EngineStoppedError,
   IdempotencyConflictError,
   InvalidInputError,
   InvalidRequestError,
@@ -33,7 +34,9 @@ import type {
   StartHooks,
   StartOptions,
   StartRunArgs,
+  WaitFor,
 } from './engine-types.js'
+import { errorFields } from './logger.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import type { WorkerCallbackInput } from './options.js'
 import { projectRun } from './projections.js'
@@ -69,6 +72,7 @@ export class RuntimeEngine implements EngineRuntime {
       stopped: false,
       cacheGet: (id) => this.cacheGet(id),
       cacheSet: (id, fold) => this.cacheSet(id, fold),
+      stopping: false,
       cacheDelete: (id) => this.cache.delete(id),
       released: (c) => {
         if (this.controllers.get(c.runId) === c) this.controllers.delete(c.runId)
@@ -102,11 +106,16 @@ export class RuntimeEngine implements EngineRuntime {
     while (this.cache.size > size) this.cache.delete(this.cache.keys().next().value as string)
   }
 
-  /** A mutation on `runId`, then the run's quiescence: the state once nothing is in flight. */
+  /**
+   * A mutation on `runId`, then the run's state once its queue has drained (docs/engine.md,
+   * "When a call resolves"): in-process attempts still running after their quick-attempt
+   * window are not waited for unless `wait` is `'settled'`.
+   */
   private async mutate(
     runId: string,
     name: string,
     run: (fold: RunFold | null, controller: RunController) => Promise<unknown>,
+    wait: WaitFor = 'quick',
     /** The engine just made `runId`: no store holds it, so its first load reads nothing. */
     generated = false,
   ): Promise<RunState> {
@@ -114,7 +123,7 @@ export class RuntimeEngine implements EngineRuntime {
     if (generated) controller.markGenerated()
     controller.halted = false
     await controller.enqueue(name, (fold) => run(fold, controller))
-    return controller.whenIdle()
+    return wait === 'settled' ? controller.whenIdle() : controller.whenDrained()
   }
 
   /**
@@ -135,12 +144,12 @@ export class RuntimeEngine implements EngineRuntime {
       const failures = (this.wakeFailures.get(runId) ?? 0) + 1
       this.wakeFailures.set(runId, failures)
       const delay = Math.min(60_000, 1000 * 2 ** (failures - 1))
-      this.ctx.observe({
-        type: 'wake.failed',
-        runId,
-        error: String((error as Error)?.message ?? error),
-        retryInMs: delay,
-      })
+      const fields = errorFields(error)
+      this.ctx.observe({ type: 'wake.failed', runId, error: fields.message, retryInMs: delay })
+      this.ctx.log.error(
+        { runId, ...fields, retryInMs: delay },
+        `deadline wake of run ${runId} failed; retrying in ${delay} ms`,
+      )
       if (!this.stopped) this.ctx.scheduler.schedule(runId, this.ctx.clock.now() + delay)
       return undefined
     } finally {
@@ -151,11 +160,15 @@ export class RuntimeEngine implements EngineRuntime {
   requestDrive(runId: string): void {
     if (this.stopped) return
     const controller = this.controller(runId)
-    controller
-      .drive()
-      .catch((error) =>
-        this.ctx.observe({ type: 'wake.finished', runId, error: String(error?.message ?? error) }),
+    controller.drive().catch((error) => {
+      if (EngineStoppedError.is(error)) return
+      const fields = errorFields(error)
+      this.ctx.observe({ type: 'wake.failed', runId, error: fields.message })
+      this.ctx.log.error(
+        { runId, ...fields },
+        `wake of run ${runId} (recording finished work) failed; the next call or deadline retries`,
       )
+    })
     // An execution may settle with nothing queued: let the controller notice it is idle.
     queueMicrotask(() => controller.settleIfIdle())
   }
@@ -197,6 +210,7 @@ export class RuntimeEngine implements EngineRuntime {
     options: StartOptions,
     hooks?: StartHooks,
   ): Promise<StartResult> {
+    const wait = checkWait(options.wait)
     if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
     // A keyed start without a runId names the run after its key: its retries find that run.
     const runId =
@@ -214,11 +228,14 @@ export class RuntimeEngine implements EngineRuntime {
       threadId = result.threadId
     }
     const generated = options.runId === undefined && options.idempotencyKey === undefined
-    const state = await this.mutate(runId, 'start', start, generated)
+    const state = await this.mutate(runId, 'start', start, wait, generated)
     return { runId, threadId, state }
   }
 
   async getRun(runId: string): Promise<RunState> {
+    // An active run's committed state, also while an operation runs (the previous one's view).
+    const state = typeof runId === 'string' ? this.controllers.get(runId)?.lastState : undefined
+    if (state) return viewState({ state } as RunFold)
     return viewState(await this.readFold(runId))
   }
 
@@ -226,9 +243,10 @@ export class RuntimeEngine implements EngineRuntime {
   private async readFold(runId: string): Promise<RunFold> {
     if (typeof runId !== 'string') throw new RunNotFoundError('run not found')
     const active = this.controllers.get(runId)
-    if (active?.lastState && active.mem.fold) {
-      return { ...active.mem.fold, state: active.lastState }
-    }
+    // Between operations the writer's fold is the committed one; during one it is half-way
+    // through a pass (effects recorded but not yet appended), so reads go to the store then.
+    const between = active?.foldBetweenOperations
+    if (active?.lastState && between) return { ...between, state: active.lastState }
     const tail = await this.ctx.store.tail(runId)
     const cached = this.cache.get(runId)
     const fold =
@@ -264,10 +282,15 @@ export class RuntimeEngine implements EngineRuntime {
     options: SignalOptions = {},
   ): Promise<RunState> {
     if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
+    const wait = checkWait(options.wait)
     const prepared = await signalOp.prepare(this.ctx, events, options.idempotencyKey)
     const signal = () =>
-      this.mutate(runId, 'signal', (fold, controller) =>
-        signalOp.run(this.ctx, controller.mem, runId, fold, prepared, options),
+      this.mutate(
+        runId,
+        'signal',
+        (fold, controller) =>
+          signalOp.run(this.ctx, controller.mem, runId, fold, prepared, options),
+        wait,
       )
     try {
       return await signal()
@@ -347,27 +370,49 @@ export class RuntimeEngine implements EngineRuntime {
 
   /** Schedules every run's durable deadline from the stored run index (boot, after restore). */
   async rescanTimers(): Promise<number> {
+    return (await this.scheduleDeadlines()).scheduled
+  }
+
+  /**
+   * Boot-time recovery: schedules every durable deadline, so due timers and retries fire and
+   * attempts a dead process left started (due at once) run again, with no call needed.
+   */
+  recoverOnBoot(): Promise<{ scheduled: number; dueNow: number }> {
+    return this.scheduleDeadlines()
+  }
+
+  private async scheduleDeadlines(): Promise<{ scheduled: number; dueNow: number }> {
     const store = this.ctx.store
-    if (!store.listRunsWithDeadlines) return this.recoverDeadlines()
+    if (!store.listRunsWithDeadlines) return this.foldDeadlines()
+    const now = this.ctx.clock.now()
     let scheduled = 0
+    let dueNow = 0
     for (const { runId, nextDeadlineAt } of await store.listRunsWithDeadlines()) {
       this.ctx.scheduler.schedule(runId, nextDeadlineAt)
       scheduled++
+      if (nextDeadlineAt <= now) dueNow++
     }
-    return scheduled
+    return { scheduled, dueNow }
   }
 
   /** Rebuilds every deadline by folding every run (after restoring storage). */
   async recoverDeadlines(): Promise<number> {
+    return (await this.foldDeadlines()).scheduled
+  }
+
+  private async foldDeadlines(): Promise<{ scheduled: number; dueNow: number }> {
+    const now = this.ctx.clock.now()
     let scheduled = 0
+    let dueNow = 0
     for (const runId of await this.ctx.store.listRuns()) {
       // Finished runs can still hold a deadline (a worker's reply to a cancel request).
       const at = nextDeadline(await this.readFold(runId), true)
       if (at === null) continue
       this.ctx.scheduler.schedule(runId, at)
       scheduled++
+      if (at <= now) dueNow++
     }
-    return scheduled
+    return { scheduled, dueNow }
   }
 
   async subscribe(
@@ -420,16 +465,45 @@ export class RuntimeEngine implements EngineRuntime {
     return this.host.stopped
   }
 
-  async stop(): Promise<void> {
-    this.host.stopped = true
-    await this.ctx.scheduler.stop()
-    for (const controller of this.controllers.values()) {
-      for (const execution of controller.mem.inflight.values()) {
-        execution.abort(new Error('engine stopped'))
-      }
-      controller.mem.inflight.clear()
-    }
+  /**
+   * Refuses new calls and stops the scheduler at once; lets in-flight work finish for up to
+   * `graceMs` (on the engine's clock); then aborts what is still in flight and settles every
+   * pending call. Resolves once no operation is running (a store may be closed then).
+   */
+  stop(graceMs = 0): Promise<void> {
+    this.stopping ??= this.shutdown(graceMs)
+    return this.stopping
   }
+
+  private stopping: Promise<void> | undefined
+
+  private async shutdown(graceMs: number): Promise<void> {
+    this.host.stopping = true
+    await this.ctx.scheduler.stop()
+    if (graceMs > 0) await this.idleWithin(graceMs)
+    this.host.stopped = true
+    const controllers = [...this.controllers.values()]
+    for (const controller of controllers) controller.halt()
+    await Promise.allSettled(controllers.map((c) => c.whenDrained()))
+  }
+
+  /** Resolves when every run is idle or `ms` passed on the engine's clock. */
+  private async idleWithin(ms: number): Promise<void> {
+    let timer: unknown
+    const elapsed = new Promise<void>((resolve) => {
+      timer = this.ctx.clock.setTimeout(resolve, ms)
+    })
+    await Promise.race([this.idle(), elapsed])
+    this.ctx.clock.clearTimeout(timer)
+  }
+}
+
+function checkWait(value: unknown): WaitFor {
+  if (value === undefined) return 'quick'
+  if (value === 'quick' || value === 'settled') return value
+  throw new InvalidRequestError(
+    `wait must be 'quick' (the default: resolve once the work that finishes at once is recorded) or 'settled' (resolve once the run is finished, or parked with nothing in flight), got ${JSON.stringify(value)}`,
+  )
 }
 
 function checkId(value: unknown, name: string): void {

@@ -16,7 +16,7 @@ import { LOG_PROTOCOL_VERSION } from '../core/fold-protocol.js'
 import { canonicalJson, type Json } from '../core/json.js'
 import { RT, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'
-import { cancelSubtree } from './commands-apply.js'
+import { cancelSubtree, withFingerprint } from './commands-apply.js'
 import type { EngineContext, RunMemory } from './context.js'
 import type { CallerContext, SignalOptions, StartOptions } from './engine-types.js'
 import { type CheckedEvent, requireJson, validateSignalEvents, validateWith } from './validate.js'
@@ -82,26 +82,26 @@ export const startOp = {
         batch.idempotencyKey = options.idempotencyKey
         batch.add(
           RT.runStarted,
-          {
+          withFingerprint(ctx, definition, {
             kind: definition.kind,
             definitionName: definition.name,
             definitionVersion: definition.version,
             input,
             rootThreadId: threadId,
             protocolVersion: LOG_PROTOCOL_VERSION,
-          },
+          }),
           { threadId: null, origin: 'external', idempotencyKey: options.idempotencyKey },
         )
         batch.add(
           RT.threadStarted,
-          {
+          withFingerprint(ctx, definition, {
             threadId,
             parentThreadId: null,
             kind: definition.kind,
             definitionName: definition.name,
             definitionVersion: definition.version,
             input,
-          },
+          }),
           { threadId },
         )
       },

@@ -3,6 +3,7 @@ import type { Json } from '../core/json.js'
 import type { Module } from '../core/module.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler } from '../core/ports.js'
 import type { ServeOptions } from './engine-types.js'
+import type { Logger } from './logger.js'
 
 /** The value `trimAfterSnapshot.coverage(runId)` resolves to: events up to this seq are safe elsewhere. */
 export type TrimCoverage = number | { throughSeq: number } | null
@@ -76,9 +77,13 @@ export interface DebuggerHost {
   ui: { fetch(request: Request, context: DebuggerContext): Response | Promise<Response> }
 }
 
-/** One observation: failure-isolated, never affects a run. */
+/**
+ * One observation: failure-isolated, never affects a run. Engine-wide observations
+ * (`boot.failed`, `serve.failed`) carry an empty `runId`.
+ */
 export interface Observation {
   type:
+    | 'boot.failed'
     | 'run.started'
     | 'wake.started'
     | 'wake.finished'
@@ -160,6 +165,11 @@ export interface EngineOptions {
   scheduler?: WakeScheduler
   worker?: Worker
   observer?: RuntimeObserver
+  /**
+   * Structured logger (pino-compatible: `{ debug, info, warn, error }`, each `(fields, msg?)`).
+   * Default: none, the library prints nothing. See docs/operations.md, "Logs".
+   */
+  logger?: Logger
   authorize?: AuthorizeHook
   debugger?: DebuggerHost
   http?: HttpOptions

@@ -20,6 +20,9 @@ interface Op {
 
 export interface ControllerHost {
   ctx: EngineContext
+  /** `stop()` was called: calls are refused; completions of in-flight work still drive runs. */
+  stopping: boolean
+  /** The engine stopped: nothing runs any more. */
   stopped: boolean
   /** Cursor cache (runCacheSize), validated against the store tail on use. */
   cacheGet(runId: string): RunFold | undefined
@@ -31,6 +34,11 @@ export interface ControllerHost {
 
 const CONFLICT_RETRIES = 3
 
+interface Waiter {
+  resolve: (state: RunState) => void
+  reject: (error: unknown) => void
+}
+
 /**
  * The single writer of one run inside this process: a FIFO of mutations (start, signal, wake,
  * cancel, callbacks, retries) that never interleave, plus the run's in-flight executions.
@@ -41,7 +49,10 @@ export class RunController {
   private readonly queue: Op[] = []
   private running = false
   private queuedDrive: Promise<RunState> | null = null
-  private idleWaiters: Array<{ resolve: (s: RunState) => void; reject: (e: unknown) => void }> = []
+  private idleWaiters: Waiter[] = []
+  private drainWaiters: Waiter[] = []
+  /** `halt` cut work short (queued operations refused or attempts aborted). */
+  private cutShort = false
   private cycleError: unknown
   /** Committed state after the latest operation. */
   private view: RunState | null = null
@@ -72,6 +83,11 @@ export class RunController {
     readonly runId: string,
   ) {}
 
+  /** The run's fold when no operation is running (it is then the committed one), else null. */
+  get foldBetweenOperations(): RunFold | null {
+    return this.running ? null : this.mem.fold
+  }
+
   get pending(): number {
     return this.queue.length + (this.running ? 1 : 0)
   }
@@ -80,9 +96,17 @@ export class RunController {
     return this.running || this.queue.length > 0 || this.mem.inflight.size > 0
   }
 
-  /** Queues a mutation; rejects at once with RunOverloadedError past the limit. */
+  /**
+   * Queues a mutation; rejects at once with RunOverloadedError past the limit, and with
+   * EngineStoppedError once the engine is stopping (only `drive`, which records the outcomes
+   * of work already in flight, still runs while a graceful stop waits).
+   */
   enqueue<T>(name: string, run: (fold: RunFold | null) => Promise<T>): Promise<T> {
-    if (this.host.stopped) return Promise.reject(new EngineStoppedError('the engine is stopped'))
+    if (this.host.stopped || (this.host.stopping && name !== 'drive')) {
+      return Promise.reject(
+        new EngineStoppedError('the engine is stopped: nothing was written', { runId: this.runId }),
+      )
+    }
     const limit = this.host.ctx.options.maxPendingRunOperations
     if (this.pending >= limit) {
       return Promise.reject(
@@ -112,17 +136,40 @@ export class RunController {
     return promise
   }
 
+  /**
+   * Resolves with the run's state once nothing is queued or running: the run is parked or
+   * finished, or the only work left is in-process attempts that outlived their quick-attempt
+   * window (wake.ts `awaitQuickAttempts`). What `start`/`signal`/… resolve on by default.
+   */
+  whenDrained(): Promise<RunState> {
+    if (!this.running && this.queue.length === 0) {
+      return Promise.resolve(this.lastState as RunState)
+    }
+    return new Promise((resolve, reject) => this.drainWaiters.push({ resolve, reject }))
+  }
+
   /** Resolves with the run's state once nothing is queued, running or in flight. */
   whenIdle(): Promise<RunState> {
     if (!this.busy) {
-      if (this.cycleError !== undefined) {
-        const error = this.cycleError
-        this.cycleError = undefined
-        return Promise.reject(error)
-      }
-      return Promise.resolve(this.lastState as RunState)
+      const error = this.takeIdleError()
+      return error === undefined
+        ? Promise.resolve(this.lastState as RunState)
+        : Promise.reject(error)
     }
     return new Promise((resolve, reject) => this.idleWaiters.push({ resolve, reject }))
+  }
+
+  /** What idle waiters are told instead of the state: a failed drive, or a stop cut work short. */
+  private takeIdleError(): unknown {
+    const error =
+      this.cutShort && this.host.stopped
+        ? new EngineStoppedError(
+            `the engine stopped before run ${this.runId} settled; what was recorded is kept and the run continues after a restart`,
+            { runId: this.runId },
+          )
+        : this.cycleError
+    this.cycleError = undefined
+    return error
   }
 
   /** Runs `run` with the current fold, reloading when the store moved; retries seq conflicts. */
@@ -186,6 +233,7 @@ export class RunController {
       await this.afterOperation()
     }
     this.running = false
+    for (const waiter of this.drainWaiters.splice(0)) waiter.resolve(this.lastState as RunState)
     this.settleIfIdle()
   }
 
@@ -228,12 +276,39 @@ export class RunController {
     }
   }
 
+  /**
+   * The engine stops: queued operations are refused, in-flight attempts aborted (they run
+   * again after a restart, as interrupted attempts). An operation already running finishes
+   * (its store call cannot be taken back); callers waiting for the run to settle are told the
+   * engine stopped first.
+   */
+  halt(): void {
+    this.mem.stopped = true
+    const queued = this.queue.splice(0)
+    this.queuedDrive = null
+    const refused = new EngineStoppedError(
+      `the engine stopped before this call on run ${this.runId} ran: nothing was written`,
+      { runId: this.runId },
+    )
+    for (const op of queued) {
+      if (op.name !== 'drive') this.cutShort = true
+      op.reject(refused)
+    }
+    for (const execution of this.mem.inflight.values()) {
+      execution.abort(new Error('engine stopped'))
+      this.cutShort = true
+    }
+    this.mem.inflight.clear()
+    // A pass waiting for quick attempts stops waiting: none of them will report now.
+    this.mem.waiter?.()
+    if (!this.running) this.settleIfIdle()
+  }
+
   /** Called when an in-flight execution settles with nothing queued. */
   settleIfIdle(): void {
     if (this.busy) return
     const waiters = this.idleWaiters.splice(0)
-    const error = this.cycleError
-    this.cycleError = undefined
+    const error = this.takeIdleError()
     for (const waiter of waiters) {
       if (error !== undefined) waiter.reject(error)
       else waiter.resolve(this.lastState as RunState)

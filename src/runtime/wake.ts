@@ -17,6 +17,7 @@ import {
   runEphemeral,
   runnableEffects,
 } from './effects-exec.js'
+import { logRunFailed } from './log-events.js'
 import { snapshotDueInPass, snapshotInPass } from './snapshots.js'
 import type { MaybePromise } from './validate.js'
 import {
@@ -64,6 +65,7 @@ export async function wakePass(
   seedKind: SeedKind = 'outcome',
 ): Promise<WakeResult> {
   const last = { deferred: false }
+  const statusBefore = fold.state.status
   let result: WakeResult
   try {
     result = await wakeIterations(ctx, mem, fold, seed, seedKind, last)
@@ -74,6 +76,7 @@ export async function wakePass(
     throw error
   }
   if (last.deferred) await ctx.store.sync?.()
+  if (fold.state.status === 'failed' && statusBefore !== 'failed') logRunFailed(ctx, fold)
   return result
 }
 
@@ -146,15 +149,17 @@ async function wakeIterations(
     await commit(ctx, batch, deferSync)
     last.deferred = deferSync
     appended += batch.size
-    for (const launch of launches) launch()
-    if (launches.length > 0) await awaitQuickAttempts(mem)
+    // A stopped engine starts no handler (attempts recorded as started run again after a
+    // restart, as interrupted attempts); tasks recorded as dispatched still go to the worker.
+    for (let i = mem.stopped ? localLaunches : 0; i < launches.length; i++) launches[i]()
+    if (launches.length > 0 && !mem.stopped) await awaitQuickAttempts(mem)
     for (const after of batch.afterCommit) {
       Promise.resolve()
         .then(after)
         .catch((error) => ctx.observe({ type: 'effect.attempt', runId, error: String(error) }))
     }
     first = false
-    const more = hasWorkNow(ctx, mem, fold)
+    const more = !mem.stopped && hasWorkNow(ctx, mem, fold)
     // The fold is the committed state here (settled attempts are folded by the next batch).
     const beforeLimit = more && iterations === ctx.options.maxWakeIterations
     if (snapshotDueInPass(ctx, mem, fold, beforeLimit)) await snapshotInPass(ctx, mem, fold)

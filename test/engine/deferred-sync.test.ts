@@ -104,7 +104,7 @@ describe('deferred fsync of attempt starts', () => {
   it('a pass whose attempt is still running when it ends syncs the deferred append', async () => {
     const store = syncSpyStore()
     const { engine, appends } = build(store)
-    const started = engine.start(slowFlow)
+    const started = engine.start(slowFlow, undefined, { wait: 'settled' })
     await vi.waitFor(() => expect(release).toHaveLength(1))
     // The handler has not finished, and the start commit is already made power-safe.
     await vi.waitFor(() => expect(store.syncs).toBe(1))

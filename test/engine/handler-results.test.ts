@@ -50,7 +50,11 @@ const flows = Object.fromEntries(
   ]),
 )
 const start = (name: string) =>
-  newEngine({ modules: [workflow({ definitions: Object.values(flows) }), fx] }).start(flows[name])
+  newEngine({ modules: [workflow({ definitions: Object.values(flows) }), fx] }).start(
+    flows[name],
+    undefined,
+    { wait: 'settled' }, // the thenable settles on a timer
+  )
 
 describe('in-process handler results', () => {
   it.each([

@@ -47,7 +47,7 @@ describe('per-run ingress', () => {
 
   it('a slow effect in one run blocks neither that run’s signals nor other runs', async () => {
     ;({ engine } = makeEngine())
-    const slow = engine.start(slowFlow, undefined, { runId: 'slow' })
+    const slow = engine.start(slowFlow, undefined, { runId: 'slow', wait: 'settled' })
     await flush()
     expect(control.slowRelease).toHaveLength(1)
     const other = await engine.start(gated, { orderId: 'o', amount: 1 })

@@ -89,9 +89,13 @@ export function fakeEngine(store: EventStore = memoryStore()) {
   } = {
     calls,
     subscriptions,
-    async ready() {
-      return { store, runtime: { registry: undefined as never, idle: async () => {} } }
-    },
+    ready: Object.assign(
+      async () => ({ store, runtime: { registry: undefined as never, idle: async () => {} } }),
+      {
+        // biome-ignore lint/suspicious/noThenProperty: Engine['ready'] is awaitable bare
+        then: (ok?: any, failed?: any) => engine.ready().then(ok, failed),
+      },
+    ) as Engine['ready'],
     start: async (definition, ...[input, options]) =>
       engine.startRun({
         kind: definition.kind,

@@ -39,7 +39,7 @@ describe('transient events over HTTP (streamed text)', () => {
     engine = createEngine({ modules: [agent({ definitions: [bot], model })] })
     const server = await engine.serve({ port: 0 })
     const client = createEngineClient({ baseUrl: server.url })
-    const started = engine.start(bot, 'hi', { runId: 'live' })
+    const started = engine.start(bot, 'hi', { runId: 'live', wait: 'settled' })
     const seen: string[] = []
     let sawTwo!: () => void
     const two = new Promise<void>((r) => {

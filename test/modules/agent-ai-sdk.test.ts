@@ -63,7 +63,7 @@ describe('aiSdkModel', () => {
     })
     const streamed: string[] = []
     deltas.subscribe('ai', (d) => streamed.push(d.text))
-    const { state } = await engine.start(bot, 'Weather in Oslo?', { runId: 'ai' })
+    const { state } = await engine.start(bot, 'Weather in Oslo?', { runId: 'ai', wait: 'settled' })
     expect(state.output).toEqual({ text: 'Oslo: 4°C.' })
     expect(streamed).toEqual(['Let me ', 'check.', 'Oslo: ', '4°C.'])
     const [first, second] = model.doStreamCalls

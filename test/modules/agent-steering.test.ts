@@ -121,7 +121,7 @@ describe('steering a turn in flight', () => {
     const starting = engine.start(bot, 'Paint it blue', { runId: 'queue' })
     await gate.whenStarted
     const arrived = appended(engine, 'queue', 'agent.user.message')
-    const signalled = engine.signal('queue', [userMessage('and red')])
+    const signalled = engine.signal('queue', [userMessage('and red')], { wait: 'settled' })
     await arrived
     expect(model.requests).toHaveLength(1)
     gate.release(say('Blue it is.'))

@@ -2,7 +2,7 @@ import type { EventEnvelope, EventInput } from '../../core/envelope.js'
 import { InvalidEventError, InvalidRequestError } from '../../core/errors.js'
 import { eventTypeProblem } from '../../core/event-types.js'
 import type { Json } from '../../core/json.js'
-import type { SignalOptions } from '../../runtime/engine-types.js'
+import type { SignalOptions, WaitFor } from '../../runtime/engine-types.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { liveFlag, wantsEventStream } from '../sse-request.js'
@@ -14,6 +14,7 @@ import {
   idempotencyKeyOf,
   intQuery,
   optionalId,
+  optionalString,
   parseCursor,
   requiredString,
 } from '../validate.js'
@@ -119,7 +120,7 @@ export const runEventRoutes: Route[] = [
     access: 'write',
     async handle(ctx) {
       const runId = ctx.params.id
-      const body = expectObject(await ctx.body(), ['events', 'idempotencyKey'])
+      const body = expectObject(await ctx.body(), ['events', 'idempotencyKey', 'wait'])
       const events = eventInputs(body.events, ctx.options.maxEventBytes)
       const key = idempotencyKeyOf(ctx.request, optionalId(body, 'idempotencyKey'))
       // The caller's identity is the authorize hook's, never the body's (inputs such as
@@ -127,6 +128,9 @@ export const runEventRoutes: Route[] = [
       const options: SignalOptions = {}
       if (key !== undefined) options.idempotencyKey = key
       if (ctx.identity !== undefined) options.identity = ctx.identity
+      // 'quick' or 'settled'; the engine refuses anything else (400) before it writes.
+      const wait = optionalString(body, 'wait')
+      if (wait !== undefined) options.wait = wait as WaitFor
       const state = await ctx.engine.signal(runId, events, options)
       return jsonResponse({ runId, state })
     },

@@ -1,4 +1,4 @@
-import type { StartRunArgs } from '../../runtime/engine-types.js'
+import type { StartRunArgs, WaitFor } from '../../runtime/engine-types.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { wantsEventStream } from '../sse-request.js'
@@ -21,6 +21,7 @@ const START_FIELDS = [
   'runId',
   'threadId',
   'idempotencyKey',
+  'wait',
 ]
 
 async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
@@ -41,6 +42,9 @@ async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
   if (threadId !== undefined) args.threadId = threadId
   const key = idempotencyKeyOf(ctx.request, optionalId(body, 'idempotencyKey'))
   if (key !== undefined) args.idempotencyKey = key
+  // 'quick' or 'settled'; the engine refuses anything else (400) before it writes.
+  const wait = optionalString(body, 'wait')
+  if (wait !== undefined) args.wait = wait as WaitFor
   return args
 }
 

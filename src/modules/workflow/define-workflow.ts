@@ -1,5 +1,6 @@
 import type { Definition } from '../../core/definition.js'
 import { DefinitionError } from '../../core/errors.js'
+import type { Json } from '../../core/json.js'
 import type { RetryPolicy } from '../../core/retry.js'
 import type { InferInput, InferOutput, StandardSchema } from '../../core/schema.js'
 import type { Directive, NodeContext } from './directives.js'
@@ -32,6 +33,8 @@ export interface WorkflowDefinition<I = any, O = any, In = I> extends Definition
   readonly order: readonly string[]
   /** Nodes that run only as some node's fallback. */
   readonly fallbacks: ReadonlySet<string>
+  /** Node ids, dependencies and failure policies: fingerprinted at start (`Definition.shape`). */
+  readonly shape: Json
 }
 
 /** What nodes see as `input`: the schema's output type; anything without a schema. */
@@ -108,7 +111,26 @@ export function defineWorkflow<
     concurrency,
     order,
     fallbacks,
+    shape: shapeOf(order, nodes),
   })
+}
+
+/**
+ * What a recorded run of this workflow depends on: the node ids, what each runs after, and its
+ * failure policy. Bodies, `when`, retries and the output function may change under the same
+ * version; a change of this shape needs a new version (docs/workflows.md, "Versions").
+ */
+function shapeOf(order: readonly string[], nodes: Record<string, NodeSpec>): Json {
+  return {
+    nodes: [...order].sort().map((id) => {
+      const onFailure = nodes[id].onFailure ?? 'fail'
+      return {
+        id,
+        after: [...(nodes[id].after ?? [])].sort(),
+        onFailure: typeof onFailure === 'string' ? onFailure : { fallback: onFailure.fallback },
+      }
+    }),
+  }
 }
 
 function findCycle(order: string[], nodes: Record<string, NodeSpec>): string[] | null {

@@ -8,6 +8,7 @@ import { type DecideContext, defineKind } from '../../core/kind.js'
 import { gateStep } from '../approval/gate.js'
 import type { WorkflowDefinition } from './define-workflow.js'
 import { type Directive, directiveBuilders, isDirective } from './directives.js'
+import { NodeBodyContext } from './node-context.js'
 
 interface NodeState {
   status: 'started' | 'finished' | 'skipped' | 'failed'
@@ -16,10 +17,12 @@ interface NodeState {
   directive?: Directive
 }
 
-/** A node body's outcome value: its result, or the directive it returned. */
+/** A node body's outcome value: its result, the directive it returned, or how it misused one. */
 interface BodyResult {
   value?: Json
   directive?: Directive
+  /** DIRECTIVE_MISUSE (node-context.ts): fails the node, never retried. */
+  misuse?: ErrorInfo
 }
 
 export interface WorkflowState {
@@ -197,18 +200,12 @@ function nodeBody(
     execution: 'inline',
     timeoutMs: spec.timeoutMs,
     execute(_input: unknown, ectx: EffectContext) {
+      const body = new NodeBodyContext(def, ctx, results, id, ectx, buildersFor(ectx.effectType))
       // Synchronous bodies stay synchronous: the runtime then records them without a promise.
-      const value = spec.run({
-        input: ctx.input as any,
-        results,
-        nodeId: id,
-        runId: ctx.runId,
-        threadId: ctx.threadId,
-        attempt: ectx.attempt,
-        signal: ectx.signal,
-        ...buildersFor(ectx.effectType),
-      })
-      return value instanceof Promise ? value.then(recordable) : recordable(value)
+      const value = spec.run(body)
+      return value instanceof Promise
+        ? value.then((v) => recordable(body, v))
+        : recordable(body, value)
     },
   }
   const retry = spec.retry ?? { maxAttempts: 1 }
@@ -217,6 +214,13 @@ function nodeBody(
     { nodeId: id },
     ephemeral ? { key: runKey(id), retry, ephemeral } : { key: runKey(id), retry },
   )
+}
+
+/** What a node body's run records: its value, its directive, or how it misused directives. */
+function recordable(body: NodeBodyContext, value: unknown): BodyResult {
+  const misuse = body.misuse(value)
+  if (misuse) return { misuse }
+  return isDirective(value) ? { directive: value } : { value: (value ?? null) as Json }
 }
 
 type Builders = ReturnType<typeof directiveBuilders>
@@ -271,6 +275,7 @@ function bodyStep(
   }
   if (body.status !== 'completed') return failNode(def, id, errorOf(body, 'node body'))
   const recorded = body.value as BodyResult
+  if (recorded.misuse) return failNode(def, id, recorded.misuse)
   if (!recorded.directive) return finish(id, recorded.value ?? null)
   return directiveStep(def, id, recorded.directive, ctx)
 }
@@ -321,9 +326,6 @@ function directiveCommand(def: WorkflowDefinition, id: string, d: Directive): Co
       return commands.fail({ code: 'INVALID_DIRECTIVE', message: `node ${id}: unknown directive` })
   }
 }
-
-const recordable = (value: unknown) =>
-  isDirective(value) ? { directive: value } : { value: (value ?? null) as Json }
 
 const finish = (id: string, result: Json): Command[] => [
   commands.emit('workflow.node.finished', { nodeId: id, result }),
