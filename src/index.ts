@@ -44,6 +44,7 @@ export {
   SkeinError,
   StartConflictError,
   StoreError,
+  StoreUnavailableError,
   TerminalError,
   WakeLimitError,
 } from './core/errors.js'

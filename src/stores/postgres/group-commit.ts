@@ -1,0 +1,242 @@
+import type { EventEnvelope } from '../../core/envelope.js'
+import { IdempotencyConflictError, SeqConflictError, StoreError } from '../../core/errors.js'
+import type { AppendOptions } from '../../core/ports.js'
+import type { PendingSnapshots } from './postgres-snapshot-store.js'
+import { isUnavailable, storeError } from './store-errors.js'
+
+export interface AppendRequest {
+  runId: string
+  events: readonly EventEnvelope[]
+  options: AppendOptions
+  resolve: () => void
+  reject: (error: unknown) => void
+}
+
+interface AppendResultRow {
+  o_req: number
+  o_outcome: 'seq' | 'key' | 'error' | 'snapshots'
+  o_tail: string | number | null
+  o_detail: string | null
+}
+
+const SNAPSHOT_DELAY_MS = 5
+
+type Query = (text: string, params: unknown[]) => Promise<{ rows: any[] }>
+
+/** Parallel arrays of a group, in the order of `skein_append`'s parameters. */
+function groupParams(group: readonly AppendRequest[], snapshots: PendingSnapshots): unknown[][] {
+  const cols: unknown[][] = Array.from({ length: 24 }, () => [])
+  const [ids, expected, keys, counts, hasMeta, status, kind, name, version, created, updated] = cols
+  const deadline = cols[11]
+  for (let r = 0; r < group.length; r++) {
+    const { runId, events, options } = group[r]
+    const meta = options.meta
+    ids.push(runId)
+    expected.push(options.expectedSeq)
+    keys.push(options.idempotencyKey ?? null)
+    counts.push(events.length)
+    hasMeta.push(meta !== undefined)
+    status.push(meta?.status ?? null)
+    kind.push(meta?.kind ?? null)
+    name.push(meta?.definitionName ?? null)
+    version.push(meta?.definitionVersion ?? null)
+    created.push(meta?.createdAt ?? null)
+    updated.push(meta?.updatedAt ?? null)
+    deadline.push(meta?.nextDeadlineAt ?? null)
+    for (const e of events) {
+      cols[12].push(r + 1)
+      cols[13].push(e.seq)
+      cols[14].push(e.id)
+      cols[15].push(e.ts)
+      cols[16].push(e.type)
+      cols[17].push(e.threadId)
+      cols[18].push(e.origin)
+      cols[19].push(e.causationId ?? null)
+      cols[20].push(e.effectId ?? null)
+      cols[21].push(e.idempotencyKey ?? null)
+      cols[22].push(e.key ?? null)
+      cols[23].push(JSON.stringify(e.payload))
+    }
+  }
+  return [
+    ...cols,
+    snapshots.runIds,
+    snapshots.seqs,
+    snapshots.createdAt,
+    snapshots.formats,
+    snapshots.data,
+  ]
+}
+
+const writesSomething = ({ events, options }: AppendRequest) =>
+  events.length > 0 || options.meta !== undefined
+
+function conflictOf(request: AppendRequest, row: AppendResultRow): unknown {
+  const { runId, options } = request
+  if (row.o_outcome === 'seq') {
+    const tail = Number(row.o_tail)
+    return new SeqConflictError(
+      `run ${runId}: expected tail ${options.expectedSeq} but the log is at ${tail}`,
+      { runId, expectedSeq: options.expectedSeq, tail },
+    )
+  }
+  if (row.o_outcome === 'key') {
+    return new IdempotencyConflictError(
+      `run ${runId}: idempotency key "${options.idempotencyKey}" is already recorded`,
+      { runId, idempotencyKey: options.idempotencyKey ?? null },
+    )
+  }
+  return new StoreError(`postgres store: append to run ${runId} failed: ${row.o_detail}`, {
+    sqlstate: row.o_detail?.slice(0, 5) ?? null,
+  })
+}
+
+export interface GroupCommitHooks {
+  /** Runs after a request's batch committed (subscribers). */
+  onCommitted: (runId: string, events: readonly EventEnvelope[]) => void
+  /** Takes the buffered snapshots to ride in the next group. */
+  takeSnapshots: () => PendingSnapshots
+  /** Told when a group settled: the snapshots it carried are written (or lost). */
+  snapshotsSettled: () => void
+  hasPendingSnapshots: () => boolean
+}
+
+/**
+ * Group commit: appends made while no group is in flight and within one event-loop turn
+ * (flushed from setImmediate, like the SQLite store), or made while a group is in flight,
+ * share the next `skein_append` call: one statement, one transaction, one WAL flush. At most
+ * one group is in flight, so the batch grows with the commit latency (16 concurrent runs
+ * make groups of up to 16) and appends to one run keep their call order.
+ *
+ * Each request is checked in the transaction against its run's locked row, in call order, so
+ * a conflict fails only that request. If the statement itself raises (a write failed), the
+ * group is redone with an exception block per request, so a failed write fails only its own
+ * request. A lost connection fails the whole group with STORE_UNAVAILABLE: it may or may not
+ * have committed, which the next append's `expectedSeq` check settles.
+ *
+ * A group made only of `deferSync` appends commits with `synchronous_commit = off` (visible
+ * at once, flushed by the WAL writer within ~3 × wal_writer_delay); the next durable commit's
+ * flush covers it, and `sync()` forces one.
+ */
+export function createGroupCommit(
+  query: Query,
+  appendSql: string,
+  syncSql: string,
+  hooks: GroupCommitHooks,
+) {
+  let queue: AppendRequest[] = []
+  let scheduled = false
+  let inFlight: Promise<void> | undefined
+  let snapshotTimer: NodeJS.Timeout | undefined
+  /** Deferred groups committed, and how many of them a durable commit or sync covered. */
+  const deferred = { committed: 0, synced: 0 }
+
+  const settle = (group: AppendRequest[], failures: Map<number, unknown>) => {
+    for (let i = 0; i < group.length; i++) {
+      const request = group[i]
+      const error = failures.get(i + 1)
+      if (error !== undefined) request.reject(error)
+      else {
+        hooks.onCommitted(request.runId, request.events)
+        request.resolve()
+      }
+    }
+  }
+
+  const failAll = (group: AppendRequest[], error: unknown) => {
+    for (const request of group) request.reject(error)
+  }
+
+  const runGroup = async (group: AppendRequest[]): Promise<void> => {
+    const snapshots = hooks.takeSnapshots()
+    // Snapshots alone are a cache: they commit relaxed too (a later durable commit covers them).
+    const relaxed = group.every((r) => r.options.deferSync)
+    const params = groupParams(group, snapshots)
+    const action = group.length === 1 ? `append to run ${group[0].runId}` : 'group commit'
+    let rows: AppendResultRow[]
+    try {
+      rows = (await query(appendSql, [...params, relaxed, false])).rows
+    } catch (error) {
+      if (isUnavailable(error) || group.length <= 1) {
+        failAll(group, storeError(action, error))
+        hooks.snapshotsSettled()
+        return
+      }
+      try {
+        rows = (await query(appendSql, [...params, relaxed, true])).rows
+      } catch (again) {
+        failAll(group, storeError(action, again))
+        hooks.snapshotsSettled()
+        return
+      }
+    }
+    hooks.snapshotsSettled()
+    const failures = new Map<number, unknown>()
+    for (const row of rows) {
+      if (row.o_req > 0) failures.set(row.o_req, conflictOf(group[row.o_req - 1], row))
+    }
+    if (relaxed) deferred.committed++
+    // A durable commit flushes the WAL up to its own record, which covers every earlier
+    // deferred group, if it wrote anything (a transaction that wrote nothing flushes nothing).
+    else if (group.some((r, i) => !failures.has(i + 1) && writesSomething(r))) {
+      deferred.synced = deferred.committed
+    }
+    settle(group, failures)
+  }
+
+  const flush = (): void => {
+    scheduled = false
+    if (inFlight || (queue.length === 0 && !hooks.hasPendingSnapshots())) return
+    const group = queue
+    queue = []
+    inFlight = runGroup(group).finally(() => {
+      inFlight = undefined
+      if (queue.length > 0 || hooks.hasPendingSnapshots()) schedule()
+    })
+  }
+
+  const schedule = () => {
+    if (scheduled) return
+    scheduled = true
+    setImmediate(flush)
+  }
+
+  return {
+    enqueue(request: AppendRequest): void {
+      queue.push(request)
+      if (!inFlight) schedule()
+    },
+    /**
+     * Writes buffered snapshots soon: with the next group, or in a group of their own after a
+     * few milliseconds without appends (a run that parks saves one right after its last
+     * append; the next run's appends usually come first and carry it).
+     */
+    scheduleSnapshots(): void {
+      snapshotTimer ??= setTimeout(() => {
+        snapshotTimer = undefined
+        if (!inFlight) flush()
+      }, SNAPSHOT_DELAY_MS)
+      snapshotTimer.unref?.()
+    },
+    /** Resolves once every append queued so far and every buffered snapshot is committed. */
+    async drain(): Promise<void> {
+      if (snapshotTimer) clearTimeout(snapshotTimer)
+      snapshotTimer = undefined
+      while (inFlight || queue.length > 0 || hooks.hasPendingSnapshots()) {
+        if (!inFlight) flush()
+        await inFlight
+      }
+    },
+    /** Makes every committed deferred group durable (one tiny synchronous commit). */
+    async sync(): Promise<void> {
+      if (deferred.committed <= deferred.synced) return
+      const mark = deferred.committed
+      try {
+        await query(syncSql, [])
+      } catch (error) {
+        throw storeError('sync', error)
+      }
+      if (mark > deferred.synced) deferred.synced = mark
+    },
+  }
+}

@@ -1,0 +1,131 @@
+import type { EventEnvelope, EventOrigin } from '../../core/envelope.js'
+import type { RunMeta, RunSummary } from '../../core/ports.js'
+
+/** Every statement the store sends, with the schema's quoted name filled in. */
+export interface Statements {
+  append: string
+  read: string
+  run: string
+  trim: string
+  listRuns: string
+  summaries: string
+  deadlines: string
+  snapshotLatest: string
+  snapshotList: string
+  snapshotPrune: string
+  /** Commits a transaction that has an xid: its flush covers every earlier async commit. */
+  sync: string
+}
+
+const ARRAY_TYPES = [
+  'text',
+  'bigint',
+  'text',
+  'integer',
+  'boolean',
+  ...['text', 'text', 'text', 'text', 'bigint', 'bigint', 'bigint'],
+  ...['integer', 'bigint', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text'],
+  ...['text', 'text'],
+  ...['text', 'bigint', 'bigint', 'integer', 'text'],
+]
+
+const EVENT_COLUMNS =
+  'seq, id, ts, type, thread_id, origin, causation_id, effect_id, idempotency_key, event_key, payload'
+const META_COLUMNS =
+  'status, kind, definition_name, definition_version, created_at, updated_at, next_deadline_at'
+
+export function statements(s: string): Statements {
+  // Casts name every parameter's type, so drivers that send untyped text (both do) agree.
+  const casts = ARRAY_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')
+  const n = ARRAY_TYPES.length
+  return {
+    append: `SELECT o_req, o_outcome, o_tail, o_detail FROM ${s}.skein_append(${casts},
+      $${n + 1}::boolean, $${n + 2}::boolean)`,
+    read: `SELECT ${EVENT_COLUMNS} FROM ${s}.skein_events
+      WHERE run_no = (SELECT run_no FROM ${s}.skein_runs WHERE run_id = $1) AND seq >= $2
+      ORDER BY seq LIMIT $3`,
+    run: `SELECT head, tail FROM ${s}.skein_runs WHERE run_id = $1`,
+    // The head never passes tail + 1: trimming everything leaves an empty, still-fenced log.
+    trim: `WITH moved AS (
+        UPDATE ${s}.skein_runs SET head = LEAST($2::bigint, tail + 1)
+        WHERE run_id = $1 AND LEAST($2::bigint, tail + 1) > head RETURNING run_no, head
+      ), removed AS (
+        DELETE FROM ${s}.skein_events e USING moved
+        WHERE e.run_no = moved.run_no AND e.seq < moved.head RETURNING 1
+      ) SELECT count(*)::integer AS removed FROM removed`,
+    listRuns: `SELECT run_id FROM ${s}.skein_runs WHERE tail > 0 ORDER BY run_no`,
+    // The one summaries query (paging by run_no cursor, limit and status adds a WHERE here).
+    summaries: `SELECT run_id, ${META_COLUMNS} FROM ${s}.skein_runs
+      WHERE status IS NOT NULL ORDER BY run_no`,
+    deadlines: `SELECT run_id, next_deadline_at FROM ${s}.skein_runs
+      WHERE next_deadline_at IS NOT NULL ORDER BY next_deadline_at`,
+    snapshotLatest: `SELECT seq, created_at, format, data FROM ${s}.skein_snapshots
+      WHERE run_id = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1`,
+    snapshotList: `SELECT seq FROM ${s}.skein_snapshots WHERE run_id = $1 ORDER BY seq`,
+    snapshotPrune: `DELETE FROM ${s}.skein_snapshots WHERE run_id = $1 AND seq NOT IN
+      (SELECT seq FROM ${s}.skein_snapshots WHERE run_id = $1 ORDER BY seq DESC LIMIT $2)
+      RETURNING 1`,
+    sync: 'SELECT pg_catalog.txid_current()',
+  }
+}
+
+export interface EventRow {
+  seq: string | number
+  id: string
+  ts: string | number
+  type: string
+  thread_id: string | null
+  origin: string
+  causation_id: string | null
+  effect_id: string | null
+  idempotency_key: string | null
+  event_key: string | null
+  payload: string
+}
+
+/** Absent optional fields stay absent (not `undefined`), so envelopes compare equal. */
+export function rowToEnvelope(runId: string, row: EventRow): EventEnvelope {
+  const e: EventEnvelope = {
+    id: row.id,
+    runId,
+    seq: Number(row.seq),
+    ts: Number(row.ts),
+    type: row.type,
+    payload: JSON.parse(row.payload),
+    threadId: row.thread_id,
+    origin: row.origin as EventOrigin,
+  }
+  if (row.causation_id !== null) e.causationId = row.causation_id
+  if (row.effect_id !== null) e.effectId = row.effect_id
+  if (row.idempotency_key !== null) e.idempotencyKey = row.idempotency_key
+  if (row.event_key !== null) e.key = row.event_key
+  return e
+}
+
+export interface SummaryRow {
+  run_id: string
+  status: RunMeta['status']
+  kind: string
+  definition_name: string
+  definition_version: string
+  created_at: string | number
+  updated_at: string | number
+  next_deadline_at: string | number | null
+}
+
+/** bigint columns arrive as strings from both drivers (they may exceed 2^53; ours never do). */
+const numberOrNull = (value: string | number | null): number | null =>
+  value === null ? null : Number(value)
+
+export function rowToSummary(row: SummaryRow): RunSummary {
+  return {
+    runId: row.run_id,
+    status: row.status,
+    kind: row.kind,
+    definitionName: row.definition_name,
+    definitionVersion: row.definition_version,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    nextDeadlineAt: numberOrNull(row.next_deadline_at),
+  }
+}
