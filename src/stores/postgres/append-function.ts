@@ -1,7 +1,7 @@
 /**
  * `skein_append`: one group commit in one statement (one round trip, one transaction through
  * any driver's plain `query`). Arguments are parallel arrays: one element per request (run id,
- * expected tail, idempotency key, event count, meta), then every request's events flattened in
+ * expected tail, idempotency key, event count, meta: a null status means none), then every request's events flattened in
  * request order (`e_req` names each event's request, 1-based), then buffered snapshots.
  *
  * Each request is checked in call order against its run's row (locked), so a conflict fails
@@ -18,7 +18,7 @@
 export function appendFunction(s: string): string {
   return `
   CREATE FUNCTION ${s}.skein_append(
-    p_run_ids text[], p_expected bigint[], p_keys text[], p_counts integer[], p_has_meta boolean[],
+    p_run_ids text[], p_expected bigint[], p_keys text[], p_counts integer[],
     p_status text[], p_kind text[], p_def_name text[], p_def_version text[],
     p_created bigint[], p_updated bigint[], p_deadline bigint[],
     e_req integer[], e_seq bigint[], e_id text[], e_ts bigint[], e_type text[], e_thread text[],
@@ -30,71 +30,126 @@ export function appendFunction(s: string): string {
   LANGUAGE plpgsql AS $skein_append$
   DECLARE
     n integer := coalesce(array_length(p_run_ids, 1), 0);
+    -- Per request: passed its checks, its run's row number, its new tail.
     ok boolean[] := array_fill(false, ARRAY[n]);
-    run_nos bigint[] := array_fill(NULL::bigint, ARRAY[n]);
-    v_run_no bigint;
+    req_run_no bigint[] := array_fill(NULL::bigint, ARRAY[n]);
+    req_tail bigint[] := array_fill(NULL::bigint, ARRAY[n]);
+    -- Per locked run (run_id order): row number, tail as the group moves it, and the last
+    -- request that wrote it and the last one with meta (0: none).
+    l_ids text[];
+    l_nos bigint[];
+    l_tails bigint[];
+    l_last integer[];
+    l_meta integer[];
+    j integer;
+    v_id text;
+    v_no bigint;
     v_tail bigint;
-    v_new_tail bigint;
   BEGIN
     IF p_relaxed THEN
       PERFORM set_config('synchronous_commit', 'off', true);
     END IF;
     INSERT INTO ${s}.skein_runs (run_id)
-      SELECT DISTINCT u.id FROM unnest(p_run_ids, p_expected, p_counts, p_has_meta)
-        AS u(id, expected, count, has_meta)
-      WHERE u.expected = 0 AND (u.count > 0 OR u.has_meta)
+      SELECT DISTINCT u.id FROM unnest(p_run_ids, p_expected, p_counts, p_status)
+        AS u(id, expected, count, status)
+      WHERE u.expected = 0 AND (u.count > 0 OR u.status IS NOT NULL)
       ORDER BY u.id
       ON CONFLICT (run_id) DO NOTHING;
-    PERFORM 1 FROM ${s}.skein_runs WHERE run_id = ANY (p_run_ids) ORDER BY run_id FOR UPDATE;
+    -- Row by row in run_id order: each lock is a unique-index lookup whatever the plan cache
+    -- holds (a set-based lock planned while the table was small would stay a seq scan).
+    l_ids := '{}';
+    l_nos := '{}';
+    l_tails := '{}';
+    FOR v_id IN SELECT DISTINCT u.id FROM unnest(p_run_ids) AS u(id) ORDER BY u.id LOOP
+      SELECT r.run_no, r.tail INTO v_no, v_tail FROM ${s}.skein_runs r
+        WHERE r.run_id = v_id FOR NO KEY UPDATE;
+      IF FOUND THEN
+        l_ids := l_ids || v_id;
+        l_nos := l_nos || v_no;
+        l_tails := l_tails || v_tail;
+      END IF;
+    END LOOP;
+    l_last := array_fill(0, ARRAY[coalesce(array_length(l_ids, 1), 0)]);
+    l_meta := l_last;
     FOR i IN 1 .. n LOOP
-      v_run_no := NULL;
-      v_tail := 0;
-      SELECT r.run_no, r.tail INTO v_run_no, v_tail FROM ${s}.skein_runs r
-        WHERE r.run_id = p_run_ids[i];
-      v_tail := coalesce(v_tail, 0);
+      j := array_position(l_ids, p_run_ids[i]);
+      v_tail := CASE WHEN j IS NULL THEN 0 ELSE l_tails[j] END;
       IF v_tail <> p_expected[i] THEN
         o_req := i; o_outcome := 'seq'; o_tail := v_tail; o_detail := NULL;
         RETURN NEXT;
         CONTINUE;
       END IF;
-      IF p_keys[i] IS NOT NULL AND v_run_no IS NOT NULL AND EXISTS (
-        SELECT 1 FROM ${s}.skein_idempotency k WHERE k.run_no = v_run_no AND k.key = p_keys[i]
+      IF p_keys[i] IS NOT NULL AND j IS NOT NULL AND (
+        EXISTS (SELECT 1 FROM ${s}.skein_idempotency k
+          WHERE k.run_no = l_nos[j] AND k.key = p_keys[i])
+        OR EXISTS (SELECT 1 FROM generate_subscripts(p_run_ids, 1) e
+          WHERE e < i AND ok[e] AND p_run_ids[e] = p_run_ids[i] AND p_keys[e] = p_keys[i])
       ) THEN
         o_req := i; o_outcome := 'key'; o_tail := v_tail; o_detail := NULL;
         RETURN NEXT;
         CONTINUE;
       END IF;
-      CONTINUE WHEN p_counts[i] = 0 AND NOT p_has_meta[i];
-      v_new_tail := p_expected[i] + p_counts[i];
-      IF NOT p_isolated THEN
-        PERFORM ${s}.skein_write_run(v_run_no, v_new_tail, p_keys[i], p_has_meta[i],
-          p_status[i], p_kind[i], p_def_name[i], p_def_version[i], p_created[i], p_updated[i],
-          p_deadline[i]);
-        ok[i] := true;
-        run_nos[i] := v_run_no;
+      CONTINUE WHEN p_counts[i] = 0 AND p_status[i] IS NULL;
+      IF p_isolated THEN
+        BEGIN
+          UPDATE ${s}.skein_runs SET tail = p_expected[i] + p_counts[i],
+            status = CASE WHEN p_status[i] IS NOT NULL THEN p_status[i] ELSE status END,
+            kind = CASE WHEN p_status[i] IS NOT NULL THEN p_kind[i] ELSE kind END,
+            definition_name = CASE WHEN p_status[i] IS NOT NULL THEN p_def_name[i] ELSE definition_name END,
+            definition_version = CASE WHEN p_status[i] IS NOT NULL THEN p_def_version[i] ELSE definition_version END,
+            created_at = CASE WHEN p_status[i] IS NOT NULL THEN p_created[i] ELSE created_at END,
+            updated_at = CASE WHEN p_status[i] IS NOT NULL THEN p_updated[i] ELSE updated_at END,
+            next_deadline_at = CASE WHEN p_status[i] IS NOT NULL THEN p_deadline[i] ELSE next_deadline_at END
+            WHERE run_no = l_nos[j];
+          IF p_keys[i] IS NOT NULL THEN
+            INSERT INTO ${s}.skein_idempotency (run_no, key, seq)
+              VALUES (l_nos[j], p_keys[i], p_expected[i] + p_counts[i]);
+          END IF;
+          INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin,
+              causation_id, effect_id, idempotency_key, event_key, payload)
+            SELECT l_nos[j], u.seq, u.id, u.ts, u.type, u.thread, u.origin, u.causation,
+              u.effect, u.idem, u.key, u.payload
+            FROM unnest(e_req, e_seq, e_id, e_ts, e_type, e_thread, e_origin, e_causation,
+              e_effect, e_idem, e_key, e_payload)
+              AS u(req, seq, id, ts, type, thread, origin, causation, effect, idem, key, payload)
+            WHERE u.req = i;
+          l_tails[j] := p_expected[i] + p_counts[i];
+        EXCEPTION WHEN OTHERS THEN
+          o_req := i; o_outcome := 'error'; o_tail := NULL; o_detail := SQLSTATE || ': ' || SQLERRM;
+          RETURN NEXT;
+        END;
         CONTINUE;
       END IF;
-      BEGIN
-        PERFORM ${s}.skein_write_run(v_run_no, v_new_tail, p_keys[i], p_has_meta[i],
-          p_status[i], p_kind[i], p_def_name[i], p_def_version[i], p_created[i], p_updated[i],
-          p_deadline[i]);
-        INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin,
-            causation_id, effect_id, idempotency_key, event_key, payload)
-          SELECT v_run_no, u.seq, u.id, u.ts, u.type, u.thread, u.origin, u.causation, u.effect,
-            u.idem, u.key, u.payload
-          FROM unnest(e_req, e_seq, e_id, e_ts, e_type, e_thread, e_origin, e_causation,
-            e_effect, e_idem, e_key, e_payload)
-            AS u(req, seq, id, ts, type, thread, origin, causation, effect, idem, key, payload)
-          WHERE u.req = i;
-      EXCEPTION WHEN OTHERS THEN
-        o_req := i; o_outcome := 'error'; o_tail := NULL; o_detail := SQLSTATE || ': ' || SQLERRM;
-        RETURN NEXT;
-      END;
+      l_tails[j] := p_expected[i] + p_counts[i];
+      ok[i] := true;
+      req_run_no[i] := l_nos[j];
+      req_tail[i] := l_tails[j];
+      l_last[j] := i;
+      IF p_status[i] IS NOT NULL THEN
+        l_meta[j] := i;
+      END IF;
     END LOOP;
     IF NOT p_isolated THEN
+      -- Each written run once, with its last tail and its last meta (a tail-only update
+      -- names no indexed column, so it stays heap-only).
+      FOR x IN 1 .. coalesce(array_length(l_nos, 1), 0) LOOP
+        CONTINUE WHEN l_last[x] = 0;
+        j := l_meta[x];
+        IF j = 0 THEN
+          UPDATE ${s}.skein_runs SET tail = l_tails[x] WHERE run_no = l_nos[x];
+        ELSE
+          UPDATE ${s}.skein_runs SET tail = l_tails[x], status = p_status[j], kind = p_kind[j],
+            definition_name = p_def_name[j], definition_version = p_def_version[j],
+            created_at = p_created[j], updated_at = p_updated[j], next_deadline_at = p_deadline[j]
+            WHERE run_no = l_nos[x];
+        END IF;
+      END LOOP;
+      INSERT INTO ${s}.skein_idempotency (run_no, key, seq)
+        SELECT req_run_no[x], p_keys[x], req_tail[x] FROM generate_subscripts(p_run_ids, 1) x
+        WHERE ok[x] AND p_keys[x] IS NOT NULL;
       INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin,
           causation_id, effect_id, idempotency_key, event_key, payload)
-        SELECT run_nos[u.req], u.seq, u.id, u.ts, u.type, u.thread, u.origin, u.causation,
+        SELECT req_run_no[u.req], u.seq, u.id, u.ts, u.type, u.thread, u.origin, u.causation,
           u.effect, u.idem, u.key, u.payload
         FROM unnest(e_req, e_seq, e_id, e_ts, e_type, e_thread, e_origin, e_causation,
           e_effect, e_idem, e_key, e_payload)
@@ -115,25 +170,5 @@ export function appendFunction(s: string): string {
     END IF;
   END
   $skein_append$;
-
-  -- One request's run row and idempotency key (the tail, and the meta when it has one).
-  CREATE FUNCTION ${s}.skein_write_run(
-    p_run_no bigint, p_tail bigint, p_key text, p_has_meta boolean,
-    p_status text, p_kind text, p_def_name text, p_def_version text,
-    p_created bigint, p_updated bigint, p_deadline bigint
-  ) RETURNS void LANGUAGE plpgsql AS $skein_write_run$
-  BEGIN
-    IF p_has_meta THEN
-      UPDATE ${s}.skein_runs SET tail = p_tail, status = p_status, kind = p_kind,
-        definition_name = p_def_name, definition_version = p_def_version,
-        created_at = p_created, updated_at = p_updated, next_deadline_at = p_deadline
-        WHERE run_no = p_run_no;
-    ELSE
-      UPDATE ${s}.skein_runs SET tail = p_tail WHERE run_no = p_run_no;
-    END IF;
-    IF p_key IS NOT NULL THEN
-      INSERT INTO ${s}.skein_idempotency (run_no, key, seq) VALUES (p_run_no, p_key, p_tail);
-    END IF;
-  END
-  $skein_write_run$;`
+`
 }

@@ -25,9 +25,12 @@ type Query = (text: string, params: unknown[]) => Promise<{ rows: any[] }>
 
 /** Parallel arrays of a group, in the order of `skein_append`'s parameters. */
 function groupParams(group: readonly AppendRequest[], snapshots: PendingSnapshots): unknown[][] {
-  const cols: unknown[][] = Array.from({ length: 24 }, () => [])
-  const [ids, expected, keys, counts, hasMeta, status, kind, name, version, created, updated] = cols
-  const deadline = cols[11]
+  const cols: unknown[][] = Array.from({ length: 23 }, () => [])
+  // A request has meta exactly when its status is not null (RunMeta.status is required).
+  const [ids, expected, keys, counts, status, kind, name, version, created, updated, deadline] =
+    cols
+  const [req, seq, id, ts, type, thread, origin, causation, effect, idem, key, payload] =
+    cols.slice(11)
   for (let r = 0; r < group.length; r++) {
     const { runId, events, options } = group[r]
     const meta = options.meta
@@ -35,7 +38,6 @@ function groupParams(group: readonly AppendRequest[], snapshots: PendingSnapshot
     expected.push(options.expectedSeq)
     keys.push(options.idempotencyKey ?? null)
     counts.push(events.length)
-    hasMeta.push(meta !== undefined)
     status.push(meta?.status ?? null)
     kind.push(meta?.kind ?? null)
     name.push(meta?.definitionName ?? null)
@@ -44,18 +46,18 @@ function groupParams(group: readonly AppendRequest[], snapshots: PendingSnapshot
     updated.push(meta?.updatedAt ?? null)
     deadline.push(meta?.nextDeadlineAt ?? null)
     for (const e of events) {
-      cols[12].push(r + 1)
-      cols[13].push(e.seq)
-      cols[14].push(e.id)
-      cols[15].push(e.ts)
-      cols[16].push(e.type)
-      cols[17].push(e.threadId)
-      cols[18].push(e.origin)
-      cols[19].push(e.causationId ?? null)
-      cols[20].push(e.effectId ?? null)
-      cols[21].push(e.idempotencyKey ?? null)
-      cols[22].push(e.key ?? null)
-      cols[23].push(JSON.stringify(e.payload))
+      req.push(r + 1)
+      seq.push(e.seq)
+      id.push(e.id)
+      ts.push(e.ts)
+      type.push(e.type)
+      thread.push(e.threadId)
+      origin.push(e.origin)
+      causation.push(e.causationId ?? null)
+      effect.push(e.effectId ?? null)
+      idem.push(e.idempotencyKey ?? null)
+      key.push(e.key ?? null)
+      payload.push(JSON.stringify(e.payload))
     }
   }
   return [

@@ -22,7 +22,6 @@ const ARRAY_TYPES = [
   'bigint',
   'text',
   'integer',
-  'boolean',
   ...['text', 'text', 'text', 'text', 'bigint', 'bigint', 'bigint'],
   ...['integer', 'bigint', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text'],
   ...['text', 'text'],
