@@ -42,6 +42,7 @@ const PUBLIC_5XX = new Set([
   'NOT_SUPPORTED',
   'NOT_CONFIGURED',
   'ENGINE_STOPPED',
+  'STORE_UNAVAILABLE',
 ])
 
 export function errorResponse(error: unknown, headers?: Record<string, string>): Response {

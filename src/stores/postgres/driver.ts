@@ -69,7 +69,7 @@ export function createOwnPool(pg: PgModule, options: OwnPoolOptions): OwnPool {
     statement_timeout: options.statementTimeoutMs,
     query_timeout: options.statementTimeoutMs + options.connectTimeoutMs,
     keepAlive: true,
-    application_name: 'skein',
+    fallback_application_name: 'skein',
   })
   pool.on('error', () => {})
   return pool
