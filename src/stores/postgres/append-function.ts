@@ -1,8 +1,11 @@
 /**
  * `skein_append`: one group commit in one statement (one round trip, one transaction through
- * any driver's plain `query`). Arguments are parallel arrays: one element per request (run id,
- * expected tail, idempotency key, event count, meta: a null status means none), then every request's events flattened in
- * request order (`e_req` names each event's request, 1-based), then buffered snapshots.
+ * any driver's plain `query`). Arguments: parallel arrays with one element per request (run
+ * id, expected tail, idempotency key, event count, meta: a null status means none); every
+ * request's events as one JSON array of `{ r: request (1-based), s: seq, id, ts, t: type,
+ * th: thread, o: origin, c: causation, e: effect, ik: idempotency key, k: key, p: payload as
+ * JSON text }` (a string, so a payload's \u0000 stays an escape: Postgres text cannot hold
+ * NUL); then buffered snapshots.
  *
  * Each request is checked in call order against its run's row (locked), so a conflict fails
  * only that request: it comes back as a row `(o_req, 'seq', tail)` or `(o_req, 'key')`.
@@ -21,9 +24,7 @@ export function appendFunction(s: string): string {
     p_run_ids text[], p_expected bigint[], p_keys text[], p_counts integer[],
     p_status text[], p_kind text[], p_def_name text[], p_def_version text[],
     p_created bigint[], p_updated bigint[], p_deadline bigint[],
-    e_req integer[], e_seq bigint[], e_id text[], e_ts bigint[], e_type text[], e_thread text[],
-    e_origin text[], e_causation text[], e_effect text[], e_idem text[], e_key text[],
-    e_payload text[],
+    p_events json,
     s_run text[], s_seq bigint[], s_created bigint[], s_format integer[], s_data text[],
     p_relaxed boolean, p_isolated boolean
   ) RETURNS TABLE (o_req integer, o_outcome text, o_tail bigint, o_detail text)
@@ -107,12 +108,10 @@ export function appendFunction(s: string): string {
           END IF;
           INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin,
               causation_id, effect_id, idempotency_key, event_key, payload)
-            SELECT l_nos[j], u.seq, u.id, u.ts, u.type, u.thread, u.origin, u.causation,
-              u.effect, u.idem, u.key, u.payload
-            FROM unnest(e_req, e_seq, e_id, e_ts, e_type, e_thread, e_origin, e_causation,
-              e_effect, e_idem, e_key, e_payload)
-              AS u(req, seq, id, ts, type, thread, origin, causation, effect, idem, key, payload)
-            WHERE u.req = i;
+            SELECT l_nos[j], u.s, u.id, u.ts, u.t, u.th, u.o, u.c, u.e, u.ik, u.k, u.p
+            FROM json_to_recordset(p_events) AS u(r integer, s bigint, id text, ts bigint,
+              t text, th text, o text, c text, e text, ik text, k text, p text)
+            WHERE u.r = i;
           l_tails[j] := p_expected[i] + p_counts[i];
         EXCEPTION WHEN OTHERS THEN
           o_req := i; o_outcome := 'error'; o_tail := NULL; o_detail := SQLSTATE || ': ' || SQLERRM;
@@ -149,12 +148,10 @@ export function appendFunction(s: string): string {
         WHERE ok[x] AND p_keys[x] IS NOT NULL;
       INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin,
           causation_id, effect_id, idempotency_key, event_key, payload)
-        SELECT req_run_no[u.req], u.seq, u.id, u.ts, u.type, u.thread, u.origin, u.causation,
-          u.effect, u.idem, u.key, u.payload
-        FROM unnest(e_req, e_seq, e_id, e_ts, e_type, e_thread, e_origin, e_causation,
-          e_effect, e_idem, e_key, e_payload)
-          AS u(req, seq, id, ts, type, thread, origin, causation, effect, idem, key, payload)
-        WHERE ok[u.req];
+        SELECT req_run_no[u.r], u.s, u.id, u.ts, u.t, u.th, u.o, u.c, u.e, u.ik, u.k, u.p
+        FROM json_to_recordset(p_events) AS u(r integer, s bigint, id text, ts bigint,
+          t text, th text, o text, c text, e text, ik text, k text, p text)
+        WHERE ok[u.r];
     END IF;
     IF coalesce(array_length(s_run, 1), 0) > 0 THEN
       -- Snapshots are a cache of the log: one that cannot be written never fails the appends.

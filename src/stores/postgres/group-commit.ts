@@ -23,21 +23,37 @@ const SNAPSHOT_DELAY_MS = 5
 
 type Query = (text: string, params: unknown[]) => Promise<{ rows: any[] }>
 
-/** Parallel arrays of a group, in the order of `skein_append`'s parameters. */
-function groupParams(group: readonly AppendRequest[], snapshots: PendingSnapshots): unknown[][] {
-  const cols: unknown[][] = Array.from({ length: 23 }, () => [])
+/** One event as `skein_append` reads it from its JSON array (absent fields read as NULL). */
+interface EventRecord {
+  r: number
+  s: number
+  id: string
+  ts: number
+  t: string
+  th: string | null
+  o: string
+  c?: string
+  e?: string
+  ik?: string
+  k?: string
+  /** The payload as JSON text (nested as a string: see append-function.ts). */
+  p: string
+}
+
+/** `skein_append`'s parameters for a group (its events as one JSON text, see EventRecord). */
+function groupParams(group: readonly AppendRequest[], snapshots: PendingSnapshots): unknown[] {
+  const cols: unknown[][] = Array.from({ length: 11 }, () => [])
   // A request has meta exactly when its status is not null (RunMeta.status is required).
   const [ids, expected, keys, counts, status, kind, name, version, created, updated, deadline] =
     cols
-  const [req, seq, id, ts, type, thread, origin, causation, effect, idem, key, payload] =
-    cols.slice(11)
+  const events: EventRecord[] = []
   for (let r = 0; r < group.length; r++) {
-    const { runId, events, options } = group[r]
+    const { runId, events: batch, options } = group[r]
     const meta = options.meta
     ids.push(runId)
     expected.push(options.expectedSeq)
     keys.push(options.idempotencyKey ?? null)
-    counts.push(events.length)
+    counts.push(batch.length)
     status.push(meta?.status ?? null)
     kind.push(meta?.kind ?? null)
     name.push(meta?.definitionName ?? null)
@@ -45,23 +61,26 @@ function groupParams(group: readonly AppendRequest[], snapshots: PendingSnapshot
     created.push(meta?.createdAt ?? null)
     updated.push(meta?.updatedAt ?? null)
     deadline.push(meta?.nextDeadlineAt ?? null)
-    for (const e of events) {
-      req.push(r + 1)
-      seq.push(e.seq)
-      id.push(e.id)
-      ts.push(e.ts)
-      type.push(e.type)
-      thread.push(e.threadId)
-      origin.push(e.origin)
-      causation.push(e.causationId ?? null)
-      effect.push(e.effectId ?? null)
-      idem.push(e.idempotencyKey ?? null)
-      key.push(e.key ?? null)
-      payload.push(JSON.stringify(e.payload))
+    for (const e of batch) {
+      events.push({
+        r: r + 1,
+        s: e.seq,
+        id: e.id,
+        ts: e.ts,
+        t: e.type,
+        th: e.threadId,
+        o: e.origin,
+        c: e.causationId,
+        e: e.effectId,
+        ik: e.idempotencyKey,
+        k: e.key,
+        p: JSON.stringify(e.payload),
+      })
     }
   }
   return [
     ...cols,
+    JSON.stringify(events),
     snapshots.runIds,
     snapshots.seqs,
     snapshots.createdAt,

@@ -23,10 +23,8 @@ const ARRAY_TYPES = [
   'text',
   'integer',
   ...['text', 'text', 'text', 'text', 'bigint', 'bigint', 'bigint'],
-  ...['integer', 'bigint', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text'],
-  ...['text', 'text'],
-  ...['text', 'bigint', 'bigint', 'integer', 'text'],
 ]
+const SNAPSHOT_ARRAY_TYPES = ['text', 'bigint', 'bigint', 'integer', 'text']
 
 const EVENT_COLUMNS =
   'seq, id, ts, type, thread_id, origin, causation_id, effect_id, idempotency_key, event_key, payload'
@@ -34,12 +32,16 @@ const META_COLUMNS =
   'status, kind, definition_name, definition_version, created_at, updated_at, next_deadline_at'
 
 export function statements(s: string): Statements {
-  // Casts name every parameter's type, so drivers that send untyped text (both do) agree.
-  const casts = ARRAY_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')
+  // Casts name every parameter's type, so drivers that send untyped text (both do) agree. The
+  // events' JSON goes as text, then json: a driver told the parameter is json would encode the
+  // (already JSON) string a second time.
   const n = ARRAY_TYPES.length
+  const casts = ARRAY_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')
+  const snapshotCasts = SNAPSHOT_ARRAY_TYPES.map((type, i) => `$${n + 2 + i}::${type}[]`).join(', ')
+  const m = n + 1 + SNAPSHOT_ARRAY_TYPES.length
   return {
     append: `SELECT o_req, o_outcome, o_tail, o_detail FROM ${s}.skein_append(${casts},
-      $${n + 1}::boolean, $${n + 2}::boolean)`,
+      $${n + 1}::text::json, ${snapshotCasts}, $${m + 1}::boolean, $${m + 2}::boolean)`,
     read: `SELECT ${EVENT_COLUMNS} FROM ${s}.skein_events
       WHERE run_no = (SELECT run_no FROM ${s}.skein_runs WHERE run_id = $1) AND seq >= $2
       ORDER BY seq LIMIT $3`,
