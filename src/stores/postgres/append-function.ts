@@ -43,33 +43,27 @@ export function appendFunction(s: string): string {
     l_last integer[];
     l_meta integer[];
     j integer;
-    v_id text;
-    v_no bigint;
     v_tail bigint;
   BEGIN
     IF p_relaxed THEN
       PERFORM set_config('synchronous_commit', 'off', true);
     END IF;
+    -- Plans of this function are cached per connection, maybe while a table is small: with
+    -- sequential scans off they are index lookups at any size (the setting ends with the
+    -- transaction, which is this statement's own).
+    PERFORM set_config('enable_seqscan', 'off', true);
     INSERT INTO ${s}.skein_runs (run_id)
       SELECT DISTINCT u.id FROM unnest(p_run_ids, p_expected, p_counts, p_status)
         AS u(id, expected, count, status)
       WHERE u.expected = 0 AND (u.count > 0 OR u.status IS NOT NULL)
       ORDER BY u.id
       ON CONFLICT (run_id) DO NOTHING;
-    -- Row by row in run_id order: each lock is a unique-index lookup whatever the plan cache
-    -- holds (a set-based lock planned while the table was small would stay a seq scan).
-    l_ids := '{}';
-    l_nos := '{}';
-    l_tails := '{}';
-    FOR v_id IN SELECT DISTINCT u.id FROM unnest(p_run_ids) AS u(id) ORDER BY u.id LOOP
-      SELECT r.run_no, r.tail INTO v_no, v_tail FROM ${s}.skein_runs r
-        WHERE r.run_id = v_id FOR NO KEY UPDATE;
-      IF FOUND THEN
-        l_ids := l_ids || v_id;
-        l_nos := l_nos || v_no;
-        l_tails := l_tails || v_tail;
-      END IF;
-    END LOOP;
+    SELECT coalesce(array_agg(x.run_id ORDER BY x.run_id), '{}'),
+        coalesce(array_agg(x.run_no ORDER BY x.run_id), '{}'),
+        coalesce(array_agg(x.tail ORDER BY x.run_id), '{}')
+      INTO l_ids, l_nos, l_tails
+      FROM (SELECT r.run_id, r.run_no, r.tail FROM ${s}.skein_runs r
+        WHERE r.run_id = ANY (p_run_ids) ORDER BY r.run_id FOR NO KEY UPDATE) x;
     l_last := array_fill(0, ARRAY[coalesce(array_length(l_ids, 1), 0)]);
     l_meta := l_last;
     FOR i IN 1 .. n LOOP
@@ -129,20 +123,19 @@ export function appendFunction(s: string): string {
       END IF;
     END LOOP;
     IF NOT p_isolated THEN
-      -- Each written run once, with its last tail and its last meta (a tail-only update
-      -- names no indexed column, so it stays heap-only).
-      FOR x IN 1 .. coalesce(array_length(l_nos, 1), 0) LOOP
-        CONTINUE WHEN l_last[x] = 0;
-        j := l_meta[x];
-        IF j = 0 THEN
-          UPDATE ${s}.skein_runs SET tail = l_tails[x] WHERE run_no = l_nos[x];
-        ELSE
-          UPDATE ${s}.skein_runs SET tail = l_tails[x], status = p_status[j], kind = p_kind[j],
-            definition_name = p_def_name[j], definition_version = p_def_version[j],
-            created_at = p_created[j], updated_at = p_updated[j], next_deadline_at = p_deadline[j]
-            WHERE run_no = l_nos[x];
-        END IF;
-      END LOOP;
+      -- Each written run once, with its last tail and its last meta (l_meta 0: keep it).
+      UPDATE ${s}.skein_runs r SET tail = l_tails[w.x],
+          status = CASE WHEN w.m > 0 THEN p_status[w.m] ELSE r.status END,
+          kind = CASE WHEN w.m > 0 THEN p_kind[w.m] ELSE r.kind END,
+          definition_name = CASE WHEN w.m > 0 THEN p_def_name[w.m] ELSE r.definition_name END,
+          definition_version = CASE WHEN w.m > 0 THEN p_def_version[w.m] ELSE r.definition_version END,
+          created_at = CASE WHEN w.m > 0 THEN p_created[w.m] ELSE r.created_at END,
+          updated_at = CASE WHEN w.m > 0 THEN p_updated[w.m] ELSE r.updated_at END,
+          next_deadline_at = CASE WHEN w.m > 0 THEN p_deadline[w.m] ELSE r.next_deadline_at END
+        FROM (SELECT array_position(l_nos, r2.run_no) AS x, r2.run_no,
+            l_meta[array_position(l_nos, r2.run_no)] AS m
+          FROM ${s}.skein_runs r2 WHERE r2.run_no = ANY (l_nos)) w
+        WHERE r.run_no = w.run_no AND l_last[w.x] > 0;
       INSERT INTO ${s}.skein_idempotency (run_no, key, seq)
         SELECT req_run_no[x], p_keys[x], req_tail[x] FROM generate_subscripts(p_run_ids, 1) x
         WHERE ok[x] AND p_keys[x] IS NOT NULL;
