@@ -1,16 +1,8 @@
 import type { EventEnvelope } from '../../core/envelope.js'
 import { IdempotencyConflictError, SeqConflictError, StoreError } from '../../core/errors.js'
-import type { AppendOptions } from '../../core/ports.js'
+import type { AppendRequest } from '../shared/append-batch.js'
 import type { PendingSnapshots } from './postgres-snapshot-store.js'
 import { isUnavailable, storeError } from './store-errors.js'
-
-export interface AppendRequest {
-  runId: string
-  events: readonly EventEnvelope[]
-  options: AppendOptions
-  resolve: () => void
-  reject: (error: unknown) => void
-}
 
 interface AppendResultRow {
   o_req: number

@@ -1,4 +1,5 @@
 import type { Snapshot, SnapshotStore } from '../../core/ports.js'
+import { newerSnapshot, SnapshotBuffer, type SnapshotRow } from '../shared/snapshot-buffer.js'
 
 /** Buffered snapshots as the parallel arrays `skein_append` takes. */
 export interface PendingSnapshots {
@@ -7,21 +8,6 @@ export interface PendingSnapshots {
   createdAt: number[]
   formats: number[]
   data: string[]
-}
-
-interface Buffered {
-  seq: number
-  createdAt: number
-  format: number
-  /** `data` as JSON text. */
-  text: string
-}
-
-interface SnapshotRow {
-  seq: string | number
-  created_at: string | number
-  format: number
-  data: string
 }
 
 export interface SnapshotIo {
@@ -53,25 +39,20 @@ export function postgresSnapshotStore(io: SnapshotIo): SnapshotStore & {
   settled(): void
   hasPending(): boolean
 } {
-  let pending = new Map<string, Buffered[]>()
+  let pending = new SnapshotBuffer()
   /** What the group in flight carries: still readable until it settles. */
-  let writing = new Map<string, Buffered[]>()
+  let writing = new SnapshotBuffer()
 
-  const newest = (rows: Buffered[] | undefined, atOrBefore: number) => {
-    if (!rows) return undefined
-    for (let i = rows.length - 1; i >= 0; i--) if (rows[i].seq <= atOrBefore) return rows[i]
-    return undefined
-  }
   const bufferedLatest = (runId: string, atOrBefore: number) => {
-    const a = newest(pending.get(runId), atOrBefore)
-    const b = newest(writing.get(runId), atOrBefore)
+    const a = pending.latest(runId, atOrBefore)
+    const b = writing.latest(runId, atOrBefore)
     return a && b ? (a.seq >= b.seq ? a : b) : (a ?? b)
   }
 
   return {
     take() {
       const out: PendingSnapshots = { runIds: [], seqs: [], createdAt: [], formats: [], data: [] }
-      for (const [runId, rows] of pending) {
+      for (const [runId, rows] of pending.runs) {
         for (const row of rows) {
           out.runIds.push(runId)
           out.seqs.push(row.seq)
@@ -81,27 +62,16 @@ export function postgresSnapshotStore(io: SnapshotIo): SnapshotStore & {
         }
       }
       writing = pending
-      pending = new Map()
+      pending = new SnapshotBuffer()
       return out
     },
     settled() {
-      writing = new Map()
+      writing = new SnapshotBuffer()
     },
-    hasPending: () => pending.size > 0,
+    hasPending: () => pending.runs.size > 0,
     async save(s: Snapshot) {
       await io.ready()
-      const rows = pending.get(s.runId) ?? []
-      const row = {
-        seq: s.seq,
-        createdAt: s.createdAt,
-        format: s.format,
-        text: JSON.stringify(s.data),
-      }
-      const at = rows.findIndex((r) => r.seq >= s.seq)
-      if (at === -1) rows.push(row)
-      else if (rows[at].seq === s.seq) rows[at] = row
-      else rows.splice(at, 0, row)
-      pending.set(s.runId, rows)
+      pending.add(s)
       io.scheduleWrite()
     },
     async latest(runId, atOrBefore = Number.MAX_SAFE_INTEGER) {
@@ -111,29 +81,13 @@ export function postgresSnapshotStore(io: SnapshotIo): SnapshotStore & {
         runId,
         atOrBefore,
       ])) as SnapshotRow[]
-      if (buffered && (!row || buffered.seq >= Number(row.seq))) {
-        return {
-          runId,
-          seq: buffered.seq,
-          createdAt: buffered.createdAt,
-          format: buffered.format,
-          data: JSON.parse(buffered.text),
-        }
-      }
-      if (!row) return null
-      return {
-        runId,
-        seq: Number(row.seq),
-        createdAt: Number(row.created_at),
-        format: row.format,
-        data: JSON.parse(row.data),
-      }
+      return newerSnapshot(runId, buffered, row)
     },
     async list(runId) {
       io.guard()
       const rows = await io.read('list snapshots', io.sql.list, [runId])
       const seqs = new Set<number>(rows.map((r: { seq: string | number }) => Number(r.seq)))
-      for (const row of [...(pending.get(runId) ?? []), ...(writing.get(runId) ?? [])])
+      for (const row of [...(pending.runs.get(runId) ?? []), ...(writing.runs.get(runId) ?? [])])
         seqs.add(row.seq)
       return [...seqs].sort((a, b) => a - b)
     },

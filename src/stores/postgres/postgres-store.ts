@@ -1,4 +1,3 @@
-import type { EventEnvelope } from '../../core/envelope.js'
 import { InvalidRequestError, StoreError, StoreUnavailableError } from '../../core/errors.js'
 import type {
   EventListener,
@@ -7,11 +6,14 @@ import type {
   RunSummary,
   SnapshotStore,
 } from '../../core/ports.js'
+import { checkBatch } from '../shared/append-batch.js'
+import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
+import { runListeners } from '../shared/run-listeners.js'
 import { createOwnPool, loadPg, type OwnPool, type PostgresQueryable } from './driver.js'
 import { createGroupCommit } from './group-commit.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
 import { migrationSql, NEWER_SCHEMA_SQLSTATE, SCHEMA_VERSION, schemaName } from './schema.js'
-import { type EventRow, rowToEnvelope, rowToSummary, statements } from './statements.js'
+import { rowToSummary, statements } from './statements.js'
 import { isUnavailable, storeError } from './store-errors.js'
 
 /** Where the store connects: a URL (it makes and owns a `pg` pool), or your own pool. */
@@ -168,25 +170,11 @@ export function postgresStore(
     }
   }
 
-  const listeners = new Map<string, Set<EventListener>>()
-  const onListenerError =
+  const listeners = runListeners(
     options.onListenerError ??
-    ((error, runId) =>
-      console.error(`skein postgres store: a listener of run ${runId} threw`, error))
-  // Listeners see a batch after its commit; one throwing listener must not fail an append
-  // that is already durable, nor starve the other listeners.
-  const notify = (runId: string, events: readonly EventEnvelope[]) => {
-    if (events.length === 0) return
-    const set = listeners.get(runId)
-    if (!set) return
-    for (const listener of [...set]) {
-      try {
-        listener(events)
-      } catch (error) {
-        onListenerError(error, runId)
-      }
-    }
-  }
+      ((error, runId) =>
+        console.error(`skein postgres store: a listener of run ${runId} threw`, error)),
+  )
 
   const snapshots = postgresSnapshotStore({
     read,
@@ -197,7 +185,7 @@ export function postgresStore(
     sql: { latest: sql.snapshotLatest, list: sql.snapshotList, prune: sql.snapshotPrune },
   })
   const group = createGroupCommit(query, sql.append, sql.sync, {
-    onCommitted: notify,
+    onCommitted: listeners.notify,
     takeSnapshots: () => snapshots.take(),
     snapshotsSettled: () => snapshots.settled(),
     hasPendingSnapshots: () => snapshots.hasPending(),
@@ -210,17 +198,7 @@ export function postgresStore(
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
         guard()
-        const { expectedSeq } = appendOptions
-        for (let i = 0; i < events.length; i++) {
-          const e = events[i]
-          if (e.seq !== expectedSeq + i + 1 || e.runId !== runId || e.payload === undefined) {
-            throw new InvalidRequestError(`run ${runId}: batch seqs must continue the log`, {
-              runId,
-              expectedSeq,
-              index: i,
-            })
-          }
-        }
+        checkBatch(runId, events, appendOptions.expectedSeq)
         const request = { runId, events, options: appendOptions, resolve, reject }
         if (migrated) group.enqueue(request)
         else ready().then(() => group.enqueue(request), reject)
@@ -245,15 +223,7 @@ export function postgresStore(
       const [row] = await read(`trim run ${runId}`, sql.trim, [runId, beforeSeq])
       return row.removed
     },
-    subscribe(runId, listener) {
-      let set = listeners.get(runId)
-      if (!set) listeners.set(runId, (set = new Set()))
-      set.add(listener)
-      return () => {
-        set.delete(listener)
-        if (set.size === 0 && listeners.get(runId) === set) listeners.delete(runId)
-      }
-    },
+    subscribe: listeners.subscribe,
     listSummaries: async () => (await read('list summaries', sql.summaries, [])).map(rowToSummary),
     listRunsWithDeadlines: async () =>
       (await read('list deadlines', sql.deadlines, [])).map((r) => ({

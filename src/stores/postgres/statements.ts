@@ -1,4 +1,3 @@
-import type { EventEnvelope, EventOrigin } from '../../core/envelope.js'
 import type { RunMeta, RunSummary } from '../../core/ports.js'
 
 /** Every statement the store sends, with the schema's quoted name filled in. */
@@ -68,39 +67,6 @@ export function statements(s: string): Statements {
       RETURNING 1`,
     sync: 'SELECT pg_catalog.txid_current()',
   }
-}
-
-export interface EventRow {
-  seq: string | number
-  id: string
-  ts: string | number
-  type: string
-  thread_id: string | null
-  origin: string
-  causation_id: string | null
-  effect_id: string | null
-  idempotency_key: string | null
-  event_key: string | null
-  payload: string
-}
-
-/** Absent optional fields stay absent (not `undefined`), so envelopes compare equal. */
-export function rowToEnvelope(runId: string, row: EventRow): EventEnvelope {
-  const e: EventEnvelope = {
-    id: row.id,
-    runId,
-    seq: Number(row.seq),
-    ts: Number(row.ts),
-    type: row.type,
-    payload: JSON.parse(row.payload),
-    threadId: row.thread_id,
-    origin: row.origin as EventOrigin,
-  }
-  if (row.causation_id !== null) e.causationId = row.causation_id
-  if (row.effect_id !== null) e.effectId = row.effect_id
-  if (row.idempotency_key !== null) e.idempotencyKey = row.idempotency_key
-  if (row.event_key !== null) e.key = row.event_key
-  return e
 }
 
 export interface SummaryRow {
