@@ -88,9 +88,11 @@ function dbosRuns(): { seq: number[]; par: number[]; p50: number } | null {
   if (!existsSync(new URL('node_modules/@dbos-inc/dbos-sdk/package.json', DBOS_DIR))) return null
   const script = fileURLToPath(new URL('three-steps.ts', DBOS_DIR))
   const args = [PG_URL, 'bench_dbos', String(ROUNDS), '200', '800', String(CONCURRENCY)]
+  // NODE_NO_WARNINGS: DBOS's own use of pg prints a deprecation warning that is not ours.
   const child = spawnSync(process.execPath, ['--import', 'tsx', script, ...args], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, NODE_NO_WARNINGS: '1' },
   })
   if (child.status !== 0) throw new Error(`DBOS peer failed with exit ${child.status}`)
   return JSON.parse(child.stdout.trim().split('\n').at(-1)!)

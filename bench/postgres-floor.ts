@@ -1,5 +1,5 @@
 // The physical floor for Skein on Postgres: a hand-written loop writing a 3-step workflow's
-// events (the same ~17 events the engine writes) into the store's own schema, with the same
+// events (the 19 event types the SQLite floor writes) into the store's own schema, with the same
 // commit grouping (one transaction per step, shared by the runs in flight), through a raw
 // driver: `pg` or `postgres` (postgres.js). One statement per step and group: the fewest round
 // trips a hand-written loop can make.

@@ -253,6 +253,28 @@ if (postgresAvailable('postgres-store')) {
       })
     })
 
+    it('rejects an append whose payload does not serialize on its own, writing nothing of it', async () => {
+      const store = open(schemas.next())
+      await store.ready()
+      const cyclic: any = { a: 1 }
+      cyclic.self = cyclic
+      const bad = makeEnvelopes('bad', 1, 1, () => ({ n: 10n }) as any)
+      const results = await Promise.allSettled([
+        store.append('good', makeEnvelopes('good', 1, 2), { expectedSeq: 0 }),
+        store.append('bad', bad, { expectedSeq: 0 }),
+        store.append(
+          'cyclic',
+          makeEnvelopes('cyclic', 1, 1, () => cyclic),
+          { expectedSeq: 0 },
+        ),
+      ])
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected'])
+      for (const r of results.slice(1)) {
+        expect(StoreError.is((r as PromiseRejectedResult).reason)).toBe(true)
+      }
+      expect(await store.listRuns()).toEqual(['good'])
+    })
+
     it('commits a group of deferSync appends with synchronous_commit off, any other durably, and sync flushes', async () => {
       const schema = schemas.next()
       const pool = recordingPool()

@@ -32,15 +32,45 @@ interface EventRecord {
   p: string
 }
 
-/** `skein_append`'s parameters for a group (its events as one JSON text, see EventRecord). */
-function groupParams(group: readonly AppendRequest[], snapshots: PendingSnapshots): unknown[] {
+/**
+ * `skein_append`'s parameters for the queued requests (their events as one JSON text, see
+ * EventRecord), and the requests they hold: one whose payload does not serialize (a BigInt, a
+ * cycle) is rejected on its own here and writes nothing.
+ */
+function groupParams(
+  queued: readonly AppendRequest[],
+  snapshots: PendingSnapshots,
+): { group: AppendRequest[]; params: unknown[] } {
+  const group: AppendRequest[] = []
   const cols: unknown[][] = Array.from({ length: 11 }, () => [])
   // A request has meta exactly when its status is not null (RunMeta.status is required).
   const [ids, expected, keys, counts, status, kind, name, version, created, updated, deadline] =
     cols
   const events: EventRecord[] = []
-  for (let r = 0; r < group.length; r++) {
-    const { runId, events: batch, options } = group[r]
+  for (const request of queued) {
+    const { runId, events: batch, options } = request
+    let records: EventRecord[]
+    try {
+      records = batch.map((e) => ({
+        r: group.length + 1,
+        s: e.seq,
+        id: e.id,
+        ts: e.ts,
+        t: e.type,
+        th: e.threadId,
+        o: e.origin,
+        c: e.causationId,
+        e: e.effectId,
+        ik: e.idempotencyKey,
+        k: e.key,
+        p: JSON.stringify(e.payload),
+      }))
+    } catch (error) {
+      request.reject(storeError(`append to run ${runId}`, error))
+      continue
+    }
+    group.push(request)
+    for (const record of records) events.push(record)
     const meta = options.meta
     ids.push(runId)
     expected.push(options.expectedSeq)
@@ -53,24 +83,8 @@ function groupParams(group: readonly AppendRequest[], snapshots: PendingSnapshot
     created.push(meta?.createdAt ?? null)
     updated.push(meta?.updatedAt ?? null)
     deadline.push(meta?.nextDeadlineAt ?? null)
-    for (const e of batch) {
-      events.push({
-        r: r + 1,
-        s: e.seq,
-        id: e.id,
-        ts: e.ts,
-        t: e.type,
-        th: e.threadId,
-        o: e.origin,
-        c: e.causationId,
-        e: e.effectId,
-        ik: e.idempotencyKey,
-        k: e.key,
-        p: JSON.stringify(e.payload),
-      })
-    }
   }
-  return [
+  const params = [
     ...cols,
     JSON.stringify(events),
     snapshots.runIds,
@@ -79,6 +93,7 @@ function groupParams(group: readonly AppendRequest[], snapshots: PendingSnapshot
     snapshots.formats,
     snapshots.data,
   ]
+  return { group, params }
 }
 
 const writesSomething = ({ events, options }: AppendRequest) =>
@@ -160,11 +175,12 @@ export function createGroupCommit(
     for (const request of group) request.reject(error)
   }
 
-  const runGroup = async (group: AppendRequest[]): Promise<void> => {
+  const runGroup = async (queued: AppendRequest[]): Promise<void> => {
     const snapshots = hooks.takeSnapshots()
+    const { group, params } = groupParams(queued, snapshots)
+    if (group.length === 0 && snapshots.runIds.length === 0) return hooks.snapshotsSettled()
     // Snapshots alone are a cache: they commit relaxed too (a later durable commit covers them).
     const relaxed = group.every((r) => r.options.deferSync)
-    const params = groupParams(group, snapshots)
     const action = group.length === 1 ? `append to run ${group[0].runId}` : 'group commit'
     let rows: AppendResultRow[]
     try {
