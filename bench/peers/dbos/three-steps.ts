@@ -45,7 +45,7 @@ async function round(runs: number, width: number): Promise<{ rate: number; times
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]
 
-await round(200, concurrency) // warm-up
+await round(100, concurrency) // warm-up
 const seq: number[] = []
 const par: number[] = []
 const latencies: number[] = []
