@@ -123,16 +123,16 @@ export function postgresStore(
           ),
         answerWithinMs,
       )
-      db.query(text, params).then(
-        (result) => {
-          clearTimeout(timer)
-          resolve(result)
-        },
-        (error) => {
-          clearTimeout(timer)
-          reject(error)
-        },
-      )
+      const settle = (error: unknown, result?: { rows: any[] }) => {
+        clearTimeout(timer)
+        if (result) resolve(result)
+        else reject(error)
+      }
+      try {
+        db.query(text, params).then((result) => settle(undefined, result), settle)
+      } catch (error) {
+        settle(error)
+      }
     })
 
   let migrated = false
