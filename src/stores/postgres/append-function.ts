@@ -44,20 +44,26 @@ export function appendFunction(s: string): string {
     l_meta integer[];
     j integer;
     v_tail bigint;
+    v_set text;
+    has_keys boolean := false;
   BEGIN
+    -- Assignments, not PERFORM: a simple expression skips the executor (each statement here
+    -- costs tens of microseconds, the whole call a few hundred).
     IF p_relaxed THEN
-      PERFORM set_config('synchronous_commit', 'off', true);
+      v_set := set_config('synchronous_commit', 'off', true);
     END IF;
     -- Plans of this function are cached per connection, maybe while a table is small: with
     -- sequential scans off they are index lookups at any size (the setting ends with the
     -- transaction, which is this statement's own).
-    PERFORM set_config('enable_seqscan', 'off', true);
-    INSERT INTO ${s}.skein_runs (run_id)
-      SELECT DISTINCT u.id FROM unnest(p_run_ids, p_expected, p_counts, p_status)
-        AS u(id, expected, count, status)
-      WHERE u.expected = 0 AND (u.count > 0 OR u.status IS NOT NULL)
-      ORDER BY u.id
-      ON CONFLICT (run_id) DO NOTHING;
+    v_set := set_config('enable_seqscan', 'off', true);
+    IF 0 = ANY (p_expected) THEN
+      INSERT INTO ${s}.skein_runs (run_id)
+        SELECT DISTINCT u.id FROM unnest(p_run_ids, p_expected, p_counts, p_status)
+          AS u(id, expected, count, status)
+        WHERE u.expected = 0 AND (u.count > 0 OR u.status IS NOT NULL)
+        ORDER BY u.id
+        ON CONFLICT (run_id) DO NOTHING;
+    END IF;
     SELECT coalesce(array_agg(x.run_id ORDER BY x.run_id), '{}'),
         coalesce(array_agg(x.run_no ORDER BY x.run_id), '{}'),
         coalesce(array_agg(x.tail ORDER BY x.run_id), '{}')
@@ -115,6 +121,7 @@ export function appendFunction(s: string): string {
       END IF;
       l_tails[j] := p_expected[i] + p_counts[i];
       ok[i] := true;
+      has_keys := has_keys OR p_keys[i] IS NOT NULL;
       req_run_no[i] := l_nos[j];
       req_tail[i] := l_tails[j];
       l_last[j] := i;
@@ -136,9 +143,11 @@ export function appendFunction(s: string): string {
             l_meta[array_position(l_nos, r2.run_no)] AS m
           FROM ${s}.skein_runs r2 WHERE r2.run_no = ANY (l_nos)) w
         WHERE r.run_no = w.run_no AND l_last[w.x] > 0;
-      INSERT INTO ${s}.skein_idempotency (run_no, key, seq)
-        SELECT req_run_no[x], p_keys[x], req_tail[x] FROM generate_subscripts(p_run_ids, 1) x
-        WHERE ok[x] AND p_keys[x] IS NOT NULL;
+      IF has_keys THEN
+        INSERT INTO ${s}.skein_idempotency (run_no, key, seq)
+          SELECT req_run_no[x], p_keys[x], req_tail[x] FROM generate_subscripts(p_run_ids, 1) x
+          WHERE ok[x] AND p_keys[x] IS NOT NULL;
+      END IF;
       INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin,
           causation_id, effect_id, idempotency_key, event_key, payload)
         SELECT req_run_no[u.r], u.s, u.id, u.ts, u.t, u.th, u.o, u.c, u.e, u.ik, u.k, u.p
