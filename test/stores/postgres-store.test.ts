@@ -304,6 +304,14 @@ if (postgresAvailable('postgres-store')) {
       pool.texts.length = 0
       await store.sync() // the durable group covered the deferred one
       expect(pool.texts).toEqual([])
+      // A lone append to a run that exists takes one plain statement, deferred or not.
+      await store.append('b', makeEnvelopes('b', 2, 1), { expectedSeq: 1, deferSync: true })
+      await store.append('c', makeEnvelopes('c', 2, 1), { expectedSeq: 1 })
+      expect(appendCalls(pool.texts)).toBe(0)
+      const stale = await store
+        .append('c', makeEnvelopes('c', 2, 1), { expectedSeq: 1 })
+        .catch((e) => e)
+      expect(stale.details).toEqual({ runId: 'c', expectedSeq: 1, tail: 2 })
       const { rows } = await schemas.admin.query(
         `SELECT id, sync FROM "${schema}".seen ORDER BY id`,
       )
@@ -311,7 +319,9 @@ if (postgresAvailable('postgres-store')) {
         { id: 'a-e1', sync: 'off' },
         { id: 'a-e2', sync: 'on' },
         { id: 'b-e1', sync: 'off' },
+        { id: 'b-e2', sync: 'off' },
         { id: 'c-e1', sync: 'on' },
+        { id: 'c-e2', sync: 'on' },
       ])
     })
 

@@ -2,6 +2,7 @@ import type { EventEnvelope } from '../../core/envelope.js'
 import { IdempotencyConflictError, SeqConflictError, StoreError } from '../../core/errors.js'
 import type { AppendRequest } from '../shared/append-batch.js'
 import type { PendingSnapshots } from './postgres-snapshot-store.js'
+import type { Statements } from './statements.js'
 import { isUnavailable, storeError } from './store-errors.js'
 
 interface AppendResultRow {
@@ -96,6 +97,10 @@ function groupParams(
   return { group, params }
 }
 
+/** A lone append `appendOne` can take: to a run that exists, with events, without a key. */
+const plain = ({ events, options }: AppendRequest) =>
+  options.expectedSeq > 0 && events.length > 0 && options.idempotencyKey === undefined
+
 const writesSomething = ({ events, options }: AppendRequest) =>
   events.length > 0 || options.meta !== undefined
 
@@ -148,8 +153,7 @@ export interface GroupCommitHooks {
  */
 export function createGroupCommit(
   query: Query,
-  appendSql: string,
-  syncSql: string,
+  sql: Pick<Statements, 'append' | 'appendOne' | 'run' | 'sync'>,
   hooks: GroupCommitHooks,
 ) {
   let queue: AppendRequest[] = []
@@ -171,6 +175,36 @@ export function createGroupCommit(
     }
   }
 
+  /**
+   * The common lone append (a run one at a time): one plain statement instead of a
+   * `skein_append` call, about a third less time on the server. A conflict comes back as the
+   * same result row the function gives.
+   */
+  const appendOne = async (
+    { runId, events, options }: AppendRequest,
+    eventsJson: string,
+    relaxed: boolean,
+  ): Promise<AppendResultRow[]> => {
+    const { expectedSeq, meta } = options
+    const { rows } = await query(sql.appendOne, [
+      runId,
+      expectedSeq,
+      expectedSeq + events.length,
+      meta?.status ?? null,
+      meta?.kind ?? null,
+      meta?.definitionName ?? null,
+      meta?.definitionVersion ?? null,
+      meta?.createdAt ?? null,
+      meta?.updatedAt ?? null,
+      meta?.nextDeadlineAt ?? null,
+      eventsJson,
+      relaxed,
+    ])
+    if (rows[0].run_no !== null) return []
+    const [run] = (await query(sql.run, [runId])).rows
+    return [{ o_req: 1, o_outcome: 'seq', o_tail: run ? run.tail : 0, o_detail: null }]
+  }
+
   const failAll = (group: AppendRequest[], error: unknown) => {
     for (const request of group) request.reject(error)
   }
@@ -184,7 +218,10 @@ export function createGroupCommit(
     const action = group.length === 1 ? `append to run ${group[0].runId}` : 'group commit'
     let rows: AppendResultRow[]
     try {
-      rows = (await query(appendSql, [...params, relaxed, false])).rows
+      rows =
+        group.length === 1 && snapshots.runIds.length === 0 && plain(group[0])
+          ? await appendOne(group[0], params[11] as string, relaxed)
+          : (await query(sql.append, [...params, relaxed, false])).rows
     } catch (error) {
       if (isUnavailable(error) || group.length <= 1) {
         failAll(group, storeError(action, error))
@@ -192,7 +229,7 @@ export function createGroupCommit(
         return
       }
       try {
-        rows = (await query(appendSql, [...params, relaxed, true])).rows
+        rows = (await query(sql.append, [...params, relaxed, true])).rows
       } catch (again) {
         failAll(group, storeError(action, again))
         hooks.snapshotsSettled()
@@ -261,7 +298,7 @@ export function createGroupCommit(
       if (deferred.committed <= deferred.synced) return
       const mark = deferred.committed
       try {
-        await query(syncSql, [])
+        await query(sql.sync, [])
       } catch (error) {
         throw storeError('sync', error)
       }

@@ -184,7 +184,7 @@ export function postgresStore(
     drain: () => group.drain(),
     sql: { latest: sql.snapshotLatest, list: sql.snapshotList, prune: sql.snapshotPrune },
   })
-  const group = createGroupCommit(query, sql.append, sql.sync, {
+  const group = createGroupCommit(query, sql, {
     onCommitted: listeners.notify,
     takeSnapshots: () => snapshots.take(),
     snapshotsSettled: () => snapshots.settled(),

@@ -3,6 +3,8 @@ import type { RunMeta, RunSummary } from '../../core/ports.js'
 /** Every statement the store sends, with the schema's quoted name filled in. */
 export interface Statements {
   append: string
+  /** One append to an existing run, no key, no snapshots: one plain statement. */
+  appendOne: string
   read: string
   run: string
   trim: string
@@ -41,6 +43,28 @@ export function statements(s: string): Statements {
   return {
     append: `SELECT o_req, o_outcome, o_tail, o_detail FROM ${s}.skein_append(${casts},
       $${n + 1}::text::json, ${snapshotCasts}, $${m + 1}::boolean, $${m + 2}::boolean)`,
+    // The tail check is the UPDATE's own WHERE: the row it locks moved on, or it matched
+    // nothing (a conflict, with run_no null). Meta columns keep their values when status is
+    // null (no meta). The events insert reads the run_no the UPDATE returned.
+    appendOne: `WITH run AS (
+        UPDATE ${s}.skein_runs SET tail = $3,
+          status = coalesce($4, status),
+          kind = CASE WHEN $4::text IS NULL THEN kind ELSE $5 END,
+          definition_name = CASE WHEN $4::text IS NULL THEN definition_name ELSE $6 END,
+          definition_version = CASE WHEN $4::text IS NULL THEN definition_version ELSE $7 END,
+          created_at = CASE WHEN $4::text IS NULL THEN created_at ELSE $8::bigint END,
+          updated_at = CASE WHEN $4::text IS NULL THEN updated_at ELSE $9::bigint END,
+          next_deadline_at = CASE WHEN $4::text IS NULL THEN next_deadline_at ELSE $10::bigint END
+        WHERE run_id = $1 AND tail = $2 RETURNING run_no
+      ), written AS (
+        INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin,
+          causation_id, effect_id, idempotency_key, event_key, payload)
+        SELECT run.run_no, u.s, u.id, u.ts, u.t, u.th, u.o, u.c, u.e, u.ik, u.k, u.p
+        FROM run, json_to_recordset($11::text::json) AS u(s bigint, id text, ts bigint,
+          t text, th text, o text, c text, e text, ik text, k text, p text)
+        RETURNING 1
+      ) SELECT (SELECT run_no FROM run) AS run_no,
+        CASE WHEN $12::boolean THEN set_config('synchronous_commit', 'off', true) END AS relaxed`,
     read: `SELECT ${EVENT_COLUMNS} FROM ${s}.skein_events
       WHERE run_no = (SELECT run_no FROM ${s}.skein_runs WHERE run_id = $1) AND seq >= $2
       ORDER BY seq LIMIT $3`,
