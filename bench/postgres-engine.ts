@@ -39,7 +39,7 @@ async function skeinRuns(driver: RawDriver, runs: number, concurrency: number) {
   let groups = 0
   const counting: PostgresQueryable = {
     query(text, params) {
-      if (text.startsWith('SELECT o_req')) groups++
+      if (text.startsWith('SELECT o_req') || text.startsWith('WITH run AS')) groups++
       return client.query(text, params)
     },
   }
@@ -199,7 +199,7 @@ async function measure(): Promise<Row[]> {
     }
   }
   rows.push({
-    name: 'group commits (skein_append calls) per run, sequential / 16 concurrent',
+    name: 'commits (append statements) per run, sequential / 16 concurrent',
     value: groups.seq,
     unit: 'calls',
     note: `${groups.par.toFixed(3)} per run at ${CONCURRENCY} concurrent`,

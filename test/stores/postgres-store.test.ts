@@ -253,6 +253,26 @@ if (postgresAvailable('postgres-store')) {
       })
     })
 
+    it('fails a lone append whose write fails with a StoreError, and writes nothing of it', async () => {
+      const schema = schemas.next()
+      const store = open(schema)
+      await store.append('solo', makeEnvelopes('solo', 1, 1), { expectedSeq: 0 })
+      await schemas.admin.query(`
+        CREATE FUNCTION "${schema}".refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'refused by test trigger'; END $$;
+        CREATE TRIGGER refuse BEFORE INSERT ON "${schema}".skein_events FOR EACH ROW
+          WHEN (NEW.id = 'solo-e3') EXECUTE FUNCTION "${schema}".refuse();`)
+      const error = await store
+        .append('solo', makeEnvelopes('solo', 2, 2), { expectedSeq: 1, meta })
+        .catch((e) => e)
+      expect(StoreError.is(error) && /refused by test trigger/.test(error.message)).toBe(true)
+      expect(error.details).toEqual({ sqlstate: 'P0001' })
+      expect(await store.bounds('solo')).toEqual({ head: 1, tail: 1 })
+      expect(await store.listSummaries()).toEqual([])
+      await store.append('solo', makeEnvelopes('solo', 2, 1), { expectedSeq: 1 })
+      expect(await store.tail('solo')).toBe(2)
+    })
+
     it('rejects an append whose payload does not serialize on its own, writing nothing of it', async () => {
       const store = open(schemas.next())
       await store.ready()
