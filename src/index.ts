@@ -48,6 +48,7 @@ export {
   SkeinError,
   StartConflictError,
   StoreError,
+  StoreUnavailableError,
   TerminalError,
   UnsupportedProtocolError,
   WakeLimitError,

@@ -91,6 +91,12 @@ export const PortInUseError = define('PORT_IN_USE', 'PortInUseError')
 export const ServeError = define('SERVE_FAILED', 'ServeError')
 export const NotConfiguredError = define('NOT_CONFIGURED', 'NotConfiguredError')
 export const StoreError = define('STORE_ERROR', 'StoreError')
+/**
+ * The store could not be reached or did not answer in time (a lost connection, a refused
+ * connect, a timeout). Retrying later may succeed; a write that failed this way may or may not
+ * have committed, so a writer re-reads the log before writing again (`expectedSeq` fences it).
+ */
+export const StoreUnavailableError = define('STORE_UNAVAILABLE', 'StoreUnavailableError')
 
 /**
  * Thrown by an effect handler to fail without retrying. Any other throw is retried by the
@@ -133,6 +139,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   NOT_SUPPORTED: 501,
   NOT_CONFIGURED: 503,
   ENGINE_STOPPED: 503,
+  STORE_UNAVAILABLE: 503,
 }
 
 export function httpStatusOf(code: string): number {

@@ -44,6 +44,7 @@ const PUBLIC_5XX = new Set([
   'ENGINE_STOPPED',
   // Its message names only the run and protocol versions, and says what to do.
   'UNSUPPORTED_PROTOCOL',
+  'STORE_UNAVAILABLE',
 ])
 
 export function errorResponse(error: unknown, headers?: Record<string, string>): Response {

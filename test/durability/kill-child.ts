@@ -1,18 +1,19 @@
-// The kill loop's child: runs a mixed workload on one SQLite file until it is SIGKILLed
+// The kill loop's child: runs a mixed workload on one store (a SQLite file or a Postgres
+// schema, see store-spec.ts) until it is SIGKILLed
 // (mode `work`), or until every run has completed (mode `drain`). Spawned by
 // kill-loop.test.ts with `--conditions=skein-source --import tsx`.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createEngine, type Engine, type EventInput, type RunSummary } from 'skein'
 import { decision } from 'skein/approval'
-import { sqliteStore } from 'skein/sqlite'
 import { ackingStore } from './ack-store.js'
 import { killModules } from './kill-workload.js'
+import { openStoreSpec } from './store-spec.js'
 
-const [dbPath, ackPath, mode, totalText] = process.argv.slice(2)
+const [storeSpec, ackPath, mode, totalText] = process.argv.slice(2)
 const TOTAL_RUNS = Number(totalText)
 const MAX_ACTIVE = 12
 
-const store = ackingStore(sqliteStore({ path: dbPath }), ackPath)
+const store = ackingStore(openStoreSpec(storeSpec), ackPath)
 const engine = createEngine({ store, modules: killModules(), snapshotEvery: 7 })
 let stalled = 0
 

@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { createEngine, type Engine, memoryStore } from 'skein'
 import { agent, defineAgent, type ModelAdapter, userMessage } from 'skein/agent'
-import { sqliteStore } from 'skein/sqlite'
 import { afterEach, describe, expect, it } from 'vitest'
 import { cloneFold, commandOf, foldEvents } from '../../src/core/fold.js'
 import { cloneJson } from '../../src/core/json.js'
+import { storeKinds } from '../support/store-kinds.js'
 
 // A conversation makes ~3 keyed commands per turn, so 120 turns cross the archive threshold
 // (64 new keys) several times.
@@ -19,11 +16,10 @@ const echo: ModelAdapter = {
   },
 }
 const modules = () => [agent({ definitions: [chat], model: echo })]
+const kinds = storeKinds('command-archive')
 const engines: Engine[] = []
-const dirs: string[] = []
 afterEach(async () => {
   for (const e of engines.splice(0)) await e.stop()
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
 })
 
 async function converse(engine: Engine, runId: string, from: number, to: number) {
@@ -64,35 +60,36 @@ describe('command archive (long threads)', () => {
     }
   })
 
-  it('a long conversation survives a restart from its archived snapshot without repeating calls', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'skein-archive-'))
-    dirs.push(dir)
-    const path = join(dir, 'runs.db')
-    const first = createEngine({ store: sqliteStore({ path }), modules: modules() })
-    engines.push(first)
-    const { runId } = await first.start(chat)
-    calls = 0
-    await converse(first, runId, 0, 100)
-    expect(calls).toBe(100)
-    await first.stop()
-    engines.splice(0)
+  it.each(kinds.filter((kind) => kind.name !== 'memory'))(
+    'a long conversation survives a restart from its archived snapshot without repeating calls ($name store)',
+    async ({ fresh }) => {
+      const storage = fresh()
+      const first = createEngine({ store: storage.open(), modules: modules() })
+      engines.push(first)
+      const { runId } = await first.start(chat)
+      calls = 0
+      await converse(first, runId, 0, 100)
+      expect(calls).toBe(100)
+      await first.stop()
+      engines.splice(0)
 
-    const store = sqliteStore({ path })
-    const second = createEngine({ store, modules: modules() })
-    engines.push(second)
-    const snapshot = await store.snapshots.latest(runId)
-    expect(snapshot?.format).toBe(2)
-    await converse(second, runId, 100, 105)
-    expect(calls).toBe(105) // no model call of the first 100 turns ran again
-    const events = await store.read(runId)
-    const replies = events.filter(
-      (e) => e.type === 'agent.message' && (e.payload as any).role === 'assistant',
-    )
-    expect(replies).toHaveLength(105)
-    // The last call saw 105 user messages and the 104 replies before it.
-    expect((replies[104].payload as any).content).toBe('seen 209')
-    expect((await second.getRun(runId)).status).toBe('running')
-  })
+      const store = storage.open()
+      const second = createEngine({ store, modules: modules() })
+      engines.push(second)
+      const snapshot = await store.snapshots!.latest(runId)
+      expect(snapshot?.format).toBe(2)
+      await converse(second, runId, 100, 105)
+      expect(calls).toBe(105) // no model call of the first 100 turns ran again
+      const events = await store.read(runId)
+      const replies = events.filter(
+        (e) => e.type === 'agent.message' && (e.payload as any).role === 'assistant',
+      )
+      expect(replies).toHaveLength(105)
+      // The last call saw 105 user messages and the 104 replies before it.
+      expect((replies[104].payload as any).content).toBe('seen 209')
+      expect((await second.getRun(runId)).status).toBe('running')
+    },
+  )
 
   it('still reads format-1 snapshots (no archive) written by an older skein', async () => {
     const store = memoryStore()

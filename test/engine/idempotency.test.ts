@@ -2,13 +2,15 @@ import type { Engine } from 'skein'
 import { decision, pendingApprovals } from 'skein/approval'
 import { afterEach, describe, expect, it } from 'vitest'
 import { gated, makeEngine } from '../support/fixtures.js'
+import { storeKinds } from '../support/store-kinds.js'
 
+const kinds = storeKinds('idempotency')
 let engine: Engine
 afterEach(() => engine?.stop())
 
-describe('idempotent start', () => {
+describe.each(kinds)('idempotent start ($name store)', (kind) => {
   it('same runId, key and identity returns the existing run and appends nothing', async () => {
-    ;({ engine } = makeEngine())
+    ;({ engine } = makeEngine({ store: kind.fresh().open() }))
     const first = await engine.start(
       gated,
       { orderId: 'o1', amount: 5 },
@@ -26,7 +28,7 @@ describe('idempotent start', () => {
   })
 
   it('a different input or key is a START_CONFLICT naming the fields, nothing written', async () => {
-    ;({ engine } = makeEngine())
+    ;({ engine } = makeEngine({ store: kind.fresh().open() }))
     await engine.start(gated, { orderId: 'o1', amount: 5 }, { runId: 'r1', idempotencyKey: 'k1' })
     const tail = (await engine.getEvents('r1')).length
     const error = await engine
@@ -60,7 +62,7 @@ describe('idempotent start', () => {
   })
 
   it('startRun by kind and name, unknown definitions are DEFINITION_NOT_FOUND with nothing written', async () => {
-    ;({ engine } = makeEngine())
+    ;({ engine } = makeEngine({ store: kind.fresh().open() }))
     const { state } = await engine.startRun({
       kind: 'workflow',
       definitionName: 'gated',
@@ -76,7 +78,7 @@ describe('idempotent start', () => {
   })
 
   it('invalid input is INVALID_INPUT before anything is written', async () => {
-    ;({ engine } = makeEngine())
+    ;({ engine } = makeEngine({ store: kind.fresh().open() }))
     // @ts-expect-error the schema types orderId as a string: JavaScript callers still get here
     const error = await engine.start(gated, { orderId: 1 }, { runId: 'bad' }).catch((e) => e)
     expect(error.code).toBe('INVALID_INPUT')
@@ -85,9 +87,12 @@ describe('idempotent start', () => {
   })
 })
 
-describe('idempotent signals', () => {
+describe.each(kinds)('idempotent signals ($name store)', (kind) => {
   it('a repeated key appends nothing: before and after completion, snapshots and trims', async () => {
-    ;({ engine } = makeEngine({ trimAfterSnapshot: { keepSnapshots: 1 } }))
+    ;({ engine } = makeEngine({
+      store: kind.fresh().open(),
+      trimAfterSnapshot: { keepSnapshots: 1 },
+    }))
     const { runId } = await engine.start(gated, { orderId: 'o1', amount: 5 })
     const note = { type: 'shop.note', payload: { text: 'hello' } }
     await engine.signal(runId, [note], { idempotencyKey: 'note-1' })
@@ -120,7 +125,7 @@ describe('idempotent signals', () => {
   })
 
   it('refuses runtime.* types, unknown catalog events, non-JSON and oversized payloads, writing nothing', async () => {
-    ;({ engine } = makeEngine({ limits: { maxEventBytes: 1000 } }))
+    ;({ engine } = makeEngine({ store: kind.fresh().open(), limits: { maxEventBytes: 1000 } }))
     const { runId } = await engine.start(gated, { orderId: 'o1', amount: 5 })
     const tail = (await engine.getEvents(runId)).length
     const attempts: any[] = [

@@ -1,23 +1,40 @@
-import { createEngine, defineEffect, defineModule, memoryStore } from 'skein'
+import { createEngine, defineEffect, defineModule, type EventStore } from 'skein'
 import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { describe, expect, it } from 'vitest'
+import { storeKinds } from '../support/store-kinds.js'
+
+const kinds = storeKinds('restart')
+
+/** Resolves once the run's log records an attempt as started (the effect is in flight). */
+async function attemptStarted(store: EventStore, runId: string): Promise<void> {
+  for (;;) {
+    const events = await store.read(runId)
+    if (events.some((e) => e.type === 'runtime.effect.attempt.started')) return
+    await new Promise((r) => setTimeout(r, 2))
+  }
+}
 
 const nap = defineWorkflow({
   name: 'nap',
   nodes: { s: { run: (ctx) => ctx.sleep(10_000) }, done: { after: ['s'], run: () => 'woke' } },
 })
 
-describe('restart recovery', () => {
+describe.each(kinds)('restart recovery ($name store)', ({ fresh }) => {
   it('on boot, timers that fell due while down fire at once (rescanTimers)', async () => {
-    const store = memoryStore()
+    const storage = fresh()
+    const store = storage.open()
     const clock = manualClock()
     const first = createEngine({ modules: [workflow({ definitions: [nap] })], store, clock })
     const { runId } = await first.start(nap)
     await first.stop()
     await clock.advance(60_000) // the process is down; nothing fires
     expect((await store.read(runId)).at(-1)?.type).not.toBe('runtime.run.completed')
-    const second = createEngine({ modules: [workflow({ definitions: [nap] })], store, clock })
+    const second = createEngine({
+      modules: [workflow({ definitions: [nap] })],
+      store: storage.open(),
+      clock,
+    })
     await second.ready()
     await clock.advance(0)
     await (await second.runtime).idle()
@@ -26,7 +43,8 @@ describe('restart recovery', () => {
   })
 
   it('an attempt started but not recorded when the process died is re-attempted as n+1, and the log says so', async () => {
-    const store = memoryStore()
+    const storage = fresh()
+    const store = storage.open()
     const clock = manualClock()
     let calls = 0
     const mod = (hang: boolean) =>
@@ -49,11 +67,11 @@ describe('restart recovery', () => {
       clock,
     })
     void first.start(wf, undefined, { runId: 'crash' })
-    await new Promise((r) => setImmediate(r))
+    await attemptStarted(store, 'crash')
     await first.stop() // "dies" with attempt 1 in flight
     const second = createEngine({
       modules: [workflow({ definitions: [wf] }), mod(false)],
-      store,
+      store: storage.open(),
       clock,
     })
     await second.ready()
@@ -71,7 +89,8 @@ describe('restart recovery', () => {
   })
 
   it('recoverDeadlines rebuilds deadlines by folding every run', async () => {
-    const store = memoryStore()
+    const storage = fresh()
+    const store = storage.open()
     const clock = manualClock()
     const a = createEngine({ modules: [workflow({ definitions: [nap] })], store, clock })
     await a.start(nap)
@@ -79,7 +98,7 @@ describe('restart recovery', () => {
     await a.stop()
     const b = createEngine({
       modules: [workflow({ definitions: [nap] })],
-      store,
+      store: storage.open(),
       clock,
       rescanTimers: false,
     })

@@ -4,7 +4,9 @@ import { manualClock } from 'skein/testing'
 import { workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
 import { definitions, gated, makeEngine, testEffects } from '../support/fixtures.js'
+import { storeKinds } from '../support/store-kinds.js'
 
+const kinds = storeKinds('snapshots-replay')
 let engine: Engine
 afterEach(() => engine?.stop())
 
@@ -19,9 +21,9 @@ async function parkedWithNotes(e: Engine, notes: number) {
   return runId
 }
 
-describe('snapshots, trim, cache', () => {
+describe.each(kinds)('snapshots, trim, cache ($name store)', (kind) => {
   it('snapshots on park and every snapshotEvery events', async () => {
-    const store = memoryStore()
+    const store = kind.fresh().open()
     ;({ engine } = makeEngine({ store, snapshotEvery: 5 }))
     const { runId } = await engine.start(gated, { orderId: 'o', amount: 1 })
     const first = await store.snapshots!.list(runId)
@@ -35,7 +37,7 @@ describe('snapshots, trim, cache', () => {
   })
 
   it('trimAfterSnapshot removes only events covered by a kept snapshot, bounded by coverage', async () => {
-    const store = memoryStore()
+    const store = kind.fresh().open()
     let covered = 3
     ;({ engine } = makeEngine({
       store,
@@ -56,11 +58,11 @@ describe('snapshots, trim, cache', () => {
   })
 
   it('a run cache hit is validated against the store tail (another writer moved it)', async () => {
-    const store = memoryStore()
+    const storage = kind.fresh()
     const clock = manualClock()
     const mods = () => [workflow({ definitions }), approval(), testEffects]
-    engine = createEngine({ modules: mods(), store, clock, runCacheSize: 10 })
-    const other = createEngine({ modules: mods(), store, clock })
+    engine = createEngine({ modules: mods(), store: storage.open(), clock, runCacheSize: 10 })
+    const other = createEngine({ modules: mods(), store: storage.open(), clock })
     const runId = await parkedWithNotes(engine, 1)
     const [item] = (await engine.project(runId, pendingApprovals)).items
     await other.signal(runId, [decision(item.approvalId, 'approve')])
@@ -70,23 +72,23 @@ describe('snapshots, trim, cache', () => {
   })
 
   it('getRun after a restart folds snapshot + tail; fold(log) equals snapshot + fold(tail)', async () => {
-    const store = memoryStore()
-    ;({ engine } = makeEngine({ store, snapshotEvery: 3 }))
+    const storage = kind.fresh()
+    ;({ engine } = makeEngine({ store: storage.open(), snapshotEvery: 3 }))
     const runId = await parkedWithNotes(engine, 7)
     const viaSnapshot = await engine.getRun(runId)
     const fresh = makeEngine({ store: memoryStore() }).engine
     const full = await fresh.start(gated, { orderId: 'o', amount: 1 }, { runId: 'copy' })
     expect(full.state.status).toBe(viaSnapshot.status)
-    const restarted = makeEngine({ store }).engine
+    const restarted = makeEngine({ store: storage.open() }).engine
     expect(await restarted.getRun(runId)).toEqual(viaSnapshot)
     await fresh.stop()
     await restarted.stop()
   })
 })
 
-describe('replay, projections, inspection', () => {
+describe.each(kinds)('replay, projections, inspection ($name store)', (kind) => {
   it('replayTo returns before/after of one event, null past the tail, and never executes effects', async () => {
-    ;({ engine } = makeEngine())
+    ;({ engine } = makeEngine({ store: kind.fresh().open() }))
     const runId = await parkedWithNotes(engine, 2)
     const tail = (await engine.getRun(runId)).lastSeq
     const step = await engine.replayTo(runId, 1)
@@ -101,7 +103,7 @@ describe('replay, projections, inspection', () => {
   })
 
   it('projects registered projections by name or object and ad-hoc ones from the log', async () => {
-    ;({ engine } = makeEngine())
+    ;({ engine } = makeEngine({ store: kind.fresh().open() }))
     const runId = await parkedWithNotes(engine, 3)
     expect(await engine.project(runId, noteCount)).toBe(3)
     expect((await engine.project(runId, 'pendingApprovals')).items[0].status).toBe('pending')
@@ -109,7 +111,7 @@ describe('replay, projections, inspection', () => {
   })
 
   it('inspectRun shows threads, open waits, deadlines and log bounds', async () => {
-    ;({ engine } = makeEngine())
+    ;({ engine } = makeEngine({ store: kind.fresh().open() }))
     const runId = await parkedWithNotes(engine, 0)
     const status = await engine.inspectRun(runId)
     expect(status.status).toBe('running')
@@ -128,11 +130,12 @@ describe('replay, projections, inspection', () => {
   })
 })
 
-describe('observer and limits', () => {
+describe.each(kinds)('observer and limits ($name store)', (kind) => {
   it('an observer that throws or rejects never affects a run; observations carry runId and time', async () => {
     const seen: Observation[] = []
     let n = 0
     ;({ engine } = makeEngine({
+      store: kind.fresh().open(),
       observer: (o) => {
         seen.push(o)
         if (n++ % 2) throw new Error('observer bug')
@@ -151,7 +154,7 @@ describe('observer and limits', () => {
   })
 
   it('maxWakeIterations stops a runaway kind with WAKE_LIMIT_EXCEEDED; committed events stay and wake continues', async () => {
-    ;({ engine } = makeEngine({ maxWakeIterations: 3 }))
+    ;({ engine } = makeEngine({ store: kind.fresh().open(), maxWakeIterations: 3 }))
     const error = await engine
       .startRun({ kind: 'looper', definitionName: 'forever', runId: 'loop' })
       .catch((e) => e)

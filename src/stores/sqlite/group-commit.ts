@@ -5,7 +5,7 @@ import {
   SkeinError,
   StoreError,
 } from '../../core/errors.js'
-import type { AppendOptions } from '../../core/ports.js'
+import type { AppendRequest } from '../shared/append-batch.js'
 import type { SqliteDatabase } from './driver.js'
 import {
   eventParams,
@@ -14,14 +14,6 @@ import {
   type RunRow,
   type Statements,
 } from './statements.js'
-
-export interface AppendRequest {
-  runId: string
-  events: readonly EventEnvelope[]
-  options: AppendOptions
-  resolve: () => void
-  reject: (error: unknown) => void
-}
 
 /** Wraps a driver error so callers see one error type with the SQLite code kept. */
 export function storeError(action: string, error: unknown): unknown {

@@ -1,4 +1,5 @@
 import type { Snapshot, SnapshotStore } from '../../core/ports.js'
+import { newerSnapshot, SnapshotBuffer } from '../shared/snapshot-buffer.js'
 import type { SqliteDatabase } from './driver.js'
 import { guardedCall } from './group-commit.js'
 
@@ -39,16 +40,12 @@ export function sqliteSnapshotStore(
   )
   const run = guardedCall(guard)
 
-  /** Buffered saves by run, ascending seq; `data` is already JSON text. */
-  const pending = new Map<
-    string,
-    Array<{ seq: number; createdAt: number; format: number; text: string }>
-  >()
+  let pending = new SnapshotBuffer()
   let timer: NodeJS.Timeout | undefined
   const writeRows = () => {
-    for (const [runId, rows] of pending)
+    for (const [runId, rows] of pending.runs)
       for (const row of rows) save.run(runId, row.seq, row.createdAt, row.format, row.text)
-    pending.clear()
+    pending = new SnapshotBuffer()
   }
   /** Writes the buffer; inside an open transaction (an append's) it joins that transaction. */
   const writePending = (): void => {
@@ -56,7 +53,7 @@ export function sqliteSnapshotStore(
       clearTimeout(timer)
       timer = undefined
     }
-    if (pending.size === 0) return
+    if (pending.runs.size === 0) return
     if (db.inTransaction) writeRows()
     else db.transaction(writeRows)()
   }
@@ -71,57 +68,23 @@ export function sqliteSnapshotStore(
     }, 5)
     timer.unref?.()
   }
-  const pendingLatest = (runId: string, atOrBefore: number) => {
-    const rows = pending.get(runId)
-    if (!rows) return undefined
-    for (let i = rows.length - 1; i >= 0; i--) if (rows[i].seq <= atOrBefore) return rows[i]
-    return undefined
-  }
-
   return {
     writePending,
     save: (s: Snapshot) =>
       run('save snapshot', () => {
-        const rows = pending.get(s.runId) ?? []
-        const row = {
-          seq: s.seq,
-          createdAt: s.createdAt,
-          format: s.format,
-          text: JSON.stringify(s.data),
-        }
-        const at = rows.findIndex((r) => r.seq >= s.seq)
-        if (at === -1) rows.push(row)
-        else if (rows[at].seq === s.seq) rows[at] = row
-        else rows.splice(at, 0, row)
-        pending.set(s.runId, rows)
+        pending.add(s)
         schedule()
       }),
     latest: (runId, atOrBefore = Number.MAX_SAFE_INTEGER) =>
       run('read snapshot', () => {
-        const buffered = pendingLatest(runId, atOrBefore)
+        const buffered = pending.latest(runId, atOrBefore)
         const row = latest.get(runId, atOrBefore)
-        if (buffered && (!row || buffered.seq >= row.seq)) {
-          return {
-            runId,
-            seq: buffered.seq,
-            createdAt: buffered.createdAt,
-            format: buffered.format,
-            data: JSON.parse(buffered.text),
-          }
-        }
-        if (!row) return null
-        return {
-          runId: row.run_id,
-          seq: row.seq,
-          createdAt: row.created_at,
-          format: row.format,
-          data: JSON.parse(row.data),
-        }
+        return newerSnapshot(runId, buffered, row)
       }),
     list: (runId) =>
       run('list snapshots', () => {
         const seqs = new Set<number>(list.all(runId))
-        for (const row of pending.get(runId) ?? []) seqs.add(row.seq)
+        for (const row of pending.runs.get(runId) ?? []) seqs.add(row.seq)
         return [...seqs].sort((a, b) => a - b)
       }),
     prune: (runId, keep) =>

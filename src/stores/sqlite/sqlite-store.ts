@@ -1,15 +1,17 @@
 import { closeSync, fdatasync, openSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import { promisify } from 'node:util'
-import type { EventEnvelope } from '../../core/envelope.js'
 import { InvalidRequestError, StoreError } from '../../core/errors.js'
 import type { EventListener, EventStore, LogBounds, SnapshotStore } from '../../core/ports.js'
 import type { StoreSummaryQuery, SummaryPage } from '../../core/summaries.js'
+import { checkBatch } from '../shared/append-batch.js'
+import { rowToEnvelope } from '../shared/event-rows.js'
+import { runListeners } from '../shared/run-listeners.js'
 import { loadDriver, openDatabase, type SqliteDriver } from './driver.js'
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
-import { prepareStatements, rowToEnvelope } from './statements.js'
+import { prepareStatements } from './statements.js'
 import { summaryPage } from './summary-page.js'
 
 export interface SqliteStoreOptions {
@@ -83,29 +85,16 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     throw storeError(`open ${path}`, error)
   }
   const st = prepareStatements(db)
-  const listeners = new Map<string, Set<EventListener>>()
-  const onListenerError =
+  const listeners = runListeners(
     options.onListenerError ??
-    ((error, runId) => console.error(`skein sqlite store: a listener of run ${runId} threw`, error))
+      ((error, runId) =>
+        console.error(`skein sqlite store: a listener of run ${runId} threw`, error)),
+  )
   let closed = false
   const guard = () => {
     if (closed) throw new StoreError(`sqlite store ${path} is closed`, { path })
   }
 
-  // Listeners see a batch after its commit; one throwing listener must not fail an append
-  // that is already durable, nor starve the other listeners.
-  const notify = (runId: string, events: readonly EventEnvelope[]) => {
-    if (events.length === 0) return
-    const set = listeners.get(runId)
-    if (!set) return
-    for (const listener of [...set]) {
-      try {
-        listener(events)
-      } catch (error) {
-        onListenerError(error, runId)
-      }
-    }
-  }
   const snapshots = sqliteSnapshotStore(db, guard)
   // Deferred appends may skip their fsync only where a later fsync of the WAL file covers
   // them: a FULL store on a WAL file (an in-memory database has neither).
@@ -113,7 +102,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const group = createGroupCommit(
     db,
     st,
-    notify,
+    listeners.notify,
     () => snapshots.writePending(),
     synchronous === 'full' && walPath !== undefined,
   )
@@ -136,17 +125,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
         guard()
-        const { expectedSeq } = appendOptions
-        for (let i = 0; i < events.length; i++) {
-          const e = events[i]
-          if (e.seq !== expectedSeq + i + 1 || e.runId !== runId || e.payload === undefined) {
-            throw new InvalidRequestError(`run ${runId}: batch seqs must continue the log`, {
-              runId,
-              expectedSeq,
-              index: i,
-            })
-          }
-        }
+        checkBatch(runId, events, appendOptions.expectedSeq)
         group.enqueue({ runId, events, options: appendOptions, resolve, reject })
       })
     },
@@ -164,15 +143,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }),
     listRuns: () => call('list runs', () => st.listRuns.all()),
     trim: (runId, beforeSeq) => call(`trim run ${runId}`, () => trimTx.immediate(runId, beforeSeq)),
-    subscribe(runId, listener) {
-      let set = listeners.get(runId)
-      if (!set) listeners.set(runId, (set = new Set()))
-      set.add(listener)
-      return () => {
-        set.delete(listener)
-        if (set.size === 0 && listeners.get(runId) === set) listeners.delete(runId)
-      }
-    },
+    subscribe: listeners.subscribe,
     async sync() {
       guard()
       const mark = group.unsynced()

@@ -1,5 +1,6 @@
-import type { EventEnvelope, EventOrigin } from '../../core/envelope.js'
+import type { EventEnvelope } from '../../core/envelope.js'
 import type { RunMeta, RunSummary } from '../../core/ports.js'
+import type { EventRow } from '../shared/event-rows.js'
 import type { SqliteDatabase, SqliteStatement } from './driver.js'
 
 /** Named here so declaration emit can spell the statement types. */
@@ -11,21 +12,6 @@ export interface RunRow {
   tail: number
   status: RunMeta['status'] | null
   next_deadline_at: number | null
-}
-
-/** An event row; the run id lives in `skein_runs` (events hold its integer `run_no`). */
-export interface EventRow {
-  seq: number
-  id: string
-  ts: number
-  type: string
-  thread_id: string | null
-  origin: string
-  causation_id: string | null
-  effect_id: string | null
-  idempotency_key: string | null
-  event_key: string | null
-  payload: string
 }
 
 export interface SummaryRow {
@@ -187,25 +173,6 @@ export function newRunParams(runId: string, tail: number, m: RunMeta | undefined
   return m
     ? [runId, tail, m.status, ...metaValues(m), m.nextDeadlineAt]
     : [runId, tail, null, null, null, null, null, null, null]
-}
-
-/** Absent optional fields stay absent (not `undefined`), so envelopes compare equal. */
-export function rowToEnvelope(runId: string, row: EventRow): EventEnvelope {
-  const e: EventEnvelope = {
-    id: row.id,
-    runId,
-    seq: row.seq,
-    ts: row.ts,
-    type: row.type,
-    payload: JSON.parse(row.payload),
-    threadId: row.thread_id,
-    origin: row.origin as EventOrigin,
-  }
-  if (row.causation_id !== null) e.causationId = row.causation_id
-  if (row.effect_id !== null) e.effectId = row.effect_id
-  if (row.idempotency_key !== null) e.idempotencyKey = row.idempotency_key
-  if (row.event_key !== null) e.key = row.event_key
-  return e
 }
 
 export function rowToSummary(row: SummaryRow): RunSummary {

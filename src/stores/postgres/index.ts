@@ -1,0 +1,12 @@
+export {
+  fromPostgresJs,
+  type PostgresJsSql,
+  type PostgresQueryable,
+} from './driver.js'
+export {
+  type PostgresConnection,
+  type PostgresStore,
+  type PostgresStoreOptions,
+  postgresStore,
+} from './postgres-store.js'
+export { SCHEMA_VERSION } from './schema.js'

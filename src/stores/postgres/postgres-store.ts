@@ -1,0 +1,259 @@
+import { InvalidRequestError, StoreError, StoreUnavailableError } from '../../core/errors.js'
+import type { EventListener, EventStore, LogBounds, SnapshotStore } from '../../core/ports.js'
+import {
+  decodeSummaryCursor,
+  encodeSummaryCursor,
+  type StoreSummaryQuery,
+  type SummaryPage,
+} from '../../core/summaries.js'
+import { checkBatch } from '../shared/append-batch.js'
+import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
+import { runListeners } from '../shared/run-listeners.js'
+import { createOwnPool, loadPg, type OwnPool, type PostgresQueryable } from './driver.js'
+import { createGroupCommit } from './group-commit.js'
+import { postgresSnapshotStore } from './postgres-snapshot-store.js'
+import { migrationSql, NEWER_SCHEMA_SQLSTATE, SCHEMA_VERSION, schemaName } from './schema.js'
+import { rowToSummary, statements } from './statements.js'
+import { isUnavailable, storeError } from './store-errors.js'
+
+/** Where the store connects: a URL (it makes and owns a `pg` pool), or your own pool. */
+export type PostgresConnection =
+  | { connectionString: string; pool?: never }
+  | { pool: PostgresQueryable; connectionString?: never }
+
+export interface PostgresStoreOptions {
+  /** Postgres schema holding the tables, created if missing; default `'skein'`. */
+  schema?: string
+  /** Connections of the pool the store makes from a `connectionString`; default 10. */
+  maxConnections?: number
+  /** How long connecting may take before a call fails with STORE_UNAVAILABLE; default 5000. */
+  connectTimeoutMs?: number
+  /**
+   * How long one statement may run; default 30000. The store's own pool sets it as the
+   * server's `statement_timeout`; with any pool, a call that gets no answer within this plus
+   * `connectTimeoutMs` fails with STORE_UNAVAILABLE instead of hanging.
+   */
+  statementTimeoutMs?: number
+  /** Where a throwing `subscribe` listener's error goes; default `console.error`. */
+  onListenerError?: (error: unknown, runId: string) => void
+  /** Supplies the `pg` module for a `connectionString` (default: load the installed package). */
+  driver?: () => ReturnType<typeof loadPg>
+}
+
+export interface PostgresStore extends EventStore {
+  readonly schema: string
+  readonly snapshots: SnapshotStore
+  /** Creates or upgrades the schema now (otherwise the first call does). */
+  ready(): Promise<void>
+  trim(runId: string, beforeSeq: number): Promise<number>
+  subscribe(runId: string, listener: EventListener): () => void
+  listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
+  listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
+  /** Makes every `deferSync` append committed so far durable. */
+  sync(): Promise<void>
+  /** Commits what is queued; ends the pool if the store made it (never a pool you handed in). */
+  close(): Promise<void>
+}
+
+const positive = (name: string, value: number | undefined, fallback: number): number => {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new InvalidRequestError(`postgresStore: ${name} must be a positive integer`, {
+      [name]: String(value),
+    })
+  }
+  return value
+}
+
+/**
+ * The PostgreSQL event store with its attached snapshot store. Appends made together share
+ * one `skein_append` call (group-commit.ts): one round trip, one transaction, the tail and
+ * idempotency key checked against the run's locked row, so two processes can never fork a
+ * log. Tables live in their own schema, created and migrated on first use.
+ *
+ * @example
+ * const store = postgresStore({ connectionString: process.env.DATABASE_URL }, { schema: 'billing' })
+ * const engine = createEngine({ store, modules: [workflow()] })
+ */
+export function postgresStore(
+  connection: PostgresConnection,
+  options: PostgresStoreOptions = {},
+): PostgresStore {
+  const schema = schemaName(options.schema ?? 'skein')
+  const connectTimeoutMs = positive('connectTimeoutMs', options.connectTimeoutMs, 5000)
+  const statementTimeoutMs = positive('statementTimeoutMs', options.statementTimeoutMs, 30_000)
+  const maxConnections = positive('maxConnections', options.maxConnections, 10)
+  let owned: OwnPool | undefined
+  let db: PostgresQueryable
+  if (typeof connection?.connectionString === 'string') {
+    owned = createOwnPool((options.driver ?? loadPg)(), {
+      connectionString: connection.connectionString,
+      max: maxConnections,
+      connectTimeoutMs,
+      statementTimeoutMs,
+    })
+    db = owned
+  } else if (typeof connection?.pool?.query === 'function') {
+    db = connection.pool
+  } else {
+    throw new InvalidRequestError(
+      'postgresStore: pass { connectionString } or { pool } (anything with query(text, params))',
+    )
+  }
+  const sql = statements(schema.sql)
+  const answerWithinMs = statementTimeoutMs + connectTimeoutMs
+  let closed = false
+  const guard = () => {
+    if (closed)
+      throw new StoreError(`postgres store (schema ${schema.name}) is closed`, {
+        schema: schema.name,
+      })
+  }
+
+  /** Every statement: a timer turns a call that never answers into STORE_UNAVAILABLE. */
+  const query = (text: string, params: unknown[]): Promise<{ rows: any[] }> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new StoreUnavailableError(
+              `postgres store: no answer from the database within ${answerWithinMs} ms`,
+              { timeoutMs: answerWithinMs },
+            ),
+          ),
+        answerWithinMs,
+      )
+      const settle = (error: unknown, result?: { rows: any[] }) => {
+        clearTimeout(timer)
+        if (result) resolve(result)
+        else reject(error)
+      }
+      try {
+        db.query(text, params).then((result) => settle(undefined, result), settle)
+      } catch (error) {
+        settle(error)
+      }
+    })
+
+  let migrated = false
+  let migrating: Promise<void> | undefined
+  const migrate = async () => {
+    try {
+      await query(migrationSql(schema), [])
+      migrated = true
+    } catch (error) {
+      // A database that was unreachable is tried again by the next call.
+      if (isUnavailable(error)) migrating = undefined
+      if ((error as { code?: unknown })?.code === NEWER_SCHEMA_SQLSTATE) {
+        throw new StoreError(`postgres store: ${(error as Error).message}`, {
+          schema: schema.name,
+          supported: SCHEMA_VERSION,
+        })
+      }
+      throw storeError(`migrate schema ${schema.name}`, error)
+    }
+  }
+  const ready = (): Promise<void> => {
+    guard()
+    if (migrated) return Promise.resolve()
+    migrating ??= migrate()
+    return migrating
+  }
+  /** A read statement behind the closed guard and the migration, errors wrapped. */
+  const read = async (action: string, text: string, params: unknown[]): Promise<any[]> => {
+    if (!migrated) await ready()
+    guard()
+    try {
+      return (await query(text, params)).rows
+    } catch (error) {
+      throw storeError(action, error)
+    }
+  }
+
+  const listeners = runListeners(
+    options.onListenerError ??
+      ((error, runId) =>
+        console.error(`skein postgres store: a listener of run ${runId} threw`, error)),
+  )
+
+  const snapshots = postgresSnapshotStore({
+    read,
+    guard,
+    ready,
+    scheduleWrite: () => group.scheduleSnapshots(),
+    drain: () => group.drain(),
+    sql: { latest: sql.snapshotLatest, list: sql.snapshotList, prune: sql.snapshotPrune },
+  })
+  const group = createGroupCommit(query, sql, {
+    onCommitted: listeners.notify,
+    takeSnapshots: () => snapshots.take(),
+    snapshotsSettled: () => snapshots.settled(),
+    hasPendingSnapshots: () => snapshots.hasPending(),
+  })
+
+  return {
+    schema: schema.name,
+    snapshots,
+    ready,
+    append(runId, events, appendOptions) {
+      return new Promise<void>((resolve, reject) => {
+        guard()
+        checkBatch(runId, events, appendOptions.expectedSeq)
+        const request = { runId, events, options: appendOptions, resolve, reject }
+        if (migrated) group.enqueue(request)
+        else ready().then(() => group.enqueue(request), reject)
+      })
+    },
+    read: async (runId, { fromSeq = 1, limit } = {}) => {
+      const bounded = limit === undefined ? null : Math.max(0, limit)
+      const rows = await read(`read run ${runId}`, sql.read, [runId, fromSeq, bounded])
+      return rows.map((row: EventRow) => rowToEnvelope(runId, row))
+    },
+    tail: async (runId) => {
+      const [row] = await read(`read tail of ${runId}`, sql.run, [runId])
+      return row ? Number(row.tail) : 0
+    },
+    bounds: async (runId): Promise<LogBounds> => {
+      const [row] = await read(`read bounds of ${runId}`, sql.run, [runId])
+      const tail = row ? Number(row.tail) : 0
+      return tail === 0 ? { head: 0, tail: 0 } : { head: Number(row.head), tail }
+    },
+    listRuns: async () => (await read('list runs', sql.listRuns, [])).map((r) => r.run_id),
+    trim: async (runId, beforeSeq) => {
+      const [row] = await read(`trim run ${runId}`, sql.trim, [runId, beforeSeq])
+      return row.removed
+    },
+    subscribe: listeners.subscribe,
+    listSummaries: async (query) => {
+      const { status, runIdPrefix, limit } = query
+      const before =
+        query.cursor === undefined ? Number.MAX_SAFE_INTEGER : decodeSummaryCursor(query.cursor)
+      const params = [status ?? null, runIdPrefix ?? null, before, limit + 1]
+      const rows = await read('list summaries', sql.summaries, params)
+      const more = rows.length > limit
+      if (more) rows.pop()
+      const last = rows[rows.length - 1]
+      return {
+        runs: rows.map(rowToSummary),
+        nextCursor: more ? encodeSummaryCursor(Number(last.run_no)) : null,
+      }
+    },
+    listRunsWithDeadlines: async () =>
+      (await read('list deadlines', sql.deadlines, [])).map((r) => ({
+        runId: r.run_id,
+        nextDeadlineAt: Number(r.next_deadline_at),
+      })),
+    async sync() {
+      guard()
+      await group.sync()
+    },
+    async close() {
+      if (closed) return
+      // Failed appends reject their own callers; draining itself never throws.
+      if (migrated) await group.drain()
+      closed = true
+      listeners.clear()
+      await owned?.end()
+    },
+  }
+}

@@ -1,0 +1,144 @@
+import { InvalidRequestError } from '../../core/errors.js'
+import { appendFunction } from './append-function.js'
+
+/** A validated Postgres schema name, and its quoted form for SQL text. */
+export interface SchemaName {
+  name: string
+  /** `"name"`: safe to interpolate into SQL text. */
+  sql: string
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_$]{0,62}$/
+
+/**
+ * Schema names are interpolated into SQL (identifiers cannot be bound as parameters), so only
+ * plain lower-case identifiers are accepted: nothing that needs quoting can slip through.
+ */
+export function schemaName(name: string): SchemaName {
+  if (typeof name !== 'string' || !SCHEMA_NAME.test(name)) {
+    throw new InvalidRequestError(
+      `postgresStore: schema must be a lower-case Postgres identifier (letters, digits, _ and $, at most 63, not starting with a digit); got ${JSON.stringify(name)}`,
+      { schema: typeof name === 'string' ? name : String(name) },
+    )
+  }
+  return { name, sql: `"${name}"` }
+}
+
+/**
+ * Schema migrations, in order; `skein_schema_version` records how many ran. Never edit a
+ * shipped migration: append a new one, so every existing database upgrades the same way.
+ *
+ * Room left for several hosts (DESIGN §7), which arrive with run ownership: a lease is a few
+ * columns on the run row (owner, epoch, expiry) that `skein_append` already locks, so the
+ * epoch check joins the tail check; due deadlines are claimed from the indexed
+ * `next_deadline_at` with `FOR UPDATE SKIP LOCKED`.
+ */
+const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
+  (s) => `
+  -- One row per run: the tail fences writers (it survives trimming), head is the first
+  -- retained seq, and the meta columns are written in the same transaction as the append.
+  -- fillfactor leaves room on each page, so the tail and meta updates of an append stay
+  -- heap-only (no index writes) while the deadline is unchanged.
+  CREATE TABLE ${s}.skein_runs (
+    run_no bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    run_id text NOT NULL UNIQUE,
+    head bigint NOT NULL DEFAULT 1,
+    tail bigint NOT NULL DEFAULT 0,
+    status text,
+    kind text,
+    definition_name text,
+    definition_version text,
+    created_at bigint,
+    updated_at bigint,
+    next_deadline_at bigint
+  ) WITH (fillfactor = 80);
+  CREATE INDEX skein_runs_deadline ON ${s}.skein_runs (next_deadline_at)
+    WHERE next_deadline_at IS NOT NULL;
+
+  -- Events in append order; payloads are JSON text, kept byte for byte (jsonb would reorder
+  -- keys and refuses \\u0000). Cast payload::json to query them.
+  CREATE TABLE ${s}.skein_events (
+    run_no bigint NOT NULL,
+    seq bigint NOT NULL,
+    id text NOT NULL,
+    ts bigint NOT NULL,
+    type text NOT NULL,
+    thread_id text,
+    origin text NOT NULL,
+    causation_id text,
+    effect_id text,
+    idempotency_key text,
+    event_key text,
+    payload text NOT NULL,
+    PRIMARY KEY (run_no, seq)
+  );
+
+  -- Batch idempotency keys: unique per run, kept after trimming so a retried batch stays
+  -- rejected.
+  CREATE TABLE ${s}.skein_idempotency (
+    run_no bigint NOT NULL,
+    key text NOT NULL,
+    seq bigint NOT NULL,
+    PRIMARY KEY (run_no, key)
+  );
+
+  CREATE TABLE ${s}.skein_snapshots (
+    run_id text NOT NULL,
+    seq bigint NOT NULL,
+    created_at bigint NOT NULL,
+    format integer NOT NULL,
+    data text NOT NULL,
+    PRIMARY KEY (run_id, seq)
+  );
+
+  ${appendFunction(s)}
+  `,
+  (s) => `
+  -- Paged summaries filtered by status walk this index in creation order (run_no desc); a
+  -- status changes about twice per run, so appends that keep it stay heap-only updates.
+  CREATE INDEX skein_runs_status ON ${s}.skein_runs (status, run_no);
+  `,
+]
+
+export const SCHEMA_VERSION = MIGRATIONS.length
+
+/** SQLSTATE raised when the database holds a newer schema than this skein knows. */
+export const NEWER_SCHEMA_SQLSTATE = 'SK001'
+
+/** Advisory lock class for migrations (the second key is the schema name's hash). */
+const MIGRATION_LOCK_CLASS = 0x736b6e // 'skn'
+
+/**
+ * One statement that brings `schema` up to `target` (default SCHEMA_VERSION): a DO block, so
+ * it runs as one transaction through any driver's plain `query(text)`. It first takes a
+ * transaction-scoped advisory lock for the schema, so processes starting at once migrate one
+ * after the other (the later ones find the work done); a failure or crash mid-way leaves the
+ * schema at its old version. A schema newer than this skein raises NEWER_SCHEMA_SQLSTATE.
+ */
+export function migrationSql(schema: SchemaName, target = SCHEMA_VERSION): string {
+  const s = schema.sql
+  const literal = `'${schema.name}'`
+  const steps = MIGRATIONS.slice(0, target)
+    .map((sql, i) => `IF current < ${i + 1} THEN ${sql(s)} END IF;`)
+    .join('\n')
+  return `DO $skein_migrate$
+DECLARE current integer;
+BEGIN
+  PERFORM pg_advisory_xact_lock(${MIGRATION_LOCK_CLASS}, hashtext(${literal}));
+  CREATE SCHEMA IF NOT EXISTS ${s};
+  CREATE TABLE IF NOT EXISTS ${s}.skein_schema_version (
+    version integer NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+  );
+  SELECT coalesce(max(version), 0) INTO current FROM ${s}.skein_schema_version;
+  IF current > ${SCHEMA_VERSION} THEN
+    RAISE EXCEPTION USING ERRCODE = '${NEWER_SCHEMA_SQLSTATE}',
+      MESSAGE = format('schema %s is at version %s, newer than this skein understands (${SCHEMA_VERSION}); upgrade skein to open it', ${literal}, current);
+  END IF;
+  ${steps}
+  IF current < ${target} THEN
+    INSERT INTO ${s}.skein_schema_version (version) VALUES (${target});
+  END IF;
+END
+$skein_migrate$`
+}

@@ -1,0 +1,126 @@
+import type { RunMeta, RunSummary } from '../../core/ports.js'
+
+/** Every statement the store sends, with the schema's quoted name filled in. */
+export interface Statements {
+  append: string
+  /** One append to an existing run, no key, no snapshots: one plain statement. */
+  appendOne: string
+  read: string
+  run: string
+  trim: string
+  listRuns: string
+  summaries: string
+  deadlines: string
+  snapshotLatest: string
+  snapshotList: string
+  snapshotPrune: string
+  /** Commits a transaction that has an xid: its flush covers every earlier async commit. */
+  sync: string
+}
+
+const ARRAY_TYPES = [
+  'text',
+  'bigint',
+  'text',
+  'integer',
+  ...['text', 'text', 'text', 'text', 'bigint', 'bigint', 'bigint'],
+]
+const SNAPSHOT_ARRAY_TYPES = ['text', 'bigint', 'bigint', 'integer', 'text']
+
+const EVENT_COLUMNS =
+  'seq, id, ts, type, thread_id, origin, causation_id, effect_id, idempotency_key, event_key, payload'
+const META_COLUMNS =
+  'status, kind, definition_name, definition_version, created_at, updated_at, next_deadline_at'
+
+export function statements(s: string): Statements {
+  // Casts name every parameter's type, so drivers that send untyped text (both do) agree. The
+  // events' JSON goes as text, then json: a driver told the parameter is json would encode the
+  // (already JSON) string a second time.
+  const n = ARRAY_TYPES.length
+  const casts = ARRAY_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')
+  const snapshotCasts = SNAPSHOT_ARRAY_TYPES.map((type, i) => `$${n + 2 + i}::${type}[]`).join(', ')
+  const m = n + 1 + SNAPSHOT_ARRAY_TYPES.length
+  return {
+    append: `SELECT o_req, o_outcome, o_tail, o_detail FROM ${s}.skein_append(${casts},
+      $${n + 1}::text::json, ${snapshotCasts}, $${m + 1}::boolean, $${m + 2}::boolean)`,
+    // The tail check is the UPDATE's own WHERE: the row it locks moved on, or it matched
+    // nothing (a conflict, with run_no null). Meta columns keep their values when status is
+    // null (no meta). The events insert reads the run_no the UPDATE returned.
+    appendOne: `WITH run AS (
+        UPDATE ${s}.skein_runs SET tail = $3,
+          status = coalesce($4, status),
+          kind = CASE WHEN $4::text IS NULL THEN kind ELSE $5 END,
+          definition_name = CASE WHEN $4::text IS NULL THEN definition_name ELSE $6 END,
+          definition_version = CASE WHEN $4::text IS NULL THEN definition_version ELSE $7 END,
+          created_at = CASE WHEN $4::text IS NULL THEN created_at ELSE $8::bigint END,
+          updated_at = CASE WHEN $4::text IS NULL THEN updated_at ELSE $9::bigint END,
+          next_deadline_at = CASE WHEN $4::text IS NULL THEN next_deadline_at ELSE $10::bigint END
+        WHERE run_id = $1 AND tail = $2 RETURNING run_no
+      ), written AS (
+        INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin,
+          causation_id, effect_id, idempotency_key, event_key, payload)
+        SELECT run.run_no, u.s, u.id, u.ts, u.t, u.th, u.o, u.c, u.e, u.ik, u.k, u.p
+        FROM run, json_to_recordset($11::text::json) AS u(s bigint, id text, ts bigint,
+          t text, th text, o text, c text, e text, ik text, k text, p text)
+        RETURNING 1
+      ) SELECT (SELECT run_no FROM run) AS run_no,
+        CASE WHEN $12::boolean THEN set_config('synchronous_commit', 'off', true) END AS relaxed`,
+    read: `SELECT ${EVENT_COLUMNS} FROM ${s}.skein_events
+      WHERE run_no = (SELECT run_no FROM ${s}.skein_runs WHERE run_id = $1) AND seq >= $2
+      ORDER BY seq LIMIT $3`,
+    run: `SELECT head, tail FROM ${s}.skein_runs WHERE run_id = $1`,
+    // The head never passes tail + 1: trimming everything leaves an empty, still-fenced log.
+    trim: `WITH moved AS (
+        UPDATE ${s}.skein_runs SET head = LEAST($2::bigint, tail + 1)
+        WHERE run_id = $1 AND LEAST($2::bigint, tail + 1) > head RETURNING run_no, head
+      ), removed AS (
+        DELETE FROM ${s}.skein_events e USING moved
+        WHERE e.run_no = moved.run_no AND e.seq < moved.head RETURNING 1
+      ) SELECT count(*)::integer AS removed FROM removed`,
+    listRuns: `SELECT run_id FROM ${s}.skein_runs WHERE tail > 0 ORDER BY run_no`,
+    // One page of summaries, newest first: $1 status or null, $2 run-id prefix or null,
+    // $3 the cursor's run_no (exclusive), $4 the page size plus one (to see a next page).
+    summaries: `SELECT run_no, run_id, ${META_COLUMNS} FROM ${s}.skein_runs
+      WHERE status IS NOT NULL AND ($1::text IS NULL OR status = $1)
+        AND ($2::text IS NULL OR starts_with(run_id, $2)) AND run_no < $3
+      ORDER BY run_no DESC LIMIT $4`,
+    deadlines: `SELECT run_id, next_deadline_at FROM ${s}.skein_runs
+      WHERE next_deadline_at IS NOT NULL ORDER BY next_deadline_at`,
+    snapshotLatest: `SELECT seq, created_at, format, data FROM ${s}.skein_snapshots
+      WHERE run_id = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1`,
+    snapshotList: `SELECT seq FROM ${s}.skein_snapshots WHERE run_id = $1 ORDER BY seq`,
+    snapshotPrune: `DELETE FROM ${s}.skein_snapshots WHERE run_id = $1 AND seq NOT IN
+      (SELECT seq FROM ${s}.skein_snapshots WHERE run_id = $1 ORDER BY seq DESC LIMIT $2)
+      RETURNING 1`,
+    sync: 'SELECT pg_catalog.txid_current()',
+  }
+}
+
+export interface SummaryRow {
+  run_no?: string | number
+  run_id: string
+  status: RunMeta['status']
+  kind: string
+  definition_name: string
+  definition_version: string
+  created_at: string | number
+  updated_at: string | number
+  next_deadline_at: string | number | null
+}
+
+/** bigint columns arrive as strings from both drivers (they may exceed 2^53; ours never do). */
+const numberOrNull = (value: string | number | null): number | null =>
+  value === null ? null : Number(value)
+
+export function rowToSummary(row: SummaryRow): RunSummary {
+  return {
+    runId: row.run_id,
+    status: row.status,
+    kind: row.kind,
+    definitionName: row.definition_name,
+    definitionVersion: row.definition_version,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    nextDeadlineAt: numberOrNull(row.next_deadline_at),
+  }
+}
