@@ -4,7 +4,14 @@ import type { Json } from '../../core/json.js'
 import type { RetryPolicy } from '../../core/retry.js'
 import type { InferInput, InferOutput, StandardSchema } from '../../core/schema.js'
 import type { Directive, NodeContext } from './directives.js'
-import type { FinalResults, NodesConfig, OnFailure, WorkflowOutput } from './workflow-types.js'
+import type {
+  Declared,
+  FinalResults,
+  NodesConfig,
+  OnFailure,
+  WorkflowOutput,
+  WorkflowTypes,
+} from './workflow-types.js'
 
 /** A node as the workflow kind runs it (`defineWorkflow` types each node more closely). */
 export interface NodeSpec<I = any> {
@@ -56,17 +63,24 @@ export function defineWorkflow<
   W = {},
   R = {},
   O = unknown,
+  D = {},
 >(config: {
   name: string
   version?: string
   /** This version is the one a start by name without a version gets (docs/engine.md). */
   default?: boolean
   input?: S
-  nodes: NodesConfig<NodeInput<S>, A, F, W, R>
+  /**
+   * Types only, never read: `{} as { results: { draft: { text: string } } }` declares node
+   * results, typed inside the nodes after them even where inference cannot reach (a sibling
+   * `run` that takes `ctx`); each declared node must return its declared type.
+   */
+  types?: WorkflowTypes<R, D>
+  nodes: NodesConfig<NodeInput<S>, A, F, W, R, D>
   /** The run's output; without it the output is every node's result by id. */
-  output?: (ctx: { input: NodeInput<S>; results: FinalResults<F, W, R> }) => O
+  output?: (ctx: { input: NodeInput<S>; results: FinalResults<F, W, Declared<R, D>> }) => O
   concurrency?: number
-}): WorkflowDefinition<NodeInput<S>, WorkflowOutput<F, W, R, O>, StartInput<S>> {
+}): WorkflowDefinition<NodeInput<S>, WorkflowOutput<F, W, Declared<R, D>, O>, StartInput<S>> {
   const name = config?.name
   if (typeof name !== 'string' || name.length === 0) {
     throw new DefinitionError('defineWorkflow: name is required')

@@ -1,11 +1,13 @@
 // The types `defineWorkflow` infers: node input from the workflow's schema, each node's result
-// from what its `run` returns, and `results` from the nodes it runs after.
+// from what its `run` returns (or from `types.results` where declared), and `results` from the
+// nodes it runs after.
 //
-// How far inference reaches (decisions.md, "Typed workflow results"): TypeScript checks a
-// node's `run` before it knows what the sibling nodes return when those `run`s take a context
-// parameter, so inside a node the results of such nodes are `any` (a run that takes no
-// parameter, or annotates it, is typed). `output` runs after every node is checked, and sees
-// every result typed; so does the definition (`ctx.spawn(child)` gets the child's output type).
+// How far inference reaches (decisions.md, "Typed definitions" and "Declared node results"):
+// TypeScript checks a node's `run` before it knows what the sibling nodes return when those
+// `run`s take a context parameter, so inside a node the results of such nodes are `any` unless
+// `types.results` declares them (a run that takes no parameter, or annotates it, is typed).
+// `output` runs after every node is checked, and sees every result typed; so does the definition
+// (`ctx.spawn(child)` gets the child's output type).
 import type { RetryPolicy } from '../../core/retry.js'
 import type { Directive, NodeContext } from './directives.js'
 
@@ -24,6 +26,16 @@ export type NodeResult<T> =
 /** Results TypeScript had not inferred when it checked a node stay open (`any`). */
 type Known<T> = unknown extends T ? any : T
 
+/** What a `run` may return for a node whose result is declared `T`: the value or a directive. */
+type Returns<T> = T | Directive<T> | Promise<T | Directive<T>>
+
+/** What node `K`'s `run` returns: inferred (`Out`), or checked against its declared type. */
+type RunReturn<Out, D, K> = [keyof D] extends [never]
+  ? Out
+  : K extends keyof D
+    ? Returns<D[K]>
+    : Out
+
 /** The ids in node `K`'s `after` list (`A` holds every node's list as written). */
 type AfterOf<A, K> = K extends keyof A
   ? A[K] extends readonly (infer Id)[]
@@ -35,6 +47,11 @@ type AfterOf<A, K> = K extends keyof A
 export type UpstreamOf<A, K, Seen = never> = [K] extends [never]
   ? Seen
   : UpstreamOf<A, Exclude<AfterOf<A, K>, Seen>, Seen | AfterOf<A, K>>
+
+/** What each `run` returns (`R`), with the types declared in `types.results` (`D`) in place. */
+export type Declared<R, D> = [keyof D] extends [never]
+  ? R
+  : { [P in keyof R]: P extends keyof D ? D[P] : R[P] }
 
 /** Node `P`'s result, or its fallback's when it names one (the fallback's result stands in). */
 type ResultOf<R, F, P> =
@@ -75,17 +92,18 @@ type WhenFn<I, A, F, R, K> = <Args extends [ctx: { input: I; results: ResultsFor
 /**
  * The `nodes` of `defineWorkflow`, as the intersection TypeScript infers from: `A` (each
  * node's `after`), `F` (`onFailure`), `W` (`when`) are read from the object as written; `R`
- * (what each `run` returns) from the functions.
+ * (what each `run` returns) from the functions. A node declared in `D` (`types.results`) must
+ * return its declared type (or a directive with that outcome).
  */
-export type NodesConfig<I, A, F, W, R> = {
+export type NodesConfig<I, A, F, W, R, D = {}> = {
   [K in keyof A]: { after?: A[K] & readonly (keyof A)[] }
 } & {
   [K in keyof F]: { onFailure?: F[K] & OnFailure<keyof A & string> }
 } & { [K in keyof W]: { when?: W[K] } } & {
   [K in keyof R]: {
-    run: NodeFn<I, A, F, R, K, R[K]>
+    run: NodeFn<I, A, F, Declared<R, D>, K, RunReturn<R[K], D, K>>
     /** Returning false skips the node. */
-    when?: WhenFn<I, A, F, R, K>
+    when?: WhenFn<I, A, F, Declared<R, D>, K>
     /** Attempts of the node body (and of an effect it invokes). Default: one attempt. */
     retry?: RetryPolicy
     timeoutMs?: number
@@ -94,3 +112,14 @@ export type NodesConfig<I, A, F, W, R> = {
 
 /** The output of a workflow: what `output` returns, else every node's result by id. */
 export type WorkflowOutput<F, W, R, O> = unknown extends O ? FinalResults<F, W, R> : O
+
+/**
+ * `types` of `defineWorkflow` (types only, never read at run time): `results` declares the
+ * result type of nodes by id, so that nodes after them see it typed. An id that is not a node
+ * of the workflow is a type error (checked once TypeScript knows the node ids: before that, a
+ * failed check would drop the contextual types of every node).
+ */
+export type WorkflowTypes<R, D> = {
+  results?: D &
+    ([keyof R] extends [never] ? unknown : { readonly [P in Exclude<keyof D, keyof R>]: never })
+}
