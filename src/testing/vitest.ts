@@ -1,6 +1,9 @@
-// `skein/testing/vitest`: the store contract suites, which register vitest tests (STYLE §3).
+// `skein/testing/vitest`: the contract suites, which register vitest tests (STYLE §3): the
+// store contracts, and the whole-engine contract run against a store.
 // Apart from `skein/testing` so that importing a fake clock or a faulty store needs no vitest.
 
+export type { EngineStorage, MakeEngineStorage } from './engine-contract/index.js'
+export { describeEngine } from './engine-contract/index.js'
 export type {
   ContractTest,
   SnapshotContractOptions,

@@ -1,0 +1,14 @@
+import type { EngineWorld } from './world.js'
+
+/** Registers one contract test: its body gets a fresh world, closed after it. */
+export type ContractCase = (title: string, body: (world: EngineWorld) => Promise<void>) => void
+
+/** Settles to the error a promise rejects with (fails the test if it resolves). */
+export async function rejection(promise: Promise<unknown>): Promise<any> {
+  try {
+    await promise
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected the call to reject, but it resolved')
+}
