@@ -4,7 +4,10 @@ import { createHttpHandler } from '../../src/http/handler.js'
 import type { HandlerOptions } from '../../src/http/route-types.js'
 import type { SseTimers } from '../../src/http/sse-limits.js'
 import type { Engine } from '../../src/runtime/engine-types.js'
+import { idsOf, sseReader } from '../../src/testing/http-contract/sse-reader.js'
 import { appendRaw } from './fake-engine.js'
+
+export { idsOf, sseReader }
 
 export const BASE = 'http://skein.test'
 export const MIB = 1024 * 1024
@@ -69,36 +72,6 @@ export function manualTimers(): SseTimers & {
     },
   }
 }
-
-/** Reads an SSE body incrementally; `until` waits for text matching a predicate. */
-export function sseReader(response: Response) {
-  const reader = response.body!.getReader()
-  const decoder = new TextDecoder()
-  let text = ''
-  return {
-    get text() {
-      return text
-    },
-    async until(predicate: (text: string) => boolean) {
-      while (!predicate(text)) {
-        const { done, value } = await reader.read()
-        if (done) throw new Error(`stream ended before the expected text; got:\n${text}`)
-        text += decoder.decode(value, { stream: true })
-      }
-      return text
-    },
-    async rest() {
-      for (;;) {
-        const { done, value } = await reader.read()
-        if (done) return text
-        text += decoder.decode(value, { stream: true })
-      }
-    },
-    cancel: () => reader.cancel(),
-  }
-}
-
-export const idsOf = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))
 
 /**
  * The catch-up/live seam check: run r1 has 7 events, the stream (opened by `open`, paged by 2)
