@@ -1,11 +1,12 @@
+import { randomUUID } from 'node:crypto'
 import { expect } from 'vitest'
+import type { Json } from '../../src/core/json.js'
 import type { EventStore } from '../../src/core/ports.js'
 import { createHttpHandler } from '../../src/http/handler.js'
 import type { HandlerOptions } from '../../src/http/route-types.js'
 import type { SseTimers } from '../../src/http/sse-limits.js'
 import type { Engine } from '../../src/runtime/engine-types.js'
 import { idsOf, sseReader } from '../../src/testing/http-contract/sse-reader.js'
-import { appendRaw } from './fake-engine.js'
 
 export { idsOf, sseReader }
 
@@ -97,4 +98,54 @@ export async function expectSeamlessStream(
   await reader.until((t) => idsOf(t).includes(total))
   expect(idsOf(reader.text)).toEqual(Array.from({ length: total }, (_, i) => i + 1))
   await reader.cancel()
+}
+
+/**
+ * Appends events to a run directly on the store, as another process's writer would: the
+ * engine here learns of them only through the store (its subscription), like any live reader.
+ */
+export async function appendRaw(
+  store: EventStore,
+  runId: string,
+  types: string[],
+  payload: Json = null,
+) {
+  const tail = await store.tail(runId)
+  const events = types.map((type, i) => ({
+    id: randomUUID(),
+    runId,
+    seq: tail + i + 1,
+    ts: 0,
+    type,
+    payload,
+    threadId: null,
+    origin: 'external' as const,
+  }))
+  await store.append(runId, events, { expectedSeq: tail })
+  return events
+}
+
+/** A store whose live subscriptions are counted: `active` is how many are open now. */
+export function countingStore<S extends EventStore>(
+  inner: S,
+): S & { subscriptions: { active: number } } {
+  const subscriptions = { active: 0 }
+  const subscribe: EventStore['subscribe'] = (runId, listener) => {
+    const off = inner.subscribe!(runId, listener)
+    subscriptions.active++
+    let done = false
+    return () => {
+      if (!done) subscriptions.active--
+      done = true
+      off()
+    }
+  }
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (prop === 'subscriptions') return subscriptions
+      if (prop === 'subscribe') return subscribe
+      const value = Reflect.get(target, prop)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  }) as S & { subscriptions: { active: number } }
 }

@@ -1,9 +1,9 @@
 import type { Route } from '../../src/http/route-types.js'
 
 /**
- * A valid request for each route of the table, against a run `r1` started from `test/echo`
- * (effect `e1`, projection `count`). Shared by the auth matrix and the bad-input generator so
- * a new route without a sample fails loudly.
+ * A well-formed request for each route of the table, for the bad-input corpus and generator
+ * to mutate (a new route without a sample fails loudly). The host contract's own samples,
+ * valid against real runs, are in src/testing/http-contract/samples.ts.
  */
 export interface RouteSample {
   label: string
@@ -23,12 +23,9 @@ const BODIES: Record<string, unknown> = {
 
 const PARAMS: Record<string, string> = { id: 'r1', effectId: 'e1', name: 'count' }
 
-export function samplesOf(
-  routes: readonly Route[],
-  overrides: { params?: Record<string, string>; bodies?: Record<string, unknown> } = {},
-): RouteSample[] {
-  const params = { ...PARAMS, ...overrides.params }
-  const bodies = { ...BODIES, ...overrides.bodies }
+export function samplesOf(routes: readonly Route[]): RouteSample[] {
+  const params = PARAMS
+  const bodies = BODIES
   const out: RouteSample[] = []
   for (const route of routes) {
     let path = route.path.replace(/:(\w+)/g, (_, name: string) => {

@@ -1,8 +1,15 @@
 import { describe, expect } from 'vitest'
+import { failing } from '../engine-contract/definitions.js'
 import type { HostCase } from './host-case.js'
 import type { HostWorld } from './host-world.js'
 import { START_RELEASE } from './samples.js'
 import { idsOf, namedFrame, sseReader } from './sse-reader.js'
+
+/** The data of the stream's one end frame. */
+const endOf = (text: string) => {
+  expect(text.split('\n\n').filter((f) => f.startsWith('event: end\n'))).toHaveLength(1)
+  return namedFrame(text, 'end')
+}
 
 const LIVE = { accept: 'text/event-stream' }
 
@@ -18,9 +25,9 @@ async function parked(w: HostWorld, runId: string): Promise<number> {
   return started.body.state.lastSeq
 }
 
-async function approve(w: HostWorld, runId: string) {
+async function decide(w: HostWorld, runId: string, outcome: 'approve' | 'reject') {
   const { value } = (await w.call('GET', `/runs/${runId}/projections/pendingApprovals`)).body
-  const payload = { approvalId: value.items[0].approvalId, outcome: 'approve' }
+  const payload = { approvalId: value.items[0].approvalId, outcome }
   return (
     await w.call('POST', `/runs/${runId}/events`, {
       events: [{ type: 'approval.decided', payload }],
@@ -65,10 +72,10 @@ export function sseCases(test: HostCase): void {
         'last-event-id': '2',
       })
       await byHeader.until((t) => idsOf(t).includes(tail))
-      expect(idsOf(byHeader.text)[0]).toBe(3)
+      expect(idsOf(byHeader.text)).toEqual(Array.from({ length: tail - 2 }, (_, i) => i + 3))
       const byQuery = await stream(w, '/runs/r1/events?fromSeq=2')
       await byQuery.until((t) => idsOf(t).includes(tail))
-      expect(idsOf(byQuery.text)[0]).toBe(2)
+      expect(idsOf(byQuery.text)).toEqual(Array.from({ length: tail - 1 }, (_, i) => i + 2))
       await byHeader.cancel()
       await byQuery.cancel()
     })
@@ -92,36 +99,78 @@ export function sseCases(test: HostCase): void {
       expect([ghost.status, ghost.body.error.code]).toEqual([404, 'RUN_NOT_FOUND'])
     })
 
-    test('delivers live events, then an end frame once the run finishes, and ends', async (w) => {
+    test('a live stream ends with an end frame right after the terminal event', async (w) => {
       await w.boot()
-      const tail = await parked(w, 'r1')
-      const reader = await stream(w, '/runs/r1/events')
+      const tail = await parked(w, 'w1')
+      const reader = await stream(w, '/runs/w1/events?live=true', {})
       await reader.until((t) => idsOf(t).includes(tail))
-      const done = await approve(w, 'r1')
+      const done = await decide(w, 'w1', 'approve')
       expect(done.status).toBe('completed')
       const text = await reader.rest()
       expect(idsOf(text)).toEqual(Array.from({ length: done.lastSeq }, (_, i) => i + 1))
-      expect(namedFrame(text, 'end')).toEqual({
-        runId: 'r1',
-        status: 'completed',
-        lastSeq: done.lastSeq,
-      })
-      expect(text.endsWith('\n\n')).toBe(true)
+      const { events } = (await w.call('GET', '/runs/w1/events')).body
+      const terminal = events.find((e: any) => e.type === 'runtime.run.completed')
+      const end = JSON.stringify({ runId: 'w1', status: 'completed', lastSeq: done.lastSeq })
+      expect(text.endsWith(`event: end\ndata: ${end}\n\n`)).toBe(true)
+      expect(terminal.seq).toBeLessThanOrEqual(done.lastSeq)
     })
 
-    test('a stream of a finished run catches up, then ends; a resume past the end gets the end frame', async (w) => {
+    test('a stream of a run that finished earlier catches up, then ends', async (w) => {
       await w.boot()
-      await parked(w, 'r1')
-      const done = await approve(w, 'r1')
-      const caught = await (await stream(w, '/runs/r1/events?fromSeq=3')).rest()
-      expect(idsOf(caught)).toEqual(Array.from({ length: done.lastSeq - 2 }, (_, i) => i + 3))
-      const end = { runId: 'r1', status: 'completed', lastSeq: done.lastSeq }
-      expect(namedFrame(caught, 'end')).toEqual(end)
-      const resumed = await (
-        await stream(w, '/runs/r1/events', { ...LIVE, 'last-event-id': String(done.lastSeq) })
-      ).rest()
-      expect(idsOf(resumed)).toEqual([])
-      expect(namedFrame(resumed, 'end')).toEqual(end)
+      await parked(w, 'w2')
+      const done = await decide(w, 'w2', 'reject')
+      const text = await (await stream(w, '/runs/w2/events')).rest()
+      expect(idsOf(text)).toEqual(Array.from({ length: done.lastSeq }, (_, i) => i + 1))
+      expect(endOf(text)).toEqual({ runId: 'w2', status: 'completed', lastSeq: done.lastSeq })
+    })
+
+    test('a resume after the last event ends at once', async (w) => {
+      await w.boot()
+      await parked(w, 'w3')
+      const done = await decide(w, 'w3', 'approve')
+      const resume = { ...LIVE, 'last-event-id': String(done.lastSeq) }
+      const text = await (await stream(w, '/runs/w3/events', resume)).rest()
+      expect(idsOf(text)).toEqual([])
+      expect(endOf(text)).toEqual({ runId: 'w3', status: 'completed', lastSeq: done.lastSeq })
+    })
+
+    test('says how a failed run finished', async (w) => {
+      await w.boot()
+      const failed = await w.call('POST', '/runs', {
+        kind: 'workflow',
+        definitionName: failing.name,
+        runId: 'f1',
+      })
+      expect(failed.body.state.status).toBe('failed')
+      expect(endOf(await (await stream(w, '/runs/f1/events')).rest())).toEqual({
+        runId: 'f1',
+        status: 'failed',
+        lastSeq: failed.body.state.lastSeq,
+      })
+    })
+
+    test('a parked run’s stream does not end', async (w) => {
+      await w.boot()
+      const tail = await parked(w, 'p1')
+      const reader = await stream(w, '/runs/p1/events')
+      await reader.until((t) => idsOf(t).includes(tail))
+      // Events keep coming to a running run: each arrives, and the stream stays open.
+      await w.call('POST', '/runs/p1/events', { events: [{ type: 'app.note', payload: { n: 1 } }] })
+      await reader.until((t) => idsOf(t).includes(tail + 1))
+      expect(reader.text).not.toContain('event: end')
+      await reader.cancel()
+    })
+
+    test('the end frame is part of the documented wire format (no id: it never moves the cursor)', async (w) => {
+      await w.boot()
+      await parked(w, 'wire1')
+      const done = await decide(w, 'wire1', 'approve')
+      const text = await (await stream(w, '/runs/wire1/events?live=true', {})).rest()
+      const frame = text.split('\n\n').find((f) => f.startsWith('event: end'))!
+      expect(frame.split('\n')).toEqual([
+        'event: end',
+        `data: {"runId":"wire1","status":"completed","lastSeq":${done.lastSeq}}`,
+      ])
     })
   })
 
