@@ -1,7 +1,8 @@
+import type { WorldCase } from '../world-case.js'
 import type { EngineWorld } from './world.js'
 
-/** Registers one contract test: its body gets a fresh world, closed after it. */
-export type ContractCase = (title: string, body: (world: EngineWorld) => Promise<void>) => void
+/** Registers one engine contract test: its body gets a fresh world, closed after it. */
+export type ContractCase = WorldCase<EngineWorld>
 
 /** Settles to the error a promise rejects with (fails the test if it resolves). */
 export async function rejection(promise: Promise<unknown>): Promise<any> {

@@ -9,7 +9,6 @@ import {
   defineModule,
   type Module,
   payload,
-  type StandardSchema,
   TerminalError,
   type Worker,
   type WorkerTask,
@@ -17,6 +16,7 @@ import {
 import { agent, defineAgent } from '../../modules/agent/index.js'
 import { approval } from '../../modules/approval/index.js'
 import { defineEvaluator, evaluator } from '../../modules/evaluator/index.js'
+import { shape } from '../../modules/shared/shape.js'
 import { defineWorkflow, workflow } from '../../modules/workflow/index.js'
 
 /** Per-test switches and records of the suite's effects. */
@@ -60,28 +60,6 @@ export function recordingWorker(): RecordingWorker {
     dispatched,
     dispatch(task) {
       dispatched.push(task)
-    },
-  }
-}
-
-type Fields = Record<string, 'string' | 'number'>
-type Shaped<F extends Fields> = { [K in keyof F]: F[K] extends 'string' ? string : number }
-
-/** A small Standard Schema for a flat object, so the suite needs no validation library. */
-function shape<F extends Fields>(fields: F): StandardSchema<Shaped<F>> {
-  return {
-    '~standard': {
-      version: 1,
-      vendor: 'skein-contract',
-      validate(value) {
-        if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-          return { issues: [{ message: 'expected an object' }] }
-        }
-        const issues = Object.entries(fields)
-          .filter(([key, type]) => typeof (value as Record<string, unknown>)[key] !== type)
-          .map(([key, type]) => ({ message: `expected a ${type}`, path: [key] }))
-        return issues.length > 0 ? { issues } : { value: value as Shaped<F> }
-      },
     },
   }
 }
@@ -194,7 +172,7 @@ export const CHAIN = { kind: 'chain', name: 'double-twice', version: 'v1' } as c
 
 export const gated = defineWorkflow({
   name: 'gated',
-  input: shape({ orderId: 'string', amount: 'number' }),
+  input: shape<{ orderId: string; amount: number }>({ orderId: 'string', amount: 'number' }),
   nodes: {
     check: { run: ({ input }) => ({ ok: input.amount < 1000 }) },
     approve: { after: ['check'], run: (ctx) => ctx.gate({ title: `Order ${ctx.input.orderId}` }) },
@@ -307,7 +285,7 @@ export const local = invoking('local', 'suite.local')
 export const risk = defineEvaluator({
   name: 'refund-risk',
   description: 'Routes a refund to auto-approval or human review',
-  input: shape({ amount: 'number' }),
+  input: shape<{ amount: number }>({ amount: 'number' }),
   routes: ['auto', 'review'],
   evaluate: ({ amount }) =>
     amount > 100

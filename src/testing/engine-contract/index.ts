@@ -1,14 +1,14 @@
-import { afterEach, describe, it } from 'vitest'
+import { describe } from 'vitest'
+import { worldCases } from '../world-case.js'
 import { agentCases } from './agents.js'
 import { cancelCases } from './cancel.js'
-import type { ContractCase } from './case.js'
 import { effectCases } from './effects.js'
 import { idempotencyCases } from './idempotency.js'
 import { restartCases } from './restart.js'
 import { snapshotCases } from './snapshots.js'
 import { workerCases } from './workers.js'
 import { workflowCases } from './workflows.js'
-import { type MakeEngineStorage, openWorld, type WorldHandle } from './world.js'
+import { type MakeEngineStorage, openWorld } from './world.js'
 
 export type { EngineStorage, MakeEngineStorage } from './world.js'
 
@@ -30,17 +30,7 @@ export type { EngineStorage, MakeEngineStorage } from './world.js'
  */
 export function describeEngine(name: string, makeStorage: MakeEngineStorage): void {
   describe(`Engine contract: ${name}`, () => {
-    let open: WorldHandle | undefined
-    afterEach(async () => {
-      const closing = open
-      open = undefined
-      await closing?.close()
-    })
-    const test: ContractCase = (title, body) =>
-      it(title, async () => {
-        open = await openWorld(makeStorage)
-        await body(open.world)
-      })
+    const test = worldCases(() => openWorld(makeStorage))
 
     workflowCases(test)
     effectCases(test)

@@ -2,8 +2,7 @@ import { describe, expect } from 'vitest'
 import { type AuthorizeContext, type AuthorizeHook, bearerAuth } from '../../index.js'
 import { nap } from '../engine-contract/definitions.js'
 import { expectNotSupported, type HttpHostDifferences, unsupported } from './differences.js'
-import type { HostCase } from './host-case.js'
-import { read } from './host-world.js'
+import { type HostCase, read } from './host-world.js'
 import { dumpRuns, type RouteSample, routeSamples, SAMPLE_LABELS, seedRuns } from './samples.js'
 
 const TOKENS = {

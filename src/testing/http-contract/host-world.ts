@@ -1,6 +1,7 @@
 import type { AuthorizeHook, Clock, Module } from '../../index.js'
 import { newControl, suiteModules } from '../engine-contract/definitions.js'
 import { type ManualClock, manualClock } from '../manual-clock.js'
+import type { WorldCase } from '../world-case.js'
 
 /** What the suite hands a host factory: the modules to serve, the auth hook, the clock. */
 export interface HttpHostSetup {
@@ -51,6 +52,9 @@ export interface HostWorld {
   /** Sends a request and reads its body (JSON when it parses). */
   call(method: string, path: string, body?: unknown, headers?: HeadersInit): Promise<Sent>
 }
+
+/** Registers one host contract test: its body gets a fresh host world, closed after it. */
+export type HostCase = WorldCase<HostWorld>
 
 export interface HostWorldHandle {
   world: HostWorld

@@ -1,8 +1,9 @@
-import { afterEach, describe, it } from 'vitest'
+import { describe } from 'vitest'
+import { worldCases } from '../world-case.js'
 import { authCases } from './auth.js'
 import { checkedDifferences, type HttpHostDifferences } from './differences.js'
-import type { HostCase } from './host-case.js'
 import {
+  type HostCase,
   type HostWorldHandle,
   type MakeHttpHost,
   openHostWorld,
@@ -49,17 +50,7 @@ export function describeHttpHost(
   const differences = checkedDifferences(options.differences)
   for (const transport of options.transports ?? ['in-process', 'over 127.0.0.1']) {
     describe(`HTTP host contract: ${name} (${transport})`, () => {
-      let open: HostWorldHandle | undefined
-      afterEach(async () => {
-        const closing = open
-        open = undefined
-        await closing?.close()
-      })
-      const test: HostCase = (title, body) =>
-        it(title, async () => {
-          open = openHostWorld(makeHost, transport)
-          await body(open.world)
-        })
+      const test = worldCases(async () => openHostWorld(makeHost, transport))
 
       routeCases(test, differences)
       sseCases(test)

@@ -1,6 +1,5 @@
 import { describe, expect } from 'vitest'
-import type { HostCase } from './host-case.js'
-import { read } from './host-world.js'
+import { type HostCase, read } from './host-world.js'
 import { dumpRuns, type RouteSample, routeSamples, SAMPLE_LABELS, seedRuns } from './samples.js'
 
 const requestOf = (sample: RouteSample, path: string): RequestInit & { path: string } => ({

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest'
 import { expectNotSupported, type HttpHostDifferences, unsupported } from './differences.js'
-import type { HostCase } from './host-case.js'
+import type { HostCase } from './host-world.js'
 import { START_RELEASE } from './samples.js'
 
 const decide = (approvalId: string, outcome: string) => ({

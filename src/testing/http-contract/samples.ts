@@ -56,26 +56,25 @@ const BODIES: Record<string, unknown> = {
 }
 
 /**
- * One valid request per route of the table, and a live-stream one for `runs.events`. A route
- * without a sample value for a path parameter throws: a new route must join the suite.
+ * One request per route of `routes`, and a live-stream one for `runs.events`: `paramsOf` gives
+ * each route's path parameters, `bodies` the body of a POST route by route name. A route
+ * without a value for a path parameter throws: a new route must get a sample.
  */
-export function routeSamples(seeded: SeededRuns): RouteSample[] {
-  const params: Record<string, string> = {
-    id: 'r1',
-    effectId: encodeURIComponent(seeded.effectId),
-    name: 'pendingApprovals',
-  }
+export function samplesFor(
+  routes: readonly Route[],
+  paramsOf: (route: Route) => Record<string, string>,
+  bodies: Record<string, unknown>,
+): RouteSample[] {
   const out: RouteSample[] = []
-  for (const route of ROUTES) {
+  for (const route of routes) {
+    const params = paramsOf(route)
     let path = route.path.replace(/:(\w+)/g, (_, name: string) => {
       if (!(name in params)) throw new Error(`no sample value for :${name} in ${route.path}`)
       return params[name]
     })
-    // The effect routes address r2, whose effect is the one an operator may retry.
-    if (route.path.includes(':effectId')) path = path.replace('/runs/r1/', '/runs/r2/')
     if (route.name === 'runs.replay') path += '?seq=2'
     const sample: RouteSample = { label: route.name, route, method: route.method, path }
-    if (route.method === 'POST' && route.name in BODIES) sample.body = BODIES[route.name]
+    if (route.method === 'POST' && route.name in bodies) sample.body = bodies[route.name]
     out.push(sample)
     if (route.name === 'runs.events') {
       out.push({
@@ -87,6 +86,17 @@ export function routeSamples(seeded: SeededRuns): RouteSample[] {
     }
   }
   return out
+}
+
+/** A valid request for every route of the table, against the runs `seedRuns` made. */
+export function routeSamples(seeded: SeededRuns): RouteSample[] {
+  const params = { effectId: encodeURIComponent(seeded.effectId), name: 'pendingApprovals' }
+  // The effect routes address r2, whose effect is the one an operator may retry.
+  return samplesFor(
+    ROUTES,
+    (route) => ({ ...params, id: route.path.includes(':effectId') ? 'r2' : 'r1' }),
+    BODIES,
+  )
 }
 
 /** The labels of `routeSamples`, known before any run exists (for `it.each`). */

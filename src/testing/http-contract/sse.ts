@@ -1,7 +1,6 @@
 import { describe, expect } from 'vitest'
 import { failing } from '../engine-contract/definitions.js'
-import type { HostCase } from './host-case.js'
-import type { HostWorld } from './host-world.js'
+import type { HostCase, HostWorld } from './host-world.js'
 import { START_RELEASE } from './samples.js'
 import { idsOf, namedFrame, sseReader } from './sse-reader.js'
 
