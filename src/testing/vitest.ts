@@ -1,6 +1,19 @@
-// `skein/testing/vitest`: the store contract suites, which register vitest tests (STYLE §3).
+// `skein/testing/vitest`: the contract suites, which register vitest tests (STYLE §3): the
+// store contracts, the whole-engine contract run against a store, and the HTTP host contract.
 // Apart from `skein/testing` so that importing a fake clock or a faulty store needs no vitest.
 
+export type { EngineStorage, MakeEngineStorage } from './engine-contract/index.js'
+export { describeEngine } from './engine-contract/index.js'
+export type {
+  HttpHost,
+  HttpHostContractOptions,
+  HttpHostDifferences,
+  HttpHostServer,
+  HttpHostSetup,
+  MakeHttpHost,
+  Transport,
+} from './http-contract/index.js'
+export { describeHttpHost } from './http-contract/index.js'
 export type {
   ContractTest,
   SnapshotContractOptions,

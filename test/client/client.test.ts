@@ -2,25 +2,36 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ClientError, createEngineClient } from '../../src/client/index.js'
 import type { EventEnvelope } from '../../src/core/envelope.js'
 import { serveHandler } from '../../src/http/server.js'
-import type { ServerHandle } from '../../src/runtime/engine-types.js'
-import { appendRaw, fakeEngine } from '../http/fake-engine.js'
-import { makeHandler, manualTimers } from '../http/helpers.js'
+import type { Engine, ServerHandle } from '../../src/runtime/engine-types.js'
+import { memoryStore } from '../../src/stores/memory/memory-store.js'
+import { appendRaw, countingStore, makeHandler, manualTimers } from '../http/helpers.js'
+import { realEngine, release, START_RELEASE } from '../http/real-engine.js'
 import { immediateTimers, inProcess } from './helpers.js'
 
 const servers: ServerHandle[] = []
+const engines: Engine[] = []
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()))
+  await Promise.all(engines.splice(0).map((e) => e.stop()))
 })
 
 type Mode = 'in-process' | 'socket'
 
-async function setup(mode: Mode) {
-  const engine = fakeEngine()
+/** A real engine (its store's subscriptions counted) behind the handler with manual timers. */
+function realHandler() {
+  const { engine, store } = realEngine({ store: countingStore(memoryStore()) })
+  engines.push(engine)
   const http = makeHandler(engine, { sse: { timers: manualTimers() } })
+  return { engine, store, http }
+}
+
+async function setup(mode: Mode) {
+  const { engine, store, http } = realHandler()
   const timers = immediateTimers()
   if (mode === 'in-process') {
     return {
       engine,
+      store,
       http,
       timers,
       client: createEngineClient({ baseUrl: 'http://skein.local', fetch: inProcess(http), timers }),
@@ -28,38 +39,49 @@ async function setup(mode: Mode) {
   }
   const server = await serveHandler(http.fetch, { port: 0, closeStreams: http.closeStreams })
   servers.push(server)
-  return { engine, http, timers, client: createEngineClient({ baseUrl: `${server.url}/`, timers }) }
+  return {
+    engine,
+    store,
+    http,
+    timers,
+    client: createEngineClient({ baseUrl: `${server.url}/`, timers }),
+  }
 }
-
-const echo = { kind: 'test', name: 'echo', version: '1' }
 
 describe.each<Mode>(['in-process', 'socket'])('client (%s)', (mode) => {
   it('covers the request helpers', async () => {
     const { client } = await setup(mode)
     expect(await client.health()).toEqual({ ok: true })
-    const started = await client.start(echo, { a: 1 }, { runId: 'c1', idempotencyKey: 'start-1' })
-    expect(started).toMatchObject({ runId: 'c1', state: { lastSeq: 3 } })
+    const input = { topic: 'a' }
+    const started = await client.start(release, input, { runId: 'c1', idempotencyKey: 'start-1' })
+    const tail = started.state.lastSeq
+    expect(started).toMatchObject({ runId: 'c1', state: { status: 'running' } })
     expect(
-      await client.start(echo, { a: 1 }, { runId: 'c1', idempotencyKey: 'start-1' }),
-    ).toMatchObject({ runId: 'c1' })
+      await client.start(release, input, { runId: 'c1', idempotencyKey: 'start-1' }),
+    ).toMatchObject({ runId: 'c1', state: { lastSeq: tail } })
     expect((await client.getRun('c1')).state.runId).toBe('c1')
+    // A keyed signal records its key (runtime.signal.received), then its event.
     const signalled = await client.signal('c1', [{ type: 'ping' }], { idempotencyKey: 'sig-1' })
-    expect(signalled.state.lastSeq).toBe(4)
+    expect(signalled.state.lastSeq).toBe(tail + 2)
     expect(
       (await client.signal('c1', [{ type: 'ping' }], { idempotencyKey: 'sig-1' })).state.lastSeq,
-    ).toBe(4)
+    ).toBe(tail + 2)
     expect(
       (await client.getEvents('c1', { fromSeq: 2, limit: 2 })).events.map((e) => e.seq),
     ).toEqual([2, 3])
-    expect((await client.wake('c1')).state.lastSeq).toBe(4)
+    expect((await client.wake('c1')).state.lastSeq).toBe(tail + 2)
     expect((await client.replayTo('c1', 2)).step?.seq).toBe(2)
-    expect(await client.project('c1', 'count')).toEqual({ runId: 'c1', name: 'count', value: 4 })
-    expect((await client.inspectRun('c1')).tail).toBe(4)
+    const pending = await client.project('c1', 'pendingApprovals')
+    expect(pending).toMatchObject({ runId: 'c1', name: 'pendingApprovals' })
+    expect((pending.value as { items: unknown[] }).items).toHaveLength(1)
+    expect((await client.inspectRun('c1')).tail).toBe(tail + 2)
     expect((await client.listRuns()).runIds).toEqual(['c1'])
     expect((await client.listRunSummaries()).runs).toHaveLength(1)
-    expect((await client.listThreads('c1')).threads).toEqual([])
+    expect((await client.listThreads('c1')).threads.map((t) => t.threadId)).toEqual([
+      started.threadId,
+    ])
     expect((await client.listEffects('c1')).effects).toEqual([])
-    const run = await client.startRun({ kind: 'test', definitionName: 'echo' })
+    const run = await client.startRun(START_RELEASE)
     expect(run.runId).toMatch(/-/)
   })
 
@@ -80,8 +102,9 @@ describe.each<Mode>(['in-process', 'socket'])('client (%s)', (mode) => {
   })
 
   it('subscribeEvents delivers catch-up then live events, from fromSeq', async () => {
-    const { client, engine } = await setup(mode)
-    await client.startRun({ kind: 'test', definitionName: 'echo', runId: 's1' })
+    const { client, store } = await setup(mode)
+    const { state } = await client.startRun({ ...START_RELEASE, runId: 's1' })
+    const last = state.lastSeq + 3
     const seen: number[] = []
     let resolve!: () => void
     const done = new Promise<void>((r) => (resolve = r))
@@ -89,15 +112,15 @@ describe.each<Mode>(['in-process', 'socket'])('client (%s)', (mode) => {
       's1',
       (event: EventEnvelope) => {
         seen.push(event.seq)
-        if (event.seq === 6) resolve()
+        if (event.seq === last) resolve()
       },
       { fromSeq: 2 },
     )
-    await appendRaw(await engine.store, 's1', ['a', 'b', 'c'])
+    await appendRaw(store, 's1', ['a', 'b', 'c'])
     await done
     stop()
-    expect(seen).toEqual([2, 3, 4, 5, 6])
-    await expect.poll(() => engine.subscriptions.active).toBe(0)
+    expect(seen).toEqual(Array.from({ length: last - 1 }, (_, i) => i + 2))
+    await expect.poll(() => store.subscriptions.active).toBe(0)
   })
 
   it('subscribeEvents stops on a permanent error and reports it', async () => {
@@ -112,12 +135,13 @@ describe.each<Mode>(['in-process', 'socket'])('client (%s)', (mode) => {
 
   it('stream() yields the initial wake events and exposes runId and result', async () => {
     const { client } = await setup(mode)
-    const stream = client.stream(echo, { x: 1 })
+    const stream = client.stream(release, { topic: 'x' })
     expect(stream.runId).toMatch(/-/)
     const seqs: number[] = []
     for await (const event of stream) seqs.push(event.seq)
-    expect(seqs).toEqual([1, 2, 3])
-    expect(await stream.result).toMatchObject({ runId: stream.runId, state: { lastSeq: 3 } })
+    const result = await stream.result
+    expect(result).toMatchObject({ runId: stream.runId, state: { status: 'running' } })
+    expect(seqs).toEqual(Array.from({ length: result.state.lastSeq }, (_, i) => i + 1))
   })
 
   it('streamRun() rejects with ClientError for a start that fails', async () => {
@@ -135,9 +159,9 @@ describe.each<Mode>(['in-process', 'socket'])('client (%s)', (mode) => {
 
 describe('subscribeEvents reconnects', () => {
   it('backs off exponentially on failures and resumes from its last seq', async () => {
-    const engine = fakeEngine()
-    const http = makeHandler(engine, { sse: { timers: manualTimers() } })
-    await engine.startRun({ kind: 'test', definitionName: 'echo', runId: 'r1' })
+    const { engine, store, http } = realHandler()
+    const { state } = await engine.startRun({ ...START_RELEASE, runId: 'r1' })
+    const last = state.lastSeq + 2
     const timers = immediateTimers()
     const lastIds: Array<string | null> = []
     let calls = 0
@@ -179,16 +203,59 @@ describe('subscribeEvents reconnects', () => {
     const done = new Promise<void>((r) => (resolve = r))
     const stop = client.subscribeEvents('r1', (e) => {
       seen.push(e.seq)
-      if (e.seq === 5) resolve()
+      if (e.seq === last) resolve()
     })
     await expect.poll(() => calls).toBeGreaterThanOrEqual(7)
-    await appendRaw(await engine.store, 'r1', ['x', 'y'])
+    await appendRaw(store, 'r1', ['x', 'y'])
     await done
     stop()
-    expect(seen).toEqual([1, 2, 3, 4, 5])
+    expect(seen).toEqual(Array.from({ length: last }, (_, i) => i + 1))
     expect(timers.delays).toEqual([100, 200, 400, 800, 1000, 1000])
     expect(lastIds[0]).toBe('0')
     // Connection 1 delivered seqs 1 and 2 before it dropped: every retry resumes after 2.
     expect(new Set(lastIds.slice(1))).toEqual(new Set(['2']))
+  })
+})
+
+describe('the client against the real engine (workflow + approval)', () => {
+  it('client streamRun and subscribeEvents against engine.fetch and engine.serve', async () => {
+    const { engine } = realEngine()
+    engines.push(engine)
+    const local = createEngineClient({
+      baseUrl: 'http://e',
+      fetch: async (r) => (await engine.fetch(r))!,
+    })
+    const stream = local.streamRun({ ...START_RELEASE, input: { topic: 'x' } })
+    const types: string[] = []
+    for await (const event of stream) types.push(event.type)
+    const result = await stream.result
+    expect(result.runId).toBe(stream.runId)
+    expect(types.length).toBe(result.state.lastSeq)
+    expect(types).toContain('approval.requested')
+
+    const server: ServerHandle = await engine.serve({ port: 0 })
+    const client = createEngineClient({ baseUrl: server.url })
+    const seen: string[] = []
+    let resolve!: () => void
+    const done = new Promise<void>((r) => (resolve = r))
+    const stop = client.subscribeEvents(stream.runId, (e) => {
+      seen.push(e.type)
+      if (e.type === 'runtime.run.completed') resolve()
+    })
+    const pending = await client.project<{ items: Array<{ approvalId: string }> }>(
+      stream.runId,
+      'pendingApprovals',
+    )
+    const decided = await client.signal(stream.runId, [
+      {
+        type: 'approval.decided',
+        payload: { approvalId: pending.value.items[0].approvalId, outcome: 'reject' },
+      },
+    ])
+    expect(decided.state.status).toBe('completed')
+    await done
+    stop()
+    expect(seen.slice(0, types.length)).toEqual(types)
+    // stop() closes the server and any stream still open.
   })
 })

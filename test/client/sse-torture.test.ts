@@ -1,14 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createEngineClient } from '../../src/client/index.js'
 import { serveHandler } from '../../src/http/server.js'
-import type { ServerHandle } from '../../src/runtime/engine-types.js'
-import { appendRaw, fakeEngine } from '../http/fake-engine.js'
-import { makeHandler, manualTimers } from '../http/helpers.js'
+import type { Engine, ServerHandle } from '../../src/runtime/engine-types.js'
+import { memoryStore } from '../../src/stores/memory/memory-store.js'
+import { appendRaw, countingStore, makeHandler, manualTimers } from '../http/helpers.js'
+import { realEngine, START_RELEASE } from '../http/real-engine.js'
 import { cuttingFetch, immediateTimers, inProcess, prng } from './helpers.js'
 
 const servers: ServerHandle[] = []
+const engines: Engine[] = []
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()))
+  await Promise.all(engines.splice(0).map((e) => e.stop()))
 })
 
 /**
@@ -17,8 +20,8 @@ afterEach(async () => {
  */
 async function torture(mode: 'in-process' | 'socket', seed: number, n: number, minCuts: number) {
   const random = prng(seed)
-  const engine = fakeEngine()
-  const store = await engine.store
+  const { engine, store } = realEngine({ store: countingStore(memoryStore()) })
+  engines.push(engine)
   const http = makeHandler(engine, { sse: { timers: manualTimers(), pageSize: 7 } })
   let base: (request: Request) => Promise<Response> = inProcess(http)
   let baseUrl = 'http://skein.local'
@@ -31,7 +34,8 @@ async function torture(mode: 'in-process' | 'socket', seed: number, n: number, m
   const { fetch: cutting, stats } = cuttingFetch(base, random)
   const client = createEngineClient({ baseUrl, fetch: cutting, timers: immediateTimers(), random })
 
-  await appendRaw(store, 't', ['first'])
+  // A real run parked on its gate; the rest of the log comes from another writer.
+  const { state } = await engine.startRun({ ...START_RELEASE, runId: 't' })
   const seen: number[] = []
   let resolve!: () => void
   const done = new Promise<void>((r) => (resolve = r))
@@ -39,7 +43,7 @@ async function torture(mode: 'in-process' | 'socket', seed: number, n: number, m
     seen.push(event.seq)
     if (event.seq === n) resolve()
   })
-  let appended = 1
+  let appended = state.lastSeq
   while (appended < n) {
     const batch = Math.min(n - appended, 1 + Math.floor(random() * 4))
     await appendRaw(
@@ -55,7 +59,7 @@ async function torture(mode: 'in-process' | 'socket', seed: number, n: number, m
   stop()
   expect(seen).toEqual(Array.from({ length: n }, (_, i) => i + 1))
   expect(stats.cuts).toBeGreaterThanOrEqual(minCuts)
-  await expect.poll(() => engine.subscriptions.active).toBe(0)
+  await expect.poll(() => store.subscriptions.active).toBe(0)
   console.log(
     `SCORE sse-resume-torture mode=${mode} events=${n} disconnects=${stats.cuts} connects=${stats.connects} gaps=0 duplicates=0`,
   )

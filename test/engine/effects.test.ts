@@ -11,7 +11,6 @@ import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
 import * as fixturesModule from '../support/fixtures.js'
-import { flush, makeEngine } from '../support/fixtures.js'
 
 let engine: Engine
 afterEach(() => engine?.stop())
@@ -20,19 +19,6 @@ const flow = (name: string, effect: string, input: unknown = null, extra: object
   defineWorkflow({ name, nodes: { a: { run: (ctx) => ctx.invoke(effect, input), ...extra } } })
 
 describe('in-process effects', () => {
-  it('ctx.emit events are appended atomically with the result', async () => {
-    const wf = flow('noting', 'test.noting')
-    ;({ engine } = makeEngine())
-    const reg = createEngineWith(wf)
-    engine = reg
-    const { runId, state } = await engine.start(wf)
-    expect(state.status).toBe('completed')
-    const events = await engine.getEvents(runId)
-    const i = events.findIndex((e) => e.type === 'test.noted')
-    expect(events[i + 1].type).toBe('runtime.effect.completed')
-    expect(events[i].effectId).toBe(events[i + 1].effectId)
-  })
-
   it('a handler may destructure emit, publish and effectType from its context', async () => {
     const seen: string[] = []
     const echo = defineEffect({ execute: async (input: unknown) => input })
@@ -144,26 +130,6 @@ describe('in-process effects', () => {
     })
   })
 
-  it('a hung attempt times out through the clock, is recorded and retried, then fails', async () => {
-    const wf = flow('hanging', 'test.hang')
-    const clock = manualClock()
-    engine = createEngineWith(wf, { clock })
-    const started = engine.start(wf, undefined, { runId: 'h1' })
-    await flush()
-    await clock.advance(1000)
-    await flush()
-    await clock.advance(10)
-    await flush()
-    await clock.advance(1000)
-    await flush()
-    await started
-    const state = await engine.getRun('h1')
-    expect(state.status).toBe('failed')
-    const types = (await engine.getEvents('h1')).map((e) => e.type)
-    expect(types.filter((t) => t === 'runtime.effect.timed_out')).toHaveLength(2)
-    expect(types.filter((t) => t === 'runtime.effect.attempt.started')).toHaveLength(2)
-  })
-
   it('invalid effect input fails the effect terminally with INVALID_INPUT', async () => {
     const wf = flow('typed', 'test.typed', { amount: -5 })
     engine = createEngineWith(wf)
@@ -171,52 +137,6 @@ describe('in-process effects', () => {
     expect(state.status).toBe('failed')
     const failed = (await engine.getEvents(runId)).find((e) => e.type === 'runtime.effect.failed')!
     expect((failed.payload as any).error.code).toBe('INVALID_INPUT')
-  })
-
-  it('an effect with no handler and no worker is ambiguous; an operator retry runs it once handled', async () => {
-    const wf = flow('ext', 'test.external')
-    engine = createEngineWith(wf)
-    const { runId, state } = await engine.start(wf)
-    expect(state.status).toBe('running')
-    const status = await engine.inspectRun(runId)
-    expect(status.effects[0]).toMatchObject({ type: 'test.external', status: 'ambiguous' })
-    expect(status.effects[0].lastError?.code).toBe('NO_EXECUTOR')
-  })
-
-  it('operator retry of a final failure re-opens the node, thread and run', async () => {
-    let fail = true
-    const mod = defineModule({
-      namespace: 'pay',
-      effects: {
-        charge: defineEffect({
-          retry: { maxAttempts: 1 },
-          execute: async () => {
-            if (fail) throw new Error('gateway down')
-            return { charged: true }
-          },
-        }),
-      },
-    })
-    const wf = flow('charge', 'pay.charge')
-    engine = createEngine({ modules: [workflow({ definitions: [wf] }), mod], clock: manualClock() })
-    const { runId, state } = await engine.start(wf)
-    expect(state.status).toBe('failed')
-    const [effect] = (await engine.inspectRun(runId)).effects
-    expect(effect.status).toBe('failed')
-    fail = false
-    const retried = await engine.retryEffect(runId, effect.effectId, {
-      identity: 'ops@example.com',
-    })
-    expect(retried.status).toBe('completed')
-    expect((retried.output as any).a).toEqual({ charged: true })
-    const scheduled = (await engine.getEvents(runId)).find(
-      (e) => e.type === 'runtime.effect.retry.scheduled',
-    )!
-    expect(scheduled.payload).toMatchObject({ reason: 'operator', by: 'ops@example.com' })
-    expect(scheduled.origin).toBe('operator')
-    const again = await engine.retryEffect(runId, effect.effectId).catch((e) => e)
-    expect(again.code).toBe('EFFECT_NOT_RETRYABLE')
-    expect((await engine.retryEffect(runId, 'nope').catch((e) => e)).code).toBe('EFFECT_NOT_FOUND')
   })
 })
 

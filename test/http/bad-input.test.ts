@@ -1,10 +1,9 @@
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { ROUTES } from '../../src/http/routes/index.js'
+import type { Engine } from '../../src/runtime/engine-types.js'
 import type { AuthorizeHook } from '../../src/runtime/options.js'
-import { memoryStore } from '../../src/stores/memory/memory-store.js'
 import { badInputCorpus } from './bad-input-corpus.js'
-import { fakeEngine } from './fake-engine.js'
 import { BASE, makeHandler } from './helpers.js'
 import { realEngine, START_RELEASE } from './real-engine.js'
 import { samplesOf } from './route-samples.js'
@@ -12,21 +11,15 @@ import { samplesOf } from './route-samples.js'
 // Worker/operations routes are open here so their input checks are exercised too.
 const allowAll: AuthorizeHook = () => true
 
-async function setup() {
-  const store = memoryStore()
-  const engine = fakeEngine(store)
-  await engine.startRun({ kind: 'test', definitionName: 'echo', runId: 'r1' })
-  const http = makeHandler(engine, { authorize: allowAll })
-  const dump = async () => {
-    const runs = (await store.listRuns()).sort()
-    return JSON.stringify({ runs, events: await Promise.all(runs.map((id) => store.read(id))) })
-  }
-  return { store, engine, http, dump }
-}
+const engines: Engine[] = []
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.stop()))
+})
 
-/** The same, through createEngine's wiring and the real wake loop (workflow `release`). */
-async function setupReal() {
+/** Run r1 (workflow `release`) through createEngine's wiring and the real wake loop. */
+async function setup() {
   const real = realEngine({ authorize: allowAll })
+  engines.push(real.engine)
   await real.engine.startRun({ ...START_RELEASE, runId: 'r1' })
   const dump = async () => {
     const runs = (await real.store.listRuns()).sort()
@@ -35,7 +28,7 @@ async function setupReal() {
       events: await Promise.all(runs.map((id) => real.store.read(id))),
     })
   }
-  return { http: { fetch: real.engine.fetch }, dump, stop: () => real.engine.stop() }
+  return { engine: real.engine, http: { fetch: real.engine.fetch }, dump }
 }
 
 function expectProperError(status: number, body: string) {
@@ -56,35 +49,32 @@ describe('bad-input corpus', () => {
     expect(corpus.length).toBeGreaterThanOrEqual(200)
   })
 
-  it.each(['fake', 'real'])(
-    'answers every one with a proper 4xx error and leaves the log unchanged (%s engine)',
-    async (subject) => {
-      const { http, dump } = subject === 'fake' ? await setup() : await setupReal()
-      const before = await dump()
-      const statuses = new Map<number, number>()
-      for (const bad of corpus) {
-        const res = (await http.fetch(
-          new Request(BASE + bad.path, {
-            method: bad.method,
-            headers: bad.headers,
-            body: bad.body as BodyInit | undefined,
-          }),
-        ))!
-        expect(res, bad.name).not.toBeNull()
-        const text = await res.text()
-        try {
-          expectProperError(res.status, text)
-        } catch (error) {
-          throw new Error(`${bad.name}: ${res.status} ${text.slice(0, 200)}\n${error}`)
-        }
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+  it('answers every one with a proper 4xx error and leaves the log unchanged (real engine)', async () => {
+    const { http, dump } = await setup()
+    const before = await dump()
+    const statuses = new Map<number, number>()
+    for (const bad of corpus) {
+      const res = (await http.fetch(
+        new Request(BASE + bad.path, {
+          method: bad.method,
+          headers: bad.headers,
+          body: bad.body as BodyInit | undefined,
+        }),
+      ))!
+      expect(res, bad.name).not.toBeNull()
+      const text = await res.text()
+      try {
+        expectProperError(res.status, text)
+      } catch (error) {
+        throw new Error(`${bad.name}: ${res.status} ${text.slice(0, 200)}\n${error}`)
       }
-      expect(await dump()).toBe(before)
-      console.log(
-        `SCORE http-bad-input engine=${subject} requests=${corpus.length} 5xx=0 statuses=${JSON.stringify(Object.fromEntries(statuses))}`,
-      )
-    },
-  )
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+    }
+    expect(await dump()).toBe(before)
+    console.log(
+      `SCORE http-bad-input engine=real requests=${corpus.length} 5xx=0 statuses=${JSON.stringify(Object.fromEntries(statuses))}`,
+    )
+  })
 
   it('refuses a streamed body over the limit while it streams', async () => {
     const { engine, dump } = await setup()
@@ -146,51 +136,48 @@ describe('bad-input generator (fast-check, all routes)', () => {
     '',
   )
 
-  it.each(['fake', 'real'])(
-    'never answers 5xx; every error is a proper body; errors write nothing (%s engine)',
-    async (subject) => {
-      const { http, dump } = subject === 'fake' ? await setup() : await setupReal()
-      let requests = 0
-      await fc.assert(
-        fc.asyncProperty(
-          fc.constantFrom(...samples),
-          fc.array(segment, { maxLength: 2 }),
-          fc.dictionary(fc.constantFrom('fromSeq', 'limit', 'seq', 'live'), query),
-          fc.option(body, { nil: undefined }),
-          contentType,
-          fc.constantFrom('GET', 'POST', 'PUT'),
-          async (sample, extra, params, text, ct, method) => {
-            const path = [sample.path.split('?')[0], ...extra.map(encodeURIComponent)].join('/')
-            const qs = new URLSearchParams(params).toString()
-            const m = extra.length === 0 ? sample.method : method
-            const before = await dump()
-            const request = new Request(`${BASE}${path}${qs ? `?${qs}` : ''}`, {
-              method: m,
-              headers: ct ? { 'content-type': ct } : {},
-              body: m === 'GET' ? undefined : text,
-            })
-            const res = await http.fetch(request)
-            requests++
-            if (res === null) {
-              // Only when URL normalization (`/health/..` → `/`) left the API.
-              expect(new URL(request.url).pathname).not.toMatch(/^\/(runs|health|operations)(\/|$)/)
-              return
-            }
-            if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
-              await res.body!.cancel()
-              return
-            }
-            const out = await res.text()
-            expect(res.status, out).toBeLessThan(500)
-            if (res.status >= 400) {
-              expectProperError(res.status, out)
-              expect(await dump()).toBe(before)
-            }
-          },
-        ),
-        { numRuns: 600, seed: 20260101 },
-      )
-      console.log(`SCORE http-fuzz engine=${subject} requests=${requests} 5xx=0`)
-    },
-  )
+  it('never answers 5xx; every error is a proper body; errors write nothing (real engine)', async () => {
+    const { http, dump } = await setup()
+    let requests = 0
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...samples),
+        fc.array(segment, { maxLength: 2 }),
+        fc.dictionary(fc.constantFrom('fromSeq', 'limit', 'seq', 'live'), query),
+        fc.option(body, { nil: undefined }),
+        contentType,
+        fc.constantFrom('GET', 'POST', 'PUT'),
+        async (sample, extra, params, text, ct, method) => {
+          const path = [sample.path.split('?')[0], ...extra.map(encodeURIComponent)].join('/')
+          const qs = new URLSearchParams(params).toString()
+          const m = extra.length === 0 ? sample.method : method
+          const before = await dump()
+          const request = new Request(`${BASE}${path}${qs ? `?${qs}` : ''}`, {
+            method: m,
+            headers: ct ? { 'content-type': ct } : {},
+            body: m === 'GET' ? undefined : text,
+          })
+          const res = await http.fetch(request)
+          requests++
+          if (res === null) {
+            // Only when URL normalization (`/health/..` → `/`) left the API.
+            expect(new URL(request.url).pathname).not.toMatch(/^\/(runs|health|operations)(\/|$)/)
+            return
+          }
+          if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
+            await res.body!.cancel()
+            return
+          }
+          const out = await res.text()
+          expect(res.status, out).toBeLessThan(500)
+          if (res.status >= 400) {
+            expectProperError(res.status, out)
+            expect(await dump()).toBe(before)
+          }
+        },
+      ),
+      { numRuns: 600, seed: 20260101 },
+    )
+    console.log(`SCORE http-fuzz engine=real requests=${requests} 5xx=0`)
+  })
 })

@@ -1,10 +1,14 @@
+import { randomUUID } from 'node:crypto'
 import { expect } from 'vitest'
+import type { Json } from '../../src/core/json.js'
 import type { EventStore } from '../../src/core/ports.js'
 import { createHttpHandler } from '../../src/http/handler.js'
 import type { HandlerOptions } from '../../src/http/route-types.js'
 import type { SseTimers } from '../../src/http/sse-limits.js'
 import type { Engine } from '../../src/runtime/engine-types.js'
-import { appendRaw } from './fake-engine.js'
+import { idsOf, sseReader } from '../../src/testing/http-contract/sse-reader.js'
+
+export { idsOf, sseReader }
 
 export const BASE = 'http://skein.test'
 export const MIB = 1024 * 1024
@@ -70,36 +74,6 @@ export function manualTimers(): SseTimers & {
   }
 }
 
-/** Reads an SSE body incrementally; `until` waits for text matching a predicate. */
-export function sseReader(response: Response) {
-  const reader = response.body!.getReader()
-  const decoder = new TextDecoder()
-  let text = ''
-  return {
-    get text() {
-      return text
-    },
-    async until(predicate: (text: string) => boolean) {
-      while (!predicate(text)) {
-        const { done, value } = await reader.read()
-        if (done) throw new Error(`stream ended before the expected text; got:\n${text}`)
-        text += decoder.decode(value, { stream: true })
-      }
-      return text
-    },
-    async rest() {
-      for (;;) {
-        const { done, value } = await reader.read()
-        if (done) return text
-        text += decoder.decode(value, { stream: true })
-      }
-    },
-    cancel: () => reader.cancel(),
-  }
-}
-
-export const idsOf = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))
-
 /**
  * The catch-up/live seam check: run r1 has 7 events, the stream (opened by `open`, paged by 2)
  * sees an append between each of `rounds` pages and after them, and must deliver every seq
@@ -124,4 +98,54 @@ export async function expectSeamlessStream(
   await reader.until((t) => idsOf(t).includes(total))
   expect(idsOf(reader.text)).toEqual(Array.from({ length: total }, (_, i) => i + 1))
   await reader.cancel()
+}
+
+/**
+ * Appends events to a run directly on the store, as another process's writer would: the
+ * engine here learns of them only through the store (its subscription), like any live reader.
+ */
+export async function appendRaw(
+  store: EventStore,
+  runId: string,
+  types: string[],
+  payload: Json = null,
+) {
+  const tail = await store.tail(runId)
+  const events = types.map((type, i) => ({
+    id: randomUUID(),
+    runId,
+    seq: tail + i + 1,
+    ts: 0,
+    type,
+    payload,
+    threadId: null,
+    origin: 'external' as const,
+  }))
+  await store.append(runId, events, { expectedSeq: tail })
+  return events
+}
+
+/** A store whose live subscriptions are counted: `active` is how many are open now. */
+export function countingStore<S extends EventStore>(
+  inner: S,
+): S & { subscriptions: { active: number } } {
+  const subscriptions = { active: 0 }
+  const subscribe: EventStore['subscribe'] = (runId, listener) => {
+    const off = inner.subscribe!(runId, listener)
+    subscriptions.active++
+    let done = false
+    return () => {
+      if (!done) subscriptions.active--
+      done = true
+      off()
+    }
+  }
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (prop === 'subscriptions') return subscriptions
+      if (prop === 'subscribe') return subscribe
+      const value = Reflect.get(target, prop)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  }) as S & { subscriptions: { active: number } }
 }

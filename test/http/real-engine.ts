@@ -1,8 +1,15 @@
-import { createEngine, defineEffect, defineModule, type Engine, TerminalError } from 'skein'
+import {
+  createEngine,
+  defineEffect,
+  defineModule,
+  type Engine,
+  type EngineOptions,
+  type EventStore,
+  TerminalError,
+} from 'skein'
 import { approval } from 'skein/approval'
 import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
-import type { AuthorizeHook } from '../../src/runtime/options.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
 
 /** A workflow with a gate: `draft` → `review` (human gate) → `publish` (an effect). */
@@ -40,13 +47,16 @@ const docs = defineModule({
   },
 })
 
-export function realEngine(options: { authorize?: AuthorizeHook } = {}) {
-  const store = memoryStore()
+/** A real engine (workflow + approval) on a memory store, or on `store` when given. */
+export function realEngine<S extends EventStore = ReturnType<typeof memoryStore>>(
+  options: Omit<EngineOptions, 'store'> & { store?: S } = {},
+) {
+  const store = (options.store ?? memoryStore()) as S
   const engine: Engine = createEngine({
     modules: [workflow({ definitions: [release, broken] }), approval(), docs],
     clock: manualClock(),
-    store,
     ...options,
+    store,
   })
   return { engine, store }
 }

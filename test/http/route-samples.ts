@@ -1,19 +1,7 @@
 import type { Route } from '../../src/http/route-types.js'
+import { type RouteSample, samplesFor } from '../../src/testing/http-contract/samples.js'
 
-/**
- * A valid request for each route of the table, against a run `r1` started from `test/echo`
- * (effect `e1`, projection `count`). Shared by the auth matrix and the bad-input generator so
- * a new route without a sample fails loudly.
- */
-export interface RouteSample {
-  label: string
-  route: Route
-  method: string
-  path: string
-  body?: unknown
-  headers?: Record<string, string>
-  sse?: boolean
-}
+export type { RouteSample }
 
 const BODIES: Record<string, unknown> = {
   'runs.start': { kind: 'test', definitionName: 'echo', runId: 'new-run' },
@@ -23,30 +11,10 @@ const BODIES: Record<string, unknown> = {
 
 const PARAMS: Record<string, string> = { id: 'r1', effectId: 'e1', name: 'count' }
 
-export function samplesOf(
-  routes: readonly Route[],
-  overrides: { params?: Record<string, string>; bodies?: Record<string, unknown> } = {},
-): RouteSample[] {
-  const params = { ...PARAMS, ...overrides.params }
-  const bodies = { ...BODIES, ...overrides.bodies }
-  const out: RouteSample[] = []
-  for (const route of routes) {
-    let path = route.path.replace(/:(\w+)/g, (_, name: string) => {
-      if (!(name in params)) throw new Error(`no sample value for :${name} in ${route.path}`)
-      return params[name]
-    })
-    if (route.name === 'runs.replay') path += '?seq=2'
-    const sample: RouteSample = { label: route.name, route, method: route.method, path }
-    if (route.method === 'POST' && route.name in bodies) sample.body = bodies[route.name]
-    out.push(sample)
-    if (route.name === 'runs.events') {
-      out.push({
-        ...sample,
-        label: 'runs.events (SSE)',
-        sse: true,
-        headers: { accept: 'text/event-stream' },
-      })
-    }
-  }
-  return out
-}
+/**
+ * A well-formed request for each route of the table, for the bad-input corpus and generator
+ * to mutate (a new route without a sample fails loudly). The host contract's own samples,
+ * valid against real runs, are `routeSamples` beside `samplesFor`.
+ */
+export const samplesOf = (routes: readonly Route[]): RouteSample[] =>
+  samplesFor(routes, () => PARAMS, BODIES)

@@ -5,8 +5,9 @@ import type { HandlerOptions } from '../../src/http/route-types.js'
 import { serveHandler } from '../../src/http/server.js'
 import type { Engine, ServerHandle } from '../../src/runtime/engine-types.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
-import { appendRaw, fakeEngine } from './fake-engine.js'
 import {
+  appendRaw,
+  countingStore,
   expectSeamlessStream,
   idsOf,
   json,
@@ -34,15 +35,19 @@ async function serveReal(options: Parameters<typeof realEngine>[0] = {}) {
   return { engine, server }
 }
 
-async function serveFake(
+/**
+ * The handler of a real engine (run r1 parked on its gate, `tail` events) with manual SSE
+ * timers, served through `wrap`, which may change or hold a response.
+ */
+async function serveWrapped(
   sse: HandlerOptions['sse'] = {},
   wrap: (res: Response, request: Request) => Response | Promise<Response> = (res) => res,
 ) {
-  const store = memoryStore()
-  const engine = fakeEngine(store)
+  const { engine, store } = realEngine({ store: countingStore(memoryStore()) })
+  engines.push(engine)
   const timers = manualTimers()
   const http = makeHandler(engine, { sse: { timers, ...sse } })
-  await engine.startRun({ kind: 'test', definitionName: 'echo', runId: 'r1' })
+  const { state } = await engine.startRun({ ...START_RELEASE, runId: 'r1' })
   const server = await serveHandler(
     async (request) => wrap((await http.fetch(request))!, request),
     {
@@ -51,7 +56,7 @@ async function serveFake(
     },
   )
   servers.push(server)
-  return { store, engine, timers, http, server }
+  return { store, engine, timers, http, server, tail: state.lastSeq }
 }
 
 /** Status, headers and the exact body text, checking content-length against the bytes. */
@@ -132,14 +137,14 @@ describe('JSON answers written by serve', () => {
 
   it('keep headers set on the Response after the route built it', async () => {
     const answered: Response[] = []
-    const { server } = await serveFake({}, (res) => {
+    const { server, tail } = await serveWrapped({}, (res) => {
       res.headers.set('x-trace', 'abc')
       answered.push(res)
       return res
     })
     const got = await wire(await fetch(`${server.url}/runs/r1`))
     expect(got.headers.get('x-trace')).toBe('abc')
-    expect(got.body).toMatchObject({ runId: 'r1', state: { lastSeq: 3 } })
+    expect(got.body).toMatchObject({ runId: 'r1', state: { lastSeq: tail } })
     // Written from the text it was built from: its Web body was never read.
     expect(answered[0].bodyUsed).toBe(false)
   })
@@ -159,16 +164,16 @@ describe('JSON answers written by serve', () => {
   })
 
   it('leave http.fetch (the Web path) with readable bodies', async () => {
-    const { http } = await serveFake()
+    const { http, tail } = await serveWrapped()
     const res = (await http.fetch(json('GET', '/runs/r1')))!
     const copy = res.clone()
     expect(res.body).toBeInstanceOf(ReadableStream)
     expect(JSON.parse(await res.text())).toMatchObject({ runId: 'r1' })
-    expect((await copy.json()).state.lastSeq).toBe(3)
+    expect((await copy.json()).state.lastSeq).toBe(tail)
     const error = (await http.fetch(json('GET', '/runs/ghost')))!
     expect((await error.json()).error.code).toBe('RUN_NOT_FOUND')
     const live = sseReader((await http.fetch(json('GET', '/runs/r1/events?live=true')))!)
-    await live.until((t) => idsOf(t).includes(3))
+    await live.until((t) => idsOf(t).includes(tail))
     expect(live.text.startsWith('retry: 1000\n: connected\n\n')).toBe(true)
     await live.cancel()
   })
@@ -177,7 +182,7 @@ describe('JSON answers written by serve', () => {
 describe('SSE written by serve', () => {
   it('sends the SSE headers, resumes after Last-Event-ID and keeps alive', async () => {
     const answered: Response[] = []
-    const { server, timers } = await serveFake({}, (res) => {
+    const { server, timers, tail } = await serveWrapped({}, (res) => {
       answered.push(res)
       return res
     })
@@ -190,9 +195,9 @@ describe('SSE written by serve', () => {
     expect(res.headers.get('x-accel-buffering')).toBe('no')
     expect(res.headers.get('content-length')).toBeNull()
     const reader = sseReader(res)
-    await reader.until((t) => idsOf(t).includes(3))
+    await reader.until((t) => idsOf(t).includes(tail))
     expect(reader.text.startsWith('retry: 1000\n: connected\n\n')).toBe(true)
-    expect(idsOf(reader.text)).toEqual([2, 3])
+    expect(idsOf(reader.text)).toEqual(Array.from({ length: tail - 1 }, (_, i) => i + 2))
     timers.tick()
     await reader.until((t) => t.endsWith(': keepalive\n\n'))
     // The frames went to the socket directly: nobody read the Response's Web body.
@@ -202,7 +207,7 @@ describe('SSE written by serve', () => {
   })
 
   it('catches up then goes live with no gap or duplicate at the seam', async () => {
-    const { server, store } = await serveFake({ pageSize: 2 })
+    const { server, store } = await serveWrapped({ pageSize: 2 })
     // Appends land between catch-up pages, at the seam and after it.
     await expectSeamlessStream(
       store,
@@ -212,20 +217,20 @@ describe('SSE written by serve', () => {
   })
 
   it('disconnects a subscriber whose socket stops reading, which then resumes with Last-Event-ID', async () => {
-    const { server, store, engine } = await serveFake({ maxBufferedEvents: 10 })
+    const { server, store, tail } = await serveWrapped({ maxBufferedEvents: 10 })
     const slow = rawSubscriber(server, '/runs/r1/events')
-    await slow.until((t) => idsOf(t).includes(3))
+    await slow.until((t) => idsOf(t).includes(tail))
     slow.socket.pause()
     // Big frames fill the kernel's socket buffers (the loop yields to I/O so the socket can
     // drain while there is room); from then on frames queue in the server, and the 11th
     // queued one ends the stream. The cap only guards against a hang.
     const payload = { blob: 'x'.repeat(64 * 1024) }
     let appended = 0
-    while (engine.subscriptions.active > 0 && appended < 2000) {
+    while (store.subscriptions.active > 0 && appended < 2000) {
       await appendRaw(store, 'r1', [`burst.${appended++}`], payload)
       await new Promise((resolve) => setImmediate(resolve))
     }
-    expect(engine.subscriptions.active).toBe(0)
+    expect(store.subscriptions.active).toBe(0)
     // Events after the disconnect are for the resumed stream.
     await appendRaw(store, 'r1', ['after.0', 'after.1'])
     const total = await store.tail('r1')
@@ -244,18 +249,18 @@ describe('SSE written by serve', () => {
   })
 
   it('ends open streams when the server closes and on client disconnect', async () => {
-    const { server, engine } = await serveFake()
+    const { server, store, tail } = await serveWrapped()
     const gone = rawSubscriber(server, '/runs/r1/events')
     const staying = rawSubscriber(server, '/runs/r1/events')
-    await gone.until((t) => idsOf(t).includes(3))
-    await staying.until((t) => idsOf(t).includes(3))
-    expect(engine.subscriptions.active).toBe(2)
+    await gone.until((t) => idsOf(t).includes(tail))
+    await staying.until((t) => idsOf(t).includes(tail))
+    expect(store.subscriptions.active).toBe(2)
     gone.socket.destroy()
-    await expect.poll(() => engine.subscriptions.active).toBe(1)
+    await expect.poll(() => store.subscriptions.active).toBe(1)
     await server.close()
     // The chunked body ends properly, it is not cut off.
     await staying.ended()
-    expect(engine.subscriptions.active).toBe(0)
+    expect(store.subscriptions.active).toBe(0)
   })
 
   it('leaves no subscription behind when the client goes while the route runs', async () => {
@@ -263,29 +268,30 @@ describe('SSE written by serve', () => {
     const clientGone = new Promise<void>((resolve) => {
       gone = resolve
     })
-    const { server, engine } = await serveFake({}, async (res, request) => {
+    const { server, store } = await serveWrapped({}, async (res, request) => {
       request.signal.addEventListener('abort', () => gone())
       await clientGone
       return res
     })
     const subscriber = rawSubscriber(server, '/runs/r1/events')
-    await expect.poll(() => engine.subscriptions.active).toBe(1)
+    await expect.poll(() => store.subscriptions.active).toBe(1)
     subscriber.socket.destroy()
     await clientGone
-    await expect.poll(() => engine.subscriptions.active).toBe(0)
+    await expect.poll(() => store.subscriptions.active).toBe(0)
   })
 
   it('streams a streaming start: its events, then the done frame', async () => {
-    const { server } = await serveFake()
+    const { server, engine } = await serveWrapped()
     const res = await fetch(`${server.url}/runs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify({ kind: 'test', definitionName: 'echo', runId: 's1' }),
+      body: JSON.stringify({ ...START_RELEASE, runId: 's1' }),
     })
     expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
     const text = await res.text()
     expect(text.startsWith('retry: 1000\n: connected\n\n')).toBe(true)
-    expect(idsOf(text)).toEqual([1, 2, 3])
+    const { lastSeq } = await engine.getRun('s1')
+    expect(idsOf(text)).toEqual(Array.from({ length: lastSeq }, (_, i) => i + 1))
     expect(text).toMatch(/event: done\ndata: \{"runId":"s1"/)
   })
 })

@@ -1,9 +1,9 @@
 import { connect } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { serveHandler } from '../../src/http/server.js'
-import type { ServerHandle } from '../../src/runtime/engine-types.js'
-import { fakeEngine } from './fake-engine.js'
+import type { Engine, ServerHandle } from '../../src/runtime/engine-types.js'
 import { makeHandler } from './helpers.js'
+import { realEngine, START_RELEASE } from './real-engine.js'
 
 // Issue 24 §2: a request whose body is shorter than its Content-Length was held until the
 // client gave up. The Node server now bounds how long headers and the whole request may take
@@ -11,13 +11,16 @@ import { makeHandler } from './helpers.js'
 // what happens, never how long it took.
 
 const servers: ServerHandle[] = []
+const engines: Engine[] = []
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()))
+  await Promise.all(engines.splice(0).map((e) => e.stop()))
 })
 
 async function serve(options: { requestTimeoutMs?: number; headersTimeoutMs?: number }) {
-  const engine = fakeEngine()
-  await engine.startRun({ kind: 'test', definitionName: 'echo', runId: 'r1' })
+  const { engine } = realEngine()
+  engines.push(engine)
+  await engine.startRun({ ...START_RELEASE, runId: 'r1' })
   const http = makeHandler(engine)
   const server = await serveHandler(
     async (request) => {

@@ -1,8 +1,11 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import type { HandlerOptions } from '../../src/http/route-types.js'
+import type { Engine } from '../../src/runtime/engine-types.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
-import { appendRaw, fakeEngine } from './fake-engine.js'
+import { faultyStore } from '../../src/testing/fault-store.js'
 import {
+  appendRaw,
+  countingStore,
   expectSeamlessStream,
   idsOf,
   json,
@@ -10,28 +13,39 @@ import {
   manualTimers,
   sseReader,
 } from './helpers.js'
+import { realEngine, START_RELEASE } from './real-engine.js'
+
+// The embed handler's live streams beyond the host contract (src/testing/http-contract/sse.ts):
+// keepalives on the handler's timers, paging at the catch-up/live seam, many and slow
+// subscribers, and that no request leaves a store subscription behind.
+
+const engines: Engine[] = []
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.stop()))
+})
 
 const live = (path: string, headers: Record<string, string> = {}) =>
   json('GET', path, undefined, { accept: 'text/event-stream', ...headers })
 
+/** A real engine with run r1 parked on its gate; `tail` is r1's last seq. */
 async function setup(sse: HandlerOptions['sse'] = {}) {
-  const store = memoryStore()
-  const engine = fakeEngine(store)
+  const { engine, store } = realEngine({ store: countingStore(memoryStore()) })
+  engines.push(engine)
   const timers = manualTimers()
   const http = makeHandler(engine, { sse: { timers, ...sse } })
-  await engine.startRun({ kind: 'test', definitionName: 'echo', runId: 'r1' })
-  return { store, engine, timers, http }
+  const { state } = await engine.startRun({ ...START_RELEASE, runId: 'r1' })
+  return { store, engine, timers, http, tail: state.lastSeq, subscriptions: store.subscriptions }
 }
 
 describe('SSE event streams', () => {
   it('writes the DESIGN §4 frame format and keepalives', async () => {
-    const { http, timers } = await setup()
+    const { http, timers, tail } = await setup()
     const res = (await http.fetch(json('GET', '/runs/r1/events?live=true')))!
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/)
     expect(res.headers.get('cache-control')).toBe('no-cache')
     const reader = sseReader(res)
-    await reader.until((t) => idsOf(t).length === 3)
+    await reader.until((t) => idsOf(t).length === tail)
     expect(reader.text.startsWith('retry: 1000\n: connected\n\n')).toBe(true)
     const frame = reader.text.split('\n\n')[2]
     const [id, data] = frame.split('\n')
@@ -39,7 +53,7 @@ describe('SSE event streams', () => {
     expect(JSON.parse(data.slice('data: '.length))).toMatchObject({
       seq: 2,
       runId: 'r1',
-      type: 'echo.step',
+      type: 'runtime.thread.started',
     })
     timers.tick()
     await reader.until((t) => t.endsWith(': keepalive\n\n'))
@@ -47,38 +61,24 @@ describe('SSE event streams', () => {
     expect(timers.active).toBe(0)
   })
 
-  it('resumes after Last-Event-ID (exclusive), else from fromSeq (inclusive)', async () => {
-    const { http } = await setup()
-    const byHeader = sseReader(
-      (await http.fetch(live('/runs/r1/events?fromSeq=1', { 'last-event-id': '2' })))!,
-    )
-    await byHeader.until((t) => idsOf(t).includes(3))
-    expect(idsOf(byHeader.text)).toEqual([3])
-    const byQuery = sseReader((await http.fetch(live('/runs/r1/events?fromSeq=2')))!)
-    await byQuery.until((t) => idsOf(t).includes(3))
-    expect(idsOf(byQuery.text)).toEqual([2, 3])
-    await byHeader.cancel()
-    await byQuery.cancel()
-  })
-
   it.each([
     ['last-event-id', 'abc'],
     ['last-event-id', '1.5'],
     ['last-event-id', '-1'],
-  ])('rejects a non-integer %s (%s) with 400', async (name, value) => {
-    const { http, engine } = await setup()
+  ])('rejects a non-integer %s (%s) with 400, leaving no subscription', async (name, value) => {
+    const { http, subscriptions } = await setup()
     const res = (await http.fetch(live('/runs/r1/events', { [name]: value })))!
     expect(res.status).toBe(400)
     expect((await res.json()).error.code).toBe('INVALID_REQUEST')
-    expect(engine.subscriptions.active).toBe(0)
+    expect(subscriptions.active).toBe(0)
   })
 
   it('answers 404 for an unknown run without leaving a subscription', async () => {
-    const { http, engine } = await setup()
+    const { http, subscriptions } = await setup()
     const res = (await http.fetch(live('/runs/ghost/events')))!
     expect(res.status).toBe(404)
     expect((await res.json()).error.code).toBe('RUN_NOT_FOUND')
-    expect(engine.subscriptions.active).toBe(0)
+    expect(subscriptions.active).toBe(0)
   })
 
   it('has no gap or duplicate at the catch-up/live seam', async () => {
@@ -88,7 +88,7 @@ describe('SSE event streams', () => {
   })
 
   it('serves many subscribers of one run', async () => {
-    const { http, store, engine } = await setup()
+    const { http, store, subscriptions, tail } = await setup()
     const readers = await Promise.all(
       Array.from({ length: 20 }, async () =>
         sseReader((await http.fetch(live('/runs/r1/events')))!),
@@ -96,39 +96,39 @@ describe('SSE event streams', () => {
     )
     await appendRaw(store, 'r1', ['a', 'b'])
     for (const reader of readers) {
-      await reader.until((t) => idsOf(t).includes(5))
-      expect(idsOf(reader.text)).toEqual([1, 2, 3, 4, 5])
+      await reader.until((t) => idsOf(t).includes(tail + 2))
+      expect(idsOf(reader.text)).toEqual(Array.from({ length: tail + 2 }, (_, i) => i + 1))
     }
-    expect(engine.subscriptions.active).toBe(20)
+    expect(subscriptions.active).toBe(20)
     await Promise.all(readers.map((r) => r.cancel()))
-    expect(engine.subscriptions.active).toBe(0)
+    expect(subscriptions.active).toBe(0)
   })
 
   it('disconnects a slow subscriber instead of buffering without bound', async () => {
-    const { http, store, engine } = await setup({ maxBufferedEvents: 10 })
+    const { http, store, subscriptions, tail } = await setup({ maxBufferedEvents: 10 })
     const res = (await http.fetch(live('/runs/r1/events')))!
     const reader = sseReader(res)
-    await reader.until((t) => idsOf(t).includes(3))
+    await reader.until((t) => idsOf(t).includes(tail))
     // Nobody reads while 50 events arrive: the stream closes once 10 are queued.
     for (let i = 0; i < 50; i++) await appendRaw(store, 'r1', [`burst.${i}`])
-    expect(engine.subscriptions.active).toBe(0)
+    expect(subscriptions.active).toBe(0)
     const text = await reader.rest()
     const ids = idsOf(text)
-    expect(ids.length).toBeLessThan(53)
+    expect(ids.length).toBeLessThan(tail + 50)
     expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => i + 1))
   })
 
   it('ends open streams on closeStreams and on request abort', async () => {
-    const { http, engine } = await setup()
+    const { http, subscriptions } = await setup()
     const a = sseReader((await http.fetch(live('/runs/r1/events')))!)
     const controller = new AbortController()
     const bReq = new Request('http://x/runs/r1/events?live=true', { signal: controller.signal })
     const b = sseReader((await http.fetch(bReq))!)
-    expect(engine.subscriptions.active).toBe(2)
+    expect(subscriptions.active).toBe(2)
     controller.abort()
-    expect(engine.subscriptions.active).toBe(1)
+    expect(subscriptions.active).toBe(1)
     http.closeStreams()
-    expect(engine.subscriptions.active).toBe(0)
+    expect(subscriptions.active).toBe(0)
     // The stream ends (nobody pulled the catch-up yet, so only the preamble was sent).
     expect(await a.rest()).toBe('retry: 1000\n: connected\n\n')
     await b.rest().catch(() => {})
@@ -138,50 +138,34 @@ describe('SSE event streams', () => {
 describe('streaming start', () => {
   const start = (body: unknown) => json('POST', '/runs', body, { accept: 'text/event-stream' })
 
-  it('streams the initial wake then a done frame with the StartResult', async () => {
-    const { http } = await setup()
-    const res = (await http.fetch(start({ kind: 'test', definitionName: 'echo', runId: 's1' })))!
-    expect(res.status).toBe(200)
-    const text = await sseReader(res).rest()
-    expect(idsOf(text)).toEqual([1, 2, 3])
-    const done = text.split('\n\n').find((f) => f.startsWith('event: done'))!
-    expect(JSON.parse(done.split('\ndata: ')[1])).toMatchObject({
-      runId: 's1',
-      state: { lastSeq: 3 },
-    })
-  })
-
-  it('generates a runId when the body has none', async () => {
-    const { http } = await setup()
-    const text = await sseReader(
-      (await http.fetch(start({ kind: 'test', definitionName: 'echo' })))!,
-    ).rest()
-    const done = JSON.parse(text.split('event: done\ndata: ')[1])
-    expect(done.runId).toMatch(/^[0-9a-f-]{36}$/)
-  })
-
-  it('answers a start that fails before any event with a JSON error and its status', async () => {
-    const { http, engine } = await setup()
+  it('answers a start that fails before any event with a JSON error, leaving no subscription', async () => {
+    const { http, subscriptions } = await setup()
     const res = (await http.fetch(start({ kind: 'nope', definitionName: 'x' })))!
     expect(res.status).toBe(404)
     expect((await res.json()).error.code).toBe('DEFINITION_NOT_FOUND')
-    expect(engine.subscriptions.active).toBe(0)
+    expect(subscriptions.active).toBe(0)
   })
 
   it('ends with an error frame when the start fails after events', async () => {
-    const store = memoryStore()
-    const engine = fakeEngine(store)
-    // A start that writes its first event, then fails with an error full of internals.
-    engine.startRun = async (args, hooks) => {
-      await hooks?.onRunId?.(args.runId!)
-      await appendRaw(store, args.runId!, ['run.started'])
-      throw Object.assign(new Error('/secret/path exploded'), { stack: 'at /secret' })
-    }
+    // The store fails the start's second write (its effect's outcome) with an error full of
+    // internals.
+    let appends = 0
+    const store = faultyStore(memoryStore(), (call) =>
+      call.method === 'append' && call.args[0] === 'e1' && ++appends === 2
+        ? {
+            when: 'before',
+            error: Object.assign(new Error('/secret/path exploded'), { stack: 'at /secret' }),
+          }
+        : undefined,
+    )
+    const { engine } = realEngine({ store })
+    engines.push(engine)
     const http = makeHandler(engine)
     const text = await sseReader(
-      (await http.fetch(start({ kind: 'test', definitionName: 'echo', runId: 'e1' })))!,
+      (await http.fetch(start({ kind: 'workflow', definitionName: 'broken', runId: 'e1' })))!,
     ).rest()
-    expect(idsOf(text)).toEqual([1])
+    expect(idsOf(text).length).toBeGreaterThan(0)
+    expect(idsOf(text)).toEqual((await store.read('e1')).map((e) => e.seq))
     expect(text).toContain(
       'event: error\ndata: {"error":{"code":"INTERNAL","message":"internal error"}}',
     )

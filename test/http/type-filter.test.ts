@@ -1,10 +1,10 @@
-import type { TransientEvent } from 'skein'
+import { createEngine, defineEffect, defineModule } from 'skein'
 import { createEngineClient } from 'skein/client'
+import { manualClock } from 'skein/testing'
+import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runCli } from '../../src/cli/index.js'
 import type { Engine } from '../../src/runtime/engine-types.js'
-import { memoryStore } from '../../src/stores/memory/memory-store.js'
-import { appendRaw, fakeEngine } from './fake-engine.js'
 import { idsOf, makeHandler, manualTimers, sseReader } from './helpers.js'
 import { realEngine, START_RELEASE } from './real-engine.js'
 
@@ -124,34 +124,49 @@ describe('event-type filter', () => {
   })
 
   it('filters transient events by their type too', async () => {
-    const store = memoryStore()
-    const engine = fakeEngine(store)
-    const listeners = new Set<(event: TransientEvent) => void>()
-    engine.subscribeTransient = (_runId, listener) => {
-      listeners.add(listener)
-      return () => listeners.delete(listener)
-    }
-    await engine.startRun({ kind: 'test', definitionName: 'echo', runId: 'r1' })
+    // An effect that publishes two transient events when the test lets it.
+    let letTalk!: () => void
+    const talking = new Promise<void>((resolve) => (letTalk = resolve))
+    const tx = defineModule({
+      namespace: 'tx',
+      effects: {
+        talk: defineEffect({
+          execute: async (_input, ctx) => {
+            await talking
+            for (const type of ['agent.delta', 'other.delta']) ctx.publish(type, { text: type })
+            return 'said'
+          },
+        }),
+      },
+    })
+    const talk = defineWorkflow({
+      name: 'talk',
+      nodes: {
+        t: { run: (ctx) => ctx.invoke('tx.talk') },
+        rest: { after: ['t'], run: (ctx) => ctx.waitFor('agent.done') },
+      },
+    })
+    const engine = createEngine({
+      modules: [workflow({ definitions: [talk] }), tx],
+      clock: manualClock(),
+    })
+    engines.push(engine)
+    await engine.start(talk, undefined, { runId: 'r1' }) // resolves with the effect in flight
     const http = makeHandler(engine, { sse: { timers: manualTimers() } })
     const reader = sseReader(
       (await http.fetch(new Request('http://x/runs/r1/events?live=true&types=agent.*')))!,
     )
-    await appendRaw(store, 'r1', ['agent.message', 'other.thing'])
-    await reader.until((t) => idsOf(t).includes(4))
-    for (const type of ['agent.delta', 'other.delta']) {
-      for (const listener of listeners) {
-        listener({
-          runId: 'r1',
-          threadId: null,
-          type,
-          payload: { text: type },
-          afterSeq: 5,
-        } as never)
-      }
-    }
-    await appendRaw(store, 'r1', ['agent.done'])
-    const text = await reader.until((t) => idsOf(t).includes(6))
-    expect(idsOf(text)).toEqual([4, 6])
+    const seqOf = async (type: string) =>
+      (await engine.getEvents('r1')).find((e) => e.type === type)!.seq
+    await engine.signal('r1', [{ type: 'agent.message' }, { type: 'other.thing' }])
+    const message = await seqOf('agent.message')
+    await reader.until((t) => idsOf(t).includes(message))
+    letTalk()
+    await (await engine.runtime).idle()
+    await engine.signal('r1', [{ type: 'agent.done' }])
+    const done = await seqOf('agent.done')
+    const text = await reader.until((t) => idsOf(t).includes(done))
+    expect(idsOf(text)).toEqual([message, done])
     expect(text).toContain('"type":"agent.delta"')
     expect(text).not.toContain('other.delta')
     await reader.cancel()

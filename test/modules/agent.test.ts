@@ -123,15 +123,6 @@ describe('agent turn loop', () => {
     expect(model.requests).toHaveLength(3)
   })
 
-  it('uses the deterministic echo model when none is configured; input may be { text } or JSON', async () => {
-    const echo = defineAgent({ name: 'echo', instructions: 'x' })
-    const { engine } = make([agent({ definitions: [echo] })])
-    expect((await engine.start(echo, { text: 'hello' })).state.output).toEqual({
-      text: 'Echo: hello',
-    })
-    expect((await engine.start(echo, { n: 1 })).state.output).toEqual({ text: 'Echo: {"n":1}' })
-  })
-
   it('retries a failing model call by policy, then fails the agent', async () => {
     let n = 0
     const flaky = defineAgent({

@@ -2,7 +2,6 @@ import { DefinitionError } from 'skein'
 import { agent, defineAgent, type ModelResponse, scriptedModel, tokenUsage } from 'skein/agent'
 import { defineEvaluator, evaluations, evaluator } from 'skein/evaluator'
 import { manualClock } from 'skein/testing'
-import { defineWorkflow, workflow } from 'skein/workflow'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { enginesStoppedAfterEach } from '../support/engines.js'
@@ -45,27 +44,6 @@ describe('defineEvaluator', () => {
 })
 
 describe('evaluator runs', () => {
-  it('a standalone run completes with the evaluation and records it', async () => {
-    const engine = make([evaluator({ definitions: [risk] })])
-    const { runId, state } = await engine.start(risk, { amount: 250 })
-    expect(state.status).toBe('completed')
-    expect(state.output).toEqual({ route: 'review', score: 0.25, reason: 'large refund' })
-    const { items } = await engine.project(runId, evaluations)
-    expect(items).toEqual([
-      {
-        threadId: state.rootThreadId,
-        evaluator: 'refund-risk',
-        route: 'review',
-        score: 0.25,
-        reason: 'large refund',
-      },
-    ])
-    // @ts-expect-error the schema types amount as a number: JavaScript callers still get here
-    await expect(engine.start(risk, { amount: 'x' })).rejects.toMatchObject({
-      code: 'INVALID_INPUT',
-    })
-  })
-
   it('an undeclared route fails the evaluation clearly', async () => {
     const sloppy = defineEvaluator({
       name: 'sloppy',
@@ -130,38 +108,6 @@ describe('evaluator runs', () => {
 })
 
 describe('evaluations branch runs', () => {
-  it('ctx.evaluate in a workflow node routes the next nodes', async () => {
-    const refund = defineWorkflow({
-      name: 'refund',
-      nodes: {
-        check: { run: (ctx) => ctx.evaluate(risk, { amount: ctx.input.amount }) },
-        pay: {
-          after: ['check'],
-          when: ({ results }) => results.check.route === 'auto',
-          run: () => 'paid',
-        },
-        queue: {
-          after: ['check'],
-          when: ({ results }) => results.check.route === 'review',
-          run: () => 'queued',
-        },
-      },
-      output: ({ results }) => ({
-        route: results.check.route,
-        pay: results.pay,
-        queue: results.queue,
-      }),
-    })
-    const engine = make([workflow({ definitions: [refund] }), evaluator({ definitions: [risk] })])
-    expect((await engine.start(refund, { amount: 20 })).state.output).toEqual({
-      route: 'auto',
-      pay: 'paid',
-    })
-    const big = await engine.start(refund, { amount: 500 })
-    expect(big.state.output).toEqual({ route: 'review', queue: 'queued' })
-    expect((await engine.project(big.runId, evaluations)).items[0].route).toBe('review')
-  })
-
   it('an evaluator listed in an agent`s tools runs as a child thread', async () => {
     const say = (content: string): ModelResponse => ({ message: { role: 'assistant', content } })
     const model = scriptedModel([

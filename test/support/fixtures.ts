@@ -11,13 +11,6 @@ import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { z } from 'zod'
 
-/** Effects whose behaviour tests steer through `control`. */
-export const control = {
-  slowRelease: [] as Array<() => void>,
-  aborted: [] as string[],
-  executed: [] as string[],
-}
-
 export const testEffects = defineModule({
   namespace: 'test',
   events: {
@@ -25,41 +18,10 @@ export const testEffects = defineModule({
     noted: z.object({ note: z.string() }),
   },
   effects: {
-    echo: defineEffect<{ value: unknown }, unknown>({
-      execute: async (input) => {
-        control.executed.push('echo')
-        return input.value
-      },
-    }),
-    slow: defineEffect<null, string>({
-      execute: (_input, ctx) =>
-        new Promise((resolve, reject) => {
-          control.slowRelease.push(() => resolve('slow done'))
-          ctx.signal.addEventListener('abort', () => {
-            control.aborted.push(ctx.effectId)
-            reject(new Error('aborted'))
-          })
-        }),
-    }),
-    noting: defineEffect<null, string>({
-      execute: async (_input, ctx) => {
-        ctx.emit('test.noted', { note: 'emitted with the result' })
-        return 'noted'
-      },
-    }),
-    hang: defineEffect<null, string>({
-      timeoutMs: 1000,
-      retry: { maxAttempts: 2, backoffMs: 10 },
-      execute: (_input, ctx) =>
-        new Promise((_resolve, reject) => {
-          ctx.signal.addEventListener('abort', () => reject(new Error('aborted')))
-        }),
-    }),
     typed: defineEffect({
       input: z.object({ amount: z.number().positive() }),
       execute: async (input: { amount: number }) => input.amount,
     }),
-    external: defineEffect({ execution: 'worker' }),
   },
   kinds: {
     looper: defineKind<number>({
@@ -83,20 +45,7 @@ export const gated = defineWorkflow({
   },
 })
 
-export const slowFlow = defineWorkflow({
-  name: 'slow-flow',
-  nodes: { s: { run: (ctx) => ctx.invoke('test.slow') } },
-})
-
-export const parentFlow = defineWorkflow({
-  name: 'parent-flow',
-  nodes: {
-    child: { run: (ctx) => ctx.spawn(slowFlow) },
-    other: { run: (ctx) => ctx.waitFor('test.noted') },
-  },
-})
-
-export const definitions = [gated, slowFlow, parentFlow]
+export const definitions = [gated]
 
 export function makeEngine(extra: EngineOptions = {}) {
   const clock = manualClock()

@@ -15,7 +15,7 @@ import { createEngineClient } from 'skein/client'
 import { defineEvaluator, evaluator } from 'skein/evaluator'
 import { sqliteStore } from 'skein/sqlite'
 import { faultyStore, makeEnvelopes, manualClock } from 'skein/testing'
-import type { StoreContractOptions } from 'skein/testing/vitest'
+import type { MakeEngineStorage, MakeHttpHost, StoreContractOptions } from 'skein/testing/vitest'
 import { defineWorkflow, workflow } from 'skein/workflow'
 
 const ledger = defineProjection({
@@ -119,6 +119,14 @@ const contracts = await import('skein/testing/vitest').then(
   (error: { code?: string }) => error.code ?? 'failed',
 )
 const options: StoreContractOptions = { largePayloadBytes: 1024 }
+// The contract suites' factories, as an app writes them (strict flags): a store, a storage
+// reopened on restarts, the embed engine as an HTTP host.
+const storages: MakeEngineStorage[] = [
+  () => sqliteStore({ path: '.skein/contract.db' }),
+  () => ({ open: () => sqliteStore({ path: '.skein/contract.db' }), dispose: () => undefined }),
+]
+const embedHost: MakeHttpHost = (setup) => createEngine(setup)
+void [storages, embedHost]
 
 console.log(
   JSON.stringify({

@@ -1,0 +1,115 @@
+import type { Route } from '../../http/route-types.js'
+import { ROUTES } from '../../http/routes/index.js'
+import { external, release } from '../engine-contract/definitions.js'
+import type { HostWorld } from './host-world.js'
+
+/** A valid request for one route of the table, against the runs `seedRuns` made. */
+export interface RouteSample {
+  label: string
+  route: Route
+  method: string
+  path: string
+  body?: unknown
+  headers?: Record<string, string>
+  sse?: boolean
+}
+
+export const START_RELEASE = {
+  kind: 'workflow',
+  definitionName: release.name,
+  input: { topic: 'Skein' },
+}
+
+/** Runs every sample can address: r1 parked on its gate, r2 with an ambiguous effect. */
+export interface SeededRuns {
+  /** The id of r2's ambiguous effect (an operator may retry it). */
+  effectId: string
+}
+
+/**
+ * Starts r1 (`release`, parked on its approval gate) and r2 (`external`, whose effect has no
+ * executor and is ambiguous), with `headers` (a credential that may write).
+ */
+export async function seedRuns(
+  w: HostWorld,
+  headers: Record<string, string> = {},
+): Promise<SeededRuns> {
+  const r1 = await w.call('POST', '/runs', { ...START_RELEASE, runId: 'r1' }, headers)
+  const r2 = await w.call(
+    'POST',
+    '/runs',
+    { kind: 'workflow', definitionName: external.name, runId: 'r2' },
+    headers,
+  )
+  if (r1.status !== 200 || r2.status !== 200) {
+    throw new Error(`http host contract: seeding runs failed: ${r1.text} ${r2.text}`)
+  }
+  const { effects } = (await w.call('GET', '/runs/r2/effects', undefined, headers)).body
+  return { effectId: effects[0].effectId }
+}
+
+const BODIES: Record<string, unknown> = {
+  'runs.start': { ...START_RELEASE, runId: 'new-run' },
+  'runs.signal': { events: [{ type: 'app.ping', payload: { n: 1 } }] },
+  'effects.callback': { attempt: 1, kind: 'heartbeat' },
+  'workers.claim': {},
+}
+
+/**
+ * One request per route of `routes`, and a live-stream one for `runs.events`: `paramsOf` gives
+ * each route's path parameters, `bodies` the body of a POST route by route name. A route
+ * without a value for a path parameter throws: a new route must get a sample.
+ */
+export function samplesFor(
+  routes: readonly Route[],
+  paramsOf: (route: Route) => Record<string, string>,
+  bodies: Record<string, unknown>,
+): RouteSample[] {
+  const out: RouteSample[] = []
+  for (const route of routes) {
+    const params = paramsOf(route)
+    let path = route.path.replace(/:(\w+)/g, (_, name: string) => {
+      if (!(name in params)) throw new Error(`no sample value for :${name} in ${route.path}`)
+      return params[name]
+    })
+    if (route.name === 'runs.replay') path += '?seq=2'
+    const sample: RouteSample = { label: route.name, route, method: route.method, path }
+    if (route.method === 'POST' && route.name in bodies) sample.body = bodies[route.name]
+    out.push(sample)
+    if (route.name === 'runs.events') {
+      out.push({
+        ...sample,
+        label: 'runs.events (SSE)',
+        sse: true,
+        headers: { accept: 'text/event-stream' },
+      })
+    }
+  }
+  return out
+}
+
+/** A valid request for every route of the table, against the runs `seedRuns` made. */
+export function routeSamples(seeded: SeededRuns): RouteSample[] {
+  const params = { effectId: encodeURIComponent(seeded.effectId), name: 'pendingApprovals' }
+  // The effect routes address r2, whose effect is the one an operator may retry.
+  return samplesFor(
+    ROUTES,
+    (route) => ({ ...params, id: route.path.includes(':effectId') ? 'r2' : 'r1' }),
+    BODIES,
+  )
+}
+
+/** The labels of `routeSamples`, known before any run exists (for `it.each`). */
+export const SAMPLE_LABELS: readonly string[] = ROUTES.flatMap((route) =>
+  route.name === 'runs.events' ? [route.name, 'runs.events (SSE)'] : [route.name],
+)
+
+/** Every run's log, to compare before and after a request that must write nothing. */
+export async function dumpRuns(w: HostWorld, headers: Record<string, string> = {}) {
+  const logs: unknown[] = []
+  for (const runId of ['r1', 'r2', 'new-run']) {
+    const res = await w.call('GET', `/runs/${runId}/events`, undefined, headers)
+    logs.push(res.status === 200 ? res.body.events : res.status)
+  }
+  return JSON.stringify(logs)
+}
