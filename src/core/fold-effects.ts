@@ -1,7 +1,7 @@
 import type { ThreadState } from './envelope.js'
 import { setThread, settleCommand } from './fold-records.js'
 import type { EffectRecord, RunFold } from './fold-types.js'
-import type { EffectRequestedPayload } from './runtime-events.js'
+import type { EffectRequestedPayload, WorkerDeadline, WorkerTimeouts } from './runtime-events.js'
 
 /** The record of an effect just requested (before its first attempt). */
 export function requestedEffect(r: EffectRequestedPayload): EffectRecord {
@@ -25,7 +25,10 @@ export function requestedEffect(r: EffectRequestedPayload): EffectRecord {
  * `cancel.requested`: the deadline, which timeout it enforces, start-to-close, and (at dispatch)
  * the timeouts that later callbacks apply.
  */
-export function foldWorkerTiming(fold: RunFold, p: any): void {
+export function foldWorkerTiming(
+  fold: RunFold,
+  p: WorkerDeadline & { effectId: string; timeouts?: WorkerTimeouts },
+): void {
   const effect = fold.effects[p.effectId]
   if (!effect) return
   if (p.deadlineAt === null || p.deadlineAt === undefined) delete effect.deadlineAt

@@ -2,7 +2,12 @@ import type { Outcome } from './commands.js'
 import type { RunState } from './envelope.js'
 import type { ErrorInfo } from './errors.js'
 import type { Json } from './json.js'
-import type { EffectExecution, WaitOn } from './runtime-events.js'
+import type {
+  EffectExecution,
+  WaitOn,
+  WorkerDeadlineKind,
+  WorkerTimeouts,
+} from './runtime-events.js'
 
 export type CommandStatus = 'pending' | 'completed' | 'failed' | 'timed_out' | 'cancelled'
 
@@ -85,18 +90,6 @@ export interface EffectRecord {
   closeAt?: number
   /** Worker effects: the timeouts recorded at dispatch (the log, not the code, decides). */
   timeouts?: WorkerTimeouts
-}
-
-export type WorkerDeadlineKind =
-  | 'schedule_to_start'
-  | 'start_to_close'
-  | 'heartbeat'
-  | 'cancellation'
-
-export interface WorkerTimeouts {
-  startToCloseMs?: number
-  heartbeatMs?: number
-  cancellationTimeoutMs?: number
 }
 
 export interface WaitRecord {

@@ -174,7 +174,7 @@ export const signalOp = {
             digest: prepared.digest as string,
             events: events.length,
           }
-          batch.add(RT.signalReceived, received as unknown as Json, {
+          batch.add(RT.signalReceived, received, {
             threadId: null,
             origin: 'external',
           })

@@ -1,7 +1,6 @@
 import { isTerminal } from '../core/envelope.js'
-import type { EffectRecord, WorkerTimeouts } from '../core/fold.js'
-import type { Json } from '../core/json.js'
-import { RT } from '../core/runtime-events.js'
+import type { EffectRecord } from '../core/fold.js'
+import { RT, type WorkerTimeouts } from '../core/runtime-events.js'
 import type { Batch } from './batch.js'
 import type { EngineContext, Execution, RunMemory } from './context.js'
 import { failAttempt } from './effects-exec.js'
@@ -82,7 +81,7 @@ export function dispatchWorkerEffects(
         attempt,
         deadlineAt: scheduleToStart ? now + scheduleToStart : null,
         ...(scheduleToStart ? { timeout: 'schedule_to_start' } : {}),
-        timeouts: timeouts as Json,
+        timeouts,
       },
       meta,
     )
