@@ -75,11 +75,23 @@ export const commands = {
   },
 }
 
-/** The recorded outcome of a keyed command, as a kind sees it in `decide`. */
+/**
+ * The recorded outcome of a keyed command, as a kind sees it in `decide` (`ctx.outcome(key)`).
+ *
+ * `reopenedAt`: an operator retry (`retryEffect`, `POST /runs/:id/effects/:effectId/retry`)
+ * re-opened the command after it failed, at this seq (the retry's
+ * `runtime.effect.retry.scheduled`; the latest one when retried more than once). The command
+ * is pending again, then settles as usual and keeps the mark. It is set on the failed effect's
+ * command and on the spawn commands of the parent threads its failure had failed. A kind that
+ * recorded the failure in its own state compares it with the seq of the event that recorded
+ * the failure: a later `reopenedAt` means the work is live again.
+ */
 export type Outcome =
-  | { status: 'none' }
-  | { status: 'pending' }
-  | { status: 'completed'; value: Json }
-  | { status: 'failed'; error: ErrorInfo }
-  | { status: 'timed_out' }
-  | { status: 'cancelled'; reason?: string }
+  | { status: 'none'; reopenedAt?: undefined }
+  | (
+      | { status: 'pending' }
+      | { status: 'completed'; value: Json }
+      | { status: 'failed'; error: ErrorInfo }
+      | { status: 'timed_out' }
+      | { status: 'cancelled'; reason?: string }
+    ) & { reopenedAt?: number }

@@ -19,6 +19,8 @@ export interface CommandRecord {
   status: CommandStatus
   value?: Json
   error?: ErrorInfo
+  /** Seq of the operator retry that last re-opened the command after it failed. */
+  reopenedAt?: number
 }
 
 export interface ThreadBook {
@@ -236,6 +238,12 @@ export function viewState(fold: RunFold): RunState {
 
 export function outcomeOf(record: CommandRecord | undefined): Outcome {
   if (!record) return { status: 'none' }
+  const outcome = settledOutcome(record)
+  if (record.reopenedAt !== undefined) outcome.reopenedAt = record.reopenedAt
+  return outcome
+}
+
+function settledOutcome(record: CommandRecord): Exclude<Outcome, { status: 'none' }> {
   switch (record.status) {
     case 'pending':
       return { status: 'pending' }

@@ -299,7 +299,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: RuntimeEven
       effect.attempt = p.attempt - 1
       effect.nextAttemptAt = p.nextAttemptAt
       delete effect.deadlineAt
-      if (p.reason === 'operator') reopenEffect(fold, effect)
+      if (p.reason === 'operator') reopenEffect(fold, effect, event.seq)
       return
     }
     case RT.effectAmbiguous: {

@@ -15,6 +15,16 @@ interface NodeState {
   fallback?: string
   /** What the node's body returned, when it returned a directive (recorded in node.started). */
   directive?: Directive
+  /** Failed nodes: the seq of the `workflow.node.failed` that recorded it (see `liveNodes`). */
+  failedAt?: number
+}
+
+/** The payloads of the workflow's own events, as `step` reads them. */
+interface NodeEvent {
+  nodeId: string
+  directive?: Directive
+  result?: Json
+  fallback?: string
 }
 
 /** A node body's outcome value: its result, the directive it returned, or how it misused one. */
@@ -45,7 +55,8 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
   initialState: () => ({ nodes: {}, results: {} }),
 
   step(state, event) {
-    const p = event.payload as any
+    if (!event.type.startsWith('workflow.node.')) return state
+    const p = event.payload as unknown as NodeEvent
     switch (event.type) {
       case 'workflow.node.started': {
         const node: NodeState = { status: 'started' }
@@ -64,28 +75,20 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
           results: state.results,
         }
       case 'workflow.node.failed': {
-        const node: NodeState = { status: 'failed' }
+        const node: NodeState = { status: 'failed', failedAt: event.seq }
         if (p.fallback) node.fallback = p.fallback
         const directive = state.nodes[p.nodeId]?.directive
         if (directive) node.directive = directive
         return { nodes: withKey(state.nodes, p.nodeId, node), results: state.results }
-      }
-      case 'runtime.effect.retry.scheduled': {
-        if (p.reason !== 'operator' || typeof p.key !== 'string') return state
-        const id = p.key.replace(/^(run|do):/, '').replace(/:decision$/, '')
-        const failed = state.nodes[id]
-        if (failed?.status !== 'failed') return state
-        const node: NodeState = { status: 'started' }
-        if (failed.directive) node.directive = failed.directive
-        return { nodes: withKey(state.nodes, id, node), results: state.results }
       }
       default:
         return state
     }
   },
 
-  decide(state, ctx) {
+  decide(recorded, ctx) {
     const def = ctx.definition
+    const state = liveNodes(recorded, ctx)
     const out: Command[] = []
     let results = def.fallbacks.size > 0 ? resultsOf(state, def) : state.results
     // Without fallbacks, a node this decide finishes or skips counts as done for the nodes
@@ -148,6 +151,26 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
     return [complete(def, ctx, results)]
   },
 })
+
+/**
+ * The nodes as they stand now: a failed node whose command an operator retry re-opened after
+ * the node failed (`Outcome.reopenedAt`) is started again, going on from its directive (or its
+ * body). It stays so until the node records its next end.
+ */
+function liveNodes(state: WorkflowState, ctx: Ctx): WorkflowState {
+  let nodes: Record<string, NodeState> | undefined
+  for (const id in state.nodes) {
+    const node = state.nodes[id]
+    if (node.status !== 'failed') continue
+    const { reopenedAt } = ctx.outcome(node.directive ? doKey(id) : runKey(id))
+    if (reopenedAt === undefined || reopenedAt <= (node.failedAt ?? 0)) continue
+    const live: NodeState = { status: 'started' }
+    if (node.directive) live.directive = node.directive
+    nodes ??= Object.assign({}, state.nodes)
+    nodes[id] = live
+  }
+  return nodes ? { nodes, results: state.results } : state
+}
 
 /** Whether `step` finishes (with its result) or skips node `id`. */
 function endOf(step: Command[], id: string): { result: Json } | { skipped: true } | undefined {
