@@ -88,10 +88,10 @@ export const commands = {
  */
 export type Outcome =
   | { status: 'none'; reopenedAt?: undefined }
-  | (
+  | ((
       | { status: 'pending' }
       | { status: 'completed'; value: Json }
       | { status: 'failed'; error: ErrorInfo }
       | { status: 'timed_out' }
       | { status: 'cancelled'; reason?: string }
-    ) & { reopenedAt?: number }
+    ) & { reopenedAt?: number })
