@@ -1,18 +1,6 @@
 // The root `skein` entry: the engine, the public module API, stores in memory, errors, types.
 
-export type { Command, Outcome, WaitCondition } from './core/commands.js'
-export { commands } from './core/commands.js'
-export type { Definition, DefinitionRef, InputArgs, InputOf, OutputOf } from './core/definition.js'
 export type {
-  EffectConfig,
-  EffectContext,
-  EffectDefinition,
-  EffectExecutionMode,
-} from './core/effect.js'
-export { defineEffect } from './core/effect.js'
-export type {
-  EventEnvelope,
-  EventInput,
   EventOrigin,
   RunState,
   RunStatus,
@@ -21,11 +9,10 @@ export type {
   ThreadStatus,
   TransientEvent,
 } from './core/envelope.js'
-export type { ErrorInfo, SkeinErrorClass } from './core/errors.js'
+export type { SkeinErrorClass } from './core/errors.js'
 export {
   CompositionError,
   DefinitionChangedError,
-  DefinitionError,
   DefinitionNotFoundError,
   DeterminismError,
   EffectNotFoundError,
@@ -35,7 +22,6 @@ export {
   httpStatusOf,
   IdempotencyConflictError,
   InvalidEventError,
-  InvalidInputError,
   InvalidRequestError,
   NotConfiguredError,
   PortInUseError,
@@ -45,26 +31,66 @@ export {
   RunOverloadedError,
   SeqConflictError,
   ServeError,
-  SkeinError,
   StartConflictError,
   StoreError,
   StoreUnavailableError,
-  TerminalError,
   UnsupportedProtocolError,
   WakeLimitError,
 } from './core/errors.js'
-export type { Json, JsonObject } from './core/json.js'
-export type { DecideContext, KindContext, KindDefinition } from './core/kind.js'
-export { defineKind } from './core/kind.js'
-export type {
-  CatalogEntry,
-  InputContext,
-  InputEvent,
-  InputWaiter,
-  Module,
-  ModuleConfig,
-} from './core/module.js'
-export { defineInput, defineModule } from './core/module.js'
+// The module API (core/module-api.ts), which the built-in modules are built on too.
+export {
+  asRuntimeEvent,
+  type CatalogEntry,
+  type Command,
+  commands,
+  type DecideContext,
+  type Definition,
+  DefinitionError,
+  type DefinitionRef,
+  defineEffect,
+  defineInput,
+  defineKind,
+  defineModule,
+  defineProjection,
+  type EffectConfig,
+  type EffectContext,
+  type EffectDefinition,
+  type EffectExecutionMode,
+  type ErrorInfo,
+  type EventEnvelope,
+  type EventInput,
+  formatIssues,
+  type InferInput,
+  type InferOutput,
+  type InputArgs,
+  type InputContext,
+  type InputEvent,
+  type InputOf,
+  type InputWaiter,
+  InvalidInputError,
+  inputJsonSchema,
+  type Json,
+  type JsonObject,
+  type KindContext,
+  type KindDefinition,
+  type Module,
+  type ModuleConfig,
+  type Outcome,
+  type OutputOf,
+  type ProjectionDefinition,
+  payload,
+  type RetryPolicy,
+  type RuntimeEvent,
+  type RuntimeEventPayloads,
+  RuntimeEvents,
+  type RuntimeEventType,
+  SkeinError,
+  type StandardIssue,
+  type StandardSchema,
+  TerminalError,
+  toErrorInfo,
+  type WaitCondition,
+} from './core/module-api.js'
 export type {
   AppendOptions,
   Clock,
@@ -76,15 +102,11 @@ export type {
   RunSummary,
   Snapshot,
   SnapshotStore,
+  StoreSummaryQuery,
+  SummaryPage,
+  SummaryQuery,
   WakeScheduler,
 } from './core/ports.js'
-export type { ProjectionDefinition } from './core/projection.js'
-export { defineProjection } from './core/projection.js'
-export type { RetryPolicy } from './core/retry.js'
-export { RT as RuntimeEvents } from './core/runtime-events.js'
-export type { InferInput, InferOutput, StandardSchema } from './core/schema.js'
-export { payload } from './core/schema.js'
-export type { StoreSummaryQuery, SummaryPage, SummaryQuery } from './core/summaries.js'
 export { decodeSummaryCursor, encodeSummaryCursor } from './core/summaries.js'
 export { createEngine } from './create-engine.js'
 export { bearerAuth } from './http/bearer-auth.js'

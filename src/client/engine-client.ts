@@ -9,8 +9,7 @@ import type {
   TransientEvent,
 } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
-import type { RunSummary } from '../core/ports.js'
-import type { SummaryPage, SummaryQuery } from '../core/summaries.js'
+import type { RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
 import { newRunId, startKeyRunId } from '../core/uuid.js'
 import type {
   DefinitionInfo,

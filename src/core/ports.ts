@@ -1,6 +1,5 @@
 import type { EventEnvelope, RunStatus } from './envelope.js'
 import type { Json } from './json.js'
-import type { StoreSummaryQuery, SummaryPage } from './summaries.js'
 
 /**
  * Per-run metadata a store keeps beside the log, written in the same transaction as the
@@ -47,6 +46,32 @@ export interface LogBounds {
 
 export interface RunSummary extends RunMeta {
   runId: string
+}
+
+/**
+ * What `listRunSummaries` and `GET /runs/summaries` take. Runs come newest first (by
+ * creation), so a run never moves between pages while someone pages through them.
+ */
+export interface SummaryQuery {
+  /** Only runs with this status. */
+  status?: RunStatus
+  /** Only runs whose id starts with this text (case-sensitive). */
+  runIdPrefix?: string
+  /** Page size, 1–1000; default 100. */
+  limit?: number
+  /** `nextCursor` of the previous page; the same filters must be passed again. */
+  cursor?: string
+}
+
+/** A validated query as stores receive it: `limit` is always set. */
+export interface StoreSummaryQuery extends SummaryQuery {
+  limit: number
+}
+
+export interface SummaryPage {
+  runs: RunSummary[]
+  /** Pass as `cursor` for the next page; `null` on the last page. */
+  nextCursor: string | null
 }
 
 /** Live listener for appended events of one run (used for SSE). */

@@ -10,11 +10,10 @@ import type {
 import type { ErrorInfo } from '../core/errors.js'
 import type { EffectStatus } from '../core/fold.js'
 import type { Json, JsonObject } from '../core/json.js'
-import type { EventStore } from '../core/ports.js'
+import type { EventStore, SummaryPage, SummaryQuery } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
 import type { WaitOn } from '../core/runtime-events.js'
-import type { SummaryPage, SummaryQuery } from '../core/summaries.js'
 import type { Worker, WorkerCallbackInput } from './options.js'
 
 /**

@@ -18,10 +18,10 @@ import {
   RunNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold.js'
-import type { EventStore } from '../core/ports.js'
+import type { EventStore, SummaryPage, SummaryQuery } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
-import { normalizeSummaryQuery, type SummaryPage, type SummaryQuery } from '../core/summaries.js'
+import { normalizeSummaryQuery } from '../core/summaries.js'
 import { startKeyRunId } from '../core/uuid.js'
 import type { EngineContext } from './context.js'
 import type {

@@ -1,11 +1,16 @@
-import { type Command, commands, type Outcome } from '../../core/commands.js'
-import { withKey } from '../../core/copy.js'
-import type { EffectContext, EffectDefinition } from '../../core/effect.js'
-import type { ErrorInfo } from '../../core/errors.js'
-import { toErrorInfo } from '../../core/errors.js'
-import type { Json } from '../../core/json.js'
-import { type DecideContext, defineKind } from '../../core/kind.js'
-import { gateStep } from '../approval/gate.js'
+import {
+  type Command,
+  commands,
+  type DecideContext,
+  defineKind,
+  type EffectContext,
+  type EffectDefinition,
+  type ErrorInfo,
+  type Json,
+  type Outcome,
+  toErrorInfo,
+} from '../../core/module-api.js'
+import { gateStep } from '../approval/index.js'
 import type { WorkflowDefinition } from './define-workflow.js'
 import { type Directive, directiveBuilders, isDirective } from './directives.js'
 import { NodeBodyContext } from './node-context.js'
@@ -42,6 +47,13 @@ export interface WorkflowState {
 
 type Ctx = DecideContext<WorkflowDefinition>
 
+/** A copy of `record` with `id` set (states are immutable; Object.assign, not a spread that adds a key: V8's slow path). */
+function withEntry<V>(record: Readonly<Record<string, V>>, id: string, value: V) {
+  const copy: Record<string, V> = Object.assign({}, record)
+  copy[id] = value
+  return copy
+}
+
 const runKey = (id: string) => `run:${id}`
 const doKey = (id: string) => `do:${id}`
 
@@ -61,17 +73,17 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
       case 'workflow.node.started': {
         const node: NodeState = { status: 'started' }
         if (p.directive) node.directive = p.directive
-        return { nodes: withKey(state.nodes, p.nodeId, node), results: state.results }
+        return { nodes: withEntry(state.nodes, p.nodeId, node), results: state.results }
       }
       case 'workflow.node.finished':
         return {
-          nodes: withKey<NodeState>(state.nodes, p.nodeId, { status: 'finished' }),
+          nodes: withEntry<NodeState>(state.nodes, p.nodeId, { status: 'finished' }),
           // Frozen: node bodies receive it as ctx.results without a copy.
-          results: Object.freeze(withKey(state.results, p.nodeId, p.result ?? null)),
+          results: Object.freeze(withEntry(state.results, p.nodeId, p.result ?? null)),
         }
       case 'workflow.node.skipped':
         return {
-          nodes: withKey<NodeState>(state.nodes, p.nodeId, { status: 'skipped' }),
+          nodes: withEntry<NodeState>(state.nodes, p.nodeId, { status: 'skipped' }),
           results: state.results,
         }
       case 'workflow.node.failed': {
@@ -79,7 +91,7 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
         if (p.fallback) node.fallback = p.fallback
         const directive = state.nodes[p.nodeId]?.directive
         if (directive) node.directive = directive
-        return { nodes: withKey(state.nodes, p.nodeId, node), results: state.results }
+        return { nodes: withEntry(state.nodes, p.nodeId, node), results: state.results }
       }
       default:
         return state
@@ -118,7 +130,7 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
       if (!ended) return
       ;(doneNow ??= new Set()).add(id)
       running--
-      if ('result' in ended) results = Object.freeze(withKey(results, id, ended.result))
+      if ('result' in ended) results = Object.freeze(withEntry(results, id, ended.result))
     }
     for (const id of def.order) {
       const node = state.nodes[id]

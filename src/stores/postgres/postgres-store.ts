@@ -1,11 +1,13 @@
 import { InvalidRequestError, StoreError, StoreUnavailableError } from '../../core/errors.js'
-import type { EventListener, EventStore, LogBounds, SnapshotStore } from '../../core/ports.js'
-import {
-  decodeSummaryCursor,
-  encodeSummaryCursor,
-  type StoreSummaryQuery,
-  type SummaryPage,
-} from '../../core/summaries.js'
+import type {
+  EventListener,
+  EventStore,
+  LogBounds,
+  SnapshotStore,
+  StoreSummaryQuery,
+  SummaryPage,
+} from '../../core/ports.js'
+import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.js'
 import { checkBatch } from '../shared/append-batch.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import { runListeners } from '../shared/run-listeners.js'

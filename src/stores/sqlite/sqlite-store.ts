@@ -2,8 +2,14 @@ import { closeSync, fdatasync, openSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import { promisify } from 'node:util'
 import { InvalidRequestError, StoreError } from '../../core/errors.js'
-import type { EventListener, EventStore, LogBounds, SnapshotStore } from '../../core/ports.js'
-import type { StoreSummaryQuery, SummaryPage } from '../../core/summaries.js'
+import type {
+  EventListener,
+  EventStore,
+  LogBounds,
+  SnapshotStore,
+  StoreSummaryQuery,
+  SummaryPage,
+} from '../../core/ports.js'
 import { checkBatch } from '../shared/append-batch.js'
 import { rowToEnvelope } from '../shared/event-rows.js'
 import { runListeners } from '../shared/run-listeners.js'
