@@ -25,7 +25,6 @@ export type Command =
       input: unknown
       retry?: RetryPolicy
       timeoutMs?: number
-      ephemeral?: boolean
     }
   | { type: 'spawn'; key: string; definition: Definition | DefinitionRef; input: unknown }
   | { type: 'wait'; key: string; on: WaitCondition }
@@ -39,16 +38,10 @@ export type Command =
  * command already issued in this thread is not issued again.
  */
 export const commands = {
-  /**
-   * `ephemeral` (inline effects only): a successful attempt records nothing; its result is
-   * this thread's outcome for `key` until the end of the wake iteration, so the kind must
-   * record what it keeps of it (in an event it emits). A failed attempt is recorded as usual,
-   * and the effect goes on as a recorded one (retries, operator retry).
-   */
   invoke(
     effect: string | EffectDefinition,
     input: unknown,
-    options: { key: string; retry?: RetryPolicy; timeoutMs?: number; ephemeral?: boolean },
+    options: { key: string; retry?: RetryPolicy; timeoutMs?: number },
   ): Command {
     return { type: 'invoke', effect, input, ...options }
   },

@@ -127,7 +127,8 @@ function applyCommand(
           mem.executors.set(existing.id, resolved.definition)
         return
       }
-      const thread = command.ephemeral ? threadContext(ctx.registry, batch.fold, threadId) : null
+      const ephemeral = resolved.definition?.ephemeral === true
+      const thread = ephemeral ? threadContext(ctx.registry, batch.fold, threadId) : null
       if (thread?.ephemeral?.has(command.key)) return
       if (!resolved.type) {
         return {

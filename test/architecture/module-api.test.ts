@@ -12,7 +12,8 @@ function exportedNames(file: string): string[] {
   for (const statement of source.statements) {
     if (!ts.isExportDeclaration(statement)) continue
     const clause = statement.exportClause
-    if (clause && ts.isNamedExports(clause)) for (const e of clause.elements) names.push(e.name.text)
+    if (clause && ts.isNamedExports(clause))
+      for (const e of clause.elements) names.push(e.name.text)
   }
   return names.sort()
 }

@@ -233,6 +233,7 @@ function nodeBody(
     kindOf: 'effect',
     type: 'workflow.node',
     execution: 'inline',
+    ephemeral,
     timeoutMs: spec.timeoutMs,
     execute(_input: unknown, ectx: EffectContext) {
       const body = new NodeBodyContext(def, ctx, results, id, ectx, buildersFor(ectx.effectType))
@@ -244,11 +245,7 @@ function nodeBody(
     },
   }
   const retry = spec.retry ?? { maxAttempts: 1 }
-  return commands.invoke(
-    effect,
-    { nodeId: id },
-    ephemeral ? { key: runKey(id), retry, ephemeral } : { key: runKey(id), retry },
-  )
+  return commands.invoke(effect, { nodeId: id }, { key: runKey(id), retry })
 }
 
 /** What a node body's run records: its value, its directive, or how it misused directives. */
