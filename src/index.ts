@@ -1,6 +1,16 @@
 // The root `skein` entry: the engine, the public module API, stores in memory, errors, types.
 
 export type {
+  DefinitionInfo,
+  EffectAttemptView,
+  EffectStatusView,
+  ReplayStep,
+  RunOperationalStatus,
+  StartOptions,
+  StartRunArgs,
+  WaitFor,
+} from './core/api-types.js'
+export type {
   EventOrigin,
   RunState,
   RunStatus,
@@ -106,10 +116,16 @@ export type {
   SummaryPage,
   SummaryQuery,
   WakeScheduler,
+  Worker,
+  WorkerCallbackInput,
+  WorkerTask,
 } from './core/ports.js'
 export { decodeSummaryCursor, encodeSummaryCursor } from './core/summaries.js'
 export { createEngine } from './create-engine.js'
+export type { EngineOptions } from './engine-options.js'
+export type { Access, AuthorizeContext, AuthorizeHook, AuthorizeResult } from './http/authorize.js'
 export { bearerAuth } from './http/bearer-auth.js'
+export type { DebuggerContext, DebuggerHost, HttpOptions } from './http/http-options.js'
 export {
   type FetchHandler,
   type NodeMiddleware,
@@ -117,57 +133,39 @@ export {
   type NodeResponseLike,
   toNodeMiddleware,
 } from './http/node-middleware.js'
+export type { SseOptions } from './http/sse-limits.js'
 export { type ConsoleLoggerOptions, consoleLogger } from './runtime/console-logger.js'
 export type {
   CallerContext,
-  DefinitionInfo,
-  EffectAttemptView,
-  EffectStatusView,
   Engine,
   EngineReady,
   EngineRuntime,
   ReadyFunction,
-  ReplayStep,
-  RunOperationalStatus,
   ServeOptions,
   ServerHandle,
   SignalOptions,
   StartArgs,
   StartHooks,
-  StartOptions,
-  StartRunArgs,
   StopOptions,
-  WaitFor,
 } from './runtime/engine-types.js'
 export { localScheduler } from './runtime/local-scheduler.js'
 export type { LogFn, Logger, LogLevel } from './runtime/logger.js'
 export type {
-  Access,
-  AuthorizeContext,
-  AuthorizeHook,
-  AuthorizeResult,
-  DebuggerContext,
-  DebuggerHost,
   EngineLimits,
-  EngineOptions,
-  HttpOptions,
   Observation,
   RuntimeObserver,
-  SseOptions,
+  RuntimeOptions,
   TrimCoverage,
   TrimOptions,
-  Worker,
-  WorkerCallbackInput,
-  WorkerTask,
 } from './runtime/options.js'
+export { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
+export { memoryStore } from './stores/memory/memory-store.js'
 export type {
   HttpWorkerContext,
   HttpWorkerHandle,
   HttpWorkerOptions,
   HttpWorkerOutcome,
-} from './runtime/worker-http-client.js'
-export { runHttpWorker } from './runtime/worker-http-client.js'
-export type { ClaimOptions, HttpWorkerQueue } from './runtime/worker-queue.js'
-export { httpWorkerQueue } from './runtime/worker-queue.js'
-export { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
-export { memoryStore } from './stores/memory/memory-store.js'
+} from './workers/http-worker.js'
+export { runHttpWorker } from './workers/http-worker.js'
+export type { ClaimOptions, HttpWorkerQueue } from './workers/worker-queue.js'
+export { httpWorkerQueue } from './workers/worker-queue.js'

@@ -1,3 +1,11 @@
+import type {
+  DefinitionInfo,
+  EffectAttemptView,
+  ReplayStep,
+  RunOperationalStatus,
+  StartRunArgs,
+  WaitFor,
+} from '../core/api-types.js'
 import { withProps } from '../core/copy.js'
 import type { Definition } from '../core/definition.js'
 import type {
@@ -11,14 +19,6 @@ import type {
 import type { Json } from '../core/json.js'
 import type { RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
 import { newRunId, startKeyRunId } from '../core/uuid.js'
-import type {
-  DefinitionInfo,
-  EffectAttemptView,
-  ReplayStep,
-  RunOperationalStatus,
-  StartRunArgs,
-  WaitFor,
-} from '../runtime/engine-types.js'
 import { clientErrorOf, networkError } from './client-error.js'
 import { openRunStream, type RunStream } from './run-stream.js'
 import {

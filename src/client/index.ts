@@ -1,3 +1,4 @@
+export type { StartOptions } from '../core/api-types.js'
 /** `skein/client`: a typed HTTP client for a Skein server (STYLE 18: explicit exports). */
 
 export type { StreamEnd } from '../http/sse-format.js'
@@ -7,7 +8,6 @@ export {
   type EngineClient,
   type EngineClientOptions,
   type SignalOptions,
-  type StartOptions,
   type StreamOptions,
 } from './engine-client.js'
 export type { RunStream } from './run-stream.js'

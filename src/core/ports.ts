@@ -167,3 +167,41 @@ export interface WakeScheduler {
   cancel(runId: string): void
   stop(): Promise<void> | void
 }
+
+// The worker port (DESIGN §3, docs/workers.md): what the engine hands an external executor
+// of effects, and what that executor reports back.
+
+/** One attempt of an effect handed to a worker. `effectId` is the idempotency key to use. */
+export interface WorkerTask {
+  runId: string
+  effectId: string
+  attempt: number
+  type: string
+  input: Json
+  /** The thread that asked (a worker can watch it to notice a cancellation). */
+  threadId?: string
+  /** When the attempt's schedule-to-start (or start-to-close) deadline passes, if any. */
+  deadlineAt?: number | null
+}
+
+/**
+ * An external executor of effects (docs/workers.md). `dispatch` hands over one attempt after it
+ * is recorded; a throw or rejection is a dispatch failure. `cancel` asks for an in-flight
+ * attempt to stop (also called for an attempt that timed out, so a queue can drop it); it may
+ * return `'cancelled'` when the attempt never started, which acknowledges the cancel at once.
+ */
+export interface Worker {
+  handles?: readonly string[] | ((type: string) => boolean)
+  dispatch(task: WorkerTask): unknown | Promise<unknown>
+  cancel?(task: WorkerTask): unknown | Promise<unknown>
+}
+
+export interface WorkerCallbackInput {
+  effectId: string
+  attempt: number
+  kind: 'started' | 'heartbeat' | 'complete' | 'fail' | 'cancelled'
+  result?: Json
+  events?: Array<{ type: string; payload?: Json }>
+  error?: { code?: string; message: string; details?: Json } | string
+  retryable?: boolean
+}

@@ -1,5 +1,6 @@
+import type { StartRunArgs } from '../core/api-types.js'
 import type { EventEnvelope, TransientEvent } from '../core/envelope.js'
-import type { Engine, StartRunArgs } from '../runtime/engine-types.js'
+import type { Engine } from '../runtime/engine-types.js'
 import { errorInfoOf, errorResponse } from './error-response.js'
 import { createFrameStream } from './frame-stream.js'
 import type { LiveStreams } from './live-streams.js'

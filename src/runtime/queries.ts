@@ -1,3 +1,4 @@
+import type { EffectAttemptView, ReplayStep, RunOperationalStatus } from '../core/api-types.js'
 import { withProps } from '../core/copy.js'
 import { deadlinesOf } from '../core/deadlines.js'
 import type { EventEnvelope } from '../core/envelope.js'
@@ -6,7 +7,6 @@ import { applyEvent, emptyFold, foldEvents, type RunFold, viewState } from '../c
 import { foldFromSnapshot } from '../core/fold-snapshot.js'
 import { asRuntimeEvent, RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
-import type { EffectAttemptView, ReplayStep, RunOperationalStatus } from './engine-types.js'
 
 /** `inspectRun`: threads, open waits, unfinished effects, deadlines and log bounds. */
 export async function inspect(ctx: EngineContext, fold: RunFold): Promise<RunOperationalStatus> {

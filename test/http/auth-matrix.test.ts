@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import type { AuthorizeContext, AuthorizeHook } from '../../src/http/authorize.js'
 import { bearerAuth } from '../../src/http/bearer-auth.js'
 import { ROUTES } from '../../src/http/routes/index.js'
-import type { AuthorizeContext, AuthorizeHook } from '../../src/runtime/options.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
 import { fakeEngine } from './fake-engine.js'
 import { json, makeHandler } from './helpers.js'

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import type { AuthorizeHook } from '../../src/http/authorize.js'
 import { ROUTES } from '../../src/http/routes/index.js'
-import type { AuthorizeHook } from '../../src/runtime/options.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
 import { badInputCorpus } from './bad-input-corpus.js'
 import { fakeEngine } from './fake-engine.js'

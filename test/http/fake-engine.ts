@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { StartRunArgs } from '../../src/core/api-types.js'
 import type { EventEnvelope, EventInput, RunState } from '../../src/core/envelope.js'
 import {
   DefinitionNotFoundError,
@@ -9,14 +10,8 @@ import {
   StartConflictError,
 } from '../../src/core/errors.js'
 import type { Json } from '../../src/core/json.js'
-import type { EventStore } from '../../src/core/ports.js'
-import type {
-  CallerContext,
-  Engine,
-  StartHooks,
-  StartRunArgs,
-} from '../../src/runtime/engine-types.js'
-import type { WorkerCallbackInput } from '../../src/runtime/options.js'
+import type { EventStore, WorkerCallbackInput } from '../../src/core/ports.js'
+import type { CallerContext, Engine, StartHooks } from '../../src/runtime/engine-types.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
 
 /**

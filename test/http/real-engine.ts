@@ -2,7 +2,7 @@ import { createEngine, defineEffect, defineModule, type Engine, TerminalError } 
 import { approval } from 'skein/approval'
 import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
-import type { AuthorizeHook } from '../../src/runtime/options.js'
+import type { AuthorizeHook } from '../../src/http/authorize.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
 
 /** A workflow with a gate: `draft` → `review` (human gate) → `publish` (an effect). */
