@@ -19,7 +19,7 @@ export type {
   ThreadStatus,
   TransientEvent,
 } from './core/envelope.js'
-export type { SkeinErrorClass } from './core/errors.js'
+export type { EngineErrorCode, SkeinErrorClass } from './core/errors.js'
 export {
   CompositionError,
   DefinitionChangedError,
@@ -28,8 +28,6 @@ export {
   EffectNotFoundError,
   EffectNotRetryableError,
   EngineStoppedError,
-  HTTP_STATUS_BY_CODE,
-  httpStatusOf,
   IdempotencyConflictError,
   InvalidEventError,
   InvalidRequestError,
@@ -134,6 +132,12 @@ export {
   toNodeMiddleware,
 } from './http/node-middleware.js'
 export type { SseOptions } from './http/sse-limits.js'
+export {
+  type ErrorCode,
+  HTTP_STATUS_BY_CODE,
+  type HttpErrorCode,
+  httpStatusOf,
+} from './http/wire/status.js'
 export { type ConsoleLoggerOptions, consoleLogger } from './runtime/console-logger.js'
 export type {
   CallerContext,

@@ -6,7 +6,6 @@ import type {
   StartRunArgs,
   WaitFor,
 } from '../core/api-types.js'
-import { withProps } from '../core/copy.js'
 import type { Definition } from '../core/definition.js'
 import type {
   EventEnvelope,
@@ -137,7 +136,7 @@ export function createEngineClient(options: EngineClientOptions) {
         new Request(`${base}/runs`, {
           method: 'POST',
           headers: headers({ 'content-type': 'application/json', accept: 'text/event-stream' }),
-          body: JSON.stringify(withProps(args, { runId })),
+          body: JSON.stringify({ ...args, runId }),
           signal,
         }),
       ),

@@ -1,4 +1,4 @@
-import { SSE_KEEPALIVE_MS } from './sse-format.js'
+import { SSE_KEEPALIVE_MS } from './wire/sse-format.js'
 
 /** Timer source of SSE streams: keepalives and drain deadlines (tests inject a manual one). */
 /** Bounds of live event streams (docs/http.md, "Limits of live streams"). */
