@@ -24,12 +24,13 @@ export interface AppendOptions {
   idempotencyKey?: string
   meta?: RunMeta
   /**
-   * Nothing is acknowledged on this append until a later one: the writer only needs it to
-   * survive a crash of this process (the engine sets it on a commit that records in-process
-   * attempts about to start, and no outcome). A store may resolve before the append is
-   * power-safe; it becomes so with the next append without this flag, or with `sync()`.
+   * How soon the append must be durable. `'immediate'` (default): when it resolves, as far as
+   * the store's own setting goes. `'deferred'`: nothing is acknowledged on this append until a
+   * later one, so it only has to survive a crash of the writer's process (the engine defers a
+   * commit that records in-process attempts about to start, and no outcome); a store may
+   * resolve before it is power-safe and make it so with the next immediate append, or `flush()`.
    */
-  deferSync?: boolean
+  durability?: 'immediate' | 'deferred'
 }
 
 export interface ReadOptions {
@@ -100,10 +101,10 @@ export interface EventStore {
   /** Runs whose nextDeadlineAt is set (any value). */
   listRunsWithDeadlines?(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
   /**
-   * Makes every append that resolved with `deferSync` power-safe. Stores whose appends are
-   * always durable (or never, like memory) leave it out.
+   * Makes every append that resolved with `durability: 'deferred'` durable. Stores whose
+   * appends are always durable (or never, like memory) leave it out.
    */
-  sync?(): Promise<void>
+  flush?(): Promise<void>
   /** The store's attached snapshot store. */
   readonly snapshots?: SnapshotStore
   close?(): Promise<void>

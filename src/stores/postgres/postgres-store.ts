@@ -51,8 +51,8 @@ export interface PostgresStore extends EventStore {
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
-  /** Makes every `deferSync` append committed so far durable. */
-  sync(): Promise<void>
+  /** Makes every deferred append committed so far durable. */
+  flush(): Promise<void>
   /** Commits what is queued; ends the pool if the store made it (never a pool you handed in). */
   close(): Promise<void>
 }
@@ -245,7 +245,7 @@ export function postgresStore(
         runId: r.run_id,
         nextDeadlineAt: Number(r.next_deadline_at),
       })),
-    async sync() {
+    async flush() {
       guard()
       await group.sync()
     },
