@@ -47,7 +47,10 @@ export interface WorkflowState {
 
 type Ctx = DecideContext<WorkflowDefinition>
 
-/** A copy of `record` with `id` set (states are immutable; Object.assign, not a spread that adds a key: V8's slow path). */
+/**
+ * A copy of `record` with `id` set (states are immutable). Object.assign, not a spread that
+ * adds a key: that is V8's slow path (src/core/copy.ts).
+ */
 function withEntry<V>(record: Readonly<Record<string, V>>, id: string, value: V) {
   const copy: Record<string, V> = Object.assign({}, record)
   copy[id] = value
