@@ -1,12 +1,13 @@
+import type { StartOptions, StartRunArgs } from './core/api-types.js'
 import { withProps } from './core/copy.js'
 import type { Definition } from './core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './core/envelope.js'
 import { EngineStoppedError } from './core/errors.js'
-import type { EventStore, SnapshotStore } from './core/ports.js'
+import type { EventStore, SnapshotStore, SummaryQuery, WorkerCallbackInput } from './core/ports.js'
 import type { ProjectionDefinition } from './core/projection.js'
 import { Registry } from './core/registry.js'
-import type { SummaryQuery } from './core/summaries.js'
 import { type Booted, EngineLifecycle } from './engine-lifecycle.js'
+import type { EngineOptions } from './engine-options.js'
 import { validateApiBasePath, validateDebuggerHost } from './http/debugger-path.js'
 import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
@@ -25,14 +26,12 @@ import type {
   ServerHandle,
   SignalOptions,
   StartHooks,
-  StartOptions,
-  StartRunArgs,
   StopOptions,
 } from './runtime/engine-types.js'
 import { Fingerprints } from './runtime/fingerprint.js'
 import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
-import type { EngineOptions, Observation, WorkerCallbackInput } from './runtime/options.js'
+import type { Observation } from './runtime/options.js'
 import { resolveOptions } from './runtime/options.js'
 import { defaultIds, systemClock } from './runtime/system.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'

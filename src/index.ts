@@ -1,18 +1,16 @@
 // The root `skein` entry: the engine, the public module API, stores in memory, errors, types.
 
-export type { Command, Outcome, WaitCondition } from './core/commands.js'
-export { commands } from './core/commands.js'
-export type { Definition, DefinitionRef, InputArgs, InputOf, OutputOf } from './core/definition.js'
 export type {
-  EffectConfig,
-  EffectContext,
-  EffectDefinition,
-  EffectExecutionMode,
-} from './core/effect.js'
-export { defineEffect } from './core/effect.js'
+  DefinitionInfo,
+  EffectAttemptView,
+  EffectStatusView,
+  ReplayStep,
+  RunOperationalStatus,
+  StartOptions,
+  StartRunArgs,
+  WaitFor,
+} from './core/api-types.js'
 export type {
-  EventEnvelope,
-  EventInput,
   EventOrigin,
   RunState,
   RunStatus,
@@ -21,21 +19,17 @@ export type {
   ThreadStatus,
   TransientEvent,
 } from './core/envelope.js'
-export type { ErrorInfo, SkeinErrorClass } from './core/errors.js'
+export type { EngineErrorCode, SkeinErrorClass } from './core/errors.js'
 export {
   CompositionError,
   DefinitionChangedError,
-  DefinitionError,
   DefinitionNotFoundError,
   DeterminismError,
   EffectNotFoundError,
   EffectNotRetryableError,
   EngineStoppedError,
-  HTTP_STATUS_BY_CODE,
-  httpStatusOf,
   IdempotencyConflictError,
   InvalidEventError,
-  InvalidInputError,
   InvalidRequestError,
   NotConfiguredError,
   PortInUseError,
@@ -45,26 +39,66 @@ export {
   RunOverloadedError,
   SeqConflictError,
   ServeError,
-  SkeinError,
   StartConflictError,
   StoreError,
   StoreUnavailableError,
-  TerminalError,
   UnsupportedProtocolError,
   WakeLimitError,
 } from './core/errors.js'
-export type { Json, JsonObject } from './core/json.js'
-export type { DecideContext, KindContext, KindDefinition } from './core/kind.js'
-export { defineKind } from './core/kind.js'
-export type {
-  CatalogEntry,
-  InputContext,
-  InputEvent,
-  InputWaiter,
-  Module,
-  ModuleConfig,
-} from './core/module.js'
-export { defineInput, defineModule } from './core/module.js'
+// The module API (core/module-api.ts), which the built-in modules are built on too.
+export {
+  asRuntimeEvent,
+  type CatalogEntry,
+  type Command,
+  commands,
+  type DecideContext,
+  type Definition,
+  DefinitionError,
+  type DefinitionRef,
+  defineEffect,
+  defineInput,
+  defineKind,
+  defineModule,
+  defineProjection,
+  type EffectConfig,
+  type EffectContext,
+  type EffectDefinition,
+  type EffectExecutionMode,
+  type ErrorInfo,
+  type EventEnvelope,
+  type EventInput,
+  formatIssues,
+  type InferInput,
+  type InferOutput,
+  type InputArgs,
+  type InputContext,
+  type InputEvent,
+  type InputOf,
+  type InputWaiter,
+  InvalidInputError,
+  inputJsonSchema,
+  type Json,
+  type JsonObject,
+  type KindContext,
+  type KindDefinition,
+  type Module,
+  type ModuleConfig,
+  type Outcome,
+  type OutputOf,
+  type ProjectionDefinition,
+  payload,
+  type RetryPolicy,
+  type RuntimeEvent,
+  type RuntimeEventPayloads,
+  RuntimeEvents,
+  type RuntimeEventType,
+  SkeinError,
+  type StandardIssue,
+  type StandardSchema,
+  TerminalError,
+  toErrorInfo,
+  type WaitCondition,
+} from './core/module-api.js'
 export type {
   AppendOptions,
   Clock,
@@ -76,18 +110,20 @@ export type {
   RunSummary,
   Snapshot,
   SnapshotStore,
+  StoreSummaryQuery,
+  SummaryPage,
+  SummaryQuery,
   WakeScheduler,
+  Worker,
+  WorkerCallbackInput,
+  WorkerTask,
 } from './core/ports.js'
-export type { ProjectionDefinition } from './core/projection.js'
-export { defineProjection } from './core/projection.js'
-export type { RetryPolicy } from './core/retry.js'
-export { RT as RuntimeEvents } from './core/runtime-events.js'
-export type { InferInput, InferOutput, StandardSchema } from './core/schema.js'
-export { payload } from './core/schema.js'
-export type { StoreSummaryQuery, SummaryPage, SummaryQuery } from './core/summaries.js'
 export { decodeSummaryCursor, encodeSummaryCursor } from './core/summaries.js'
 export { createEngine } from './create-engine.js'
+export type { EngineOptions } from './engine-options.js'
+export type { Access, AuthorizeContext, AuthorizeHook, AuthorizeResult } from './http/authorize.js'
 export { bearerAuth } from './http/bearer-auth.js'
+export type { DebuggerContext, DebuggerHost, HttpOptions } from './http/http-options.js'
 export {
   type FetchHandler,
   type NodeMiddleware,
@@ -95,57 +131,45 @@ export {
   type NodeResponseLike,
   toNodeMiddleware,
 } from './http/node-middleware.js'
+export type { SseOptions } from './http/sse-limits.js'
+export {
+  type ErrorCode,
+  HTTP_STATUS_BY_CODE,
+  type HttpErrorCode,
+  httpStatusOf,
+} from './http/wire/status.js'
 export { type ConsoleLoggerOptions, consoleLogger } from './runtime/console-logger.js'
 export type {
   CallerContext,
-  DefinitionInfo,
-  EffectAttemptView,
-  EffectStatusView,
   Engine,
   EngineReady,
   EngineRuntime,
   ReadyFunction,
-  ReplayStep,
-  RunOperationalStatus,
   ServeOptions,
   ServerHandle,
   SignalOptions,
   StartArgs,
   StartHooks,
-  StartOptions,
-  StartRunArgs,
   StopOptions,
-  WaitFor,
 } from './runtime/engine-types.js'
 export { localScheduler } from './runtime/local-scheduler.js'
 export type { LogFn, Logger, LogLevel } from './runtime/logger.js'
 export type {
-  Access,
-  AuthorizeContext,
-  AuthorizeHook,
-  AuthorizeResult,
-  DebuggerContext,
-  DebuggerHost,
   EngineLimits,
-  EngineOptions,
-  HttpOptions,
   Observation,
   RuntimeObserver,
-  SseOptions,
+  RuntimeOptions,
   TrimCoverage,
   TrimOptions,
-  Worker,
-  WorkerCallbackInput,
-  WorkerTask,
 } from './runtime/options.js'
+export { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
+export { memoryStore } from './stores/memory/memory-store.js'
 export type {
   HttpWorkerContext,
   HttpWorkerHandle,
   HttpWorkerOptions,
   HttpWorkerOutcome,
-} from './runtime/worker-http-client.js'
-export { runHttpWorker } from './runtime/worker-http-client.js'
-export type { ClaimOptions, HttpWorkerQueue } from './runtime/worker-queue.js'
-export { httpWorkerQueue } from './runtime/worker-queue.js'
-export { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
-export { memoryStore } from './stores/memory/memory-store.js'
+} from './workers/http-worker.js'
+export { runHttpWorker } from './workers/http-worker.js'
+export type { ClaimOptions, HttpWorkerQueue } from './workers/worker-queue.js'
+export { httpWorkerQueue } from './workers/worker-queue.js'

@@ -3,10 +3,9 @@ import type { Command } from 'commander'
 import { createEngineClient, type EngineClient } from '../client/index.js'
 import type { EventEnvelope, RunStatus } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
-import type { RunSummary } from '../core/ports.js'
-import type { SummaryQuery } from '../core/summaries.js'
-import { decision } from '../modules/approval/approval-events.js'
-import type { ApprovalItem } from '../modules/approval/pending-approvals.js'
+import type { RunSummary, SummaryQuery } from '../core/ports.js'
+import type { ApprovalItem } from '../modules/approval/index.js'
+import { decision } from '../modules/approval/index.js'
 import {
   formatDefinitions,
   formatEvent,

@@ -1,8 +1,8 @@
 // Human-readable renderings of the server's answers (the `--json` flag skips all of this).
+import type { DefinitionInfo, ReplayStep, RunOperationalStatus } from '../core/api-types.js'
 import type { EventEnvelope, RunState } from '../core/envelope.js'
 import type { Json, JsonObject } from '../core/json.js'
 import type { RunSummary } from '../core/ports.js'
-import type { DefinitionInfo, ReplayStep, RunOperationalStatus } from '../runtime/engine-types.js'
 
 const time = (ms: number | null | undefined) =>
   ms === null || ms === undefined || !Number.isFinite(ms) ? '-' : new Date(ms).toISOString()

@@ -1,13 +1,18 @@
+import { SkeinError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
+
+const CLIENT_BRAND = Symbol.for('skein.clientError')
 
 /**
  * A non-success answer from a Skein server, with the wire information kept (STYLE 12):
  * `status` (0 when no HTTP response arrived), the error body's `code`, `message` and `details`.
+ * A `SkeinError`, so `SkeinError.is` and the server's error codes work the same on both sides;
+ * the client's own codes are `NETWORK_ERROR`, `STREAM_INTERRUPTED`, `STREAM_ENDED` and
+ * `HTTP_<status>` for a body that is not a Skein error.
  */
-export class ClientError extends Error {
+export class ClientError extends SkeinError {
   readonly status: number
-  readonly code: string
-  readonly details: Json | undefined
+  readonly [CLIENT_BRAND] = true
 
   constructor(
     status: number,
@@ -16,17 +21,13 @@ export class ClientError extends Error {
     details?: Json,
     options?: { cause?: unknown },
   ) {
-    super(message, options)
-    this.name = 'ClientError'
+    super(code, message, details, options)
     this.status = status
-    this.code = code
-    this.details = details
   }
 
-  static is(value: unknown): value is ClientError {
-    return (
-      value instanceof Error && value.name === 'ClientError' && 'status' in value && 'code' in value
-    )
+  /** Realm-safe, like `SkeinError.is`: true for a ClientError from any copy of the client. */
+  static override is(value: unknown): value is ClientError {
+    return SkeinError.is(value) && (value as { [CLIENT_BRAND]?: unknown })[CLIENT_BRAND] === true
   }
 }
 

@@ -1,4 +1,11 @@
-import { withProps } from '../core/copy.js'
+import type {
+  DefinitionInfo,
+  EffectAttemptView,
+  ReplayStep,
+  RunOperationalStatus,
+  StartRunArgs,
+  WaitFor,
+} from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
 import type {
   EventEnvelope,
@@ -9,17 +16,8 @@ import type {
   TransientEvent,
 } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
-import type { RunSummary } from '../core/ports.js'
-import type { SummaryPage, SummaryQuery } from '../core/summaries.js'
+import type { RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
 import { newRunId, startKeyRunId } from '../core/uuid.js'
-import type {
-  DefinitionInfo,
-  EffectAttemptView,
-  ReplayStep,
-  RunOperationalStatus,
-  StartRunArgs,
-  WaitFor,
-} from '../runtime/engine-types.js'
 import { clientErrorOf, networkError } from './client-error.js'
 import { openRunStream, type RunStream } from './run-stream.js'
 import {
@@ -138,7 +136,7 @@ export function createEngineClient(options: EngineClientOptions) {
         new Request(`${base}/runs`, {
           method: 'POST',
           headers: headers({ 'content-type': 'application/json', accept: 'text/event-stream' }),
-          body: JSON.stringify(withProps(args, { runId })),
+          body: JSON.stringify({ ...args, runId }),
           signal,
         }),
       ),

@@ -1,13 +1,13 @@
+export type { StartOptions } from '../core/api-types.js'
 /** `skein/client`: a typed HTTP client for a Skein server (STYLE 18: explicit exports). */
 
-export type { StreamEnd } from '../http/sse-format.js'
+export type { StreamEnd } from '../http/wire/sse-format.js'
 export { ClientError } from './client-error.js'
 export {
   createEngineClient,
   type EngineClient,
   type EngineClientOptions,
   type SignalOptions,
-  type StartOptions,
   type StreamOptions,
 } from './engine-client.js'
 export type { RunStream } from './run-stream.js'

@@ -1,5 +1,5 @@
 import type { EventEnvelope, StartResult, TransientEvent } from '../core/envelope.js'
-import { httpStatusOf } from '../core/errors.js'
+import { httpStatusOf } from '../http/wire/status.js'
 import { ClientError, clientErrorOf, networkError } from './client-error.js'
 import { readFrames } from './sse-lines.js'
 

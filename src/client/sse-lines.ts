@@ -1,4 +1,4 @@
-import { createSseParser, type SseFrame } from '../http/sse-format.js'
+import { createSseParser, type SseFrame } from '../http/wire/sse-format.js'
 
 /**
  * Reads an event-stream body frame by frame with the shared parser. Resolves when the body

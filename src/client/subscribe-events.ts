@@ -1,5 +1,5 @@
 import type { EventEnvelope, TransientEvent } from '../core/envelope.js'
-import type { StreamEnd } from '../http/sse-format.js'
+import type { StreamEnd } from '../http/wire/sse-format.js'
 import { ClientError, clientErrorOf, networkError } from './client-error.js'
 import { readFrames } from './sse-lines.js'
 

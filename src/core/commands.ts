@@ -25,7 +25,6 @@ export type Command =
       input: unknown
       retry?: RetryPolicy
       timeoutMs?: number
-      ephemeral?: boolean
     }
   | { type: 'spawn'; key: string; definition: Definition | DefinitionRef; input: unknown }
   | { type: 'wait'; key: string; on: WaitCondition }
@@ -39,16 +38,10 @@ export type Command =
  * command already issued in this thread is not issued again.
  */
 export const commands = {
-  /**
-   * `ephemeral` (inline effects only): a successful attempt records nothing; its result is
-   * this thread's outcome for `key` until the end of the wake iteration, so the kind must
-   * record what it keeps of it (in an event it emits). A failed attempt is recorded as usual,
-   * and the effect goes on as a recorded one (retries, operator retry).
-   */
   invoke(
     effect: string | EffectDefinition,
     input: unknown,
-    options: { key: string; retry?: RetryPolicy; timeoutMs?: number; ephemeral?: boolean },
+    options: { key: string; retry?: RetryPolicy; timeoutMs?: number },
   ): Command {
     return { type: 'invoke', effect, input, ...options }
   },
@@ -75,11 +68,23 @@ export const commands = {
   },
 }
 
-/** The recorded outcome of a keyed command, as a kind sees it in `decide`. */
+/**
+ * The recorded outcome of a keyed command, as a kind sees it in `decide` (`ctx.outcome(key)`).
+ *
+ * `reopenedAt`: an operator retry (`retryEffect`, `POST /runs/:id/effects/:effectId/retry`)
+ * re-opened the command after it failed, at this seq (the retry's
+ * `runtime.effect.retry.scheduled`; the latest one when retried more than once). The command
+ * is pending again, then settles as usual and keeps the mark. It is set on the failed effect's
+ * command and on the spawn commands of the parent threads its failure had failed. A kind that
+ * recorded the failure in its own state compares it with the seq of the event that recorded
+ * the failure: a later `reopenedAt` means the work is live again.
+ */
 export type Outcome =
-  | { status: 'none' }
-  | { status: 'pending' }
-  | { status: 'completed'; value: Json }
-  | { status: 'failed'; error: ErrorInfo }
-  | { status: 'timed_out' }
-  | { status: 'cancelled'; reason?: string }
+  | { status: 'none'; reopenedAt?: undefined }
+  | ((
+      | { status: 'pending' }
+      | { status: 'completed'; value: Json }
+      | { status: 'failed'; error: ErrorInfo }
+      | { status: 'timed_out' }
+      | { status: 'cancelled'; reason?: string }
+    ) & { reopenedAt?: number })

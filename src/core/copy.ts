@@ -11,14 +11,3 @@
 export function withProps<T extends object, U extends object>(base: T, props: U): T & U {
   return Object.assign({}, base, props)
 }
-
-/** A copy of `base` with `key` set to `value` (a record keyed by ids or node names). */
-export function withKey<V>(
-  base: Readonly<Record<string, V>>,
-  key: string,
-  value: V,
-): Record<string, V> {
-  const copy: Record<string, V> = Object.assign({}, base)
-  copy[key] = value
-  return copy
-}

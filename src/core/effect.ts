@@ -37,6 +37,15 @@ export interface EffectDefinition<I = any, O = any> {
   readonly retry?: RetryPolicy
   readonly timeoutMs?: number
   readonly execution?: EffectExecutionMode
+  /**
+   * Inline effects only (ignored otherwise): a successful attempt records nothing. Its result is
+   * the invoking thread's `ctx.outcome(key)` until the wake iteration ends, so the kind must
+   * record what it keeps of it in an event it emits (workflow nodes record their body's
+   * directive in `workflow.node.started`). A failed attempt, or one that emits events, is
+   * recorded as usual and the effect goes on as a recorded one (retries, operator retry). For
+   * effects a kind builds for its own invocations, since the kind is what records the result.
+   */
+  readonly ephemeral?: boolean
   readonly execute?: (input: I, ctx: EffectContext) => O | Promise<O>
   readonly scheduleToStartMs?: number
   readonly startToCloseMs?: number

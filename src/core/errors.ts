@@ -48,7 +48,39 @@ export interface SkeinErrorClass<C extends string> {
   is(value: unknown): value is SkeinError
 }
 
-const define = <C extends string>(code: C, name: string): SkeinErrorClass<C> => {
+/**
+ * The codes of the engine's error classes below. The HTTP layer adds its own and maps every one
+ * to a status (http/wire/status.ts); a module's own codes (`NODE_FAILED`, …) are any string.
+ */
+export type EngineErrorCode =
+  | 'INVALID_REQUEST'
+  | 'INVALID_INPUT'
+  | 'INVALID_EVENT'
+  | 'RUN_NOT_FOUND'
+  | 'DEFINITION_NOT_FOUND'
+  | 'PROJECTION_NOT_FOUND'
+  | 'PROJECTION_UNAVAILABLE'
+  | 'EFFECT_NOT_FOUND'
+  | 'START_CONFLICT'
+  | 'EFFECT_NOT_RETRYABLE'
+  | 'RUN_OVERLOADED'
+  | 'WAKE_LIMIT_EXCEEDED'
+  | 'SEQ_CONFLICT'
+  | 'IDEMPOTENCY_CONFLICT'
+  | 'MODULE_COMPOSITION'
+  | 'INVALID_DEFINITION'
+  | 'DETERMINISM_VIOLATION'
+  | 'UNSUPPORTED_PROTOCOL'
+  | 'ENGINE_STOPPED'
+  | 'DEFINITION_CHANGED'
+  | 'PORT_IN_USE'
+  | 'SERVE_FAILED'
+  | 'NOT_CONFIGURED'
+  | 'STORE_ERROR'
+  | 'STORE_UNAVAILABLE'
+  | 'TERMINAL'
+
+const define = <C extends EngineErrorCode>(code: C, name: string): SkeinErrorClass<C> => {
   const cls = class extends SkeinError {
     static readonly code = code
     constructor(message: string, details?: Json, options?: { cause?: unknown }) {
@@ -104,46 +136,11 @@ export const StoreUnavailableError = define('STORE_UNAVAILABLE', 'StoreUnavailab
  */
 export class TerminalError extends SkeinError {
   constructor(message: string, details?: Json, options?: { cause?: unknown }) {
-    super('TERMINAL', message, details, options)
+    super('TERMINAL' satisfies EngineErrorCode, message, details, options)
   }
   static override is(value: unknown): value is SkeinError {
     return SkeinError.is(value) && value.code === 'TERMINAL'
   }
-}
-
-/** The one table from error code to HTTP status (DESIGN §4). Unknown codes are 500. */
-export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
-  INVALID_REQUEST: 400,
-  INVALID_INPUT: 400,
-  INVALID_EVENT: 400,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  RUN_NOT_FOUND: 404,
-  DEFINITION_NOT_FOUND: 404,
-  PROJECTION_NOT_FOUND: 404,
-  EFFECT_NOT_FOUND: 404,
-  NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  START_CONFLICT: 409,
-  DEFINITION_CHANGED: 409,
-  EFFECT_NOT_RETRYABLE: 409,
-  SEQ_CONFLICT: 409,
-  IDEMPOTENCY_CONFLICT: 409,
-  PROJECTION_UNAVAILABLE: 410,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  RUN_OVERLOADED: 429,
-  WAKE_LIMIT_EXCEEDED: 500,
-  UNSUPPORTED_PROTOCOL: 500,
-  INTERNAL: 500,
-  NOT_SUPPORTED: 501,
-  NOT_CONFIGURED: 503,
-  ENGINE_STOPPED: 503,
-  STORE_UNAVAILABLE: 503,
-}
-
-export function httpStatusOf(code: string): number {
-  return HTTP_STATUS_BY_CODE[code] ?? 500
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { ThreadState } from './envelope.js'
 import { setThread, settleCommand } from './fold-records.js'
 import type { EffectRecord, RunFold } from './fold-types.js'
-import type { EffectRequestedPayload } from './runtime-events.js'
+import type { EffectRequestedPayload, WorkerDeadline, WorkerTimeouts } from './runtime-events.js'
 
 /** The record of an effect just requested (before its first attempt). */
 export function requestedEffect(r: EffectRequestedPayload): EffectRecord {
@@ -25,7 +25,10 @@ export function requestedEffect(r: EffectRequestedPayload): EffectRecord {
  * `cancel.requested`: the deadline, which timeout it enforces, start-to-close, and (at dispatch)
  * the timeouts that later callbacks apply.
  */
-export function foldWorkerTiming(fold: RunFold, p: any): void {
+export function foldWorkerTiming(
+  fold: RunFold,
+  p: WorkerDeadline & { effectId: string; timeouts?: WorkerTimeouts },
+): void {
   const effect = fold.effects[p.effectId]
   if (!effect) return
   if (p.deadlineAt === null || p.deadlineAt === undefined) delete effect.deadlineAt
@@ -44,11 +47,13 @@ export function patchEffect(fold: RunFold, effectId: string, patch: Partial<Effe
 }
 
 /**
- * An operator retry of an effect whose final failure failed its thread (and run): the command,
- * the thread chain up to the root and the run return to running.
+ * An operator retry (at `seq`) of an effect whose final failure failed its thread (and run):
+ * the command, the thread chain up to the root and the run return to running; the command and
+ * the chain's spawn commands record `reopenedAt` (Outcome), so kinds see the work is live again.
  */
-export function reopenEffect(fold: RunFold, effect: EffectRecord): void {
-  settleCommand(fold, effect.threadId, effect.key, { status: 'pending', error: undefined })
+export function reopenEffect(fold: RunFold, effect: EffectRecord, seq: number): void {
+  const reopened = { status: 'pending' as const, error: undefined, reopenedAt: seq }
+  settleCommand(fold, effect.threadId, effect.key, reopened)
   let threadId: string | null = effect.threadId
   while (threadId) {
     const thread: ThreadState | undefined = fold.state.threads[threadId]
@@ -57,9 +62,7 @@ export function reopenEffect(fold: RunFold, effect: EffectRecord): void {
     const parent: string | null = thread.parentThreadId
     if (parent) {
       const key = fold.books[threadId]?.spawnKey
-      if (key !== undefined) {
-        settleCommand(fold, parent, key, { status: 'pending', error: undefined })
-      }
+      if (key !== undefined) settleCommand(fold, parent, key, reopened)
     }
     threadId = parent
   }

@@ -52,8 +52,10 @@ export function replaceCommand(book: ThreadBook, key: string, patch: Partial<Com
   const next: CommandRecord = { kind: prev.kind, id: prev.id, status: patch.status ?? prev.status }
   const value = 'value' in patch ? patch.value : prev.value
   const error = 'error' in patch ? patch.error : prev.error
+  const reopenedAt = patch.reopenedAt ?? prev.reopenedAt
   if (value !== undefined) next.value = value
   if (error !== undefined) next.error = error
+  if (reopenedAt !== undefined) next.reopenedAt = reopenedAt
   setCommand(book, key, next)
 }
 

@@ -2,7 +2,12 @@ import type { Outcome } from './commands.js'
 import type { RunState } from './envelope.js'
 import type { ErrorInfo } from './errors.js'
 import type { Json } from './json.js'
-import type { EffectExecution, WaitOn } from './runtime-events.js'
+import type {
+  EffectExecution,
+  WaitOn,
+  WorkerDeadlineKind,
+  WorkerTimeouts,
+} from './runtime-events.js'
 
 export type CommandStatus = 'pending' | 'completed' | 'failed' | 'timed_out' | 'cancelled'
 
@@ -14,6 +19,8 @@ export interface CommandRecord {
   status: CommandStatus
   value?: Json
   error?: ErrorInfo
+  /** Seq of the operator retry that last re-opened the command after it failed. */
+  reopenedAt?: number
 }
 
 export interface ThreadBook {
@@ -85,18 +92,6 @@ export interface EffectRecord {
   closeAt?: number
   /** Worker effects: the timeouts recorded at dispatch (the log, not the code, decides). */
   timeouts?: WorkerTimeouts
-}
-
-export type WorkerDeadlineKind =
-  | 'schedule_to_start'
-  | 'start_to_close'
-  | 'heartbeat'
-  | 'cancellation'
-
-export interface WorkerTimeouts {
-  startToCloseMs?: number
-  heartbeatMs?: number
-  cancellationTimeoutMs?: number
 }
 
 export interface WaitRecord {
@@ -243,6 +238,12 @@ export function viewState(fold: RunFold): RunState {
 
 export function outcomeOf(record: CommandRecord | undefined): Outcome {
   if (!record) return { status: 'none' }
+  const outcome = settledOutcome(record)
+  if (record.reopenedAt !== undefined) outcome.reopenedAt = record.reopenedAt
+  return outcome
+}
+
+function settledOutcome(record: CommandRecord): Exclude<Outcome, { status: 'none' }> {
   switch (record.status) {
     case 'pending':
       return { status: 'pending' }

@@ -1,16 +1,7 @@
 import type { EventEnvelope } from './envelope.js'
 import { DeterminismError, UnsupportedProtocolError } from './errors.js'
 import type { Registry } from './registry.js'
-import type {
-  EffectFailedPayload,
-  EffectRequestedPayload,
-  RunStartedPayload,
-  SignalReceivedPayload,
-  ThreadStartedPayload,
-  WaitRegisteredPayload,
-  WaitSatisfiedPayload,
-} from './runtime-events.js'
-import { RT, RUNTIME_PREFIX } from './runtime-events.js'
+import { RT, RUNTIME_PREFIX, type RuntimeEvent } from './runtime-events.js'
 
 export { requestedEffect } from './fold-effects.js'
 export { type ThreadRuntime, threadContext } from './fold-thread.js'
@@ -23,8 +14,6 @@ export type {
   ThreadBook,
   TimerRecord,
   WaitRecord,
-  WorkerDeadlineKind,
-  WorkerTimeouts,
 } from './fold-types.js'
 export {
   allCommands,
@@ -67,7 +56,9 @@ export function applyEvent(registry: Registry, fold: RunFold, event: EventEnvelo
   state.lastSeq = event.seq
   state.updatedAt = event.ts
   try {
-    if (event.type.startsWith(RUNTIME_PREFIX)) applyRuntimeEvent(registry, fold, event)
+    // Only the runtime writes `runtime.*` types: the catalog types their payloads.
+    if (event.type.startsWith(RUNTIME_PREFIX))
+      applyRuntimeEvent(registry, fold, event as unknown as RuntimeEvent)
     else if (
       event.idempotencyKey !== undefined &&
       fold.signalKeys[event.idempotencyKey] === undefined
@@ -99,12 +90,11 @@ function stepThread(registry: Registry, fold: RunFold, event: EventEnvelope): vo
   if (kind.step) book.kindState = kind.step(book.kindState, event, ctx)
 }
 
-function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelope): void {
+function applyRuntimeEvent(registry: Registry, fold: RunFold, event: RuntimeEvent): void {
   const state = fold.state
-  const p = event.payload as any
   switch (event.type) {
     case RT.runStarted: {
-      const start = p as RunStartedPayload
+      const start = event.payload
       // Everything after this event folds by the version the run was recorded with.
       fold.protocol = readableProtocol(state.runId, start.protocolVersion, 'its log')
       startProjections(registry, fold)
@@ -118,7 +108,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       return
     }
     case RT.signalReceived: {
-      const received = p as SignalReceivedPayload
+      const received = event.payload
       const key = received.idempotencyKey
       if (fold.signalKeys[key] === undefined) fold.signalKeys[key] = event.seq
       ;(fold.signalDigests ??= dict())[key] = received.digest
@@ -126,17 +116,17 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
     }
     case RT.runCompleted:
       state.status = 'completed'
-      state.output = p.output ?? null
+      state.output = event.payload.output ?? null
       return
     case RT.runFailed:
       state.status = 'failed'
-      state.error = p.error
+      state.error = event.payload.error
       return
     case RT.runCancelled:
       state.status = 'cancelled'
       return
     case RT.threadStarted: {
-      const t = p as ThreadStartedPayload
+      const t = event.payload
       state.threads[t.threadId] = {
         threadId: t.threadId,
         parentThreadId: t.parentThreadId,
@@ -166,42 +156,43 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
     case RT.threadCompleted:
     case RT.threadFailed:
     case RT.threadCancelled: {
+      const p = event.payload
       const thread = state.threads[p.threadId]
       if (!thread) return
+      const output = event.type === RT.threadCompleted ? (event.payload.output ?? null) : undefined
+      const error = event.type === RT.threadFailed ? event.payload.error : undefined
       const status =
         event.type === RT.threadCompleted
           ? 'completed'
           : event.type === RT.threadFailed
             ? 'failed'
             : 'cancelled'
-      setThread(fold, p.threadId, status, {
-        output: status === 'completed' ? (p.output ?? null) : undefined,
-        error: status === 'failed' ? p.error : undefined,
-      })
+      setThread(fold, p.threadId, status, { output, error })
       for (const wait of openWaitsOf(fold, p.threadId)) {
         wait.status = 'cancelled'
         closeWait(fold, wait)
       }
       if (thread.parentThreadId) {
         const key = fold.books[p.threadId]?.spawnKey
+        const reason = event.type === RT.threadCancelled ? event.payload.reason : undefined
         settleCommand(
           fold,
           thread.parentThreadId,
           key,
           status === 'completed'
-            ? { status: 'completed', value: p.output ?? null }
+            ? { status: 'completed', value: output }
             : status === 'failed'
-              ? { status: 'failed', error: p.error }
+              ? { status: 'failed', error }
               : {
                   status: 'failed',
-                  error: { code: 'CANCELLED', message: p.reason ?? 'child thread cancelled' },
+                  error: { code: 'CANCELLED', message: reason ?? 'child thread cancelled' },
                 },
         )
       }
       return
     }
     case RT.waitRegistered: {
-      const w = p as WaitRegisteredPayload
+      const w = event.payload
       fold.waits[w.waitId] = withProps(w, { status: 'open' as const })
       const book = fold.books[w.threadId]
       if (book) {
@@ -212,16 +203,17 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       return
     }
     case RT.timerSet: {
+      const p = event.payload
       fold.timers[p.timerId] = { timerId: p.timerId, waitId: p.waitId, at: p.at }
       const wait = fold.waits[p.waitId]
       if (wait) wait.timerId = p.timerId
       return
     }
     case RT.timerFired:
-      delete fold.timers[p.timerId]
+      delete fold.timers[event.payload.timerId]
       return
     case RT.waitSatisfied: {
-      const s = p as WaitSatisfiedPayload
+      const s = event.payload
       const wait = fold.waits[s.waitId]
       if (wait?.status !== 'open') return
       wait.status = s.timedOut ? 'timed_out' : 'satisfied'
@@ -235,17 +227,20 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       return
     }
     case RT.effectRequested: {
-      const r = p as EffectRequestedPayload
+      const r = event.payload
       fold.effects[r.effectId] = requestedEffect(r)
       const book = fold.books[r.threadId]
       if (book) setCommand(book, r.key, { kind: 'invoke', id: r.effectId, status: 'pending' })
       return
     }
-    case RT.effectAttemptStarted:
+    case RT.effectAttemptStarted: {
+      const p = event.payload
       patchEffect(fold, p.effectId, { status: 'started', attempt: p.attempt })
       if (p.deadlineAt !== undefined) foldWorkerTiming(fold, p)
       return
-    case RT.effectDispatched:
+    }
+    case RT.effectDispatched: {
+      const p = event.payload
       patchEffect(fold, p.effectId, {
         status: 'dispatched',
         attempt: p.attempt,
@@ -257,10 +252,14 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
         delete fold.effects[p.effectId].cancelRequested
       }
       return foldWorkerTiming(fold, p)
-    case RT.effectHeartbeat:
+    }
+    case RT.effectHeartbeat: {
+      const p = event.payload
       patchEffect(fold, p.effectId, { deadlineAt: p.deadlineAt ?? undefined })
       return foldWorkerTiming(fold, p)
+    }
     case RT.effectCompleted: {
+      const p = event.payload
       const effect = fold.effects[p.effectId]
       if (!effect) return
       // Completed effects leave the fold: their result lives in the command record.
@@ -272,7 +271,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       return
     }
     case RT.effectFailed: {
-      const f = p as EffectFailedPayload
+      const f = event.payload
       const effect = fold.effects[f.effectId]
       if (!effect) return
       effect.lastError = f.error
@@ -284,6 +283,7 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       return
     }
     case RT.effectTimedOut: {
+      const p = event.payload
       const effect = fold.effects[p.effectId]
       if (effect) {
         effect.lastError = { code: 'TIMED_OUT', message: p.message ?? 'effect attempt timed out' }
@@ -292,16 +292,18 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       return
     }
     case RT.effectRetryScheduled: {
+      const p = event.payload
       const effect = fold.effects[p.effectId]
       if (!effect) return
       effect.status = 'retry_scheduled'
       effect.attempt = p.attempt - 1
       effect.nextAttemptAt = p.nextAttemptAt
       delete effect.deadlineAt
-      if (p.reason === 'operator') reopenEffect(fold, effect)
+      if (p.reason === 'operator') reopenEffect(fold, effect, event.seq)
       return
     }
     case RT.effectAmbiguous: {
+      const p = event.payload
       const effect = fold.effects[p.effectId]
       if (!effect) return
       effect.status = 'ambiguous'
@@ -309,11 +311,14 @@ function applyRuntimeEvent(registry: Registry, fold: RunFold, event: EventEnvelo
       if (p.error) effect.lastError = p.error
       return
     }
-    case RT.effectCancelRequested:
+    case RT.effectCancelRequested: {
+      const p = event.payload
       patchEffect(fold, p.effectId, { cancelRequested: true })
       if (p.deadlineAt !== undefined) foldWorkerTiming(fold, { ...p, timeout: 'cancellation' })
       return
+    }
     case RT.effectCancelled: {
+      const p = event.payload
       const effect = fold.effects[p.effectId]
       if (!effect) return
       delete fold.effects[p.effectId]

@@ -1,6 +1,5 @@
 import type { EventEnvelope, RunStatus } from './envelope.js'
 import type { Json } from './json.js'
-import type { StoreSummaryQuery, SummaryPage } from './summaries.js'
 
 /**
  * Per-run metadata a store keeps beside the log, written in the same transaction as the
@@ -25,12 +24,13 @@ export interface AppendOptions {
   idempotencyKey?: string
   meta?: RunMeta
   /**
-   * Nothing is acknowledged on this append until a later one: the writer only needs it to
-   * survive a crash of this process (the engine sets it on a commit that records in-process
-   * attempts about to start, and no outcome). A store may resolve before the append is
-   * power-safe; it becomes so with the next append without this flag, or with `sync()`.
+   * How soon the append must be durable. `'immediate'` (default): when it resolves, as far as
+   * the store's own setting goes. `'deferred'`: nothing is acknowledged on this append until a
+   * later one, so it only has to survive a crash of the writer's process (the engine defers a
+   * commit that records in-process attempts about to start, and no outcome); a store may
+   * resolve before it is power-safe and make it so with the next immediate append, or `flush()`.
    */
-  deferSync?: boolean
+  durability?: 'immediate' | 'deferred'
 }
 
 export interface ReadOptions {
@@ -47,6 +47,32 @@ export interface LogBounds {
 
 export interface RunSummary extends RunMeta {
   runId: string
+}
+
+/**
+ * What `listRunSummaries` and `GET /runs/summaries` take. Runs come newest first (by
+ * creation), so a run never moves between pages while someone pages through them.
+ */
+export interface SummaryQuery {
+  /** Only runs with this status. */
+  status?: RunStatus
+  /** Only runs whose id starts with this text (case-sensitive). */
+  runIdPrefix?: string
+  /** Page size, 1–1000; default 100. */
+  limit?: number
+  /** `nextCursor` of the previous page; the same filters must be passed again. */
+  cursor?: string
+}
+
+/** A validated query as stores receive it: `limit` is always set. */
+export interface StoreSummaryQuery extends SummaryQuery {
+  limit: number
+}
+
+export interface SummaryPage {
+  runs: RunSummary[]
+  /** Pass as `cursor` for the next page; `null` on the last page. */
+  nextCursor: string | null
 }
 
 /** Live listener for appended events of one run (used for SSE). */
@@ -75,10 +101,10 @@ export interface EventStore {
   /** Runs whose nextDeadlineAt is set (any value). */
   listRunsWithDeadlines?(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
   /**
-   * Makes every append that resolved with `deferSync` power-safe. Stores whose appends are
-   * always durable (or never, like memory) leave it out.
+   * Makes every append that resolved with `durability: 'deferred'` durable. Stores whose
+   * appends are always durable (or never, like memory) leave it out.
    */
-  sync?(): Promise<void>
+  flush?(): Promise<void>
   /** The store's attached snapshot store. */
   readonly snapshots?: SnapshotStore
   close?(): Promise<void>
@@ -141,4 +167,42 @@ export interface WakeScheduler {
   schedule(runId: string, at: number): void
   cancel(runId: string): void
   stop(): Promise<void> | void
+}
+
+// The worker port (DESIGN §3, docs/workers.md): what the engine hands an external executor
+// of effects, and what that executor reports back.
+
+/** One attempt of an effect handed to a worker. `effectId` is the idempotency key to use. */
+export interface WorkerTask {
+  runId: string
+  effectId: string
+  attempt: number
+  type: string
+  input: Json
+  /** The thread that asked (a worker can watch it to notice a cancellation). */
+  threadId?: string
+  /** When the attempt's schedule-to-start (or start-to-close) deadline passes, if any. */
+  deadlineAt?: number | null
+}
+
+/**
+ * An external executor of effects (docs/workers.md). `dispatch` hands over one attempt after it
+ * is recorded; a throw or rejection is a dispatch failure. `cancel` asks for an in-flight
+ * attempt to stop (also called for an attempt that timed out, so a queue can drop it); it may
+ * return `'cancelled'` when the attempt never started, which acknowledges the cancel at once.
+ */
+export interface Worker {
+  handles?: readonly string[] | ((type: string) => boolean)
+  dispatch(task: WorkerTask): unknown | Promise<unknown>
+  cancel?(task: WorkerTask): unknown | Promise<unknown>
+}
+
+export interface WorkerCallbackInput {
+  effectId: string
+  attempt: number
+  kind: 'started' | 'heartbeat' | 'complete' | 'fail' | 'cancelled'
+  result?: Json
+  events?: Array<{ type: string; payload?: Json }>
+  error?: { code?: string; message: string; details?: Json } | string
+  retryable?: boolean
 }

@@ -1,7 +1,270 @@
+import type { EventEnvelope } from './envelope.js'
 import type { ErrorInfo } from './errors.js'
 import type { Json } from './json.js'
 
-/** The runtime's own event types (DESIGN §2, Contract). */
+// The catalog of the runtime's own events (DESIGN §2, Contract: the names and the listed
+// fields; more fields may be added): every `runtime.*` type with its payload. The runtime
+// writes them through `Batch.add`, whose payload parameter is typed by this catalog, and the
+// fold and queries read them as `RuntimeEvent`s, so a field written and a field read are the
+// same field.
+
+export interface RunStartedPayload {
+  kind: string
+  definitionName: string
+  definitionVersion: string
+  input: Json
+  rootThreadId: string
+  /**
+   * The log protocol version the run is recorded with (fold-protocol.ts); absent in logs
+   * written before it existed, which are version 1.
+   */
+  protocolVersion?: number
+  /**
+   * Fingerprint of the definition's shape at start (absent for definitions that declare none,
+   * and in logs written before fingerprints existed). See `Definition.shape`.
+   */
+  definitionFingerprint?: string
+}
+
+export interface RunCompletedPayload {
+  output: Json
+}
+
+export interface RunFailedPayload {
+  error: ErrorInfo
+}
+
+export interface RunCancelledPayload {
+  reason?: string
+}
+
+export interface ThreadStartedPayload {
+  threadId: string
+  parentThreadId: string | null
+  kind: string
+  definitionName: string
+  definitionVersion: string
+  input: Json
+  /** The parent's command key that spawned this thread (absent for the root). */
+  key?: string
+  /** Fingerprint of the thread's definition's shape when it started (as in run.started). */
+  definitionFingerprint?: string
+}
+
+export interface ThreadCompletedPayload {
+  threadId: string
+  output: Json
+}
+
+export interface ThreadFailedPayload {
+  threadId: string
+  error: ErrorInfo
+}
+
+export interface ThreadCancelledPayload {
+  threadId: string
+  reason?: string
+}
+
+/** What a wait is waiting on, as recorded in `runtime.wait.registered`. */
+export type WaitOn =
+  | { event: { type: string; match?: Json; threadId?: string; expect?: Json }; timeoutAt?: number }
+  | { timer: { at: number } }
+
+export interface WaitRegisteredPayload {
+  waitId: string
+  threadId: string
+  key: string
+  on: WaitOn
+}
+
+export interface WaitSatisfiedPayload {
+  waitId: string
+  threadId: string
+  event: { seq: number; type: string }
+  /** The matched event's payload (timer waits: `{ at }`). */
+  value: Json
+  timedOut?: boolean
+}
+
+export interface TimerSetPayload {
+  timerId: string
+  waitId: string
+  at: number
+}
+
+export interface TimerFiredPayload {
+  timerId: string
+  waitId: string
+}
+
+export type EffectExecution = 'local' | 'inline' | 'worker'
+
+export interface EffectRequestedPayload {
+  effectId: string
+  threadId: string
+  type: string
+  input: Json
+  key: string
+  execution: EffectExecution
+  retry?: Json
+  timeoutMs?: number
+}
+
+/** Which timeout a worker effect's current deadline enforces. */
+export type WorkerDeadlineKind =
+  | 'schedule_to_start'
+  | 'start_to_close'
+  | 'heartbeat'
+  | 'cancellation'
+
+/** The timeouts recorded at dispatch, which later callbacks apply (the log decides them). */
+export interface WorkerTimeouts {
+  startToCloseMs?: number
+  heartbeatMs?: number
+  cancellationTimeoutMs?: number
+}
+
+/**
+ * The deadline fields of worker lifecycle events (`dispatched`, a worker's `attempt.started`,
+ * `heartbeat`): the deadline, which timeout it enforces, and start-to-close once started.
+ */
+export interface WorkerDeadline {
+  /** `null`: no deadline until the next event says otherwise. */
+  deadlineAt?: number | null
+  timeout?: WorkerDeadlineKind
+  closeAt?: number
+}
+
+export interface EffectAttemptStartedPayload extends WorkerDeadline {
+  effectId: string
+  attempt: number
+}
+
+export interface EffectCompletedPayload {
+  effectId: string
+  attempt: number
+  result: Json
+}
+
+export interface EffectFailedPayload {
+  effectId: string
+  attempt: number
+  error: ErrorInfo
+  final: boolean
+  reason?: 'error' | 'interrupted' | 'timeout' | 'terminal'
+}
+
+export interface EffectRetryScheduledPayload {
+  effectId: string
+  attempt: number
+  nextAttemptAt: number
+  reason: 'backoff' | 'interrupted' | 'operator'
+  /** Operator retries: the effect's command key. */
+  key?: string
+  /** Operator retries: the caller's identity, or null. */
+  by?: Json
+}
+
+export interface EffectDispatchedPayload extends WorkerDeadline {
+  effectId: string
+  attempt: number
+  deadlineAt: number | null
+  timeouts?: WorkerTimeouts
+}
+
+export interface EffectHeartbeatPayload extends WorkerDeadline {
+  effectId: string
+  attempt: number
+}
+
+export interface EffectTimedOutPayload {
+  effectId: string
+  attempt: number
+  /** Worker effects: the timeout that passed. */
+  timeout?: WorkerDeadlineKind
+  /** Read when present; no current writer sets it. */
+  message?: string
+}
+
+export interface EffectAmbiguousPayload {
+  effectId: string
+  attempt: number
+  error?: ErrorInfo
+}
+
+export interface EffectCancelledPayload {
+  effectId: string
+  attempt: number
+  reason?: string
+  error?: ErrorInfo
+}
+
+export interface EffectCancelRequestedPayload {
+  effectId: string
+  attempt: number
+  reason: string
+  /** When an unanswered cancel request makes the effect ambiguous. */
+  deadlineAt: number
+}
+
+export interface CancelRequestedPayload {
+  threadId: string
+}
+
+/**
+ * Recorded before the events of a signal sent with an idempotency key: the key and a digest of
+ * the signal's events (canonical JSON), so a later request with the same key and another body
+ * is refused (`IDEMPOTENCY_CONFLICT`), after snapshots, trims and restarts too.
+ */
+export interface SignalReceivedPayload {
+  idempotencyKey: string
+  digest: string
+  events: number
+}
+
+/** Every runtime event type with its payload. */
+export interface RuntimeEventPayloads {
+  'runtime.run.started': RunStartedPayload
+  'runtime.run.completed': RunCompletedPayload
+  'runtime.run.failed': RunFailedPayload
+  'runtime.run.cancelled': RunCancelledPayload
+  'runtime.thread.started': ThreadStartedPayload
+  'runtime.thread.completed': ThreadCompletedPayload
+  'runtime.thread.failed': ThreadFailedPayload
+  'runtime.thread.cancelled': ThreadCancelledPayload
+  'runtime.wait.registered': WaitRegisteredPayload
+  'runtime.wait.satisfied': WaitSatisfiedPayload
+  'runtime.timer.set': TimerSetPayload
+  'runtime.timer.fired': TimerFiredPayload
+  'runtime.effect.requested': EffectRequestedPayload
+  'runtime.effect.attempt.started': EffectAttemptStartedPayload
+  'runtime.effect.completed': EffectCompletedPayload
+  'runtime.effect.failed': EffectFailedPayload
+  'runtime.effect.retry.scheduled': EffectRetryScheduledPayload
+  'runtime.effect.dispatched': EffectDispatchedPayload
+  'runtime.effect.heartbeat': EffectHeartbeatPayload
+  'runtime.effect.timed_out': EffectTimedOutPayload
+  'runtime.effect.ambiguous': EffectAmbiguousPayload
+  'runtime.effect.cancelled': EffectCancelledPayload
+  'runtime.effect.cancel.requested': EffectCancelRequestedPayload
+  'runtime.cancel.requested': CancelRequestedPayload
+  'runtime.signal.received': SignalReceivedPayload
+}
+
+export type RuntimeEventType = keyof RuntimeEventPayloads
+
+/** The payload an event of type `T` carries: typed for runtime types, any JSON otherwise. */
+export type PayloadOf<T extends string> = T extends RuntimeEventType
+  ? RuntimeEventPayloads[T]
+  : Json
+
+/** A recorded runtime event, its payload typed by its type (narrow it with `switch (e.type)`). */
+export type RuntimeEvent<T extends RuntimeEventType = RuntimeEventType> = {
+  [K in T]: Omit<EventEnvelope, 'type' | 'payload'> & { type: K; payload: RuntimeEventPayloads[K] }
+}[T]
+
+/** The runtime's own event types by name (DESIGN §2, Contract). */
 export const RT = {
   runStarted: 'runtime.run.started',
   runCompleted: 'runtime.run.completed',
@@ -28,90 +291,13 @@ export const RT = {
   effectCancelRequested: 'runtime.effect.cancel.requested',
   cancelRequested: 'runtime.cancel.requested',
   signalReceived: 'runtime.signal.received',
-} as const
+} as const satisfies Record<string, RuntimeEventType>
 
 export const RUNTIME_PREFIX = 'runtime.'
 
-export interface RunStartedPayload {
-  kind: string
-  definitionName: string
-  definitionVersion: string
-  input: Json
-  rootThreadId: string
-  /**
-   * The log protocol version the run is recorded with (fold-protocol.ts); absent in logs
-   * written before it existed, which are version 1.
-   */
-  protocolVersion?: number
-  /**
-   * Fingerprint of the definition's shape at start (absent for definitions that declare none,
-   * and in logs written before fingerprints existed). See `Definition.shape`.
-   */
-  definitionFingerprint?: string
-}
-
-export interface ThreadStartedPayload {
-  threadId: string
-  parentThreadId: string | null
-  kind: string
-  definitionName: string
-  definitionVersion: string
-  input: Json
-  /** The parent's command key that spawned this thread (absent for the root). */
-  key?: string
-  /** Fingerprint of the thread's definition's shape when it started (as in run.started). */
-  definitionFingerprint?: string
-}
-
-/** What a wait is waiting on, as recorded in `runtime.wait.registered`. */
-export type WaitOn =
-  | { event: { type: string; match?: Json; threadId?: string; expect?: Json }; timeoutAt?: number }
-  | { timer: { at: number } }
-
-export interface WaitRegisteredPayload {
-  waitId: string
-  threadId: string
-  key: string
-  on: WaitOn
-}
-
-export interface WaitSatisfiedPayload {
-  waitId: string
-  threadId: string
-  event: { seq: number; type: string }
-  /** The matched event's payload (timer waits: `{ at }`). */
-  value: Json
-  timedOut?: boolean
-}
-
-export interface EffectRequestedPayload {
-  effectId: string
-  threadId: string
-  type: string
-  input: Json
-  key: string
-  execution: EffectExecution
-  retry?: Json
-  timeoutMs?: number
-}
-
-export type EffectExecution = 'local' | 'inline' | 'worker'
-
-export interface EffectFailedPayload {
-  effectId: string
-  attempt: number
-  error: ErrorInfo
-  final: boolean
-  reason?: 'error' | 'interrupted' | 'timeout' | 'terminal'
-}
-
 /**
- * Recorded before the events of a signal sent with an idempotency key: the key and a digest of
- * the signal's events (canonical JSON), so a later request with the same key and another body
- * is refused (`IDEMPOTENCY_CONFLICT`), after snapshots, trims and restarts too.
+ * `event` with its payload typed, when it is a runtime event. Only the runtime writes
+ * `runtime.*` types (signals and emits of them are refused), so the catalog describes them.
  */
-export interface SignalReceivedPayload {
-  idempotencyKey: string
-  digest: string
-  events: number
-}
+export const asRuntimeEvent = (event: EventEnvelope): RuntimeEvent | undefined =>
+  event.type.startsWith(RUNTIME_PREFIX) ? (event as unknown as RuntimeEvent) : undefined

@@ -1,32 +1,5 @@
-import type { RunStatus } from './envelope.js'
 import { InvalidRequestError } from './errors.js'
-import type { RunSummary } from './ports.js'
-
-/**
- * What `listRunSummaries` and `GET /runs/summaries` take. Runs come newest first (by
- * creation), so a run never moves between pages while someone pages through them.
- */
-export interface SummaryQuery {
-  /** Only runs with this status. */
-  status?: RunStatus
-  /** Only runs whose id starts with this text (case-sensitive). */
-  runIdPrefix?: string
-  /** Page size, 1–1000; default 100. */
-  limit?: number
-  /** `nextCursor` of the previous page; the same filters must be passed again. */
-  cursor?: string
-}
-
-/** A validated query as stores receive it: `limit` is always set. */
-export interface StoreSummaryQuery extends SummaryQuery {
-  limit: number
-}
-
-export interface SummaryPage {
-  runs: RunSummary[]
-  /** Pass as `cursor` for the next page; `null` on the last page. */
-  nextCursor: string | null
-}
+import type { RunSummary, StoreSummaryQuery, SummaryQuery } from './ports.js'
 
 export const DEFAULT_SUMMARY_LIMIT = 100
 export const MAX_SUMMARY_LIMIT = 1000

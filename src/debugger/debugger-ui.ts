@@ -1,4 +1,4 @@
-import type { DebuggerContext } from '../runtime/options.js'
+import type { DebuggerContext } from '../http/http-options.js'
 import { loadAssets } from './assets.js'
 import { describeDefinitions } from './definitions.js'
 import { renderPage } from './page.js'

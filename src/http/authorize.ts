@@ -1,6 +1,23 @@
 import type { Json } from '../core/json.js'
-import type { AuthorizeContext, AuthorizeHook } from '../runtime/options.js'
 import { errorResponse, httpError } from './error-response.js'
+
+/** What a route needs (`bearerAuth` levels; the debugger is `read`). */
+export type Access = 'read' | 'write' | 'worker' | 'operations'
+
+export interface AuthorizeContext {
+  route: string
+  access: Access
+  runId?: string
+  name?: string
+}
+
+/** Allow (optionally naming the caller's identity), or deny with this response. */
+export type AuthorizeResult = true | { identity: Json } | Response
+/** The `authorize` option (docs/http.md, "Authentication"): runs before any route's work. */
+export type AuthorizeHook = (
+  request: Request,
+  context: AuthorizeContext,
+) => AuthorizeResult | Promise<AuthorizeResult>
 
 export type AuthorizeOutcome =
   | { ok: true; identity: Json | undefined }

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { Access, AuthorizeHook } from '../runtime/options.js'
+import type { Access, AuthorizeHook } from './authorize.js'
 import { notConfigured } from './authorize.js'
 import { errorResponse, httpError } from './error-response.js'
 

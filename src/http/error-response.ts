@@ -1,5 +1,6 @@
-import { type ErrorInfo, httpStatusOf, SkeinError } from '../core/errors.js'
+import { type ErrorInfo, SkeinError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
+import { type ErrorCode, httpStatusOf, PUBLIC_5XX } from './wire/status.js'
 import { attachWireBody } from './wire-body.js'
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
@@ -15,7 +16,7 @@ export function jsonResponse(body: unknown, status = 200, headers?: Record<strin
 }
 
 /** Throwable from route code for conditions that have no engine error class (413, 415, 405). */
-export function httpError(code: string, message: string, details?: Json): SkeinError {
+export function httpError(code: ErrorCode, message: string, details?: Json): SkeinError {
   return new SkeinError(code, message, details)
 }
 
@@ -30,22 +31,11 @@ export function errorInfoOf(error: unknown): ErrorInfo {
   }
   // A 5xx from a code outside the DESIGN table (STORE_ERROR, DETERMINISM_VIOLATION, …) can
   // carry driver messages or file paths: name the code, keep the text out of the body.
-  if (httpStatusOf(error.code) >= 500 && !PUBLIC_5XX.has(error.code)) {
+  if (httpStatusOf(error.code) >= 500 && !PUBLIC_5XX.has(error.code as ErrorCode)) {
     return { code: 'INTERNAL', message: `internal error (${error.code})` }
   }
   return error.toInfo()
 }
-
-const PUBLIC_5XX = new Set([
-  'WAKE_LIMIT_EXCEEDED',
-  'INTERNAL',
-  'NOT_SUPPORTED',
-  'NOT_CONFIGURED',
-  'ENGINE_STOPPED',
-  // Its message names only the run and protocol versions, and says what to do.
-  'UNSUPPORTED_PROTOCOL',
-  'STORE_UNAVAILABLE',
-])
 
 export function errorResponse(error: unknown, headers?: Record<string, string>): Response {
   const info = errorInfoOf(error)

@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '../core/envelope.js'
-import { formatEventFrame } from './sse-format.js'
+import { formatEventFrame } from './wire/sse-format.js'
 
 /**
  * The open SSE streams of one handler, so `closeStreams()` (server close, engine stop) can end

@@ -1,8 +1,9 @@
 import type { Json } from '../core/json.js'
 import type { Engine } from '../runtime/engine-types.js'
-import type { Access, AuthorizeHook, DebuggerHost, SseOptions } from '../runtime/options.js'
+import type { Access, AuthorizeHook } from './authorize.js'
+import type { DebuggerHost } from './http-options.js'
 import type { LiveStreams } from './live-streams.js'
-import type { SseLimits, SseTimers } from './sse-limits.js'
+import type { SseLimits, SseOptions, SseTimers } from './sse-limits.js'
 
 /** What every route handler receives once routing and authorization have passed. */
 export interface RouteContext {

@@ -1,7 +1,27 @@
-import type { SseOptions } from '../runtime/options.js'
-import { SSE_KEEPALIVE_MS } from './sse-format.js'
+import { SSE_KEEPALIVE_MS } from './wire/sse-format.js'
 
 /** Timer source of SSE streams: keepalives and drain deadlines (tests inject a manual one). */
+/** Bounds of live event streams (docs/http.md, "Limits of live streams"). */
+export interface SseOptions {
+  /** Interval between `: keepalive` comments (default 15 s). */
+  keepaliveMs?: number
+  /**
+   * A consumer that leaves written frames untaken this long is dropped, its queued frames
+   * discarded; it resumes with Last-Event-ID and loses nothing (default 30 s).
+   */
+  drainTimeoutMs?: number
+  /** Bytes queued for one consumer before a live event ends its stream (default 4 MiB). */
+  maxBufferedBytes?: number
+  /** Frames queued for one consumer before a live event ends its stream (default 1,000). */
+  maxBufferedEvents?: number
+  /** Bytes queued across all streams; past it, streams holding some are dropped (default 64 MiB). */
+  maxTotalBufferedBytes?: number
+  /** Bytes one catch-up page may hold even if every event is `maxEventBytes` (default 4 MiB). */
+  pageBytes?: number
+  /** Most events one catch-up page reads (default 500). */
+  pageSize?: number
+}
+
 export interface SseTimers {
   setInterval(callback: () => void, ms: number): unknown
   clearInterval(handle: unknown): void

@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '../core/errors.js'
-import { SSE_CONTENT_TYPE } from './sse-format.js'
+import { SSE_CONTENT_TYPE } from './wire/sse-format.js'
 
 /** `Accept: text/event-stream` (any position in the list) asks for a live stream. */
 export const wantsEventStream = (request: Request): boolean =>

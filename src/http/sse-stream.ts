@@ -4,9 +4,9 @@ import type { Engine } from '../runtime/engine-types.js'
 import { createFrameStream } from './frame-stream.js'
 import type { LiveStreams } from './live-streams.js'
 import type { SseContext } from './route-types.js'
-import { formatNamedFrame, SSE_HEADERS, SSE_KEEPALIVE, SSE_PREAMBLE } from './sse-format.js'
 import { guardStream } from './stream-guard.js'
 import type { TypeFilter } from './type-filter.js'
+import { formatNamedFrame, SSE_HEADERS, SSE_KEEPALIVE, SSE_PREAMBLE } from './wire/sse-format.js'
 
 export interface EventStreamConfig {
   engine: Engine

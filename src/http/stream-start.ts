@@ -1,11 +1,12 @@
+import type { StartRunArgs } from '../core/api-types.js'
 import type { EventEnvelope, TransientEvent } from '../core/envelope.js'
-import type { Engine, StartRunArgs } from '../runtime/engine-types.js'
+import type { Engine } from '../runtime/engine-types.js'
 import { errorInfoOf, errorResponse } from './error-response.js'
 import { createFrameStream } from './frame-stream.js'
 import type { LiveStreams } from './live-streams.js'
 import type { SseContext } from './route-types.js'
-import { formatNamedFrame, SSE_HEADERS, SSE_PREAMBLE } from './sse-format.js'
 import { guardStream, type StreamGuard } from './stream-guard.js'
+import { formatNamedFrame, SSE_HEADERS, SSE_PREAMBLE } from './wire/sse-format.js'
 
 const encoder = new TextEncoder()
 

@@ -1,6 +1,6 @@
 import type { RunStatus } from '../core/envelope.js'
 import { InvalidRequestError } from '../core/errors.js'
-import type { SummaryQuery } from '../core/summaries.js'
+import type { SummaryQuery } from '../core/ports.js'
 import { intQuery } from './validate.js'
 
 const PARAMETERS = ['status', 'limit', 'cursor', 'runIdPrefix']

@@ -6,7 +6,13 @@ import type { Json } from '../core/json.js'
 import { matchesWait } from '../core/matching.js'
 import type { Ids } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
-import { type EffectRequestedPayload, RT, RUNTIME_PREFIX } from '../core/runtime-events.js'
+import {
+  asRuntimeEvent,
+  type EffectRequestedPayload,
+  type PayloadOf,
+  RT,
+  RUNTIME_PREFIX,
+} from '../core/runtime-events.js'
 
 export interface EventMeta {
   threadId: string | null
@@ -83,7 +89,8 @@ export class Batch {
     return this.events.length
   }
 
-  add(type: string, payload: Json, meta: EventMeta): EventEnvelope {
+  /** Adds one event; a runtime type's payload is checked against the catalog (runtime-events.ts). */
+  add<T extends string>(type: T, payload: PayloadOf<T>, meta: EventMeta): EventEnvelope {
     const fold = this.fold
     const event: EventEnvelope = {
       id: this.ids.eventId(),
@@ -91,7 +98,7 @@ export class Batch {
       seq: fold.state.lastSeq + 1,
       ts: this.ts,
       type,
-      payload,
+      payload: payload as Json,
       threadId: meta.threadId,
       origin: meta.origin ?? 'runtime',
     }
@@ -111,12 +118,13 @@ export class Batch {
     const threadId =
       event.threadId ?? (event.type.startsWith(RUNTIME_PREFIX) ? null : fold.state.rootThreadId)
     if (threadId && fold.books[threadId]) this.dirty.add(threadId)
+    const ended = asRuntimeEvent(event)
     if (
-      event.type === RT.threadCompleted ||
-      event.type === RT.threadFailed ||
-      event.type === RT.threadCancelled
+      ended?.type === RT.threadCompleted ||
+      ended?.type === RT.threadFailed ||
+      ended?.type === RT.threadCancelled
     ) {
-      const parent = fold.state.threads[(event.payload as any).threadId]?.parentThreadId
+      const parent = fold.state.threads[ended.payload.threadId]?.parentThreadId
       if (parent) this.dirty.add(parent)
     }
   }

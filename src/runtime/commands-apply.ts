@@ -7,7 +7,7 @@ import type { ErrorInfo } from '../core/errors.js'
 import { toErrorInfo } from '../core/errors.js'
 import { commandOf, threadContext } from '../core/fold.js'
 import type { Json } from '../core/json.js'
-import { type EffectRequestedPayload, RT } from '../core/runtime-events.js'
+import { type EffectRequestedPayload, RT, type WaitOn } from '../core/runtime-events.js'
 import type { Batch } from './batch.js'
 import type { EngineContext, RunMemory } from './context.js'
 import {
@@ -127,7 +127,8 @@ function applyCommand(
           mem.executors.set(existing.id, resolved.definition)
         return
       }
-      const thread = command.ephemeral ? threadContext(ctx.registry, batch.fold, threadId) : null
+      const ephemeral = resolved.definition?.ephemeral === true
+      const thread = ephemeral ? threadContext(ctx.registry, batch.fold, threadId) : null
       if (thread?.ephemeral?.has(command.key)) return
       if (!resolved.type) {
         return {
@@ -144,7 +145,7 @@ function applyCommand(
         checkedInput(definition?.input, command.input, `effect ${type} input`, maxBytes),
         ({ input, invalid }) => {
           const effectId = ctx.ids.effectId()
-          const payload: Record<string, Json> = {
+          const payload: EffectRequestedPayload = {
             effectId,
             threadId,
             type,
@@ -157,7 +158,7 @@ function applyCommand(
           if (definition) mem.executors.set(effectId, definition)
           if (thread && !invalid && payload.execution === 'inline') {
             // Recorded only if the attempt fails (see runEphemeral).
-            batch.requestEphemeral(payload as unknown as EffectRequestedPayload, thread)
+            batch.requestEphemeral(payload, thread)
             return undefined
           }
           batch.add(RT.effectRequested, payload, { threadId, effectId })
@@ -209,7 +210,7 @@ function applyCommand(
       const waitId = ctx.ids.waitId()
       const now = batch.ts
       const on = command.on
-      let recorded: Json
+      let recorded: WaitOn
       let timerAt: number | undefined
       if ('timer' in on) {
         timerAt = 'at' in on.timer ? on.timer.at : now + on.timer.afterMs
@@ -217,7 +218,7 @@ function applyCommand(
           return { code: 'INVALID_WAIT', message: 'timer time must be finite' }
         recorded = { timer: { at: timerAt } }
       } else {
-        const event: Record<string, Json> = { type: on.event.type }
+        const event: Extract<WaitOn, { event: unknown }>['event'] = { type: on.event.type }
         if (on.event.match !== undefined) event.match = on.event.match
         if (on.event.threadId !== undefined) event.threadId = on.event.threadId
         if (on.event.expect !== undefined) event.expect = on.event.expect
@@ -383,7 +384,7 @@ export function finishThread(
     batch.add(RT.threadCompleted, { threadId, output: value as Json }, { threadId })
     if (isRoot) batch.add(RT.runCompleted, { output: value as Json }, { threadId: null })
   } else {
-    const error = recordableError(value as ErrorInfo, ctx.options.maxEventBytes) as unknown as Json
+    const error = recordableError(value as ErrorInfo, ctx.options.maxEventBytes)
     batch.add(RT.threadFailed, { threadId, error }, { threadId })
     if (isRoot) batch.add(RT.runFailed, { error }, { threadId: null })
   }

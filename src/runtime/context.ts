@@ -2,11 +2,11 @@ import type { EffectDefinition } from '../core/effect.js'
 import type { TransientEvent } from '../core/envelope.js'
 import type { RunFold } from '../core/fold.js'
 import type { Json } from '../core/json.js'
-import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler } from '../core/ports.js'
+import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
 import type { Fingerprints } from './fingerprint.js'
 import type { Logger } from './logger.js'
-import type { Observation, ResolvedOptions, TrimOptions, Worker } from './options.js'
+import type { Observation, ResolvedOptions, TrimOptions } from './options.js'
 
 /** What the engine's parts share: built once by createEngine, never global. */
 export interface EngineContext {

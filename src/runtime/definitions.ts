@@ -1,6 +1,6 @@
+import type { DefinitionInfo } from '../core/api-types.js'
 import { inputJsonSchema } from '../core/json-schema.js'
 import type { Registry } from '../core/registry.js'
-import type { DefinitionInfo } from './engine-types.js'
 
 /** The registry's definitions grouped by kind and name, in registration order. */
 export function describeDefinitions(registry: Registry): DefinitionInfo[] {

@@ -247,7 +247,7 @@ export function runEphemeral(
       }
     }
     const meta = { threadId: payload.threadId, effectId: payload.effectId }
-    batch.add(RT.effectRequested, payload as unknown as Json, meta)
+    batch.add(RT.effectRequested, payload, meta)
     return recordSettlement(ctx, mem, batch, payload.effectId, 1, settlement)
   }
   const settlement = executeInline(ctx, mem, state.runId, effect, 1)

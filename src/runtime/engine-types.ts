@@ -1,3 +1,12 @@
+import type {
+  DefinitionInfo,
+  EffectAttemptView,
+  ReplayStep,
+  RunOperationalStatus,
+  StartOptions,
+  StartRunArgs,
+  WaitFor,
+} from '../core/api-types.js'
 import type { Definition, InputOf } from '../core/definition.js'
 import type {
   EventEnvelope,
@@ -7,30 +16,16 @@ import type {
   ThreadState,
   TransientEvent,
 } from '../core/envelope.js'
-import type { ErrorInfo } from '../core/errors.js'
-import type { EffectStatus } from '../core/fold.js'
-import type { Json, JsonObject } from '../core/json.js'
-import type { EventStore } from '../core/ports.js'
+import type { Json } from '../core/json.js'
+import type {
+  EventStore,
+  SummaryPage,
+  SummaryQuery,
+  Worker,
+  WorkerCallbackInput,
+} from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
-import type { WaitOn } from '../core/runtime-events.js'
-import type { SummaryPage, SummaryQuery } from '../core/summaries.js'
-import type { Worker, WorkerCallbackInput } from './options.js'
-
-/**
- * How long `start`, `startRun` and `signal` wait (docs/engine.md, "When a call resolves"):
- * `'quick'` (default) until the work that finishes at once is recorded, never for an
- * in-process effect still running after its quick-attempt window; `'settled'` until the run
- * is finished, or parked with nothing in flight.
- */
-export type WaitFor = 'quick' | 'settled'
-
-export interface StartOptions {
-  runId?: string
-  threadId?: string
-  idempotencyKey?: string
-  wait?: WaitFor
-}
 
 export interface SignalOptions extends CallerContext {
   /**
@@ -59,23 +54,6 @@ export type StartArgs<D extends Definition> =
     ? [input?: InputOf<D>, options?: StartOptions]
     : [input: InputOf<D>, options?: StartOptions]
 
-export interface StartRunArgs extends StartOptions {
-  kind: string
-  definitionName: string
-  definitionVersion?: string
-  input?: Json
-}
-
-/** One registered definition (`listDefinitions`, `GET /definitions`). */
-export interface DefinitionInfo {
-  kind: string
-  name: string
-  /** The version a start without `definitionVersion` gets: the last one registered. */
-  defaultVersion: string
-  /** In registration order; `inputSchema` when the input schema's library can give one. */
-  versions: Array<{ version: string; inputSchema?: JsonObject }>
-}
-
 /** Calls a host makes around a start (the HTTP streaming start uses them). */
 export interface StartHooks {
   /**
@@ -84,63 +62,6 @@ export interface StartHooks {
    * A rejection fails the start with nothing written.
    */
   onRunId?(runId: string): void | Promise<void>
-}
-
-export interface ReplayStep {
-  seq: number
-  event: EventEnvelope
-  before: RunState
-  after: RunState
-}
-
-export interface EffectStatusView {
-  effectId: string
-  threadId: string
-  type: string
-  attempt: number
-  status: EffectStatus
-  deadlineAt: number | null
-  lastError: ErrorInfo | null
-}
-
-export interface DeadlineView {
-  kind: 'timer' | 'retry' | 'effect-deadline'
-  at: number
-  runId: string
-  threadId: string
-  waitId?: string
-  effectId?: string
-}
-
-export interface WaitView {
-  waitId: string
-  threadId: string
-  key: string
-  on: WaitOn
-}
-
-/** `inspectRun` / `GET /runs/:id/status`. */
-export interface RunOperationalStatus {
-  runId: string
-  status: RunState['status']
-  threads: ThreadState[]
-  waits: WaitView[]
-  effects: EffectStatusView[]
-  deadlines: DeadlineView[]
-  head: number
-  tail: number
-}
-
-/** One durable effect attempt, read from the log (`GET /runs/:id/effects`). */
-export interface EffectAttemptView {
-  effectId: string
-  threadId: string
-  type: string
-  attempt: number
-  status: string
-  startedAt?: number
-  finishedAt?: number
-  error?: ErrorInfo
 }
 
 export interface ServeOptions {

@@ -1,3 +1,11 @@
+import type {
+  EffectAttemptView,
+  ReplayStep,
+  RunOperationalStatus,
+  StartOptions,
+  StartRunArgs,
+  WaitFor,
+} from '../core/api-types.js'
 import { withProps } from '../core/copy.js'
 import { nextDeadline } from '../core/deadlines.js'
 import type { Definition } from '../core/definition.js'
@@ -18,27 +26,15 @@ import {
   RunNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold.js'
-import type { EventStore } from '../core/ports.js'
+import type { EventStore, SummaryPage, SummaryQuery, WorkerCallbackInput } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
-import { normalizeSummaryQuery, type SummaryPage, type SummaryQuery } from '../core/summaries.js'
+import { normalizeSummaryQuery } from '../core/summaries.js'
 import { startKeyRunId } from '../core/uuid.js'
 import type { EngineContext } from './context.js'
-import type {
-  CallerContext,
-  EffectAttemptView,
-  EngineRuntime,
-  ReplayStep,
-  RunOperationalStatus,
-  SignalOptions,
-  StartHooks,
-  StartOptions,
-  StartRunArgs,
-  WaitFor,
-} from './engine-types.js'
+import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
 import { errorFields } from './logger.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
-import type { WorkerCallbackInput } from './options.js'
 import { projectRun } from './projections.js'
 import { effectAttempts, inspect, replay } from './queries.js'
 import { type ControllerHost, RunController } from './run-controller.js'

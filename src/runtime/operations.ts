@@ -1,3 +1,4 @@
+import type { StartOptions } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
 import { digest128 } from '../core/digest.js'
 import type { EventInput } from '../core/envelope.js'
@@ -18,7 +19,7 @@ import { RT, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'
 import { cancelSubtree, withFingerprint } from './commands-apply.js'
 import type { EngineContext, RunMemory } from './context.js'
-import type { CallerContext, SignalOptions, StartOptions } from './engine-types.js'
+import type { CallerContext, SignalOptions } from './engine-types.js'
 import { type CheckedEvent, requireJson, validateSignalEvents, validateWith } from './validate.js'
 import { wakePass } from './wake.js'
 
@@ -174,7 +175,7 @@ export const signalOp = {
             digest: prepared.digest as string,
             events: events.length,
           }
-          batch.add(RT.signalReceived, received as unknown as Json, {
+          batch.add(RT.signalReceived, received, {
             threadId: null,
             origin: 'external',
           })

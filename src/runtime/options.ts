@@ -1,8 +1,5 @@
-import type { Definition } from '../core/definition.js'
-import type { Json } from '../core/json.js'
 import type { Module } from '../core/module.js'
-import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler } from '../core/ports.js'
-import type { ServeOptions } from './engine-types.js'
+import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
 import type { Logger } from './logger.js'
 
 /** The value `trimAfterSnapshot.coverage(runId)` resolves to: events up to this seq are safe elsewhere. */
@@ -13,68 +10,6 @@ export interface TrimOptions {
   keepSnapshots: number
   /** Proves downstream projectors/archives hold events through a seq; trimming stops there. */
   coverage?: (runId: string) => TrimCoverage | Promise<TrimCoverage>
-}
-
-/** One attempt of an effect handed to a worker. `effectId` is the idempotency key to use. */
-export interface WorkerTask {
-  runId: string
-  effectId: string
-  attempt: number
-  type: string
-  input: Json
-  /** The thread that asked (a worker can watch it to notice a cancellation). */
-  threadId?: string
-  /** When the attempt's schedule-to-start (or start-to-close) deadline passes, if any. */
-  deadlineAt?: number | null
-}
-
-/**
- * An external executor of effects (docs/workers.md). `dispatch` hands over one attempt after it
- * is recorded; a throw or rejection is a dispatch failure. `cancel` asks for an in-flight
- * attempt to stop (also called for an attempt that timed out, so a queue can drop it); it may
- * return `'cancelled'` when the attempt never started, which acknowledges the cancel at once.
- */
-export interface Worker {
-  handles?: readonly string[] | ((type: string) => boolean)
-  dispatch(task: WorkerTask): unknown | Promise<unknown>
-  cancel?(task: WorkerTask): unknown | Promise<unknown>
-}
-
-export interface WorkerCallbackInput {
-  effectId: string
-  attempt: number
-  kind: 'started' | 'heartbeat' | 'complete' | 'fail' | 'cancelled'
-  result?: Json
-  events?: Array<{ type: string; payload?: Json }>
-  error?: { code?: string; message: string; details?: Json } | string
-  retryable?: boolean
-}
-
-export type Access = 'read' | 'write' | 'worker' | 'operations'
-
-export interface AuthorizeContext {
-  route: string
-  access: Access
-  runId?: string
-  name?: string
-}
-
-export type AuthorizeResult = true | { identity: Json } | Response
-export type AuthorizeHook = (
-  request: Request,
-  context: AuthorizeContext,
-) => AuthorizeResult | Promise<AuthorizeResult>
-
-/** What a debugger UI's `fetch` receives beside the request. */
-export interface DebuggerContext {
-  basePath: string
-  /** The engine's registered definitions (a UI draws workflow graphs from them). */
-  definitions?: () => Promise<readonly Definition[]>
-}
-
-export interface DebuggerHost {
-  basePath: string
-  ui: { fetch(request: Request, context: DebuggerContext): Response | Promise<Response> }
 }
 
 /**
@@ -108,37 +43,6 @@ export type RuntimeObserver =
   | ((observation: Observation) => unknown)
   | { observe(observation: Observation): unknown }
 
-/** Bounds of live event streams (docs/http.md, "Limits of live streams"). */
-export interface SseOptions {
-  /** Interval between `: keepalive` comments (default 15 s). */
-  keepaliveMs?: number
-  /**
-   * A consumer that leaves written frames untaken this long is dropped, its queued frames
-   * discarded; it resumes with Last-Event-ID and loses nothing (default 30 s).
-   */
-  drainTimeoutMs?: number
-  /** Bytes queued for one consumer before a live event ends its stream (default 4 MiB). */
-  maxBufferedBytes?: number
-  /** Frames queued for one consumer before a live event ends its stream (default 1,000). */
-  maxBufferedEvents?: number
-  /** Bytes queued across all streams; past it, streams holding some are dropped (default 64 MiB). */
-  maxTotalBufferedBytes?: number
-  /** Bytes one catch-up page may hold even if every event is `maxEventBytes` (default 4 MiB). */
-  pageBytes?: number
-  /** Most events one catch-up page reads (default 500). */
-  pageSize?: number
-}
-
-/** The HTTP API's options (`createEngine({ http })`). */
-export interface HttpOptions {
-  /**
-   * Serve the API under this path (e.g. `/skein`: `GET /skein/runs/:id`); paths outside it are
-   * left to the host app (`fetch` returns null). Default: at the root.
-   */
-  basePath?: string
-  sse?: SseOptions
-}
-
 export interface EngineLimits {
   /** Largest serialized event payload accepted (default 1 MiB). */
   maxEventBytes?: number
@@ -151,10 +55,13 @@ export type StoreOption =
   | Promise<EventStore>
   | (() => Promise<EventStore> | EventStore)
 
-export interface EngineOptions {
+/**
+ * The engine options the runtime reads (SPEC "Runtime creation options"); `EngineOptions`
+ * (src/engine-options.ts) adds those of the HTTP layer and the server.
+ */
+export interface RuntimeOptions {
   modules?: readonly Module[]
   store?: StoreOption
-  serve?: boolean | ServeOptions
   maxWakeIterations?: number
   maxPendingRunOperations?: number
   snapshotEvery?: number
@@ -170,9 +77,6 @@ export interface EngineOptions {
    * Default: none, the library prints nothing. See docs/operations.md, "Logs".
    */
   logger?: Logger
-  authorize?: AuthorizeHook
-  debugger?: DebuggerHost
-  http?: HttpOptions
   clock?: Clock
   ids?: Ids
   limits?: EngineLimits
@@ -190,7 +94,7 @@ export interface ResolvedOptions {
 
 export const MIB = 1024 * 1024
 
-export function resolveOptions(options: EngineOptions): ResolvedOptions {
+export function resolveOptions(options: RuntimeOptions): ResolvedOptions {
   const int = (name: string, value: number | undefined, fallback: number, min: number) => {
     const v = value ?? fallback
     if (!Number.isInteger(v) || v < min) {

@@ -1,12 +1,12 @@
+import type { EffectAttemptView, ReplayStep, RunOperationalStatus } from '../core/api-types.js'
 import { withProps } from '../core/copy.js'
 import { deadlinesOf } from '../core/deadlines.js'
 import type { EventEnvelope } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
 import { applyEvent, emptyFold, foldEvents, type RunFold, viewState } from '../core/fold.js'
 import { foldFromSnapshot } from '../core/fold-snapshot.js'
-import { RT } from '../core/runtime-events.js'
+import { asRuntimeEvent, RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
-import type { EffectAttemptView, ReplayStep, RunOperationalStatus } from './engine-types.js'
 
 /** `inspectRun`: threads, open waits, unfinished effects, deadlines and log bounds. */
 export async function inspect(ctx: EngineContext, fold: RunFold): Promise<RunOperationalStatus> {
@@ -65,34 +65,46 @@ export function effectAttempts(events: readonly EventEnvelope[]): EffectAttemptV
     view.finishedAt = at
     if (error) view.error = error
   }
-  for (const event of events) {
-    const p = event.payload as any
-    switch (event.type) {
-      case RT.effectRequested:
+  for (const recorded of events) {
+    const event = asRuntimeEvent(recorded)
+    switch (event?.type) {
+      case RT.effectRequested: {
+        const p = event.payload
         info.set(p.effectId, { threadId: p.threadId, type: p.type })
         break
+      }
       case RT.effectAttemptStarted:
-        open(p.effectId, p.attempt, 'started', event.ts)
+        open(event.payload.effectId, event.payload.attempt, 'started', event.ts)
         break
       case RT.effectDispatched:
-        open(p.effectId, p.attempt, 'dispatched', event.ts)
+        open(event.payload.effectId, event.payload.attempt, 'dispatched', event.ts)
         break
       case RT.effectCompleted:
-        finish(p.effectId, p.attempt, 'completed', event.ts)
+        finish(event.payload.effectId, event.payload.attempt, 'completed', event.ts)
         break
-      case RT.effectFailed:
+      case RT.effectFailed: {
+        const p = event.payload
         if (p.attempt > 0)
           finish(p.effectId, p.attempt, p.final ? 'failed' : 'failed_retryable', event.ts, p.error)
         break
+      }
       case RT.effectTimedOut:
-        finish(p.effectId, p.attempt, 'timed_out', event.ts)
+        finish(event.payload.effectId, event.payload.attempt, 'timed_out', event.ts)
         break
-      case RT.effectCancelled:
+      case RT.effectCancelled: {
+        const p = event.payload
         if (attempts.has(`${p.effectId}#${p.attempt}`))
           finish(p.effectId, p.attempt, 'cancelled', event.ts)
         break
+      }
       case RT.effectAmbiguous:
-        finish(p.effectId, p.attempt, 'ambiguous', event.ts, p.error)
+        finish(
+          event.payload.effectId,
+          event.payload.attempt,
+          'ambiguous',
+          event.ts,
+          event.payload.error,
+        )
         break
     }
   }

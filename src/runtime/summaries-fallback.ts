@@ -1,11 +1,5 @@
-import type { EventStore, RunSummary } from '../core/ports.js'
-import {
-  decodeSummaryCursor,
-  encodeSummaryCursor,
-  type StoreSummaryQuery,
-  type SummaryPage,
-  summaryMatches,
-} from '../core/summaries.js'
+import type { EventStore, RunSummary, StoreSummaryQuery, SummaryPage } from '../core/ports.js'
+import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../core/summaries.js'
 
 /**
  * Summary pages for a store without `listSummaries`: the order is `listRuns()` reversed (the

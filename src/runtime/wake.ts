@@ -52,7 +52,7 @@ export interface WakeResult {
  * effects run.
  *
  * Durability: an iteration that only starts in-process attempts (no outcome of earlier work, no
- * worker dispatch) is appended with `deferSync`: the next iteration, which records those
+ * worker dispatch) is appended with `durability: 'deferred'`: the next iteration, which records those
  * attempts' outcomes, is fsynced and covers it, so a quick step costs one fsync. A pass never
  * ends with a deferred append unsynced (slow attempts are still running then), and every
  * operation is acknowledged only after its passes end.
@@ -72,10 +72,10 @@ export async function wakePass(
   } catch (error) {
     // The caller sees the pass's own error; should this sync fail too, the next fsynced
     // commit covers the deferred append.
-    if (last.deferred) await ctx.store.sync?.().catch(() => {})
+    if (last.deferred) await ctx.store.flush?.().catch(() => {})
     throw error
   }
-  if (last.deferred) await ctx.store.sync?.()
+  if (last.deferred) await ctx.store.flush?.()
   if (fold.state.status === 'failed' && statusBefore !== 'failed') logRunFailed(ctx, fold)
   return result
 }
@@ -217,7 +217,7 @@ function commit(ctx: EngineContext, batch: Batch, deferSync: boolean): Promise<v
     expectedSeq: batch.expectedSeq,
     idempotencyKey: batch.idempotencyKey,
     meta: metaOf(fold),
-    deferSync,
+    durability: deferSync ? 'deferred' : 'immediate',
   })
   return ctx.observing ? observeAppend(ctx, batch, deferSync, appending) : appending
 }

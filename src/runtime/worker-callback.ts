@@ -2,11 +2,11 @@ import { isTerminal } from '../core/envelope.js'
 import { InvalidInputError, RunNotFoundError } from '../core/errors.js'
 import type { EffectRecord, RunFold } from '../core/fold.js'
 import type { Json } from '../core/json.js'
-import { RT } from '../core/runtime-events.js'
+import type { WorkerCallbackInput } from '../core/ports.js'
+import { type EffectAttemptStartedPayload, RT } from '../core/runtime-events.js'
 import type { Batch } from './batch.js'
 import type { EngineContext, RunMemory } from './context.js'
 import { failAttempt } from './effects-exec.js'
-import type { WorkerCallbackInput } from './options.js'
 import { recordableError, requireJson, validateEmittedEvent } from './validate.js'
 import { wakePass } from './wake.js'
 
@@ -125,7 +125,7 @@ function recordCallback(
         const beat = effect.timeouts?.heartbeatMs
         const beatAt = beat ? batch.ts + beat : undefined
         const heartbeatFirst = beatAt !== undefined && (closeAt === undefined || beatAt < closeAt)
-        const payload: Record<string, Json> = {
+        const payload: EffectAttemptStartedPayload = {
           effectId,
           attempt,
           deadlineAt: (heartbeatFirst ? beatAt : closeAt) ?? null,

@@ -1,11 +1,10 @@
 import { isTerminal } from '../core/envelope.js'
-import type { EffectRecord, WorkerTimeouts } from '../core/fold.js'
-import type { Json } from '../core/json.js'
-import { RT } from '../core/runtime-events.js'
+import type { EffectRecord } from '../core/fold.js'
+import type { WorkerTask } from '../core/ports.js'
+import { RT, type WorkerTimeouts } from '../core/runtime-events.js'
 import type { Batch } from './batch.js'
 import type { EngineContext, Execution, RunMemory } from './context.js'
 import { failAttempt } from './effects-exec.js'
-import type { WorkerTask } from './options.js'
 
 /** How long a cancel request waits for the worker's `cancelled` before the effect is ambiguous. */
 export const DEFAULT_CANCELLATION_TIMEOUT_MS = 30_000
@@ -82,7 +81,7 @@ export function dispatchWorkerEffects(
         attempt,
         deadlineAt: scheduleToStart ? now + scheduleToStart : null,
         ...(scheduleToStart ? { timeout: 'schedule_to_start' } : {}),
-        timeouts: timeouts as Json,
+        timeouts,
       },
       meta,
     )

@@ -10,7 +10,7 @@ export type FaultMethod =
   | 'trim'
   | 'listSummaries'
   | 'listRunsWithDeadlines'
-  | 'sync'
+  | 'flush'
   | 'snapshots.save'
   | 'snapshots.latest'
   | 'snapshots.list'
@@ -157,7 +157,7 @@ export function faultyStore(inner: EventStore, plan?: FaultPlan): FaultyStore {
     ...(inner.listRunsWithDeadlines && {
       listRunsWithDeadlines: wrap('listRunsWithDeadlines', inner.listRunsWithDeadlines.bind(inner)),
     }),
-    ...(inner.sync && { sync: wrap('sync', inner.sync.bind(inner)) }),
+    ...(inner.flush && { flush: wrap('flush', inner.flush.bind(inner)) }),
     ...(snapshots && { snapshots }),
     ...(inner.close && { close: inner.close.bind(inner) }),
     failNext(method, when = 'before', options = {}) {

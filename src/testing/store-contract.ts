@@ -91,18 +91,18 @@ export function describeEventStore(
       expect(await store.bounds('r1')).toEqual({ head: 1, tail: 5 })
     })
 
-    it('treats a deferSync append like any other (fenced, read back), and sync resolves', async () => {
+    it('treats a deferred append like any other (fenced, read back), and flush resolves', async () => {
       const store = await open()
       const first = makeEnvelopes('r1', 1, 2)
-      await store.append('r1', first, { expectedSeq: 0, deferSync: true })
+      await store.append('r1', first, { expectedSeq: 0, durability: 'deferred' })
       const conflict = await rejection(
-        store.append('r1', makeEnvelopes('r1', 1, 1), { expectedSeq: 0, deferSync: true }),
+        store.append('r1', makeEnvelopes('r1', 1, 1), { expectedSeq: 0, durability: 'deferred' }),
       )
       expect(SeqConflictError.is(conflict)).toBe(true)
       const second = makeEnvelopes('r1', 3, 1)
       await store.append('r1', second, { expectedSeq: 2 })
       expect(await store.read('r1')).toStrictEqual([...first, ...second])
-      await store.sync?.()
+      await store.flush?.()
     })
 
     it('reads from a seq with a limit', async () => {

@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import {
-  HTTP_STATUS_BY_CODE,
-  InvalidInputError,
-  SkeinError,
-  TerminalError,
-  toErrorInfo,
-} from '../../src/core/errors.js'
+import { InvalidInputError, SkeinError, TerminalError, toErrorInfo } from '../../src/core/errors.js'
 import { canonicalJson, checkJson, isSubset, jsonByteLength } from '../../src/core/json.js'
 import { matchesWait } from '../../src/core/matching.js'
 import { backoffDelay, resolveRetry } from '../../src/core/retry.js'
 import { timeOrderedUuid } from '../../src/core/uuid.js'
+import { HTTP_STATUS_BY_CODE } from '../../src/http/wire/status.js'
 import { defaultIds } from '../../src/runtime/system.js'
 
 describe('backoff', () => {

@@ -44,12 +44,12 @@ const remoteFlow = defineWorkflow({
   nodes: { r: { run: (ctx) => ctx.invoke('fx.remote', null) } },
 })
 
-/** A memory store that counts `sync` calls, and the appends they cover. */
+/** A memory store that counts `flush` calls, and the appends they cover. */
 function syncSpyStore() {
   const inner = memoryStore()
   const store: EventStore & { syncs: number } = Object.assign(Object.create(inner), {
     syncs: 0,
-    async sync() {
+    async flush() {
       store.syncs++
     },
   })

@@ -1,14 +1,15 @@
 import { commands, createEngine, defineEffect, defineKind, defineModule, payload } from 'skein'
 import { describe, expect, it } from 'vitest'
 
-// `commands.invoke(..., { ephemeral: true })` on an inline effect: a successful attempt records
-// nothing and its result is the thread's outcome for the key until the iteration ends; the kind
-// records what it keeps. Anything else is recorded as a normal effect.
+// An inline effect declared `ephemeral: true`: a successful attempt records nothing and its
+// result is the thread's outcome for the key until the iteration ends; the kind records what it
+// keeps. Anything else is recorded as a normal effect.
 
 let pickRuns = 0
 const effects = {
   pick: defineEffect<{ n: number }, { picked: number }>({
     execution: 'inline',
+    ephemeral: true,
     execute: (input) => {
       pickRuns++
       return { picked: input.n * 10 }
@@ -16,13 +17,18 @@ const effects = {
   }),
   noisy: defineEffect<null, string>({
     execution: 'inline',
+    ephemeral: true,
     execute: (_input, ctx) => {
       ctx.emit('eph.note', { said: 'hi' })
       return 'done'
     },
   }),
-  local: defineEffect<null, string>({ execute: async () => 'ran' }),
-  huge: defineEffect<null, string>({ execution: 'inline', execute: () => 'x'.repeat(4096) }),
+  local: defineEffect<null, string>({ ephemeral: true, execute: async () => 'ran' }),
+  huge: defineEffect<null, string>({
+    execution: 'inline',
+    ephemeral: true,
+    execute: () => 'x'.repeat(4096),
+  }),
 }
 
 /** Invokes `effect` ephemerally, then records its value in an event and completes with it. */
@@ -38,7 +44,7 @@ const recorder = defineKind<{ recorded?: unknown }>({
       return [commands.emit('eph.recorded', { value: outcome.value })]
     }
     if (outcome.status === 'failed') return [commands.fail(outcome.error)]
-    return [commands.invoke(effect, input, { key: 'k', ephemeral: true })]
+    return [commands.invoke(effect, input, { key: 'k' })]
   },
 })
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import type { AuthorizeContext, AuthorizeHook } from '../../src/http/authorize.js'
 import type { Engine } from '../../src/runtime/engine-types.js'
-import type { AuthorizeContext, AuthorizeHook } from '../../src/runtime/options.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
 import { faultyStore, type StoreCall } from '../../src/testing/fault-store.js'
 import { json } from './helpers.js'

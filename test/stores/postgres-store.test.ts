@@ -344,22 +344,22 @@ if (postgresAvailable('postgres-store')) {
         CREATE TRIGGER note AFTER INSERT ON "${schema}".skein_events FOR EACH ROW
           EXECUTE FUNCTION "${schema}".note();`)
       await Promise.all([
-        store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, deferSync: true }),
-        store.append('b', makeEnvelopes('b', 1, 1), { expectedSeq: 0, deferSync: true }),
+        store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, durability: 'deferred' }),
+        store.append('b', makeEnvelopes('b', 1, 1), { expectedSeq: 0, durability: 'deferred' }),
       ])
       pool.texts.length = 0
-      await store.sync()
-      await store.sync() // nothing deferred since: no statement
+      await store.flush()
+      await store.flush() // nothing deferred since: no statement
       expect(pool.texts).toEqual(['SELECT pg_catalog.txid_current()'])
       await Promise.all([
-        store.append('a', makeEnvelopes('a', 2, 1), { expectedSeq: 1, deferSync: true }),
+        store.append('a', makeEnvelopes('a', 2, 1), { expectedSeq: 1, durability: 'deferred' }),
         store.append('c', makeEnvelopes('c', 1, 1), { expectedSeq: 0 }),
       ])
       pool.texts.length = 0
-      await store.sync() // the durable group covered the deferred one
+      await store.flush() // the durable group covered the deferred one
       expect(pool.texts).toEqual([])
       // A lone append to a run that exists takes one plain statement, deferred or not.
-      await store.append('b', makeEnvelopes('b', 2, 1), { expectedSeq: 1, deferSync: true })
+      await store.append('b', makeEnvelopes('b', 2, 1), { expectedSeq: 1, durability: 'deferred' })
       await store.append('c', makeEnvelopes('c', 2, 1), { expectedSeq: 1 })
       expect(appendCalls(pool.texts)).toBe(0)
       const stale = await store

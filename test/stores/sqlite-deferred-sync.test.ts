@@ -53,8 +53,8 @@ describe('sqlite deferSync appends', () => {
   it('a group of deferSync appends commits without fsync; the next commit is FULL again', async () => {
     const { store, levels } = open()
     await Promise.all([
-      store.append('a', makeEnvelopes('a', 1, 2), { expectedSeq: 0, deferSync: true }),
-      store.append('b', makeEnvelopes('b', 1, 2), { expectedSeq: 0, deferSync: true }),
+      store.append('a', makeEnvelopes('a', 1, 2), { expectedSeq: 0, durability: 'deferred' }),
+      store.append('b', makeEnvelopes('b', 1, 2), { expectedSeq: 0, durability: 'deferred' }),
     ])
     await store.append('a', makeEnvelopes('a', 3, 1), { expectedSeq: 2 })
     expect(levels).toEqual([NORMAL, FULL])
@@ -65,7 +65,7 @@ describe('sqlite deferSync appends', () => {
   it('a group with one append that is not deferred is fsynced as a whole', async () => {
     const { store, levels } = open()
     await Promise.all([
-      store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, deferSync: true }),
+      store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, durability: 'deferred' }),
       store.append('b', makeEnvelopes('b', 1, 1), { expectedSeq: 0 }),
     ])
     expect(levels).toEqual([FULL])
@@ -75,7 +75,7 @@ describe('sqlite deferSync appends', () => {
     const { store, levels } = open()
     await store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0 })
     await expect(
-      store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, deferSync: true }),
+      store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, durability: 'deferred' }),
     ).rejects.toMatchObject({ code: 'SEQ_CONFLICT' })
     await store.append('a', makeEnvelopes('a', 2, 1), { expectedSeq: 1 })
     expect(levels).toEqual([FULL, NORMAL, FULL])
@@ -83,20 +83,20 @@ describe('sqlite deferSync appends', () => {
 
   it('a store opened with synchronous normal commits everything at NORMAL', async () => {
     const { store, levels } = open('normal')
-    await store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, deferSync: true })
+    await store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, durability: 'deferred' })
     await store.append('a', makeEnvelopes('a', 2, 1), { expectedSeq: 1 })
     expect(levels).toEqual([NORMAL, NORMAL])
-    await store.sync()
+    await store.flush()
   })
 
   it('sync resolves with or without deferred appends, and fails once the store is closed', async () => {
     const { store } = open()
-    await store.sync()
-    await store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, deferSync: true })
-    await store.sync()
-    await store.sync()
+    await store.flush()
+    await store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0, durability: 'deferred' })
+    await store.flush()
+    await store.flush()
     await store.close()
-    await expect(store.sync()).rejects.toMatchObject({ code: 'STORE_ERROR' })
+    await expect(store.flush()).rejects.toMatchObject({ code: 'STORE_ERROR' })
   })
 })
 
@@ -112,7 +112,7 @@ describe('sqlite group commit bookkeeping of deferred groups', () => {
         group.enqueue({
           runId,
           events: makeEnvelopes(runId, from, 1),
-          options: { expectedSeq: from - 1, deferSync },
+          options: { expectedSeq: from - 1, durability: deferSync ? 'deferred' : 'immediate' },
           resolve,
           reject,
         }),

@@ -437,7 +437,7 @@ if (mode === 'race') {
 } else {
   const deferSync = mode === 'ack-deferred'
   for (let tail = 0; ; tail += 3) {
-    await store.append('shared', [1, 2, 3].map((i) => event(tail + i, 'x'.repeat(500))), { expectedSeq: tail, deferSync })
+    await store.append('shared', [1, 2, 3].map((i) => event(tail + i, 'x'.repeat(500))), { expectedSeq: tail, durability: deferSync ? 'deferred' : 'immediate' })
     process.stdout.write('ack ' + (tail + 3) + '\\n')
   }
 }

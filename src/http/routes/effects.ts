@@ -1,6 +1,6 @@
 import { InvalidRequestError } from '../../core/errors.js'
 import type { Json, JsonObject } from '../../core/json.js'
-import type { WorkerCallbackInput } from '../../runtime/options.js'
+import type { WorkerCallbackInput } from '../../core/ports.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route } from '../route-types.js'
 import { checkEventBytes, expectObject, requiredString } from '../validate.js'

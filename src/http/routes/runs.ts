@@ -1,4 +1,4 @@
-import type { StartRunArgs, WaitFor } from '../../runtime/engine-types.js'
+import type { StartRunArgs, WaitFor } from '../../core/api-types.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { wantsEventStream } from '../sse-request.js'

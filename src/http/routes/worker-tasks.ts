@@ -1,8 +1,7 @@
-import { withProps } from '../../core/copy.js'
 import { InvalidRequestError } from '../../core/errors.js'
 import type { Json, JsonObject } from '../../core/json.js'
-import type { WorkerTask } from '../../runtime/options.js'
-import { isClaimable } from '../../runtime/worker-queue.js'
+import type { WorkerTask } from '../../core/ports.js'
+import { isClaimable } from '../../workers/worker-queue.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { expectObject } from '../validate.js'
@@ -45,7 +44,7 @@ async function claim(ctx: RouteContext): Promise<Response> {
   const { runtime } = await ctx.engine.ready()
   const queue = runtime.worker
   if (!isClaimable(queue)) return jsonResponse({ tasks: [] })
-  const tasks: WorkerTask[] = await queue.claim(withProps(options, { signal: ctx.request.signal }))
+  const tasks: WorkerTask[] = await queue.claim({ ...options, signal: ctx.request.signal })
   await Promise.all(
     tasks.map((task) =>
       ctx.engine

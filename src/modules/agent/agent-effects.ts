@@ -1,7 +1,10 @@
-import type { EffectContext, EffectDefinition } from '../../core/effect.js'
-import { TerminalError } from '../../core/errors.js'
-import type { Json } from '../../core/json.js'
-import { formatIssues } from '../../core/schema.js'
+import {
+  type EffectContext,
+  type EffectDefinition,
+  formatIssues,
+  type Json,
+  TerminalError,
+} from '../../core/module-api.js'
 import type { ToolDefinition } from './define-tool.js'
 import type {
   DeltaSink,

@@ -1,8 +1,14 @@
-import { type Command, commands, type Outcome } from '../../core/commands.js'
-import type { EventEnvelope } from '../../core/envelope.js'
-import type { ErrorInfo } from '../../core/errors.js'
-import type { Json } from '../../core/json.js'
-import { type DecideContext, defineKind, type KindContext } from '../../core/kind.js'
+import {
+  type Command,
+  commands,
+  type DecideContext,
+  defineKind,
+  type ErrorInfo,
+  type EventEnvelope,
+  type Json,
+  type KindContext,
+  type Outcome,
+} from '../../core/module-api.js'
 import { modelEffect, type ToolOutcome, toolEffect } from './agent-effects.js'
 import { type AgentDefinition, renderInput } from './define-agent.js'
 import { echoModel } from './echo-model.js'

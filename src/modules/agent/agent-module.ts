@@ -1,6 +1,10 @@
-import { DefinitionError } from '../../core/errors.js'
-import { defineInput, defineModule, type Module } from '../../core/module.js'
-import { payload } from '../../core/schema.js'
+import {
+  DefinitionError,
+  defineInput,
+  defineModule,
+  type Module,
+  payload,
+} from '../../core/module-api.js'
 import { shape } from '../shared/shape.js'
 import { agentKind } from './agent-kind.js'
 import type { AgentDefinition } from './define-agent.js'

@@ -1,4 +1,4 @@
-import { TerminalError } from '../../core/errors.js'
+import { TerminalError } from '../../core/module-api.js'
 import type { Message, ModelAdapter, ToolCall } from './types.js'
 
 /**

@@ -1,7 +1,11 @@
-import type { Definition } from '../../core/definition.js'
-import { DefinitionError } from '../../core/errors.js'
-import type { RetryPolicy } from '../../core/retry.js'
-import type { InferInput, InferOutput, StandardSchema } from '../../core/schema.js'
+import {
+  type Definition,
+  DefinitionError,
+  type InferInput,
+  type InferOutput,
+  type RetryPolicy,
+  type StandardSchema,
+} from '../../core/module-api.js'
 import { isToolDefinition, jsonSchemaOf, TOOL_NAME, type ToolDefinition } from './define-tool.js'
 import type { ModelAdapter, ToolSpec } from './types.js'
 

@@ -1,8 +1,11 @@
-import type { EffectContext } from '../../core/effect.js'
-import { DefinitionError } from '../../core/errors.js'
-import { inputJsonSchema } from '../../core/json-schema.js'
-import type { RetryPolicy } from '../../core/retry.js'
-import type { InferOutput, StandardSchema } from '../../core/schema.js'
+import {
+  DefinitionError,
+  type EffectContext,
+  type InferOutput,
+  inputJsonSchema,
+  type RetryPolicy,
+  type StandardSchema,
+} from '../../core/module-api.js'
 
 /** What a tool's `run` receives beside its arguments. */
 export interface ToolContext extends Omit<EffectContext, 'emit' | 'effectType' | 'publish'> {

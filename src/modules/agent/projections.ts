@@ -1,4 +1,4 @@
-import { defineProjection } from '../../core/projection.js'
+import { defineProjection } from '../../core/module-api.js'
 import type { ToolCall } from './types.js'
 
 export interface ConversationLine {

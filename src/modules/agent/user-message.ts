@@ -1,4 +1,4 @@
-import type { EventInput } from '../../core/envelope.js'
+import type { EventInput } from '../../core/module-api.js'
 
 /**
  * The signal carrying a user's message to an agent. By default it queues: the agent reads it

@@ -1,6 +1,20 @@
-import type { Json } from '../../core/json.js'
-import type { InputContext } from '../../core/module.js'
-import type { ApprovalDecision } from './approval-events.js'
+import type { InputContext, Json } from '../../core/module-api.js'
+
+/** The payload of `approval.decided` as recorded, and what a gate resolves with. */
+export interface ApprovalDecision {
+  approvalId: string
+  outcome: string
+  actionId?: string
+  payload?: Json
+  /** A display name the decider gave: free text, recorded as sent. */
+  name?: string
+  /**
+   * Who decided, set by the engine and never by the sender: the identity the HTTP `authorize`
+   * hook returned, or embed `signal`'s `identity` option; `null` when the caller was not
+   * authenticated (no hook, or a hook that returned `true`).
+   */
+  by?: Json
+}
 
 /** What a gate records with its wait (`expect`): each action's outcome by action id. */
 export interface GateExpectation {

@@ -1,8 +1,6 @@
-import type { EventInput } from '../../core/envelope.js'
-import type { Json } from '../../core/json.js'
-import { defineInput } from '../../core/module.js'
+import { defineInput, type EventInput, type Json } from '../../core/module-api.js'
 import { shape } from '../shared/shape.js'
-import { acceptDecision } from './accept-decision.js'
+import { type ApprovalDecision, acceptDecision } from './accept-decision.js'
 
 export interface ApprovalAction {
   id: string
@@ -17,22 +15,6 @@ export interface ApprovalRequested {
   description?: string
   actions: ApprovalAction[]
   timeoutAt?: number
-}
-
-/** The payload of `approval.decided` as recorded, and what a gate resolves with. */
-export interface ApprovalDecision {
-  approvalId: string
-  outcome: string
-  actionId?: string
-  payload?: Json
-  /** A display name the decider gave: free text, recorded as sent. */
-  name?: string
-  /**
-   * Who decided, set by the engine and never by the sender: the identity the HTTP `authorize`
-   * hook returned, or embed `signal`'s `identity` option; `null` when the caller was not
-   * authenticated (no hook, or a hook that returned `true`).
-   */
-  by?: Json
 }
 
 export const DEFAULT_ACTIONS: ApprovalAction[] = [

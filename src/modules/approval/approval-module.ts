@@ -1,10 +1,14 @@
-import { commands } from '../../core/commands.js'
-import type { Definition } from '../../core/definition.js'
-import { DefinitionError } from '../../core/errors.js'
-import { defineKind } from '../../core/kind.js'
-import { defineModule, type Module } from '../../core/module.js'
-import type { StandardSchema } from '../../core/schema.js'
-import { type ApprovalAction, type ApprovalDecision, approvalEvents } from './approval-events.js'
+import {
+  commands,
+  type Definition,
+  DefinitionError,
+  defineKind,
+  defineModule,
+  type Module,
+  type StandardSchema,
+} from '../../core/module-api.js'
+import type { ApprovalDecision } from './accept-decision.js'
+import { type ApprovalAction, approvalEvents } from './approval-events.js'
 import { gateStep } from './gate.js'
 import { pendingApprovals } from './pending-approvals.js'
 

@@ -1,6 +1,4 @@
-import { type Command, commands, type Outcome } from '../../core/commands.js'
-import { withProps } from '../../core/copy.js'
-import type { Json } from '../../core/json.js'
+import { type Command, commands, type Json, type Outcome } from '../../core/module-api.js'
 import type { GateExpectation } from './accept-decision.js'
 import { type ApprovalAction, DEFAULT_ACTIONS } from './approval-events.js'
 
@@ -22,7 +20,7 @@ export function gate(spec: GateSpec): GateDirective {
   if (typeof spec?.title !== 'string' || spec.title.length === 0) {
     throw new TypeError('gate: title is required')
   }
-  return withProps(spec, { $directive: 'gate' as const })
+  return Object.assign({}, spec, { $directive: 'gate' as const })
 }
 
 export const approvalIdFor = (spec: GateSpec, threadId: string, key: string): string =>

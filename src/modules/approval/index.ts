@@ -1,4 +1,5 @@
-export type { ApprovalAction, ApprovalDecision, ApprovalRequested } from './approval-events.js'
+export type { ApprovalDecision } from './accept-decision.js'
+export type { ApprovalAction, ApprovalRequested } from './approval-events.js'
 export { decision } from './approval-events.js'
 export type { ApprovalDefinition } from './approval-module.js'
 export { approval, defineApproval } from './approval-module.js'

@@ -1,4 +1,4 @@
-import { defineProjection } from '../../core/projection.js'
+import { defineProjection } from '../../core/module-api.js'
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'timed_out' | string
 

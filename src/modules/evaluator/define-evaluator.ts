@@ -1,8 +1,11 @@
-import type { Definition } from '../../core/definition.js'
-import { DefinitionError } from '../../core/errors.js'
-import type { RetryPolicy } from '../../core/retry.js'
-import type { InferOutput, StandardSchema } from '../../core/schema.js'
-import type { ModelAdapter } from '../agent/types.js'
+import {
+  type Definition,
+  DefinitionError,
+  type InferOutput,
+  type RetryPolicy,
+  type StandardSchema,
+} from '../../core/module-api.js'
+import type { ModelAdapter } from '../agent/index.js'
 
 /** What an evaluator decides: one of its declared routes, optionally a score and a reason. */
 export interface Evaluation<R extends string = string> {

@@ -1,4 +1,4 @@
-import { defineProjection } from '../../core/projection.js'
+import { defineProjection } from '../../core/module-api.js'
 
 export interface EvaluationItem {
   threadId: string

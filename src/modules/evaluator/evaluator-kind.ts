@@ -1,9 +1,13 @@
-import { type Command, commands } from '../../core/commands.js'
-import type { EffectContext, EffectDefinition } from '../../core/effect.js'
-import type { ErrorInfo } from '../../core/errors.js'
-import type { Json } from '../../core/json.js'
-import { defineKind } from '../../core/kind.js'
-import type { ModelAdapter } from '../agent/types.js'
+import {
+  type Command,
+  commands,
+  defineKind,
+  type EffectContext,
+  type EffectDefinition,
+  type ErrorInfo,
+  type Json,
+} from '../../core/module-api.js'
+import type { ModelAdapter } from '../agent/index.js'
 import type { EvaluatorDefinition } from './define-evaluator.js'
 import { judge } from './rubric.js'
 

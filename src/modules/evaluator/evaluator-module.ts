@@ -1,6 +1,5 @@
-import { DefinitionError } from '../../core/errors.js'
-import { defineModule, type Module } from '../../core/module.js'
-import type { ModelAdapter } from '../agent/types.js'
+import { DefinitionError, defineModule, type Module } from '../../core/module-api.js'
+import type { ModelAdapter } from '../agent/index.js'
 import { shape } from '../shared/shape.js'
 import type { EvaluatorDefinition } from './define-evaluator.js'
 import { evaluations } from './evaluations.js'

@@ -1,5 +1,5 @@
-import type { Json } from '../../core/json.js'
-import type { ModelAdapter, ModelUsage } from '../agent/types.js'
+import type { Json } from '../../core/module-api.js'
+import type { ModelAdapter, ModelUsage } from '../agent/index.js'
 import type { EvaluatorDefinition } from './define-evaluator.js'
 
 export const SUBMIT_TOOL = 'submit_evaluation'

@@ -1,4 +1,4 @@
-import type { StandardSchema } from '../../core/schema.js'
+import type { StandardSchema } from '../../core/module-api.js'
 
 type Scalar = 'string' | 'number' | 'boolean' | 'any'
 /** A field's type; `?` marks it optional; a list of strings allows exactly those values. */

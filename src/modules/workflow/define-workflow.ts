@@ -1,8 +1,12 @@
-import type { Definition } from '../../core/definition.js'
-import { DefinitionError } from '../../core/errors.js'
-import type { Json } from '../../core/json.js'
-import type { RetryPolicy } from '../../core/retry.js'
-import type { InferInput, InferOutput, StandardSchema } from '../../core/schema.js'
+import {
+  type Definition,
+  DefinitionError,
+  type InferInput,
+  type InferOutput,
+  type Json,
+  type RetryPolicy,
+  type StandardSchema,
+} from '../../core/module-api.js'
 import type { Directive, NodeContext } from './directives.js'
 import type {
   Declared,

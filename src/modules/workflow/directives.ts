@@ -1,9 +1,11 @@
-import { withProps } from '../../core/copy.js'
-import type { Definition, InputArgs, OutputOf } from '../../core/definition.js'
-import type { EffectDefinition } from '../../core/effect.js'
-import type { Json } from '../../core/json.js'
-import type { ApprovalDecision } from '../approval/approval-events.js'
-import type { GateDirective, GateSpec } from '../approval/gate.js'
+import type {
+  Definition,
+  EffectDefinition,
+  InputArgs,
+  Json,
+  OutputOf,
+} from '../../core/module-api.js'
+import type { ApprovalDecision, GateDirective, GateSpec } from '../approval/index.js'
 
 declare const RESULT: unique symbol
 
@@ -102,7 +104,7 @@ export function directiveBuilders(
     waitFor: (type, options = {}) => ({ $directive: 'waitFor', type, ...options }),
     gate: (spec) => {
       if (typeof spec?.title !== 'string') throw new TypeError('ctx.gate needs { title }')
-      return withProps(spec, { $directive: 'gate' as const })
+      return Object.assign({}, spec, { $directive: 'gate' as const })
     },
     evaluate: (evaluator: Definition, input?: unknown) => {
       if (evaluator?.kind !== 'evaluator') {

@@ -1,8 +1,10 @@
-import type { Definition } from '../../core/definition.js'
-import type { EffectContext } from '../../core/effect.js'
-import type { ErrorInfo } from '../../core/errors.js'
-import type { Json } from '../../core/json.js'
-import type { KindContext } from '../../core/kind.js'
+import type {
+  Definition,
+  EffectContext,
+  ErrorInfo,
+  Json,
+  KindContext,
+} from '../../core/module-api.js'
 import type { Directive, directiveBuilders, NodeContext } from './directives.js'
 
 type Builders = ReturnType<typeof directiveBuilders>

@@ -1,11 +1,16 @@
-import { type Command, commands, type Outcome } from '../../core/commands.js'
-import { withKey } from '../../core/copy.js'
-import type { EffectContext, EffectDefinition } from '../../core/effect.js'
-import type { ErrorInfo } from '../../core/errors.js'
-import { toErrorInfo } from '../../core/errors.js'
-import type { Json } from '../../core/json.js'
-import { type DecideContext, defineKind } from '../../core/kind.js'
-import { gateStep } from '../approval/gate.js'
+import {
+  type Command,
+  commands,
+  type DecideContext,
+  defineKind,
+  type EffectContext,
+  type EffectDefinition,
+  type ErrorInfo,
+  type Json,
+  type Outcome,
+  toErrorInfo,
+} from '../../core/module-api.js'
+import { gateStep } from '../approval/index.js'
 import type { WorkflowDefinition } from './define-workflow.js'
 import { type Directive, directiveBuilders, isDirective } from './directives.js'
 import { NodeBodyContext } from './node-context.js'
@@ -15,6 +20,16 @@ interface NodeState {
   fallback?: string
   /** What the node's body returned, when it returned a directive (recorded in node.started). */
   directive?: Directive
+  /** Failed nodes: the seq of the `workflow.node.failed` that recorded it (see `liveNodes`). */
+  failedAt?: number
+}
+
+/** The payloads of the workflow's own events, as `step` reads them. */
+interface NodeEvent {
+  nodeId: string
+  directive?: Directive
+  result?: Json
+  fallback?: string
 }
 
 /** A node body's outcome value: its result, the directive it returned, or how it misused one. */
@@ -32,6 +47,16 @@ export interface WorkflowState {
 
 type Ctx = DecideContext<WorkflowDefinition>
 
+/**
+ * A copy of `record` with `id` set (states are immutable). Object.assign, not a spread that
+ * adds a key: that is V8's slow path (src/core/copy.ts).
+ */
+function withEntry<V>(record: Readonly<Record<string, V>>, id: string, value: V) {
+  const copy: Record<string, V> = Object.assign({}, record)
+  copy[id] = value
+  return copy
+}
+
 const runKey = (id: string) => `run:${id}`
 const doKey = (id: string) => `do:${id}`
 
@@ -45,47 +70,40 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
   initialState: () => ({ nodes: {}, results: {} }),
 
   step(state, event) {
-    const p = event.payload as any
+    if (!event.type.startsWith('workflow.node.')) return state
+    const p = event.payload as unknown as NodeEvent
     switch (event.type) {
       case 'workflow.node.started': {
         const node: NodeState = { status: 'started' }
         if (p.directive) node.directive = p.directive
-        return { nodes: withKey(state.nodes, p.nodeId, node), results: state.results }
+        return { nodes: withEntry(state.nodes, p.nodeId, node), results: state.results }
       }
       case 'workflow.node.finished':
         return {
-          nodes: withKey<NodeState>(state.nodes, p.nodeId, { status: 'finished' }),
+          nodes: withEntry<NodeState>(state.nodes, p.nodeId, { status: 'finished' }),
           // Frozen: node bodies receive it as ctx.results without a copy.
-          results: Object.freeze(withKey(state.results, p.nodeId, p.result ?? null)),
+          results: Object.freeze(withEntry(state.results, p.nodeId, p.result ?? null)),
         }
       case 'workflow.node.skipped':
         return {
-          nodes: withKey<NodeState>(state.nodes, p.nodeId, { status: 'skipped' }),
+          nodes: withEntry<NodeState>(state.nodes, p.nodeId, { status: 'skipped' }),
           results: state.results,
         }
       case 'workflow.node.failed': {
-        const node: NodeState = { status: 'failed' }
+        const node: NodeState = { status: 'failed', failedAt: event.seq }
         if (p.fallback) node.fallback = p.fallback
         const directive = state.nodes[p.nodeId]?.directive
         if (directive) node.directive = directive
-        return { nodes: withKey(state.nodes, p.nodeId, node), results: state.results }
-      }
-      case 'runtime.effect.retry.scheduled': {
-        if (p.reason !== 'operator' || typeof p.key !== 'string') return state
-        const id = p.key.replace(/^(run|do):/, '').replace(/:decision$/, '')
-        const failed = state.nodes[id]
-        if (failed?.status !== 'failed') return state
-        const node: NodeState = { status: 'started' }
-        if (failed.directive) node.directive = failed.directive
-        return { nodes: withKey(state.nodes, id, node), results: state.results }
+        return { nodes: withEntry(state.nodes, p.nodeId, node), results: state.results }
       }
       default:
         return state
     }
   },
 
-  decide(state, ctx) {
+  decide(recorded, ctx) {
     const def = ctx.definition
+    const state = liveNodes(recorded, ctx)
     const out: Command[] = []
     let results = def.fallbacks.size > 0 ? resultsOf(state, def) : state.results
     // Without fallbacks, a node this decide finishes or skips counts as done for the nodes
@@ -115,7 +133,7 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
       if (!ended) return
       ;(doneNow ??= new Set()).add(id)
       running--
-      if ('result' in ended) results = Object.freeze(withKey(results, id, ended.result))
+      if ('result' in ended) results = Object.freeze(withEntry(results, id, ended.result))
     }
     for (const id of def.order) {
       const node = state.nodes[id]
@@ -148,6 +166,26 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
     return [complete(def, ctx, results)]
   },
 })
+
+/**
+ * The nodes as they stand now: a failed node whose command an operator retry re-opened after
+ * the node failed (`Outcome.reopenedAt`) is started again, going on from its directive (or its
+ * body). It stays so until the node records its next end.
+ */
+function liveNodes(state: WorkflowState, ctx: Ctx): WorkflowState {
+  let nodes: Record<string, NodeState> | undefined
+  for (const id in state.nodes) {
+    const node = state.nodes[id]
+    if (node.status !== 'failed') continue
+    const { reopenedAt } = ctx.outcome(node.directive ? doKey(id) : runKey(id))
+    if (reopenedAt === undefined || reopenedAt <= (node.failedAt ?? 0)) continue
+    const live: NodeState = { status: 'started' }
+    if (node.directive) live.directive = node.directive
+    nodes ??= Object.assign({}, state.nodes)
+    nodes[id] = live
+  }
+  return nodes ? { nodes, results: state.results } : state
+}
 
 /** Whether `step` finishes (with its result) or skips node `id`. */
 function endOf(step: Command[], id: string): { result: Json } | { skipped: true } | undefined {
@@ -198,6 +236,7 @@ function nodeBody(
     kindOf: 'effect',
     type: 'workflow.node',
     execution: 'inline',
+    ephemeral,
     timeoutMs: spec.timeoutMs,
     execute(_input: unknown, ectx: EffectContext) {
       const body = new NodeBodyContext(def, ctx, results, id, ectx, buildersFor(ectx.effectType))
@@ -209,11 +248,7 @@ function nodeBody(
     },
   }
   const retry = spec.retry ?? { maxAttempts: 1 }
-  return commands.invoke(
-    effect,
-    { nodeId: id },
-    ephemeral ? { key: runKey(id), retry, ephemeral } : { key: runKey(id), retry },
-  )
+  return commands.invoke(effect, { nodeId: id }, { key: runKey(id), retry })
 }
 
 /** What a node body's run records: its value, its directive, or how it misused directives. */

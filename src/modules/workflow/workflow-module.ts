@@ -1,5 +1,4 @@
-import { defineModule, type Module } from '../../core/module.js'
-import { payload } from '../../core/schema.js'
+import { defineModule, type Module, payload } from '../../core/module-api.js'
 import type { WorkflowDefinition } from './define-workflow.js'
 import { workflowKind } from './workflow-kind.js'
 import { workflowNodes } from './workflow-nodes.js'

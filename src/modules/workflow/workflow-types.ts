@@ -8,7 +8,7 @@
 // `types.results` declares them (a run that takes no parameter, or annotates it, is typed).
 // `output` runs after every node is checked, and sees every result typed; so does the definition
 // (`ctx.spawn(child)` gets the child's output type).
-import type { RetryPolicy } from '../../core/retry.js'
+import type { RetryPolicy } from '../../core/module-api.js'
 import type { Directive, NodeContext } from './directives.js'
 
 export type OnFailure<Id extends string = string> = 'fail' | 'skip' | { fallback: Id }

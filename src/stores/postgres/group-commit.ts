@@ -147,9 +147,9 @@ export interface GroupCommitHooks {
  * request. A lost connection fails the whole group with STORE_UNAVAILABLE: it may or may not
  * have committed, which the next append's `expectedSeq` check settles.
  *
- * A group made only of `deferSync` appends commits with `synchronous_commit = off` (visible
+ * A group made only of deferred appends (`durability: 'deferred'`) commits with `synchronous_commit = off` (visible
  * at once, flushed by the WAL writer within ~3 × wal_writer_delay); the next durable commit's
- * flush covers it, and `sync()` forces one.
+ * flush covers it, and `flush()` forces one.
  */
 export function createGroupCommit(
   query: Query,
@@ -214,7 +214,7 @@ export function createGroupCommit(
     const { group, params } = groupParams(queued, snapshots)
     if (group.length === 0 && snapshots.runIds.length === 0) return hooks.snapshotsSettled()
     // Snapshots alone are a cache: they commit relaxed too (a later durable commit covers them).
-    const relaxed = group.every((r) => r.options.deferSync)
+    const relaxed = group.every((r) => r.options.durability === 'deferred')
     const action = group.length === 1 ? `append to run ${group[0].runId}` : 'group commit'
     let rows: AppendResultRow[]
     try {

@@ -1,11 +1,13 @@
 import { InvalidRequestError, StoreError, StoreUnavailableError } from '../../core/errors.js'
-import type { EventListener, EventStore, LogBounds, SnapshotStore } from '../../core/ports.js'
-import {
-  decodeSummaryCursor,
-  encodeSummaryCursor,
-  type StoreSummaryQuery,
-  type SummaryPage,
-} from '../../core/summaries.js'
+import type {
+  EventListener,
+  EventStore,
+  LogBounds,
+  SnapshotStore,
+  StoreSummaryQuery,
+  SummaryPage,
+} from '../../core/ports.js'
+import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.js'
 import { checkBatch } from '../shared/append-batch.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import { runListeners } from '../shared/run-listeners.js'
@@ -49,8 +51,8 @@ export interface PostgresStore extends EventStore {
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
-  /** Makes every `deferSync` append committed so far durable. */
-  sync(): Promise<void>
+  /** Makes every deferred append committed so far durable. */
+  flush(): Promise<void>
   /** Commits what is queued; ends the pool if the store made it (never a pool you handed in). */
   close(): Promise<void>
 }
@@ -243,7 +245,7 @@ export function postgresStore(
         runId: r.run_id,
         nextDeadlineAt: Number(r.next_deadline_at),
       })),
-    async sync() {
+    async flush() {
       guard()
       await group.sync()
     },

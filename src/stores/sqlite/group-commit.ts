@@ -58,10 +58,10 @@ const MAX_CACHED_ROWS = 10_000
  * fails, the group is rolled back and redone with a savepoint per request, so a failed write
  * also undoes only its own request. Promises settle only after COMMIT returned.
  *
- * With `relaxDeferred` (a FULL-sync WAL file), a group made only of `deferSync` appends
+ * With `relaxDeferred` (a FULL-sync WAL file), a group made only of deferred appends
  * commits under `synchronous = NORMAL`: its WAL frames are written (a crash of this process
  * loses nothing) but not fsynced. The next FULL commit fsyncs the WAL, which covers them; until
- * then `unsynced` counts such groups for the store's `sync()`.
+ * then `unsynced` counts such groups for the store's `flush()`.
  */
 export function createGroupCommit(
   db: SqliteDatabase,
@@ -229,7 +229,8 @@ export function createGroupCommit(
       for (const request of group) request.reject(stuckRelaxed)
       return
     }
-    const relaxed = relaxDeferred && group.every((request) => request.options.deferSync)
+    const relaxed =
+      relaxDeferred && group.every((request) => request.options.durability === 'deferred')
     try {
       // Not a prepared statement: SQLite applies this pragma when it compiles it, not when
       // a prepared copy runs again. `exec`, not `pragma()`: a fifth of the cost (no result

@@ -2,8 +2,14 @@ import { closeSync, fdatasync, openSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import { promisify } from 'node:util'
 import { InvalidRequestError, StoreError } from '../../core/errors.js'
-import type { EventListener, EventStore, LogBounds, SnapshotStore } from '../../core/ports.js'
-import type { StoreSummaryQuery, SummaryPage } from '../../core/summaries.js'
+import type {
+  EventListener,
+  EventStore,
+  LogBounds,
+  SnapshotStore,
+  StoreSummaryQuery,
+  SummaryPage,
+} from '../../core/ports.js'
 import { checkBatch } from '../shared/append-batch.js'
 import { rowToEnvelope } from '../shared/event-rows.js'
 import { runListeners } from '../shared/run-listeners.js'
@@ -19,8 +25,8 @@ export interface SqliteStoreOptions {
   path: string
   /**
    * `'full'` (default): an acknowledged append survives power loss (an append marked
-   * `deferSync`, which the engine acknowledges to nobody, is fsynced by the next commit or
-   * `sync()`). `'normal'`: faster, but may lose the last commits on power loss (never
+   * `durability: 'deferred'`, which the engine acknowledges to nobody, is fsynced by the next
+   * commit or `flush()`). `'normal'`: faster, but may lose the last commits on power loss (never
    * corrupts the file; a process crash loses nothing).
    */
   synchronous?: 'full' | 'normal'
@@ -44,8 +50,8 @@ export interface SqliteStore extends EventStore {
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
-  /** fsyncs the WAL if a `deferSync` append committed since the last fsync. */
-  sync(): Promise<void>
+  /** fsyncs the WAL if a deferred append committed since the last fsync. */
+  flush(): Promise<void>
   close(): Promise<void>
 }
 
@@ -144,7 +150,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     listRuns: () => call('list runs', () => st.listRuns.all()),
     trim: (runId, beforeSeq) => call(`trim run ${runId}`, () => trimTx.immediate(runId, beforeSeq)),
     subscribe: listeners.subscribe,
-    async sync() {
+    async flush() {
       guard()
       const mark = group.unsynced()
       if (mark === 0 || walPath === undefined) return

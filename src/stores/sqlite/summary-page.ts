@@ -1,9 +1,5 @@
-import {
-  decodeSummaryCursor,
-  encodeSummaryCursor,
-  type StoreSummaryQuery,
-  type SummaryPage,
-} from '../../core/summaries.js'
+import type { StoreSummaryQuery, SummaryPage } from '../../core/ports.js'
+import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.js'
 import { rowToSummary, type Statements } from './statements.js'
 
 /** Past every run_no SQLite can assign (the first page starts below it). */

@@ -2,13 +2,7 @@ import { describe } from 'vitest'
 import { worldCases } from '../world-case.js'
 import { authCases } from './auth.js'
 import { checkedDifferences, type HttpHostDifferences } from './differences.js'
-import {
-  type HostCase,
-  type HostWorldHandle,
-  type MakeHttpHost,
-  openHostWorld,
-  type Transport,
-} from './host-world.js'
+import { type MakeHttpHost, openHostWorld, type Transport } from './host-world.js'
 import { requestCases } from './requests.js'
 import { routeCases } from './routes.js'
 import { sseCases } from './sse.js'

@@ -1,6 +1,6 @@
 import { TerminalError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
-import type { WorkerTask } from './options.js'
+import type { WorkerTask } from '../core/ports.js'
 
 export interface HttpWorkerContext {
   /** Aborted when the run or the task's thread is cancelled (noticed on heartbeat) or on stop. */

@@ -1,4 +1,4 @@
-import type { Worker, WorkerTask } from './options.js'
+import type { Worker, WorkerTask } from '../core/ports.js'
 
 export interface ClaimOptions {
   /** Only tasks of these effect types (all types when absent or empty). */

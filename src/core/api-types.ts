@@ -1,0 +1,97 @@
+import type { EventEnvelope, RunState, ThreadState } from './envelope.js'
+import type { ErrorInfo } from './errors.js'
+import type { EffectStatus } from './fold-types.js'
+import type { Json, JsonObject } from './json.js'
+import type { WaitOn } from './runtime-events.js'
+
+// Shapes the engine API takes and returns (SPEC "Resource shapes"): the embed methods, the
+// HTTP routes and the client all speak them, so they live below all three.
+
+/**
+ * How long `start`, `startRun` and `signal` wait (docs/engine.md, "When a call resolves"):
+ * `'quick'` (default) until the work that finishes at once is recorded, never for an
+ * in-process effect still running after its quick-attempt window; `'settled'` until the run
+ * is finished, or parked with nothing in flight.
+ */
+export type WaitFor = 'quick' | 'settled'
+
+export interface StartOptions {
+  runId?: string
+  threadId?: string
+  idempotencyKey?: string
+  wait?: WaitFor
+}
+
+export interface StartRunArgs extends StartOptions {
+  kind: string
+  definitionName: string
+  definitionVersion?: string
+  input?: Json
+}
+
+/** One registered definition (`listDefinitions`, `GET /definitions`). */
+export interface DefinitionInfo {
+  kind: string
+  name: string
+  /** The version a start without `definitionVersion` gets: the last one registered. */
+  defaultVersion: string
+  /** In registration order; `inputSchema` when the input schema's library can give one. */
+  versions: Array<{ version: string; inputSchema?: JsonObject }>
+}
+
+export interface ReplayStep {
+  seq: number
+  event: EventEnvelope
+  before: RunState
+  after: RunState
+}
+
+export interface EffectStatusView {
+  effectId: string
+  threadId: string
+  type: string
+  attempt: number
+  status: EffectStatus
+  deadlineAt: number | null
+  lastError: ErrorInfo | null
+}
+
+export interface DeadlineView {
+  kind: 'timer' | 'retry' | 'effect-deadline'
+  at: number
+  runId: string
+  threadId: string
+  waitId?: string
+  effectId?: string
+}
+
+export interface WaitView {
+  waitId: string
+  threadId: string
+  key: string
+  on: WaitOn
+}
+
+/** `inspectRun` / `GET /runs/:id/status`. */
+export interface RunOperationalStatus {
+  runId: string
+  status: RunState['status']
+  threads: ThreadState[]
+  waits: WaitView[]
+  effects: EffectStatusView[]
+  deadlines: DeadlineView[]
+  head: number
+  tail: number
+}
+
+/** One durable effect attempt, read from the log (`GET /runs/:id/effects`). */
+export interface EffectAttemptView {
+  effectId: string
+  threadId: string
+  type: string
+  attempt: number
+  status: string
+  startedAt?: number
+  finishedAt?: number
+  error?: ErrorInfo
+}

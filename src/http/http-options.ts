@@ -1,0 +1,27 @@
+import type { Definition } from '../core/definition.js'
+import type { SseOptions } from './sse-limits.js'
+
+// The HTTP layer's options of `createEngine` (`http`, `debugger`; `authorize` is in
+// authorize.ts), gathered with the runtime's into `EngineOptions` (src/engine-options.ts).
+
+/** The HTTP API's options (`createEngine({ http })`). */
+export interface HttpOptions {
+  /**
+   * Serve the API under this path (e.g. `/skein`: `GET /skein/runs/:id`); paths outside it are
+   * left to the host app (`fetch` returns null). Default: at the root.
+   */
+  basePath?: string
+  sse?: SseOptions
+}
+
+/** What a debugger UI's `fetch` receives beside the request. */
+export interface DebuggerContext {
+  basePath: string
+  /** The engine's registered definitions (a UI draws workflow graphs from them). */
+  definitions?: () => Promise<readonly Definition[]>
+}
+
+export interface DebuggerHost {
+  basePath: string
+  ui: { fetch(request: Request, context: DebuggerContext): Response | Promise<Response> }
+}
