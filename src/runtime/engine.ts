@@ -44,7 +44,7 @@ import { effectAttempts, inspect, replay } from './queries.js'
 import { type ControllerHost, RunController } from './run-controller.js'
 import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
-import { metaOf, wakePass } from './wake.js'
+import { metaOf, WakePass } from './wake-pass.js'
 import { workerCallbackOp } from './worker-callback.js'
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
@@ -308,7 +308,7 @@ export class RuntimeEngine implements EngineRuntime {
   wake(runId: string): Promise<RunState> {
     return this.mutate(runId, 'wake', async (fold, controller) => {
       if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
-      return (await wakePass(this.ctx, controller.mem, fold)).state
+      return (await new WakePass(this.ctx, controller.mem, fold).run()).state
     })
   }
 

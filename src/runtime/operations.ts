@@ -16,11 +16,11 @@ import { LOG_PROTOCOL_VERSION } from '../core/fold-protocol.js'
 import { canonicalJson, type Json } from '../core/json.js'
 import { RT, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'
-import { cancelSubtree, withFingerprint } from './commands-apply.js'
 import type { EngineContext, RunMemory } from './context.js'
 import type { CallerContext, SignalOptions, StartOptions } from './engine-types.js'
+import { cancelSubtree } from './thread-lifecycle.js'
 import { type CheckedEvent, requireJson, validateSignalEvents, validateWith } from './validate.js'
-import { wakePass } from './wake.js'
+import { WakePass } from './wake-pass.js'
 
 interface PreparedStart {
   definition: Definition
@@ -74,39 +74,33 @@ export const startOp = {
       kind: definition.kind,
       definitionName: definition.name,
     })
-    await wakePass(
-      ctx,
-      mem,
-      fresh,
-      (batch) => {
-        batch.idempotencyKey = options.idempotencyKey
-        batch.add(
-          RT.runStarted,
-          withFingerprint(ctx, definition, {
-            kind: definition.kind,
-            definitionName: definition.name,
-            definitionVersion: definition.version,
-            input,
-            rootThreadId: threadId,
-            protocolVersion: LOG_PROTOCOL_VERSION,
-          }),
-          { threadId: null, origin: 'external', idempotencyKey: options.idempotencyKey },
-        )
-        batch.add(
-          RT.threadStarted,
-          withFingerprint(ctx, definition, {
-            threadId,
-            parentThreadId: null,
-            kind: definition.kind,
-            definitionName: definition.name,
-            definitionVersion: definition.version,
-            input,
-          }),
-          { threadId },
-        )
-      },
-      'input',
-    )
+    await new WakePass(ctx, mem, fresh).run(({ batch }) => {
+      batch.idempotencyKey = options.idempotencyKey
+      batch.add(
+        RT.runStarted,
+        ctx.fingerprints.stamp(definition, {
+          kind: definition.kind,
+          definitionName: definition.name,
+          definitionVersion: definition.version,
+          input,
+          rootThreadId: threadId,
+          protocolVersion: LOG_PROTOCOL_VERSION,
+        }),
+        { threadId: null, origin: 'external', idempotencyKey: options.idempotencyKey },
+      )
+      batch.add(
+        RT.threadStarted,
+        ctx.fingerprints.stamp(definition, {
+          threadId,
+          parentThreadId: null,
+          kind: definition.kind,
+          definitionName: definition.name,
+          definitionVersion: definition.version,
+          input,
+        }),
+        { threadId },
+      )
+    }, 'input')
     return { threadId }
   },
 }
@@ -162,33 +156,27 @@ export const signalOp = {
       }
     }
     const payloads = acceptInputs(fold, events, request.identity, ctx.options.maxEventBytes)
-    await wakePass(
-      ctx,
-      mem,
-      fold,
-      (batch) => {
-        batch.idempotencyKey = key
-        if (key !== undefined) {
-          const received: SignalReceivedPayload = {
-            idempotencyKey: key,
-            digest: prepared.digest as string,
-            events: events.length,
-          }
-          batch.add(RT.signalReceived, received as unknown as Json, {
-            threadId: null,
-            origin: 'external',
-          })
+    await new WakePass(ctx, mem, fold).run(({ batch }) => {
+      batch.idempotencyKey = key
+      if (key !== undefined) {
+        const received: SignalReceivedPayload = {
+          idempotencyKey: key,
+          digest: prepared.digest as string,
+          events: events.length,
         }
-        events.forEach((event, i) => {
-          batch.add(event.type, payloads[i], {
-            threadId: event.threadId ?? null,
-            origin: 'external',
-            idempotencyKey: i === 0 ? key : undefined,
-          })
+        batch.add(RT.signalReceived, received as unknown as Json, {
+          threadId: null,
+          origin: 'external',
         })
-      },
-      'input',
-    )
+      }
+      events.forEach((event, i) => {
+        batch.add(event.type, payloads[i], {
+          threadId: event.threadId ?? null,
+          origin: 'external',
+          idempotencyKey: i === 0 ? key : undefined,
+        })
+      })
+    }, 'input')
   },
 }
 
@@ -218,9 +206,10 @@ export async function cancelOp(
   if (!thread)
     throw new InvalidInputError(`run ${runId} has no thread ${target}`, { runId, threadId: target })
   if (isTerminal(fold.state.status) || isTerminal(thread.status)) return
-  await wakePass(ctx, mem, fold, (batch) => {
-    batch.add(RT.cancelRequested, { threadId: target }, { threadId: target, origin: 'operator' })
-    cancelSubtree(ctx, mem, batch, target, 'cancelled')
+  await new WakePass(ctx, mem, fold).run((pass) => {
+    const meta = { threadId: target, origin: 'operator' as const }
+    pass.batch.add(RT.cancelRequested, { threadId: target }, meta)
+    cancelSubtree(pass, target, 'cancelled')
   })
 }
 
@@ -257,13 +246,13 @@ export async function retryEffectOp(
       { runId, effectId, status: effect.status },
     )
   }
-  await wakePass(ctx, mem, fold, (batch) => {
+  await new WakePass(ctx, mem, fold).run(({ batch, now }) => {
     batch.add(
       RT.effectRetryScheduled,
       {
         effectId,
         attempt: effect.attempt + 1,
-        nextAttemptAt: batch.ts,
+        nextAttemptAt: now,
         reason: 'operator',
         key: effect.key,
         by: caller.identity ?? null,

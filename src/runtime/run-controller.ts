@@ -9,7 +9,7 @@ import {
 import { type RunFold, viewState } from '../core/fold.js'
 import { type EngineContext, newRunMemory, type RunMemory } from './context.js'
 import { catchUp, loadFold, saveSnapshot } from './snapshots.js'
-import { wakePass } from './wake.js'
+import { WakePass } from './wake-pass.js'
 
 interface Op {
   name: string
@@ -129,7 +129,7 @@ export class RunController {
     const promise = this.enqueue('drive', async (fold) => {
       if (this.queuedDrive === promise) this.queuedDrive = null
       if (!fold) return this.lastState as RunState
-      return (await wakePass(this.host.ctx, this.mem, fold)).state
+      return (await new WakePass(this.host.ctx, this.mem, fold).run()).state
     })
     this.queuedDrive = promise
     promise.catch(() => {})

@@ -10,16 +10,9 @@ import { checkJson, type Json, type JsonProblem, jsonByteLength } from '../core/
 import type { InputEvent } from '../core/module.js'
 import type { Registry } from '../core/registry.js'
 import { formatIssues, type StandardSchema } from '../core/schema.js'
+import { andThen, type MaybePromise } from './maybe-promise.js'
 
 type ErrorClass = new (message: string, details?: Json) => SkeinError
-
-/** What may be a value or a promise of one: validation stays synchronous when schemas are. */
-export type MaybePromise<T> = T | Promise<T>
-
-export const andThen = <T, R>(
-  value: MaybePromise<T>,
-  next: (value: T) => MaybePromise<R>,
-): MaybePromise<R> => (value instanceof Promise ? value.then(next) : next(value))
 
 /** Runs a Standard Schema (sync or async) and returns its output, or throws `errorClass`. */
 export function validateWith(
