@@ -36,23 +36,23 @@ import type {
   StartRunArgs,
   WaitFor,
 } from './engine-types.js'
+import { LocalRuns } from './local-runs.js'
 import { errorFields } from './logger.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import type { WorkerCallbackInput } from './options.js'
 import { projectRun } from './projections.js'
 import { effectAttempts, inspect, replay } from './queries.js'
-import { type ControllerHost, RunController } from './run-controller.js'
+import type { ControllerHost, RunController } from './run-controller.js'
 import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
-import { metaOf, WakePass } from './wake-pass.js'
+import { metaOf } from './wake-pass.js'
 import { workerCallbackOp } from './worker-callback.js'
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
 
 /** The embed API over one EngineContext: everything of SPEC "Embed methods" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
-  private readonly controllers = new Map<string, RunController>()
-  private readonly cache = new Map<string, RunFold>()
+  private readonly runs: LocalRuns
   private readonly wakeFailures = new Map<string, number>()
   private readonly transientListeners = new Map<string, Set<(event: TransientEvent) => void>>()
 
@@ -60,50 +60,16 @@ export class RuntimeEngine implements EngineRuntime {
     return this.ctx.registry
   }
 
-  private readonly host: ControllerHost
-
   constructor(readonly ctx: EngineContext) {
-    this.host = this.makeHost()
+    this.runs = new LocalRuns(ctx)
   }
 
-  private makeHost(): ControllerHost {
-    return {
-      ctx: this.ctx,
-      stopped: false,
-      cacheGet: (id) => this.cacheGet(id),
-      cacheSet: (id, fold) => this.cacheSet(id, fold),
-      stopping: false,
-      cacheDelete: (id) => this.cache.delete(id),
-      released: (c) => {
-        if (this.controllers.get(c.runId) === c) this.controllers.delete(c.runId)
-      },
-    }
+  private get host(): ControllerHost {
+    return this.runs.host
   }
 
   private controller(runId: string): RunController {
-    let controller = this.controllers.get(runId)
-    if (!controller) {
-      controller = new RunController(this.host, runId)
-      this.controllers.set(runId, controller)
-    }
-    return controller
-  }
-
-  private cacheGet(runId: string): RunFold | undefined {
-    const fold = this.cache.get(runId)
-    if (fold) {
-      this.cache.delete(runId)
-      this.cache.set(runId, fold)
-    }
-    return fold
-  }
-
-  private cacheSet(runId: string, fold: RunFold): void {
-    const size = this.ctx.options.runCacheSize
-    if (size <= 0) return
-    this.cache.delete(runId)
-    this.cache.set(runId, fold)
-    while (this.cache.size > size) this.cache.delete(this.cache.keys().next().value as string)
+    return this.runs.controller(runId)
   }
 
   /**
@@ -224,7 +190,7 @@ export class RuntimeEngine implements EngineRuntime {
     const prepared = await startOp.prepare(this.ctx, definition, input)
     let threadId = ''
     const start = async (fold: RunFold | null, controller: RunController) => {
-      const result = await startOp.run(this.ctx, controller.mem, runId, fold, prepared, options)
+      const result = await startOp.run(controller.writer, fold, prepared, options)
       threadId = result.threadId
     }
     const generated = options.runId === undefined && options.idempotencyKey === undefined
@@ -234,7 +200,7 @@ export class RuntimeEngine implements EngineRuntime {
 
   async getRun(runId: string): Promise<RunState> {
     // An active run's committed state, also while an operation runs (the previous one's view).
-    const state = typeof runId === 'string' ? this.controllers.get(runId)?.lastState : undefined
+    const state = typeof runId === 'string' ? this.runs.active(runId)?.lastState : undefined
     if (state) return viewState({ state } as RunFold)
     return viewState(await this.readFold(runId))
   }
@@ -242,13 +208,13 @@ export class RuntimeEngine implements EngineRuntime {
   /** The committed fold of a run for reading (never the one a writer is working on). */
   private async readFold(runId: string): Promise<RunFold> {
     if (typeof runId !== 'string') throw new RunNotFoundError('run not found')
-    const active = this.controllers.get(runId)
+    const active = this.runs.active(runId)
     // Between operations the writer's fold is the committed one; during one it is half-way
     // through a pass (effects recorded but not yet appended), so reads go to the store then.
     const between = active?.foldBetweenOperations
     if (active?.lastState && between) return { ...between, state: active.lastState }
     const tail = await this.ctx.store.tail(runId)
-    const cached = this.cache.get(runId)
+    const cached = this.runs.peek(runId)
     const fold =
       cached && cached.state.lastSeq === tail
         ? cached
@@ -288,8 +254,7 @@ export class RuntimeEngine implements EngineRuntime {
       this.mutate(
         runId,
         'signal',
-        (fold, controller) =>
-          signalOp.run(this.ctx, controller.mem, runId, fold, prepared, options),
+        (fold, controller) => signalOp.run(controller.writer, fold, prepared, options),
         wait,
       )
     try {
@@ -308,25 +273,25 @@ export class RuntimeEngine implements EngineRuntime {
   wake(runId: string): Promise<RunState> {
     return this.mutate(runId, 'wake', async (fold, controller) => {
       if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
-      return (await new WakePass(this.ctx, controller.mem, fold).run()).state
+      return (await controller.writer.pass(fold)).state
     })
   }
 
   cancel(runId: string, threadId?: string): Promise<RunState> {
     return this.mutate(runId, 'cancel', (fold, controller) =>
-      cancelOp(this.ctx, controller.mem, runId, fold, threadId),
+      cancelOp(controller.writer, fold, threadId),
     )
   }
 
   retryEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
     return this.mutate(runId, 'retryEffect', (fold, controller) =>
-      retryEffectOp(this.ctx, controller.mem, runId, fold, effectId, caller),
+      retryEffectOp(controller.writer, fold, effectId, caller),
     )
   }
 
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState> {
     return this.mutate(runId, 'workerCallback', (fold, controller) =>
-      workerCallbackOp(this.ctx, controller.mem, runId, fold, input),
+      workerCallbackOp(controller.writer, fold, input),
     )
   }
 
@@ -442,7 +407,7 @@ export class RuntimeEngine implements EngineRuntime {
   publishTransient(event: Omit<TransientEvent, 'afterSeq'>): void {
     const set = this.transientListeners.get(event.runId)
     if (!set) return
-    const afterSeq = this.controllers.get(event.runId)?.lastState?.lastSeq ?? 0
+    const afterSeq = this.runs.active(event.runId)?.lastState?.lastSeq ?? 0
     const full: TransientEvent = withProps(event, { afterSeq })
     for (const listener of [...set]) {
       try {
@@ -455,7 +420,7 @@ export class RuntimeEngine implements EngineRuntime {
 
   async idle(): Promise<void> {
     for (;;) {
-      const busy = [...this.controllers.values()].filter((c) => c.busy)
+      const busy = this.runs.all().filter((c) => c.busy)
       if (busy.length === 0) return
       await Promise.allSettled(busy.map((c) => c.whenIdle()))
     }
@@ -482,7 +447,7 @@ export class RuntimeEngine implements EngineRuntime {
     await this.ctx.scheduler.stop()
     if (graceMs > 0) await this.idleWithin(graceMs)
     this.host.stopped = true
-    const controllers = [...this.controllers.values()]
+    const controllers = this.runs.all()
     for (const controller of controllers) controller.halt()
     await Promise.allSettled(controllers.map((c) => c.whenDrained()))
   }

@@ -11,16 +11,16 @@ import {
   RunNotFoundError,
   StartConflictError,
 } from '../core/errors.js'
-import { allCommands, emptyFold, type RunFold } from '../core/fold.js'
+import { allCommands, type RunFold } from '../core/fold.js'
 import { LOG_PROTOCOL_VERSION } from '../core/fold-protocol.js'
 import { canonicalJson, type Json } from '../core/json.js'
 import { RT, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'
-import type { EngineContext, RunMemory } from './context.js'
+import type { EngineContext } from './context.js'
 import type { CallerContext, SignalOptions, StartOptions } from './engine-types.js'
+import type { RunWriter } from './run-writer.js'
 import { cancelSubtree } from './thread-lifecycle.js'
 import { type CheckedEvent, requireJson, validateSignalEvents, validateWith } from './validate.js'
-import { WakePass } from './wake-pass.js'
 
 interface PreparedStart {
   definition: Definition
@@ -40,13 +40,12 @@ export const startOp = {
   },
 
   async run(
-    ctx: EngineContext,
-    mem: RunMemory,
-    runId: string,
+    writer: RunWriter,
     fold: RunFold | null,
     prepared: PreparedStart,
     options: StartOptions,
   ): Promise<{ threadId: string }> {
+    const { ctx, runId } = writer
     const { definition, input } = prepared
     if (fold) {
       const mismatched: string[] = []
@@ -66,41 +65,44 @@ export const startOp = {
       return { threadId: fold.state.rootThreadId }
     }
     const threadId = options.threadId ?? ctx.ids.threadId()
-    const fresh = emptyFold(runId)
-    mem.fold = fresh
+    const fresh = writer.create()
     ctx.observe({
       type: 'run.started',
       runId,
       kind: definition.kind,
       definitionName: definition.name,
     })
-    await new WakePass(ctx, mem, fresh).run(({ batch }) => {
-      batch.idempotencyKey = options.idempotencyKey
-      batch.add(
-        RT.runStarted,
-        ctx.fingerprints.stamp(definition, {
-          kind: definition.kind,
-          definitionName: definition.name,
-          definitionVersion: definition.version,
-          input,
-          rootThreadId: threadId,
-          protocolVersion: LOG_PROTOCOL_VERSION,
-        }),
-        { threadId: null, origin: 'external', idempotencyKey: options.idempotencyKey },
-      )
-      batch.add(
-        RT.threadStarted,
-        ctx.fingerprints.stamp(definition, {
-          threadId,
-          parentThreadId: null,
-          kind: definition.kind,
-          definitionName: definition.name,
-          definitionVersion: definition.version,
-          input,
-        }),
-        { threadId },
-      )
-    }, 'input')
+    await writer.pass(
+      fresh,
+      ({ batch }) => {
+        batch.idempotencyKey = options.idempotencyKey
+        batch.add(
+          RT.runStarted,
+          ctx.fingerprints.stamp(definition, {
+            kind: definition.kind,
+            definitionName: definition.name,
+            definitionVersion: definition.version,
+            input,
+            rootThreadId: threadId,
+            protocolVersion: LOG_PROTOCOL_VERSION,
+          }),
+          { threadId: null, origin: 'external', idempotencyKey: options.idempotencyKey },
+        )
+        batch.add(
+          RT.threadStarted,
+          ctx.fingerprints.stamp(definition, {
+            threadId,
+            parentThreadId: null,
+            kind: definition.kind,
+            definitionName: definition.name,
+            definitionVersion: definition.version,
+            input,
+          }),
+          { threadId },
+        )
+      },
+      'input',
+    )
     return { threadId }
   },
 }
@@ -128,13 +130,12 @@ export const signalOp = {
   },
 
   async run(
-    ctx: EngineContext,
-    mem: RunMemory,
-    runId: string,
+    writer: RunWriter,
     fold: RunFold | null,
     prepared: PreparedSignal,
     request: SignalOptions,
   ): Promise<void> {
+    const { ctx, runId } = writer
     if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
     const key = request.idempotencyKey
     if (key !== undefined && fold.signalKeys[key] !== undefined) {
@@ -156,27 +157,31 @@ export const signalOp = {
       }
     }
     const payloads = acceptInputs(fold, events, request.identity, ctx.options.maxEventBytes)
-    await new WakePass(ctx, mem, fold).run(({ batch }) => {
-      batch.idempotencyKey = key
-      if (key !== undefined) {
-        const received: SignalReceivedPayload = {
-          idempotencyKey: key,
-          digest: prepared.digest as string,
-          events: events.length,
+    await writer.pass(
+      fold,
+      ({ batch }) => {
+        batch.idempotencyKey = key
+        if (key !== undefined) {
+          const received: SignalReceivedPayload = {
+            idempotencyKey: key,
+            digest: prepared.digest as string,
+            events: events.length,
+          }
+          batch.add(RT.signalReceived, received as unknown as Json, {
+            threadId: null,
+            origin: 'external',
+          })
         }
-        batch.add(RT.signalReceived, received as unknown as Json, {
-          threadId: null,
-          origin: 'external',
+        events.forEach((event, i) => {
+          batch.add(event.type, payloads[i], {
+            threadId: event.threadId ?? null,
+            origin: 'external',
+            idempotencyKey: i === 0 ? key : undefined,
+          })
         })
-      }
-      events.forEach((event, i) => {
-        batch.add(event.type, payloads[i], {
-          threadId: event.threadId ?? null,
-          origin: 'external',
-          idempotencyKey: i === 0 ? key : undefined,
-        })
-      })
-    }, 'input')
+      },
+      'input',
+    )
   },
 }
 
@@ -194,19 +199,18 @@ const signalDigest = (events: readonly CheckedEvent[]): string =>
 
 /** Cancel: recorded, then the thread and its descendants are cancelled deepest first. */
 export async function cancelOp(
-  ctx: EngineContext,
-  mem: RunMemory,
-  runId: string,
+  writer: RunWriter,
   fold: RunFold | null,
   threadId: string | undefined,
 ): Promise<void> {
+  const runId = writer.runId
   if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
   const target = threadId ?? fold.state.rootThreadId
   const thread = fold.state.threads[target]
   if (!thread)
     throw new InvalidInputError(`run ${runId} has no thread ${target}`, { runId, threadId: target })
   if (isTerminal(fold.state.status) || isTerminal(thread.status)) return
-  await new WakePass(ctx, mem, fold).run((pass) => {
+  await writer.pass(fold, (pass) => {
     const meta = { threadId: target, origin: 'operator' as const }
     pass.batch.add(RT.cancelRequested, { threadId: target }, meta)
     cancelSubtree(pass, target, 'cancelled')
@@ -220,13 +224,12 @@ const RETRYABLE = new Set(['ambiguous', 'failed', 'timed_out'])
  * that failed its thread and run re-opens them (the fold does that on `reason: 'operator'`).
  */
 export async function retryEffectOp(
-  ctx: EngineContext,
-  mem: RunMemory,
-  runId: string,
+  writer: RunWriter,
   fold: RunFold | null,
   effectId: string,
   caller: CallerContext,
 ): Promise<void> {
+  const runId = writer.runId
   if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
   const effect = fold.effects[effectId]
   if (!effect) {
@@ -246,7 +249,7 @@ export async function retryEffectOp(
       { runId, effectId, status: effect.status },
     )
   }
-  await new WakePass(ctx, mem, fold).run(({ batch, now }) => {
+  await writer.pass(fold, ({ batch, now }) => {
     batch.add(
       RT.effectRetryScheduled,
       {

@@ -4,10 +4,10 @@ import type { EffectRecord, RunFold } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import { RT } from '../core/runtime-events.js'
 import { failAttempt } from './attempt-outcomes.js'
-import type { EngineContext, Pass, RunMemory } from './context.js'
+import type { EngineContext, Pass } from './context.js'
 import type { WorkerCallbackInput } from './options.js'
+import type { RunWriter } from './run-writer.js'
 import { recordableError, requireJson, validateEmittedEvent } from './validate.js'
-import { WakePass } from './wake-pass.js'
 
 const KINDS = new Set(['started', 'heartbeat', 'complete', 'fail', 'cancelled'])
 
@@ -21,12 +21,11 @@ type Prepared = { result: Json; events: Array<{ type: string; payload: Json }> }
  * request; while one is pending, `complete` and `fail` settle it too (the outcome is known).
  */
 export async function workerCallbackOp(
-  ctx: EngineContext,
-  mem: RunMemory,
-  runId: string,
+  writer: RunWriter,
   fold: RunFold | null,
   input: WorkerCallbackInput,
 ): Promise<void> {
+  const { ctx, runId } = writer
   if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
   if (
     !input ||
@@ -50,7 +49,7 @@ export async function workerCallbackOp(
   const prepared = input.kind === 'complete' ? await prepareCompletion(ctx, effect, input) : null
   const now = ctx.clock.now()
   if (!writes(effect, input, now)) return
-  await new WakePass(ctx, mem, fold).run((pass) => recordCallback(pass, effect, input, prepared))
+  await writer.pass(fold, (pass) => recordCallback(pass, effect, input, prepared))
 }
 
 /** Whether a callback for the current attempt changes anything (else nothing is written). */
