@@ -15,7 +15,10 @@ import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
 import type { WaitOn } from '../core/runtime-events.js'
 import type { SummaryPage, SummaryQuery } from '../core/summaries.js'
-import type { Worker, WorkerCallbackInput } from './options.js'
+import type { ServeOptions, Worker, WorkerCallbackInput } from './options.js'
+
+// `serve`'s options live with the engine's other options (options.ts); hosts know them from here.
+export type { ServeOptions }
 
 /**
  * How long `start`, `startRun` and `signal` wait (docs/engine.md, "When a call resolves"):
@@ -141,18 +144,6 @@ export interface EffectAttemptView {
   startedAt?: number
   finishedAt?: number
   error?: ErrorInfo
-}
-
-export interface ServeOptions {
-  port?: number
-  hostname?: string
-  /** How long a request's headers may take to arrive (default 10 s). */
-  headersTimeoutMs?: number
-  /**
-   * How long a whole request may take to arrive, body included (default 30 s); past it the
-   * server answers 408 and closes the connection. Answering is not bounded by it.
-   */
-  requestTimeoutMs?: number
 }
 
 export interface ServerHandle {
