@@ -45,6 +45,7 @@ import { effectAttempts, inspect, replay } from './queries.js'
 import type { ControllerHost, RunController } from './run-controller.js'
 import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
+import { checkIdempotencyKey } from './validate.js'
 import { metaOf } from './wake-pass.js'
 import { workerCallbackOp } from './worker-callback.js'
 
@@ -177,7 +178,7 @@ export class RuntimeEngine implements EngineRuntime {
     hooks?: StartHooks,
   ): Promise<StartResult> {
     const wait = checkWait(options.wait)
-    if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
+    if (options.idempotencyKey !== undefined) checkIdempotencyKey(options.idempotencyKey)
     // A keyed start without a runId names the run after its key: its retries find that run.
     const runId =
       options.runId ??
@@ -247,7 +248,7 @@ export class RuntimeEngine implements EngineRuntime {
     events: readonly EventInput[],
     options: SignalOptions = {},
   ): Promise<RunState> {
-    if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
+    if (options.idempotencyKey !== undefined) checkIdempotencyKey(options.idempotencyKey)
     const wait = checkWait(options.wait)
     const prepared = await signalOp.prepare(this.ctx, events, options.idempotencyKey)
     const signal = () =>
@@ -475,14 +476,6 @@ function checkId(value: unknown, name: string): void {
   if (typeof value !== 'string' || !RUN_ID.test(value)) {
     throw new InvalidInputError(
       `${name} must be 1-200 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit`,
-    )
-  }
-}
-
-function checkKey(value: unknown): void {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 256) {
-    throw new InvalidInputError(
-      'idempotencyKey must be a non-empty string of at most 256 characters',
     )
   }
 }

@@ -10,6 +10,7 @@ import {
 } from '../../src/core/errors.js'
 import type { Json } from '../../src/core/json.js'
 import type { EventStore } from '../../src/core/ports.js'
+import { Registry } from '../../src/core/registry.js'
 import type {
   CallerContext,
   Engine,
@@ -17,7 +18,11 @@ import type {
   StartRunArgs,
 } from '../../src/runtime/engine-types.js'
 import type { WorkerCallbackInput } from '../../src/runtime/options.js'
+import { validateSignalEvents } from '../../src/runtime/validate.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
+
+const NO_MODULES = new Registry([])
+const MAX_EVENT_BYTES = 1024 * 1024
 
 /**
  * A small Engine over the memory store: enough to exercise routes, SSE and auth without the
@@ -146,6 +151,8 @@ export function fakeEngine(store: EventStore = memoryStore()) {
     },
     async signal(runId, events, options) {
       calls.push({ method: 'signal', args: [runId, events, options] })
+      // The engine's own validation (HTTP leaves it to the engine), with no module registered.
+      await validateSignalEvents(NO_MODULES, events, MAX_EVENT_BYTES)
       await exists(runId)
       try {
         await append(runId, [...events], 'external', options?.idempotencyKey)
