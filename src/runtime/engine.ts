@@ -1,5 +1,3 @@
-import { withProps } from '../core/copy.js'
-import { nextDeadline } from '../core/deadlines.js'
 import type { Definition } from '../core/definition.js'
 import { definitionLabel } from '../core/definition.js'
 import type {
@@ -11,9 +9,7 @@ import type {
 } from '../core/envelope.js'
 import {
   DefinitionNotFoundError,
-  EngineStoppedError,
   IdempotencyConflictError,
-  InvalidInputError,
   InvalidRequestError,
   RunNotFoundError,
 } from '../core/errors.js'
@@ -24,6 +20,11 @@ import type { Registry } from '../core/registry.js'
 import { normalizeSummaryQuery, type SummaryPage, type SummaryQuery } from '../core/summaries.js'
 import { startKeyRunId } from '../core/uuid.js'
 import type { EngineContext } from './context.js'
+import {
+  type Scheduled,
+  scheduleFoldedDeadlines,
+  scheduleStoredDeadlines,
+} from './deadline-recovery.js'
 import type {
   CallerContext,
   EffectAttemptView,
@@ -37,7 +38,6 @@ import type {
   WaitFor,
 } from './engine-types.js'
 import { LocalRuns } from './local-runs.js'
-import { errorFields } from './logger.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import type { WorkerCallbackInput } from './options.js'
 import { projectRun } from './projections.js'
@@ -45,17 +45,15 @@ import { effectAttempts, inspect, replay } from './queries.js'
 import type { ControllerHost, RunController } from './run-controller.js'
 import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
-import { checkIdempotencyKey } from './validate.js'
+import { TransientListeners } from './transient-listeners.js'
+import { checkId, checkIdempotencyKey, checkWait } from './validate.js'
 import { metaOf } from './wake-pass.js'
 import { workerCallbackOp } from './worker-callback.js'
-
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
 
 /** The embed API over one EngineContext: everything of SPEC "Embed methods" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
   private readonly runs: LocalRuns
-  private readonly wakeFailures = new Map<string, number>()
-  private readonly transientListeners = new Map<string, Set<(event: TransientEvent) => void>>()
+  private readonly transient = new TransientListeners()
 
   get registry(): Registry {
     return this.ctx.registry
@@ -97,47 +95,13 @@ export class RuntimeEngine implements EngineRuntime {
    * A deadline fell due: one wake pass. Resolves when the pass is committed, not when the
    * attempts it started finish (those may wait on the same clock that called us).
    */
-  async wakeDue(runId: string): Promise<RunState | undefined> {
-    if (this.stopped) return undefined
-    const controller = this.controller(runId)
-    controller.halted = false
-    try {
-      const state = await controller.drive()
-      this.wakeFailures.delete(runId)
-      return state
-    } catch (error) {
-      // The deadline already fired: without a retry the run would sleep until someone wakes
-      // it. Retry with capped backoff and tell the observer.
-      const failures = (this.wakeFailures.get(runId) ?? 0) + 1
-      this.wakeFailures.set(runId, failures)
-      const delay = Math.min(60_000, 1000 * 2 ** (failures - 1))
-      const fields = errorFields(error)
-      this.ctx.observe({ type: 'wake.failed', runId, error: fields.message, retryInMs: delay })
-      this.ctx.log.error(
-        { runId, ...fields, retryInMs: delay },
-        `deadline wake of run ${runId} failed; retrying in ${delay} ms`,
-      )
-      if (!this.stopped) this.ctx.scheduler.schedule(runId, this.ctx.clock.now() + delay)
-      return undefined
-    } finally {
-      queueMicrotask(() => controller.settleIfIdle())
-    }
+  wakeDue(runId: string): Promise<RunState | undefined> {
+    return this.runs.wakeDue(runId)
   }
 
+  /** Something finished outside a queue operation (an attempt, a worker call): drive the run. */
   requestDrive(runId: string): void {
-    if (this.stopped) return
-    const controller = this.controller(runId)
-    controller.drive().catch((error) => {
-      if (EngineStoppedError.is(error)) return
-      const fields = errorFields(error)
-      this.ctx.observe({ type: 'wake.failed', runId, error: fields.message })
-      this.ctx.log.error(
-        { runId, ...fields },
-        `wake of run ${runId} (recording finished work) failed; the next call or deadline retries`,
-      )
-    })
-    // An execution may settle with nothing queued: let the controller notice it is idle.
-    queueMicrotask(() => controller.settleIfIdle())
+    this.runs.requestDrive(runId)
   }
 
   async start(
@@ -336,50 +300,20 @@ export class RuntimeEngine implements EngineRuntime {
 
   /** Schedules every run's durable deadline from the stored run index (boot, after restore). */
   async rescanTimers(): Promise<number> {
-    return (await this.scheduleDeadlines()).scheduled
+    return (await scheduleStoredDeadlines(this.ctx, this.readRunFold)).scheduled
   }
 
-  /**
-   * Boot-time recovery: schedules every durable deadline, so due timers and retries fire and
-   * attempts a dead process left started (due at once) run again, with no call needed.
-   */
-  recoverOnBoot(): Promise<{ scheduled: number; dueNow: number }> {
-    return this.scheduleDeadlines()
-  }
-
-  private async scheduleDeadlines(): Promise<{ scheduled: number; dueNow: number }> {
-    const store = this.ctx.store
-    if (!store.listRunsWithDeadlines) return this.foldDeadlines()
-    const now = this.ctx.clock.now()
-    let scheduled = 0
-    let dueNow = 0
-    for (const { runId, nextDeadlineAt } of await store.listRunsWithDeadlines()) {
-      this.ctx.scheduler.schedule(runId, nextDeadlineAt)
-      scheduled++
-      if (nextDeadlineAt <= now) dueNow++
-    }
-    return { scheduled, dueNow }
+  /** Boot-time recovery: every durable deadline scheduled, due ones at once. */
+  recoverOnBoot(): Promise<Scheduled> {
+    return scheduleStoredDeadlines(this.ctx, this.readRunFold)
   }
 
   /** Rebuilds every deadline by folding every run (after restoring storage). */
   async recoverDeadlines(): Promise<number> {
-    return (await this.foldDeadlines()).scheduled
+    return (await scheduleFoldedDeadlines(this.ctx, this.readRunFold)).scheduled
   }
 
-  private async foldDeadlines(): Promise<{ scheduled: number; dueNow: number }> {
-    const now = this.ctx.clock.now()
-    let scheduled = 0
-    let dueNow = 0
-    for (const runId of await this.ctx.store.listRuns()) {
-      // Finished runs can still hold a deadline (a worker's reply to a cancel request).
-      const at = nextDeadline(await this.readFold(runId), true)
-      if (at === null) continue
-      this.ctx.scheduler.schedule(runId, at)
-      scheduled++
-      if (at <= now) dueNow++
-    }
-    return { scheduled, dueNow }
-  }
+  private readonly readRunFold = (runId: string) => this.readFold(runId)
 
   async subscribe(
     runId: string,
@@ -392,39 +326,15 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   subscribeTransient(runId: string, listener: (event: TransientEvent) => void): () => void {
-    let set = this.transientListeners.get(runId)
-    if (!set) {
-      set = new Set()
-      this.transientListeners.set(runId, set)
-    }
-    set.add(listener)
-    return () => {
-      set.delete(listener)
-      if (set.size === 0 && this.transientListeners.get(runId) === set)
-        this.transientListeners.delete(runId)
-    }
+    return this.transient.subscribe(runId, listener)
   }
 
   publishTransient(event: Omit<TransientEvent, 'afterSeq'>): void {
-    const set = this.transientListeners.get(event.runId)
-    if (!set) return
-    const afterSeq = this.runs.active(event.runId)?.lastState?.lastSeq ?? 0
-    const full: TransientEvent = withProps(event, { afterSeq })
-    for (const listener of [...set]) {
-      try {
-        listener(full)
-      } catch {
-        // A subscriber never affects the effect that published.
-      }
-    }
+    this.transient.publish(event, () => this.runs.active(event.runId)?.lastState?.lastSeq ?? 0)
   }
 
-  async idle(): Promise<void> {
-    for (;;) {
-      const busy = this.runs.all().filter((c) => c.busy)
-      if (busy.length === 0) return
-      await Promise.allSettled(busy.map((c) => c.whenIdle()))
-    }
+  idle(): Promise<void> {
+    return this.runs.idle()
   }
 
   get stopped(): boolean {
@@ -448,9 +358,7 @@ export class RuntimeEngine implements EngineRuntime {
     await this.ctx.scheduler.stop()
     if (graceMs > 0) await this.idleWithin(graceMs)
     this.host.stopped = true
-    const controllers = this.runs.all()
-    for (const controller of controllers) controller.halt()
-    await Promise.allSettled(controllers.map((c) => c.whenDrained()))
+    await this.runs.halt()
   }
 
   /** Resolves when every run is idle or `ms` passed on the engine's clock. */
@@ -459,23 +367,7 @@ export class RuntimeEngine implements EngineRuntime {
     const elapsed = new Promise<void>((resolve) => {
       timer = this.ctx.clock.setTimeout(resolve, ms)
     })
-    await Promise.race([this.idle(), elapsed])
+    await Promise.race([this.runs.idle(), elapsed])
     this.ctx.clock.clearTimeout(timer)
-  }
-}
-
-function checkWait(value: unknown): WaitFor {
-  if (value === undefined) return 'quick'
-  if (value === 'quick' || value === 'settled') return value
-  throw new InvalidRequestError(
-    `wait must be 'quick' (the default: resolve once the work that finishes at once is recorded) or 'settled' (resolve once the run is finished, or parked with nothing in flight), got ${JSON.stringify(value)}`,
-  )
-}
-
-function checkId(value: unknown, name: string): void {
-  if (typeof value !== 'string' || !RUN_ID.test(value)) {
-    throw new InvalidInputError(
-      `${name} must be 1-200 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit`,
-    )
   }
 }

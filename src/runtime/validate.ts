@@ -16,6 +16,7 @@ import { checkJson, type Json, type JsonProblem, jsonByteLength } from '../core/
 import type { InputEvent } from '../core/module.js'
 import type { Registry } from '../core/registry.js'
 import { formatIssues, type StandardSchema } from '../core/schema.js'
+import type { WaitFor } from './engine-types.js'
 import { andThen, type MaybePromise } from './maybe-promise.js'
 
 type ErrorClass = new (message: string, details?: Json) => SkeinError
@@ -289,6 +290,26 @@ export function checkIdempotencyKey(value: unknown): string {
     )
   }
   return value
+}
+
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
+
+/** `wait` of start and signal. */
+export function checkWait(value: unknown): WaitFor {
+  if (value === undefined) return 'quick'
+  if (value === 'quick' || value === 'settled') return value
+  throw new InvalidRequestError(
+    `wait must be 'quick' (the default: resolve once the work that finishes at once is recorded) or 'settled' (resolve once the run is finished, or parked with nothing in flight), got ${JSON.stringify(value)}`,
+  )
+}
+
+/** A caller-given run or thread id (generated ids have this form too). */
+export function checkId(value: unknown, name: string): void {
+  if (typeof value !== 'string' || !RUN_ID.test(value)) {
+    throw new InvalidInputError(
+      `${name} must be 1-200 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit`,
+    )
+  }
 }
 
 /** The longest error message recorded; a longer one is cut and says how much was left out. */
