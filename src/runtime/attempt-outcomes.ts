@@ -6,12 +6,37 @@ import type { EffectRecord } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import { backoffDelay, type RetryPolicy, resolveRetry } from '../core/retry.js'
 import { RT } from '../core/runtime-events.js'
-import { type EngineContext, executorOf, type Pass, type Settlement } from './context.js'
+import type { EngineContext, Execution, Pass, Settlement } from './context.js'
+import { executorOf } from './effect-runner.js'
 import { logAttemptFailed } from './log-events.js'
-import { andThen, type MaybePromise } from './maybe-promise.js'
-import { jsonWithin, recordableError, validateEmittedEvent } from './validate.js'
+import {
+  andThen,
+  jsonWithin,
+  type MaybePromise,
+  recordableError,
+  validateEmittedEvent,
+} from './validate.js'
 
 type Emitted = Array<{ type: string; payload: Json }>
+
+/**
+ * Records the in-process attempts that settled since the last iteration, in the order they
+ * settled. One of the two loops that stay synchronous until a check returns a promise (the
+ * other is the decide rounds').
+ */
+export function recordSettled(pass: Pass): MaybePromise<void> {
+  const settled = pass.mem.settled
+  if (settled.length > 0) return recordFrom(pass, settled.splice(0), 0)
+}
+
+function recordFrom(pass: Pass, executions: Execution[], from: number): MaybePromise<void> {
+  for (let i = from; i < executions.length; i++) {
+    const { effectId, attempt, settled } = executions[i]
+    if (!settled) continue
+    const pending = recordSettlement(pass, effectId, attempt, settled)
+    if (pending instanceof Promise) return pending.then(() => recordFrom(pass, executions, i + 1))
+  }
+}
 
 /**
  * Records how an in-process attempt ended: emitted events and the result atomically, or the

@@ -1,5 +1,6 @@
-// A thread decides; its new commands become runtime events in the pass's batch. Part of the
-// decide rounds (decide-rounds.ts): synchronous unless a schema validates asynchronously.
+// A thread's commands become runtime events in the pass's batch, and threads end: completed or
+// failed by their kind, or cancelled (by their parent, by an operator, by a finishing thread).
+// Part of the decide rounds (decide-rounds.ts): synchronous unless a schema answers later.
 import type { Command } from '../core/commands.js'
 import type { Definition, DefinitionRef } from '../core/definition.js'
 import { definitionLabel } from '../core/definition.js'
@@ -11,44 +12,15 @@ import { commandOf, threadContext } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import { type EffectExecution, type EffectRequestedPayload, RT } from '../core/runtime-events.js'
 import type { EngineContext, Pass } from './context.js'
-import { andThen, eachInOrder, type MaybePromise } from './maybe-promise.js'
-import { cancelEffect, cancelSubtree, finishThread } from './thread-lifecycle.js'
-import { requireJson, validateEmittedEvent, validateWith } from './validate.js'
-
-/** Asks a thread's kind what it wants now and writes the new commands into the batch. */
-export function decideThread(pass: Pass, threadId: string): MaybePromise<void> {
-  const { ctx, fold } = pass
-  const thread = fold.state.threads[threadId]
-  const book = fold.books[threadId]
-  if (!thread || !book || isTerminal(thread.status) || isTerminal(fold.state.status)) return
-  const { kind, decideCtx } = threadContext(ctx.registry, fold, threadId)
-  // A definition changed in place under the same version is refused before it decides.
-  if (book.fingerprint !== undefined) ctx.fingerprints.check(fold, threadId, decideCtx.definition)
-  let list: readonly Command[]
-  try {
-    list = kind.decide(book.kindState, decideCtx)
-  } catch (error) {
-    const info = toErrorInfo(error)
-    return finishThread(pass, threadId, 'failed', {
-      code: 'DECIDE_FAILED',
-      message: `${thread.kind} ${thread.definitionName}: decide threw: ${info.message}`,
-    })
-  }
-  return eachInOrder(pass, list, applyInThread, threadId)
-}
-
-/** One command of a thread that is still live; an invalid command fails the thread. */
-function applyInThread(pass: Pass, command: Command, threadId: string): MaybePromise<void> {
-  const current = pass.fold.state.threads[threadId]
-  if (!current || isTerminal(current.status)) return
-  const failure = applyCommand(pass, threadId, command)
-  if (failure instanceof Promise) return failure.then((f) => failThread(pass, threadId, f))
-  return failThread(pass, threadId, failure)
-}
-
-const failThread = (pass: Pass, threadId: string, failure: ErrorInfo | undefined): void => {
-  if (failure) finishThread(pass, threadId, 'failed', failure)
-}
+import {
+  andThen,
+  type MaybePromise,
+  recordableError,
+  requireJson,
+  validateEmittedEvent,
+  validateWith,
+} from './validate.js'
+import { requestWorkerCancel } from './worker-dispatch.js'
 
 /** Validates and cleans an input; failures become an ErrorInfo instead of a throw. */
 function checkedInput(
@@ -74,7 +46,7 @@ function checkedInput(
 }
 
 /** Applies one command; returns an error when the command itself is invalid (fails the thread). */
-function applyCommand(
+export function applyCommand(
   pass: Pass,
   threadId: string,
   command: Command,
@@ -294,4 +266,79 @@ function placement(
     return 'worker'
   if (!definition?.execute) return 'worker'
   return definition.execution === 'inline' ? 'inline' : 'local'
+}
+
+/**
+ * Cancels an effect that has not finished: aborts its in-process attempt and records it; a
+ * worker attempt in flight gets `cancel.requested` and `worker.cancel` instead, and is settled
+ * by the worker's answer or its cancellation timeout.
+ */
+export function cancelEffect(pass: Pass, effectId: string, reason: string): void {
+  const effect = pass.fold.effects[effectId]
+  if (!effect || effect.status === 'failed' || effect.status === 'timed_out') return
+  if (requestWorkerCancel(pass, effect, reason)) return
+  const running = pass.mem.inflight.get(effectId)
+  if (running) {
+    running.abort(new Error(reason))
+    pass.mem.inflight.delete(effectId)
+  }
+  pass.batch.add(
+    RT.effectCancelled,
+    { effectId, attempt: effect.attempt, reason },
+    { threadId: effect.threadId, effectId },
+  )
+}
+
+/** Cancels a thread and its descendants, deepest first, with their unfinished effects. */
+export function cancelSubtree(pass: Pass, threadId: string, reason: string): void {
+  const fold = pass.fold
+  const thread = fold.state.threads[threadId]
+  if (!thread || isTerminal(thread.status)) return
+  endChildrenAndEffects(pass, threadId, reason)
+  pass.batch.add(RT.threadCancelled, { threadId, reason }, { threadId })
+  if (threadId === fold.state.rootThreadId && !isTerminal(fold.state.status))
+    pass.batch.add(RT.runCancelled, { reason }, { threadId: null })
+}
+
+/**
+ * Completes or fails a thread: its unfinished children and effects are cancelled first
+ * (structured concurrency), then the outcome is recorded; the root's outcome is the run's.
+ */
+export function finishThread(
+  pass: Pass,
+  threadId: string,
+  outcome: 'completed' | 'failed',
+  value: Json | ErrorInfo,
+): void {
+  const fold = pass.fold
+  const thread = fold.state.threads[threadId]
+  if (!thread || isTerminal(thread.status)) return
+  endChildrenAndEffects(pass, threadId, `thread ${outcome}`)
+  const isRoot = threadId === fold.state.rootThreadId
+  if (outcome === 'completed') {
+    pass.batch.add(RT.threadCompleted, { threadId, output: value as Json }, { threadId })
+    if (isRoot) pass.batch.add(RT.runCompleted, { output: value as Json }, { threadId: null })
+  } else {
+    const max = pass.ctx.options.maxEventBytes
+    const error = recordableError(value as ErrorInfo, max) as unknown as Json
+    pass.batch.add(RT.threadFailed, { threadId, error }, { threadId })
+    if (isRoot) pass.batch.add(RT.runFailed, { error }, { threadId: null })
+  }
+}
+
+function endChildrenAndEffects(pass: Pass, threadId: string, reason: string): void {
+  const fold = pass.fold
+  for (const child of childrenOf(pass, threadId)) cancelSubtree(pass, child, reason)
+  for (const effectId in fold.effects)
+    if (fold.effects[effectId]?.threadId === threadId) cancelEffect(pass, effectId, reason)
+}
+
+function childrenOf(pass: Pass, threadId: string): string[] {
+  const out: string[] = []
+  const threads = pass.fold.state.threads
+  for (const id in threads) {
+    const thread = threads[id]
+    if (thread.parentThreadId === threadId && !isTerminal(thread.status)) out.push(id)
+  }
+  return out
 }

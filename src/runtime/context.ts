@@ -1,6 +1,6 @@
 import type { EffectDefinition } from '../core/effect.js'
 import type { TransientEvent } from '../core/envelope.js'
-import type { EffectRecord, RunFold } from '../core/fold.js'
+import type { RunFold } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
@@ -101,14 +101,6 @@ export function reportBack(ctx: EngineContext, mem: RunMemory, runId: string): v
   if (mem.waiter) mem.waiter()
   else ctx.requestDrive(runId)
 }
-
-/** The definition that runs `effect`: the one its kind named, else the registered one. */
-export const executorOf = (
-  ctx: EngineContext,
-  mem: RunMemory,
-  effect: EffectRecord,
-): EffectDefinition | undefined =>
-  mem.executors.get(effect.effectId) ?? ctx.registry.effects.get(effect.type)
 
 /**
  * What every step of a wake pass works on: the engine, the run's memory, the fold, and the

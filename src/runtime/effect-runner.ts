@@ -7,12 +7,11 @@ import type { Json } from '../core/json.js'
 import {
   type EngineContext,
   type Execution,
-  executorOf,
   type RunMemory,
   reportBack,
   type Settlement,
 } from './context.js'
-import type { MaybePromise } from './maybe-promise.js'
+import type { MaybePromise } from './validate.js'
 
 const NEVER_ABORTED = new AbortController()
 const neverAborted = () => NEVER_ABORTED.signal
@@ -61,17 +60,26 @@ class HandlerContext implements EffectContext {
   }
 }
 
+/** The definition that runs `effect`: the one its kind named, else the registered one. */
+export const executorOf = (
+  ctx: EngineContext,
+  mem: RunMemory,
+  effect: EffectRecord,
+): EffectDefinition | undefined =>
+  mem.executors.get(effect.effectId) ?? ctx.registry.effects.get(effect.type)
+
 /**
  * Runs an inline attempt: synchronously when its handler is synchronous and it cannot time
  * out (no promise, no microtask), else like any attempt.
  */
 export function executeInline(
   ctx: EngineContext,
-  definition: EffectDefinition | undefined,
+  mem: RunMemory,
   runId: string,
   effect: EffectRecord,
   attempt: number,
 ): MaybePromise<Settlement> {
+  const definition = executorOf(ctx, mem, effect)
   if (!definition?.execute || (effect.timeoutMs ?? definition.timeoutMs)) {
     return execute(ctx, definition, runId, effect, attempt).done
   }
@@ -164,8 +172,7 @@ export function launchAttempt(
   effect: EffectRecord,
   attempt: number,
 ): void {
-  const definition = executorOf(ctx, mem, effect)
-  const { execution, done } = execute(ctx, definition, runId, effect, attempt)
+  const { execution, done } = execute(ctx, executorOf(ctx, mem, effect), runId, effect, attempt)
   mem.inflight.set(effect.effectId, execution)
   done.then(() => {
     if (mem.inflight.get(effect.effectId) !== execution) return

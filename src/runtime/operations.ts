@@ -16,10 +16,10 @@ import { LOG_PROTOCOL_VERSION } from '../core/fold-protocol.js'
 import { canonicalJson, type Json } from '../core/json.js'
 import { RT, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'
+import { cancelSubtree } from './commands-apply.js'
 import type { EngineContext } from './context.js'
 import type { CallerContext, SignalOptions, StartOptions } from './engine-types.js'
 import type { RunWriter } from './run-writer.js'
-import { cancelSubtree } from './thread-lifecycle.js'
 import { type CheckedEvent, requireJson, validateSignalEvents, validateWith } from './validate.js'
 
 interface PreparedStart {

@@ -62,12 +62,12 @@ export class RunController {
    * half-applied fold.
    */
   get lastState(): RunState | null {
-    if (this.viewStale && !this.running && this.writer.fold) this.materializeView()
+    if (this.viewStale && !this.running && this.writer.mem.fold) this.materializeView()
     return this.view
   }
 
   private materializeView(): void {
-    const fold = this.writer.fold
+    const fold = this.writer.mem.fold
     if (fold) this.view = viewState(fold)
     this.viewStale = false
   }
@@ -83,7 +83,7 @@ export class RunController {
 
   /** The run's fold when no operation is running (it is then the committed one), else null. */
   get foldBetweenOperations(): RunFold | null {
-    return this.running ? null : this.writer.fold
+    return this.running ? null : this.writer.mem.fold
   }
 
   get pending(): number {
@@ -91,7 +91,7 @@ export class RunController {
   }
 
   get busy(): boolean {
-    return this.running || this.queue.length > 0 || this.writer.inFlight > 0
+    return this.running || this.queue.length > 0 || this.writer.mem.inflight.size > 0
   }
 
   /**
@@ -176,7 +176,7 @@ export class RunController {
       const fold = await this.writer.load()
       try {
         const result = await run(fold)
-        if (this.writer.fold) this.viewStale = true
+        if (this.writer.mem.fold) this.viewStale = true
         return result
       } catch (error) {
         this.writer.discard()
@@ -191,7 +191,8 @@ export class RunController {
    * skips reading the tail (the append's expected tail of 0 still fences a collision).
    */
   markGenerated(): void {
-    if (!this.writer.fold && this.queue.length === 0 && !this.running) this.writer.markGenerated()
+    if (!this.writer.mem.fold && this.queue.length === 0 && !this.running)
+      this.writer.markGenerated()
   }
 
   private async pump(): Promise<void> {
@@ -215,7 +216,7 @@ export class RunController {
 
   /** Mid-wake snapshots, deadline scheduling; snapshots when the run parks. */
   private afterOperation(): Promise<void> {
-    const parked = this.queue.length === 0 && this.writer.inFlight === 0
+    const parked = this.queue.length === 0 && this.writer.mem.inflight.size === 0
     return this.writer.afterOperation(parked, () => {
       if (this.viewStale) this.materializeView()
     })

@@ -24,6 +24,7 @@ export interface FoldCache {
  * while attempts are in flight and let go when the run parks.
  */
 export class RunWriter {
+  /** The run's fold as the latest operation left it, and its attempts in flight. */
   readonly mem: RunMemory = newRunMemory()
   /** Set by `markGenerated` until the first load. */
   private generated = false
@@ -33,16 +34,6 @@ export class RunWriter {
     readonly runId: string,
     private readonly cache: FoldCache,
   ) {}
-
-  /** The run's fold as the latest operation left it (null before the first load). */
-  get fold(): RunFold | null {
-    return this.mem.fold
-  }
-
-  /** Attempts (and worker calls) in flight. */
-  get inFlight(): number {
-    return this.mem.inflight.size
-  }
 
   /**
    * The engine generated this run's id just now, so the store cannot hold it: the first load

@@ -17,9 +17,23 @@ import type { InputEvent } from '../core/module.js'
 import type { Registry } from '../core/registry.js'
 import { formatIssues, type StandardSchema } from '../core/schema.js'
 import type { WaitFor } from './engine-types.js'
-import { andThen, type MaybePromise } from './maybe-promise.js'
 
 type ErrorClass = new (message: string, details?: Json) => SkeinError
+
+/**
+ * What may be a value or a promise of one. Schemas (and inline handlers) may answer
+ * asynchronously, yet almost none do: the wake pass stays synchronous until one does. Two loops
+ * carry that duality, the decide rounds' (decide-rounds.ts) and the recording of settled
+ * attempts (attempt-outcomes.ts); a promise per step would cost ~10% of the engine's time
+ * (docs/performance.md; decisions.md, "Decide rounds … do not allocate promises").
+ */
+export type MaybePromise<T> = T | Promise<T>
+
+/** `next(value)`, at once when `value` is not a promise. */
+export const andThen = <T, R>(
+  value: MaybePromise<T>,
+  next: (value: T) => MaybePromise<R>,
+): MaybePromise<R> => (value instanceof Promise ? value.then(next) : next(value))
 
 /** Runs a Standard Schema (sync or async) and returns its output, or throws `errorClass`. */
 export function validateWith(

@@ -5,15 +5,14 @@ import { WakeLimitError } from '../core/errors.js'
 import { type RunFold, type TimerRecord, viewState } from '../core/fold.js'
 import type { RunMeta } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
-import { failAttempt, recordSettlement } from './attempt-outcomes.js'
+import { failAttempt, recordSettled } from './attempt-outcomes.js'
 import { Batch } from './batch.js'
-import type { EngineContext, Execution, Pass, RunMemory } from './context.js'
-import { decideRounds } from './decide-rounds.js'
+import type { EngineContext, Pass, RunMemory } from './context.js'
+import { decideRounds, hasRunnable, runnableEffects } from './decide-rounds.js'
 import { awaitQuickAttempts, launchAttempt } from './effect-runner.js'
 import { logRunFailed } from './log-events.js'
-import { eachInOrder, type MaybePromise } from './maybe-promise.js'
-import { hasRunnable, runnableEffects } from './runnable-effects.js'
 import { snapshotDueInPass, snapshotInPass } from './snapshots.js'
+import type { MaybePromise } from './validate.js'
 import {
   dispatchWorkerEffects,
   fireWorkerDeadlines,
@@ -167,9 +166,8 @@ export class WakePass implements Pass {
    * the last iteration (synchronous unless a check of emitted events awaits).
    */
   recordFinished(): MaybePromise<void> {
-    recordWorkerNotices(this)
-    const settled = this.mem.settled
-    if (settled.length > 0) return eachInOrder(this, settled.splice(0), recordExecution, undefined)
+    if (this.mem.notices.length > 0) recordWorkerNotices(this)
+    if (this.mem.settled.length > 0) return recordSettled(this)
   }
 
   /**
@@ -316,11 +314,6 @@ export class WakePass implements Pass {
     return at !== null && at <= this.ctx.clock.now()
   }
 }
-
-const recordExecution = (pass: Pass, execution: Execution): MaybePromise<void> =>
-  execution.settled
-    ? recordSettlement(pass, execution.effectId, execution.attempt, execution.settled)
-    : undefined
 
 /**
  * A pass's result; its state is made on first read (most callers read the controller's

@@ -9,12 +9,12 @@ import { failAttempt } from './attempt-outcomes.js'
 import {
   type EngineContext,
   type Execution,
-  executorOf,
   type Pass,
   type RunMemory,
   reportBack,
   type WorkerNotice,
 } from './context.js'
+import { executorOf } from './effect-runner.js'
 import type { WorkerTask } from './options.js'
 
 /** How long a cancel request waits for the worker's `cancelled` before the effect is ambiguous. */
