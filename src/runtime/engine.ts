@@ -212,15 +212,13 @@ export class RuntimeEngine implements EngineRuntime {
     events: readonly EventInput[],
     options: SignalOptions = {},
   ): Promise<RunState> {
-    if (options.idempotencyKey !== undefined) checkIdempotencyKey(options.idempotencyKey)
-    const wait = checkWait(options.wait)
-    const prepared = await signalOp.prepare(this.ctx, events, options.idempotencyKey)
+    const prepared = await signalOp.prepare(this.ctx, events, options)
     const signal = () =>
       this.mutate(
         runId,
         'signal',
         (fold, controller) => signalOp.run(controller.writer, fold, prepared, options),
-        wait,
+        prepared.wait,
       )
     try {
       return await signal()

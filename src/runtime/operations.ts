@@ -18,9 +18,16 @@ import { RT, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'
 import { cancelSubtree } from './commands-apply.js'
 import type { EngineContext } from './context.js'
-import type { CallerContext, SignalOptions, StartOptions } from './engine-types.js'
+import type { CallerContext, SignalOptions, StartOptions, WaitFor } from './engine-types.js'
 import type { RunWriter } from './run-writer.js'
-import { type CheckedEvent, requireJson, validateSignalEvents, validateWith } from './validate.js'
+import {
+  type CheckedEvent,
+  checkIdempotencyKey,
+  checkWait,
+  requireJson,
+  validateSignalEvents,
+  validateWith,
+} from './validate.js'
 
 interface PreparedStart {
   definition: Definition
@@ -109,6 +116,7 @@ export const startOp = {
 
 interface PreparedSignal {
   events: CheckedEvent[]
+  wait: WaitFor
   /** Digest of the validated events (canonical JSON), when the signal has a key. */
   digest?: string
 }
@@ -119,14 +127,17 @@ interface PreparedSignal {
  * with other events it is `IDEMPOTENCY_CONFLICT`. Nothing is written for a refused signal.
  */
 export const signalOp = {
+  /** Everything about the request that needs no run: the key, `wait`, the events. */
   async prepare(
     ctx: EngineContext,
     events: readonly EventInput[],
-    idempotencyKey: string | undefined,
+    options: SignalOptions,
   ): Promise<PreparedSignal> {
+    if (options.idempotencyKey !== undefined) checkIdempotencyKey(options.idempotencyKey)
+    const wait = checkWait(options.wait)
     const checked = await validateSignalEvents(ctx.registry, events, ctx.options.maxEventBytes)
-    if (idempotencyKey === undefined) return { events: checked }
-    return { events: checked, digest: signalDigest(checked) }
+    if (options.idempotencyKey === undefined) return { events: checked, wait }
+    return { events: checked, wait, digest: signalDigest(checked) }
   },
 
   async run(

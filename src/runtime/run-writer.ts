@@ -74,6 +74,7 @@ export class RunWriter {
   /** A failed operation: the fold may hold events that never became durable. */
   discard(): void {
     this.mem.fold = null
+    this.mem.nextDeadline = null
     this.cache.delete(this.runId)
   }
 
