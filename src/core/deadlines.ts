@@ -70,20 +70,14 @@ function cancellationDeadlines(fold: RunFold): Deadline[] {
   return out
 }
 
-/**
- * The run's next deadline, and the one its stored meta carries (`durable`: local attempts in
- * flight count as due at once, see `deadlinesOf`), in one scan: a wake pass needs both after
- * every commit.
- */
-export function nextDeadlines(fold: RunFold): { next: number | null; durable: number | null } {
+export function nextDeadline(fold: RunFold, includeStarted = false): number | null {
   if (isTerminal(fold.state.status)) {
     let at: number | null = null
     for (const d of cancellationDeadlines(fold)) if (at === null || d.at < at) at = d.at
-    return { next: at, durable: at }
+    return at
   }
-  // The same rules as deadlinesOf, without building the list.
+  // The same rules as deadlinesOf, without building the list (this runs after every append).
   let min: number | null = null
-  let startedLocal = false
   const consider = (at: number) => {
     if (min === null || at < min) min = at
   }
@@ -97,16 +91,9 @@ export function nextDeadlines(fold: RunFold): { next: number | null; durable: nu
       consider(effect.nextAttemptAt)
     } else if (effect.deadlineAt !== undefined) {
       consider(effect.deadlineAt)
-    } else if (effect.status === 'started' && effect.execution !== 'worker') {
-      startedLocal = true
+    } else if (includeStarted && effect.status === 'started' && effect.execution !== 'worker') {
+      consider(0)
     }
   }
-  const next: number | null = min
-  const durable = startedLocal ? Math.min(next ?? 0, 0) : next
-  return { next, durable }
-}
-
-export function nextDeadline(fold: RunFold, includeStarted = false): number | null {
-  const deadlines = nextDeadlines(fold)
-  return includeStarted ? deadlines.durable : deadlines.next
+  return min
 }

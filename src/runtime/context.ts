@@ -74,8 +74,12 @@ export interface RunMemory {
   /** Threads a capped decide loop left undecided, for the next iteration. */
   carryDirty: Set<string>
   lastSnapshotSeq: number
-  /** The next deadline of the fold at `seq` (not counting attempts in flight), once computed. */
-  nextDeadline: { seq: number; at: number | null } | null
+  /**
+   * The run's next deadline to schedule (attempts in flight not counted), as the pass's latest
+   * commit computed it for the fold at `deadlineSeq` (-1: none computed yet).
+   */
+  deadlineAt: number | null
+  deadlineSeq: number
   /** The engine stopped: a pass ends after its current append and launches nothing more. */
   stopped: boolean
 }
@@ -89,7 +93,8 @@ export const newRunMemory = (): RunMemory => ({
   waiter: null,
   carryDirty: new Set(),
   lastSnapshotSeq: 0,
-  nextDeadline: null,
+  deadlineAt: null,
+  deadlineSeq: -1,
   stopped: false,
 })
 

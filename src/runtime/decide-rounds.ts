@@ -44,18 +44,29 @@ function roundsFrom(pass: Pass, from: number): MaybePromise<void> {
       for (const threadId of batch.dirty) pass.mem.carryDirty.add(threadId)
       return
     }
-    const pending = eachInOrder(pass, ROUND, runPhase, undefined)
+    const pending = decideRound(pass)
     if (pending instanceof Promise) return pending.then(() => roundsFrom(pass, round + 1))
   }
 }
 
-type Phase = (pass: Pass) => MaybePromise<void>
-const runPhase = (pass: Pass, phase: Phase) => phase(pass)
-
-const decideDirtyThreads: Phase = (pass) => {
+/** One round: the dirty threads decide, then the inline and ephemeral attempts they asked for run. */
+function decideRound(pass: Pass): MaybePromise<void> {
   const threads = [...pass.batch.dirty]
   pass.batch.dirty.clear()
-  return eachInOrder(pass, threads, decideThread, undefined)
+  const deciding = eachInOrder(pass, threads, decideThread, undefined)
+  if (deciding instanceof Promise) return deciding.then(() => runRoundAttempts(pass))
+  return runRoundAttempts(pass)
+}
+
+function runRoundAttempts(pass: Pass): MaybePromise<void> {
+  const inline = eachInOrder(pass, runnableEffects(pass, 'inline'), runInline, undefined)
+  if (inline instanceof Promise) return inline.then(() => runEphemeralAttempts(pass))
+  return runEphemeralAttempts(pass)
+}
+
+function runEphemeralAttempts(pass: Pass): MaybePromise<void> {
+  const ephemeral = pass.batch.takeEphemeral()
+  if (ephemeral) return eachInOrder(pass, ephemeral, runEphemeral, undefined)
 }
 
 /** Asks a thread's kind what it wants now and writes the new commands into the batch. */
@@ -92,17 +103,6 @@ function applyInThread(pass: Pass, command: Command, threadId: string): MaybePro
 const failThread = (pass: Pass, threadId: string, failure: ErrorInfo | undefined): void => {
   if (failure) finishThread(pass, threadId, 'failed', failure)
 }
-
-const runInlineAttempts: Phase = (pass) =>
-  eachInOrder(pass, runnableEffects(pass, 'inline'), runInline, undefined)
-
-const runEphemeralAttempts: Phase = (pass) => {
-  const ephemeral = pass.batch.takeEphemeral()
-  if (ephemeral) return eachInOrder(pass, ephemeral, runEphemeral, undefined)
-}
-
-/** One round: the dirty threads decide, then the inline and ephemeral attempts they asked for run. */
-const ROUND: readonly Phase[] = [decideDirtyThreads, runInlineAttempts, runEphemeralAttempts]
 
 function runInline(pass: Pass, effect: EffectRecord): MaybePromise<void> {
   const attempt = effect.attempt + 1

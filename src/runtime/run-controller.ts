@@ -137,7 +137,7 @@ export class RunController {
   /**
    * Resolves with the run's state once nothing is queued or running: the run is parked or
    * finished, or the only work left is in-process attempts that outlived their quick-attempt
-   * window (wake.ts `awaitQuickAttempts`). What `start`/`signal`/… resolve on by default.
+   * window (effect-runner.ts `awaitQuickAttempts`). What `start`/`signal`/… resolve on by default.
    */
   whenDrained(): Promise<RunState> {
     if (!this.running && this.queue.length === 0) {

@@ -74,7 +74,7 @@ export class RunWriter {
   /** A failed operation: the fold may hold events that never became durable. */
   discard(): void {
     this.mem.fold = null
-    this.mem.nextDeadline = null
+    this.mem.deadlineSeq = -1
     this.cache.delete(this.runId)
   }
 
@@ -117,8 +117,7 @@ export class RunWriter {
       ctx.observe({ type: 'snapshot.saved', runId: this.runId, error: String(error) })
     }
     // Computed by the pass's last commit, unless no pass appended since.
-    const known = mem.nextDeadline
-    const at = known?.seq === fold.state.lastSeq ? known.at : nextDeadline(fold)
+    const at = mem.deadlineSeq === fold.state.lastSeq ? mem.deadlineAt : nextDeadline(fold)
     // Null for a finished run unless a worker cancel awaits its acknowledgement.
     if (at === null) ctx.scheduler.cancel(this.runId)
     else ctx.scheduler.schedule(this.runId, at)

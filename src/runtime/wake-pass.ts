@@ -1,5 +1,5 @@
 import { withProps } from '../core/copy.js'
-import { nextDeadline, nextDeadlines } from '../core/deadlines.js'
+import { nextDeadline } from '../core/deadlines.js'
 import { isTerminal, type RunState } from '../core/envelope.js'
 import { WakeLimitError } from '../core/errors.js'
 import { type RunFold, type TimerRecord, viewState } from '../core/fold.js'
@@ -275,17 +275,20 @@ export class WakePass implements Pass {
 
   /**
    * Appends the batch with the run's meta (status, next durable deadline) in the same write.
-   * The run's next deadline is computed here, once per commit: the meta, the pass's own "is
-   * anything due now" and the scheduling after the operation all read it.
+   * The run's next deadline is computed here, once per commit (twice while an attempt is in
+   * flight): the meta, the pass's own "is anything due now?" and the scheduling after the
+   * operation all read it.
    */
   commit(deferSync: boolean): Promise<void> {
     const { ctx, fold, batch } = this
-    const deadlines = nextDeadlines(fold)
-    this.mem.nextDeadline = { seq: fold.state.lastSeq, at: deadlines.next }
+    const stored = nextDeadline(fold, true)
+    // The same deadline, unless an attempt in flight made the stored one "at once" (0).
+    this.mem.deadlineAt = stored === null || stored > 0 ? stored : nextDeadline(fold)
+    this.mem.deadlineSeq = fold.state.lastSeq
     const appending = ctx.store.append(fold.state.runId, batch.events, {
       expectedSeq: batch.expectedSeq,
       idempotencyKey: batch.idempotencyKey,
-      meta: metaOf(fold, deadlines.durable),
+      meta: metaOf(fold, stored),
       deferSync,
     })
     return ctx.observing ? observeAppend(ctx, batch, deferSync, appending) : appending
@@ -310,7 +313,7 @@ export class WakePass implements Pass {
     const mem = this.mem
     if (isTerminal(this.fold.state.status)) return false
     if (mem.carryDirty.size > 0 || mem.settled.length > 0 || mem.notices.length > 0) return true
-    const at = mem.nextDeadline?.at ?? null
+    const at = mem.deadlineAt
     return at !== null && at <= this.ctx.clock.now()
   }
 }
