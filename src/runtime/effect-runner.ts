@@ -1,4 +1,4 @@
-// Running effect handlers in this process. Nothing here records anything: a run of a handler
+// Running effect handlers in this process. Nothing here writes to the log: a run of a handler
 // ends in a Settlement, which a pass records (attempt-outcomes.ts).
 import type { EffectContext, EffectDefinition } from '../core/effect.js'
 import { TerminalError } from '../core/errors.js'
