@@ -1,6 +1,6 @@
 import { InvalidRequestError } from '../core/errors.js'
-import { type Json, type JsonObject, jsonByteLength } from '../core/json.js'
-import { httpError } from './error-response.js'
+import type { Json, JsonObject } from '../core/json.js'
+import { checkIdempotencyKey } from '../runtime/validate.js'
 
 /** Bounds on identifiers taken from bodies and headers (they end up as store keys). */
 const MAX_ID_LENGTH = 256
@@ -51,37 +51,24 @@ export function checkId(value: string, what: string): string {
 }
 
 /**
- * The request's idempotency key: `idempotencyKey` in the body or the `Idempotency-Key` header
- * (validated like a body key). The header must come once: repeated headers reach the handler
- * joined by commas, so a header key may not contain one. Both given and different is a 400.
+ * The request's idempotency key: `idempotencyKey` in the body or the `Idempotency-Key` header.
+ * The header must come once: repeated headers reach the handler joined by commas, so a header
+ * key may not contain one. Both given and different is a 400. The key itself meets the rule of
+ * every key, embed calls' too (`checkIdempotencyKey`).
  */
 export function idempotencyKeyOf(request: Request, fromBody: string | undefined) {
   const header = request.headers.get('idempotency-key')
-  if (header === null) return fromBody
+  if (header === null) return fromBody === undefined ? undefined : checkIdempotencyKey(fromBody)
   if (header.length === 0) throw new InvalidRequestError('Idempotency-Key header is empty')
   if (header.includes(',')) {
     throw new InvalidRequestError(
       'Idempotency-Key must be one header holding one key without commas (repeated headers arrive joined by commas)',
     )
   }
-  checkId(header, 'Idempotency-Key')
   if (fromBody !== undefined && fromBody !== header) {
     throw new InvalidRequestError('body.idempotencyKey and the Idempotency-Key header differ')
   }
-  return header
-}
-
-/** Payloads that would exceed the engine's per-event limit are refused before the engine. */
-export function checkEventBytes(value: Json | undefined, maxBytes: number, what: string): void {
-  if (value === undefined) return
-  const bytes = jsonByteLength(value)
-  if (bytes > maxBytes) {
-    throw httpError('PAYLOAD_TOO_LARGE', `${what} is ${bytes} bytes; the limit is ${maxBytes}`, {
-      field: what,
-      bytes,
-      maxBytes,
-    })
-  }
+  return checkIdempotencyKey(header)
 }
 
 /** Refuses query parameters the route does not declare, naming each once. */

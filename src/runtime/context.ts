@@ -4,6 +4,7 @@ import type { RunFold } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
+import type { Batch } from './batch.js'
 import type { Fingerprints } from './fingerprint.js'
 import type { Logger } from './logger.js'
 import type { Observation, ResolvedOptions, TrimOptions } from './options.js'
@@ -46,13 +47,26 @@ export interface Execution {
   settled?: Settlement
 }
 
+/**
+ * What happened to a worker attempt outside a queue operation: a `dispatch` that threw, or a
+ * `cancel` the worker acknowledged at once. The next pass records it (worker-dispatch.ts).
+ */
+export interface WorkerNotice {
+  effectId: string
+  attempt: number
+  kind: 'dispatch-failed' | 'cancel-acknowledged'
+  message: string
+}
+
 /** Per-run memory of the engine while the run is active (never shared between runs). */
 export interface RunMemory {
   fold: RunFold | null
-  /** Executions in flight, by effectId. */
+  /** Executions in flight, by effectId (and calls to the worker still pending). */
   inflight: Map<string, Execution>
-  /** Finished executions waiting to be recorded. */
+  /** Finished in-process executions waiting to be recorded. */
   settled: Execution[]
+  /** Worker notices waiting to be recorded. */
+  notices: WorkerNotice[]
   /** The latest executor a kind named for each effect (closures live only in memory). */
   executors: Map<string, EffectDefinition>
   /** Set while a pass waits for the attempts it just launched (they report here directly). */
@@ -60,6 +74,12 @@ export interface RunMemory {
   /** Threads a capped decide loop left undecided, for the next iteration. */
   carryDirty: Set<string>
   lastSnapshotSeq: number
+  /**
+   * The run's next deadline to schedule (attempts in flight not counted), as the pass's latest
+   * commit computed it for the fold at `deadlineSeq` (-1: none computed yet).
+   */
+  deadlineAt: number | null
+  deadlineSeq: number
   /** The engine stopped: a pass ends after its current append and launches nothing more. */
   stopped: boolean
 }
@@ -68,9 +88,36 @@ export const newRunMemory = (): RunMemory => ({
   fold: null,
   inflight: new Map(),
   settled: [],
+  notices: [],
   executors: new Map(),
   waiter: null,
   carryDirty: new Set(),
   lastSnapshotSeq: 0,
+  deadlineAt: null,
+  deadlineSeq: -1,
   stopped: false,
 })
+
+/**
+ * Something finished outside a queue operation (an attempt settled, a worker call answered):
+ * a pass waiting for its quick attempts hears it at once, otherwise the run is driven.
+ */
+export function reportBack(ctx: EngineContext, mem: RunMemory, runId: string): void {
+  if (mem.waiter) mem.waiter()
+  else ctx.requestDrive(runId)
+}
+
+/**
+ * What every step of a wake pass works on: the engine, the run's memory, the fold, and the
+ * current iteration's batch and time. The pass (wake-pass.ts) is the one object that holds
+ * them; the steps in other files take it as their first argument.
+ */
+export interface Pass {
+  readonly ctx: EngineContext
+  readonly mem: RunMemory
+  readonly fold: RunFold
+  /** This iteration's events, appended together by the pass's commit. */
+  readonly batch: Batch
+  /** This iteration's time (also every event's `ts`). */
+  readonly now: number
+}

@@ -6,8 +6,6 @@ import type {
   StartRunArgs,
   WaitFor,
 } from '../core/api-types.js'
-import { withProps } from '../core/copy.js'
-import { nextDeadline } from '../core/deadlines.js'
 import type { Definition } from '../core/definition.js'
 import { definitionLabel } from '../core/definition.js'
 import type {
@@ -19,9 +17,7 @@ import type {
 } from '../core/envelope.js'
 import {
   DefinitionNotFoundError,
-  EngineStoppedError,
   IdempotencyConflictError,
-  InvalidInputError,
   InvalidRequestError,
   RunNotFoundError,
 } from '../core/errors.js'
@@ -32,74 +28,43 @@ import type { Registry } from '../core/registry.js'
 import { normalizeSummaryQuery } from '../core/summaries.js'
 import { startKeyRunId } from '../core/uuid.js'
 import type { EngineContext } from './context.js'
+import {
+  type Scheduled,
+  scheduleFoldedDeadlines,
+  scheduleStoredDeadlines,
+} from './deadline-recovery.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
-import { errorFields } from './logger.js'
+import { LocalRuns } from './local-runs.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
 import { effectAttempts, inspect, replay } from './queries.js'
-import { type ControllerHost, RunController } from './run-controller.js'
+import type { ControllerHost, RunController } from './run-controller.js'
 import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
-import { metaOf, wakePass } from './wake.js'
+import { TransientListeners } from './transient-listeners.js'
+import { checkId, checkIdempotencyKey, checkWait } from './validate.js'
+import { metaOf } from './wake-pass.js'
 import { workerCallbackOp } from './worker-callback.js'
-
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
 
 /** The embed API over one EngineContext: everything of SPEC "Embed methods" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
-  private readonly controllers = new Map<string, RunController>()
-  private readonly cache = new Map<string, RunFold>()
-  private readonly wakeFailures = new Map<string, number>()
-  private readonly transientListeners = new Map<string, Set<(event: TransientEvent) => void>>()
+  private readonly runs: LocalRuns
+  private readonly transient = new TransientListeners()
 
   get registry(): Registry {
     return this.ctx.registry
   }
 
-  private readonly host: ControllerHost
-
   constructor(readonly ctx: EngineContext) {
-    this.host = this.makeHost()
+    this.runs = new LocalRuns(ctx)
   }
 
-  private makeHost(): ControllerHost {
-    return {
-      ctx: this.ctx,
-      stopped: false,
-      cacheGet: (id) => this.cacheGet(id),
-      cacheSet: (id, fold) => this.cacheSet(id, fold),
-      stopping: false,
-      cacheDelete: (id) => this.cache.delete(id),
-      released: (c) => {
-        if (this.controllers.get(c.runId) === c) this.controllers.delete(c.runId)
-      },
-    }
+  private get host(): ControllerHost {
+    return this.runs.host
   }
 
   private controller(runId: string): RunController {
-    let controller = this.controllers.get(runId)
-    if (!controller) {
-      controller = new RunController(this.host, runId)
-      this.controllers.set(runId, controller)
-    }
-    return controller
-  }
-
-  private cacheGet(runId: string): RunFold | undefined {
-    const fold = this.cache.get(runId)
-    if (fold) {
-      this.cache.delete(runId)
-      this.cache.set(runId, fold)
-    }
-    return fold
-  }
-
-  private cacheSet(runId: string, fold: RunFold): void {
-    const size = this.ctx.options.runCacheSize
-    if (size <= 0) return
-    this.cache.delete(runId)
-    this.cache.set(runId, fold)
-    while (this.cache.size > size) this.cache.delete(this.cache.keys().next().value as string)
+    return this.runs.controller(runId)
   }
 
   /**
@@ -126,47 +91,13 @@ export class RuntimeEngine implements EngineRuntime {
    * A deadline fell due: one wake pass. Resolves when the pass is committed, not when the
    * attempts it started finish (those may wait on the same clock that called us).
    */
-  async wakeDue(runId: string): Promise<RunState | undefined> {
-    if (this.stopped) return undefined
-    const controller = this.controller(runId)
-    controller.halted = false
-    try {
-      const state = await controller.drive()
-      this.wakeFailures.delete(runId)
-      return state
-    } catch (error) {
-      // The deadline already fired: without a retry the run would sleep until someone wakes
-      // it. Retry with capped backoff and tell the observer.
-      const failures = (this.wakeFailures.get(runId) ?? 0) + 1
-      this.wakeFailures.set(runId, failures)
-      const delay = Math.min(60_000, 1000 * 2 ** (failures - 1))
-      const fields = errorFields(error)
-      this.ctx.observe({ type: 'wake.failed', runId, error: fields.message, retryInMs: delay })
-      this.ctx.log.error(
-        { runId, ...fields, retryInMs: delay },
-        `deadline wake of run ${runId} failed; retrying in ${delay} ms`,
-      )
-      if (!this.stopped) this.ctx.scheduler.schedule(runId, this.ctx.clock.now() + delay)
-      return undefined
-    } finally {
-      queueMicrotask(() => controller.settleIfIdle())
-    }
+  wakeDue(runId: string): Promise<RunState | undefined> {
+    return this.runs.wakeDue(runId)
   }
 
+  /** Something finished outside a queue operation (an attempt, a worker call): drive the run. */
   requestDrive(runId: string): void {
-    if (this.stopped) return
-    const controller = this.controller(runId)
-    controller.drive().catch((error) => {
-      if (EngineStoppedError.is(error)) return
-      const fields = errorFields(error)
-      this.ctx.observe({ type: 'wake.failed', runId, error: fields.message })
-      this.ctx.log.error(
-        { runId, ...fields },
-        `wake of run ${runId} (recording finished work) failed; the next call or deadline retries`,
-      )
-    })
-    // An execution may settle with nothing queued: let the controller notice it is idle.
-    queueMicrotask(() => controller.settleIfIdle())
+    this.runs.requestDrive(runId)
   }
 
   async start(
@@ -207,7 +138,7 @@ export class RuntimeEngine implements EngineRuntime {
     hooks?: StartHooks,
   ): Promise<StartResult> {
     const wait = checkWait(options.wait)
-    if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
+    if (options.idempotencyKey !== undefined) checkIdempotencyKey(options.idempotencyKey)
     // A keyed start without a runId names the run after its key: its retries find that run.
     const runId =
       options.runId ??
@@ -220,7 +151,7 @@ export class RuntimeEngine implements EngineRuntime {
     const prepared = await startOp.prepare(this.ctx, definition, input)
     let threadId = ''
     const start = async (fold: RunFold | null, controller: RunController) => {
-      const result = await startOp.run(this.ctx, controller.mem, runId, fold, prepared, options)
+      const result = await startOp.run(controller.writer, fold, prepared, options)
       threadId = result.threadId
     }
     const generated = options.runId === undefined && options.idempotencyKey === undefined
@@ -230,7 +161,7 @@ export class RuntimeEngine implements EngineRuntime {
 
   async getRun(runId: string): Promise<RunState> {
     // An active run's committed state, also while an operation runs (the previous one's view).
-    const state = typeof runId === 'string' ? this.controllers.get(runId)?.lastState : undefined
+    const state = typeof runId === 'string' ? this.runs.active(runId)?.lastState : undefined
     if (state) return viewState({ state } as RunFold)
     return viewState(await this.readFold(runId))
   }
@@ -238,13 +169,13 @@ export class RuntimeEngine implements EngineRuntime {
   /** The committed fold of a run for reading (never the one a writer is working on). */
   private async readFold(runId: string): Promise<RunFold> {
     if (typeof runId !== 'string') throw new RunNotFoundError('run not found')
-    const active = this.controllers.get(runId)
+    const active = this.runs.active(runId)
     // Between operations the writer's fold is the committed one; during one it is half-way
     // through a pass (effects recorded but not yet appended), so reads go to the store then.
     const between = active?.foldBetweenOperations
     if (active?.lastState && between) return { ...between, state: active.lastState }
     const tail = await this.ctx.store.tail(runId)
-    const cached = this.cache.get(runId)
+    const cached = this.runs.peek(runId)
     const fold =
       cached && cached.state.lastSeq === tail
         ? cached
@@ -277,16 +208,13 @@ export class RuntimeEngine implements EngineRuntime {
     events: readonly EventInput[],
     options: SignalOptions = {},
   ): Promise<RunState> {
-    if (options.idempotencyKey !== undefined) checkKey(options.idempotencyKey)
-    const wait = checkWait(options.wait)
-    const prepared = await signalOp.prepare(this.ctx, events, options.idempotencyKey)
+    const prepared = await signalOp.prepare(this.ctx, events, options)
     const signal = () =>
       this.mutate(
         runId,
         'signal',
-        (fold, controller) =>
-          signalOp.run(this.ctx, controller.mem, runId, fold, prepared, options),
-        wait,
+        (fold, controller) => signalOp.run(controller.writer, fold, prepared, options),
+        prepared.wait,
       )
     try {
       return await signal()
@@ -304,25 +232,25 @@ export class RuntimeEngine implements EngineRuntime {
   wake(runId: string): Promise<RunState> {
     return this.mutate(runId, 'wake', async (fold, controller) => {
       if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
-      return (await wakePass(this.ctx, controller.mem, fold)).state
+      return (await controller.writer.pass(fold)).state
     })
   }
 
   cancel(runId: string, threadId?: string): Promise<RunState> {
     return this.mutate(runId, 'cancel', (fold, controller) =>
-      cancelOp(this.ctx, controller.mem, runId, fold, threadId),
+      cancelOp(controller.writer, fold, threadId),
     )
   }
 
   retryEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
     return this.mutate(runId, 'retryEffect', (fold, controller) =>
-      retryEffectOp(this.ctx, controller.mem, runId, fold, effectId, caller),
+      retryEffectOp(controller.writer, fold, effectId, caller),
     )
   }
 
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState> {
     return this.mutate(runId, 'workerCallback', (fold, controller) =>
-      workerCallbackOp(this.ctx, controller.mem, runId, fold, input),
+      workerCallbackOp(controller.writer, fold, input),
     )
   }
 
@@ -366,50 +294,20 @@ export class RuntimeEngine implements EngineRuntime {
 
   /** Schedules every run's durable deadline from the stored run index (boot, after restore). */
   async rescanTimers(): Promise<number> {
-    return (await this.scheduleDeadlines()).scheduled
+    return (await scheduleStoredDeadlines(this.ctx, this.readRunFold)).scheduled
   }
 
-  /**
-   * Boot-time recovery: schedules every durable deadline, so due timers and retries fire and
-   * attempts a dead process left started (due at once) run again, with no call needed.
-   */
-  recoverOnBoot(): Promise<{ scheduled: number; dueNow: number }> {
-    return this.scheduleDeadlines()
-  }
-
-  private async scheduleDeadlines(): Promise<{ scheduled: number; dueNow: number }> {
-    const store = this.ctx.store
-    if (!store.listRunsWithDeadlines) return this.foldDeadlines()
-    const now = this.ctx.clock.now()
-    let scheduled = 0
-    let dueNow = 0
-    for (const { runId, nextDeadlineAt } of await store.listRunsWithDeadlines()) {
-      this.ctx.scheduler.schedule(runId, nextDeadlineAt)
-      scheduled++
-      if (nextDeadlineAt <= now) dueNow++
-    }
-    return { scheduled, dueNow }
+  /** Boot-time recovery: every durable deadline scheduled, due ones at once. */
+  recoverOnBoot(): Promise<Scheduled> {
+    return scheduleStoredDeadlines(this.ctx, this.readRunFold)
   }
 
   /** Rebuilds every deadline by folding every run (after restoring storage). */
   async recoverDeadlines(): Promise<number> {
-    return (await this.foldDeadlines()).scheduled
+    return (await scheduleFoldedDeadlines(this.ctx, this.readRunFold)).scheduled
   }
 
-  private async foldDeadlines(): Promise<{ scheduled: number; dueNow: number }> {
-    const now = this.ctx.clock.now()
-    let scheduled = 0
-    let dueNow = 0
-    for (const runId of await this.ctx.store.listRuns()) {
-      // Finished runs can still hold a deadline (a worker's reply to a cancel request).
-      const at = nextDeadline(await this.readFold(runId), true)
-      if (at === null) continue
-      this.ctx.scheduler.schedule(runId, at)
-      scheduled++
-      if (at <= now) dueNow++
-    }
-    return { scheduled, dueNow }
-  }
+  private readonly readRunFold = (runId: string) => this.readFold(runId)
 
   async subscribe(
     runId: string,
@@ -422,39 +320,15 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   subscribeTransient(runId: string, listener: (event: TransientEvent) => void): () => void {
-    let set = this.transientListeners.get(runId)
-    if (!set) {
-      set = new Set()
-      this.transientListeners.set(runId, set)
-    }
-    set.add(listener)
-    return () => {
-      set.delete(listener)
-      if (set.size === 0 && this.transientListeners.get(runId) === set)
-        this.transientListeners.delete(runId)
-    }
+    return this.transient.subscribe(runId, listener)
   }
 
   publishTransient(event: Omit<TransientEvent, 'afterSeq'>): void {
-    const set = this.transientListeners.get(event.runId)
-    if (!set) return
-    const afterSeq = this.controllers.get(event.runId)?.lastState?.lastSeq ?? 0
-    const full: TransientEvent = withProps(event, { afterSeq })
-    for (const listener of [...set]) {
-      try {
-        listener(full)
-      } catch {
-        // A subscriber never affects the effect that published.
-      }
-    }
+    this.transient.publish(event, () => this.runs.active(event.runId)?.lastState?.lastSeq ?? 0)
   }
 
-  async idle(): Promise<void> {
-    for (;;) {
-      const busy = [...this.controllers.values()].filter((c) => c.busy)
-      if (busy.length === 0) return
-      await Promise.allSettled(busy.map((c) => c.whenIdle()))
-    }
+  idle(): Promise<void> {
+    return this.runs.idle()
   }
 
   get stopped(): boolean {
@@ -478,9 +352,7 @@ export class RuntimeEngine implements EngineRuntime {
     await this.ctx.scheduler.stop()
     if (graceMs > 0) await this.idleWithin(graceMs)
     this.host.stopped = true
-    const controllers = [...this.controllers.values()]
-    for (const controller of controllers) controller.halt()
-    await Promise.allSettled(controllers.map((c) => c.whenDrained()))
+    await this.runs.halt()
   }
 
   /** Resolves when every run is idle or `ms` passed on the engine's clock. */
@@ -489,31 +361,7 @@ export class RuntimeEngine implements EngineRuntime {
     const elapsed = new Promise<void>((resolve) => {
       timer = this.ctx.clock.setTimeout(resolve, ms)
     })
-    await Promise.race([this.idle(), elapsed])
+    await Promise.race([this.runs.idle(), elapsed])
     this.ctx.clock.clearTimeout(timer)
-  }
-}
-
-function checkWait(value: unknown): WaitFor {
-  if (value === undefined) return 'quick'
-  if (value === 'quick' || value === 'settled') return value
-  throw new InvalidRequestError(
-    `wait must be 'quick' (the default: resolve once the work that finishes at once is recorded) or 'settled' (resolve once the run is finished, or parked with nothing in flight), got ${JSON.stringify(value)}`,
-  )
-}
-
-function checkId(value: unknown, name: string): void {
-  if (typeof value !== 'string' || !RUN_ID.test(value)) {
-    throw new InvalidInputError(
-      `${name} must be 1-200 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit`,
-    )
-  }
-}
-
-function checkKey(value: unknown): void {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 256) {
-    throw new InvalidInputError(
-      'idempotencyKey must be a non-empty string of at most 256 characters',
-    )
   }
 }

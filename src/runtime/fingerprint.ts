@@ -3,7 +3,7 @@ import type { Definition } from '../core/definition.js'
 import { definitionLabel } from '../core/definition.js'
 import { DefinitionChangedError } from '../core/errors.js'
 import type { RunFold } from '../core/fold.js'
-import { canonicalJson } from '../core/json.js'
+import { canonicalJson, type Json } from '../core/json.js'
 
 /**
  * Fingerprints of definitions' shapes (`Definition.shape`), one engine's worth: 16 hex digits
@@ -24,6 +24,14 @@ export class Fingerprints {
       this.known.set(definition, fingerprint)
     }
     return fingerprint ?? undefined
+  }
+
+  /** A run.started / thread.started payload with `definition`'s fingerprint, if it has one. */
+  stamp<P extends Record<string, Json>>(definition: Definition, payload: P): P {
+    const fingerprint = this.of(definition)
+    if (fingerprint !== undefined)
+      (payload as Record<string, Json>).definitionFingerprint = fingerprint
+    return payload
   }
 
   /**

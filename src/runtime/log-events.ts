@@ -1,7 +1,6 @@
 // Log lines for what went wrong in a run (docs/operations.md, "Logs"). Failures only: the
 // hot path of a healthy run never builds a log entry.
 import type { EffectRecord, RunFold } from '../core/fold.js'
-import type { Batch } from './batch.js'
 import type { EngineContext } from './context.js'
 
 /** A pass that failed its run. */
@@ -24,14 +23,13 @@ export function logRunFailed(ctx: EngineContext, fold: RunFold): void {
 /** An attempt that failed, with whether and when it is retried. */
 export function logAttemptFailed(
   ctx: EngineContext,
-  batch: Batch,
+  runId: string,
   effect: EffectRecord,
   attempt: number,
   error: { code: string; message: string },
   reason: 'error' | 'timeout' | 'terminal' | 'interrupted',
   delay: number | null,
 ): void {
-  const runId = batch.fold.state.runId
   const fields = {
     runId,
     effectId: effect.effectId,

@@ -1,4 +1,4 @@
-import type { StartOptions } from '../core/api-types.js'
+import type { StartOptions, WaitFor } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
 import { digest128 } from '../core/digest.js'
 import type { EventInput } from '../core/envelope.js'
@@ -12,16 +12,23 @@ import {
   RunNotFoundError,
   StartConflictError,
 } from '../core/errors.js'
-import { allCommands, emptyFold, type RunFold } from '../core/fold.js'
+import { allCommands, type RunFold } from '../core/fold.js'
 import { LOG_PROTOCOL_VERSION } from '../core/fold-protocol.js'
 import { canonicalJson, type Json } from '../core/json.js'
 import { RT, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'
-import { cancelSubtree, withFingerprint } from './commands-apply.js'
-import type { EngineContext, RunMemory } from './context.js'
+import { cancelSubtree } from './commands-apply.js'
+import type { EngineContext } from './context.js'
 import type { CallerContext, SignalOptions } from './engine-types.js'
-import { type CheckedEvent, requireJson, validateSignalEvents, validateWith } from './validate.js'
-import { wakePass } from './wake.js'
+import type { RunWriter } from './run-writer.js'
+import {
+  type CheckedEvent,
+  checkIdempotencyKey,
+  checkWait,
+  requireJson,
+  validateSignalEvents,
+  validateWith,
+} from './validate.js'
 
 interface PreparedStart {
   definition: Definition
@@ -41,13 +48,12 @@ export const startOp = {
   },
 
   async run(
-    ctx: EngineContext,
-    mem: RunMemory,
-    runId: string,
+    writer: RunWriter,
     fold: RunFold | null,
     prepared: PreparedStart,
     options: StartOptions,
   ): Promise<{ threadId: string }> {
+    const { ctx, runId } = writer
     const { definition, input } = prepared
     if (fold) {
       const mismatched: string[] = []
@@ -67,23 +73,20 @@ export const startOp = {
       return { threadId: fold.state.rootThreadId }
     }
     const threadId = options.threadId ?? ctx.ids.threadId()
-    const fresh = emptyFold(runId)
-    mem.fold = fresh
+    const fresh = writer.create()
     ctx.observe({
       type: 'run.started',
       runId,
       kind: definition.kind,
       definitionName: definition.name,
     })
-    await wakePass(
-      ctx,
-      mem,
+    await writer.pass(
       fresh,
-      (batch) => {
+      ({ batch }) => {
         batch.idempotencyKey = options.idempotencyKey
         batch.add(
           RT.runStarted,
-          withFingerprint(ctx, definition, {
+          ctx.fingerprints.stamp(definition, {
             kind: definition.kind,
             definitionName: definition.name,
             definitionVersion: definition.version,
@@ -95,7 +98,7 @@ export const startOp = {
         )
         batch.add(
           RT.threadStarted,
-          withFingerprint(ctx, definition, {
+          ctx.fingerprints.stamp(definition, {
             threadId,
             parentThreadId: null,
             kind: definition.kind,
@@ -114,6 +117,7 @@ export const startOp = {
 
 interface PreparedSignal {
   events: CheckedEvent[]
+  wait: WaitFor
   /** Digest of the validated events (canonical JSON), when the signal has a key. */
   digest?: string
 }
@@ -124,24 +128,26 @@ interface PreparedSignal {
  * with other events it is `IDEMPOTENCY_CONFLICT`. Nothing is written for a refused signal.
  */
 export const signalOp = {
+  /** Everything about the request that needs no run: the key, `wait`, the events. */
   async prepare(
     ctx: EngineContext,
     events: readonly EventInput[],
-    idempotencyKey: string | undefined,
+    options: SignalOptions,
   ): Promise<PreparedSignal> {
+    if (options.idempotencyKey !== undefined) checkIdempotencyKey(options.idempotencyKey)
+    const wait = checkWait(options.wait)
     const checked = await validateSignalEvents(ctx.registry, events, ctx.options.maxEventBytes)
-    if (idempotencyKey === undefined) return { events: checked }
-    return { events: checked, digest: signalDigest(checked) }
+    if (options.idempotencyKey === undefined) return { events: checked, wait }
+    return { events: checked, wait, digest: signalDigest(checked) }
   },
 
   async run(
-    ctx: EngineContext,
-    mem: RunMemory,
-    runId: string,
+    writer: RunWriter,
     fold: RunFold | null,
     prepared: PreparedSignal,
     request: SignalOptions,
   ): Promise<void> {
+    const { ctx, runId } = writer
     if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
     const key = request.idempotencyKey
     if (key !== undefined && fold.signalKeys[key] !== undefined) {
@@ -163,11 +169,9 @@ export const signalOp = {
       }
     }
     const payloads = acceptInputs(fold, events, request.identity, ctx.options.maxEventBytes)
-    await wakePass(
-      ctx,
-      mem,
+    await writer.pass(
       fold,
-      (batch) => {
+      ({ batch }) => {
         batch.idempotencyKey = key
         if (key !== undefined) {
           const received: SignalReceivedPayload = {
@@ -207,21 +211,21 @@ const signalDigest = (events: readonly CheckedEvent[]): string =>
 
 /** Cancel: recorded, then the thread and its descendants are cancelled deepest first. */
 export async function cancelOp(
-  ctx: EngineContext,
-  mem: RunMemory,
-  runId: string,
+  writer: RunWriter,
   fold: RunFold | null,
   threadId: string | undefined,
 ): Promise<void> {
+  const runId = writer.runId
   if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
   const target = threadId ?? fold.state.rootThreadId
   const thread = fold.state.threads[target]
   if (!thread)
     throw new InvalidInputError(`run ${runId} has no thread ${target}`, { runId, threadId: target })
   if (isTerminal(fold.state.status) || isTerminal(thread.status)) return
-  await wakePass(ctx, mem, fold, (batch) => {
-    batch.add(RT.cancelRequested, { threadId: target }, { threadId: target, origin: 'operator' })
-    cancelSubtree(ctx, mem, batch, target, 'cancelled')
+  await writer.pass(fold, (pass) => {
+    const meta = { threadId: target, origin: 'operator' as const }
+    pass.batch.add(RT.cancelRequested, { threadId: target }, meta)
+    cancelSubtree(pass, target, 'cancelled')
   })
 }
 
@@ -232,13 +236,12 @@ const RETRYABLE = new Set(['ambiguous', 'failed', 'timed_out'])
  * that failed its thread and run re-opens them (the fold does that on `reason: 'operator'`).
  */
 export async function retryEffectOp(
-  ctx: EngineContext,
-  mem: RunMemory,
-  runId: string,
+  writer: RunWriter,
   fold: RunFold | null,
   effectId: string,
   caller: CallerContext,
 ): Promise<void> {
+  const runId = writer.runId
   if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
   const effect = fold.effects[effectId]
   if (!effect) {
@@ -258,13 +261,13 @@ export async function retryEffectOp(
       { runId, effectId, status: effect.status },
     )
   }
-  await wakePass(ctx, mem, fold, (batch) => {
+  await writer.pass(fold, ({ batch, now }) => {
     batch.add(
       RT.effectRetryScheduled,
       {
         effectId,
         attempt: effect.attempt + 1,
-        nextAttemptAt: batch.ts,
+        nextAttemptAt: now,
         reason: 'operator',
         key: effect.key,
         by: caller.identity ?? null,

@@ -2,6 +2,19 @@ import type { Module } from '../core/module.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
 import type { Logger } from './logger.js'
 
+/** Where and how `serve` (and the `serve` option) listens. */
+export interface ServeOptions {
+  port?: number
+  hostname?: string
+  /** How long a request's headers may take to arrive (default 10 s). */
+  headersTimeoutMs?: number
+  /**
+   * How long a whole request may take to arrive, body included (default 30 s); past it the
+   * server answers 408 and closes the connection. Answering is not bounded by it.
+   */
+  requestTimeoutMs?: number
+}
+
 /** The value `trimAfterSnapshot.coverage(runId)` resolves to: events up to this seq are safe elsewhere. */
 export type TrimCoverage = number | { throughSeq: number } | null
 

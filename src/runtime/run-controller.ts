@@ -1,5 +1,4 @@
-import { nextDeadline } from '../core/deadlines.js'
-import { isTerminal, type RunState } from '../core/envelope.js'
+import type { RunState } from '../core/envelope.js'
 import {
   EngineStoppedError,
   RunOverloadedError,
@@ -7,9 +6,8 @@ import {
   WakeLimitError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold.js'
-import { type EngineContext, newRunMemory, type RunMemory } from './context.js'
-import { catchUp, loadFold, saveSnapshot } from './snapshots.js'
-import { wakePass } from './wake.js'
+import type { EngineContext } from './context.js'
+import { type FoldCache, RunWriter } from './run-writer.js'
 
 interface Op {
   name: string
@@ -25,9 +23,7 @@ export interface ControllerHost {
   /** The engine stopped: nothing runs any more. */
   stopped: boolean
   /** Cursor cache (runCacheSize), validated against the store tail on use. */
-  cacheGet(runId: string): RunFold | undefined
-  cacheSet(runId: string, fold: RunFold): void
-  cacheDelete(runId: string): void
+  cache: FoldCache
   /** Called when the controller has nothing queued and nothing in flight. */
   released(controller: RunController): void
 }
@@ -40,12 +36,13 @@ interface Waiter {
 }
 
 /**
- * The single writer of one run inside this process: a FIFO of mutations (start, signal, wake,
- * cancel, callbacks, retries) that never interleave, plus the run's in-flight executions.
- * Different runs have different controllers and never wait for each other.
+ * The ingress of one run inside this process: a FIFO of mutations (start, signal, wake, cancel,
+ * callbacks, retries) that never interleave, each handed to the run's single writer
+ * (run-writer.ts), and the callers waiting for the run to drain or settle. Different runs have
+ * different controllers and never wait for each other.
  */
 export class RunController {
-  readonly mem: RunMemory = newRunMemory()
+  readonly writer: RunWriter
   private readonly queue: Op[] = []
   private running = false
   private queuedDrive: Promise<RunState> | null = null
@@ -58,8 +55,6 @@ export class RunController {
   private view: RunState | null = null
   /** The fold moved since `view` was made: the next read of `lastState` makes a new one. */
   private viewStale = false
-  /** Set by `markGenerated` until the first load. */
-  private generated = false
 
   /**
    * The run's state after the latest operation. Made on demand (most operations are never read
@@ -67,12 +62,13 @@ export class RunController {
    * half-applied fold.
    */
   get lastState(): RunState | null {
-    if (this.viewStale && !this.running && this.mem.fold) this.materializeView()
+    if (this.viewStale && !this.running && this.writer.mem.fold) this.materializeView()
     return this.view
   }
 
   private materializeView(): void {
-    if (this.mem.fold) this.view = viewState(this.mem.fold)
+    const fold = this.writer.mem.fold
+    if (fold) this.view = viewState(fold)
     this.viewStale = false
   }
   /** Set after a WakeLimitError: completions no longer drive the run until an explicit call. */
@@ -81,11 +77,13 @@ export class RunController {
   constructor(
     private readonly host: ControllerHost,
     readonly runId: string,
-  ) {}
+  ) {
+    this.writer = new RunWriter(host.ctx, runId, host.cache)
+  }
 
   /** The run's fold when no operation is running (it is then the committed one), else null. */
   get foldBetweenOperations(): RunFold | null {
-    return this.running ? null : this.mem.fold
+    return this.running ? null : this.writer.mem.fold
   }
 
   get pending(): number {
@@ -93,7 +91,7 @@ export class RunController {
   }
 
   get busy(): boolean {
-    return this.running || this.queue.length > 0 || this.mem.inflight.size > 0
+    return this.running || this.queue.length > 0 || this.writer.mem.inflight.size > 0
   }
 
   /**
@@ -129,7 +127,7 @@ export class RunController {
     const promise = this.enqueue('drive', async (fold) => {
       if (this.queuedDrive === promise) this.queuedDrive = null
       if (!fold) return this.lastState as RunState
-      return (await wakePass(this.host.ctx, this.mem, fold)).state
+      return (await this.writer.pass(fold)).state
     })
     this.queuedDrive = promise
     promise.catch(() => {})
@@ -139,7 +137,7 @@ export class RunController {
   /**
    * Resolves with the run's state once nothing is queued or running: the run is parked or
    * finished, or the only work left is in-process attempts that outlived their quick-attempt
-   * window (wake.ts `awaitQuickAttempts`). What `start`/`signal`/… resolve on by default.
+   * window (effect-runner.ts `awaitQuickAttempts`). What `start`/`signal`/… resolve on by default.
    */
   whenDrained(): Promise<RunState> {
     if (!this.running && this.queue.length === 0) {
@@ -175,15 +173,13 @@ export class RunController {
   /** Runs `run` with the current fold, reloading when the store moved; retries seq conflicts. */
   private async withFold<T>(run: (fold: RunFold | null) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
-      const fold = await this.currentFold()
+      const fold = await this.writer.load()
       try {
         const result = await run(fold)
-        if (this.mem.fold) this.viewStale = true
+        if (this.writer.mem.fold) this.viewStale = true
         return result
       } catch (error) {
-        // The fold may hold events that never became durable: forget it.
-        this.mem.fold = null
-        this.host.cacheDelete(this.runId)
+        this.writer.discard()
         if (SeqConflictError.is(error) && attempt < CONFLICT_RETRIES) continue
         throw error
       }
@@ -195,27 +191,8 @@ export class RunController {
    * skips reading the tail (the append's expected tail of 0 still fences a collision).
    */
   markGenerated(): void {
-    if (!this.mem.fold && this.queue.length === 0 && !this.running) this.generated = true
-  }
-
-  private async currentFold(): Promise<RunFold | null> {
-    const ctx = this.host.ctx
-    if (this.generated) {
-      this.generated = false
-      return null
-    }
-    const tail = await ctx.store.tail(this.runId)
-    let fold = this.mem.fold ?? this.host.cacheGet(this.runId) ?? null
-    if (fold && fold.state.lastSeq > tail) fold = null
-    if (fold && fold.state.lastSeq < tail) fold = await catchUp(ctx, fold)
-    if (!fold && tail > 0) {
-      const loaded = await loadFold(ctx, this.runId)
-      fold = loaded?.fold ?? null
-      // The events folded after the snapshot are not in it: the next park must snapshot them.
-      if (loaded) this.mem.lastSnapshotSeq = loaded.snapshotSeq
-    }
-    this.mem.fold = fold
-    return fold
+    if (!this.writer.mem.fold && this.queue.length === 0 && !this.running)
+      this.writer.markGenerated()
   }
 
   private async pump(): Promise<void> {
@@ -238,42 +215,11 @@ export class RunController {
   }
 
   /** Mid-wake snapshots, deadline scheduling; snapshots when the run parks. */
-  private async afterOperation(): Promise<void> {
-    const ctx = this.host.ctx
-    const fold = this.mem.fold
-    if (!fold) return
-    const every = ctx.options.snapshotEvery
-    const parked = this.queue.length === 0 && this.mem.inflight.size === 0
-    // A finished run is not parked: unless it trims (which needs a snapshot to trim behind) it
-    // is snapshotted only every `snapshotEvery` events, so a short run costs no snapshot write
-    // (folding its few events on a cold read is as cheap).
-    const finished = isTerminal(fold.state.status) && ctx.trim === undefined
-    const sinceSnapshot = fold.state.lastSeq - this.mem.lastSnapshotSeq
-    const due =
-      sinceSnapshot > 0 &&
-      ((parked && (!finished || every === 0)) || (every > 0 && sinceSnapshot >= every))
-    try {
-      if (due) {
-        const keepUsing = !parked || ctx.options.runCacheSize > 0
-        // A fold handed to the snapshot store is the store's now: an operation queued while
-        // the save is in flight must load its own copy instead of mutating this one.
-        if (!keepUsing) {
-          if (this.viewStale) this.materializeView()
-          this.mem.fold = null
-        }
-        await saveSnapshot(ctx, fold, keepUsing)
-        this.mem.lastSnapshotSeq = fold.state.lastSeq
-      }
-    } catch (error) {
-      ctx.observe({ type: 'snapshot.saved', runId: this.runId, error: String(error) })
-    }
-    // nextDeadline is null for a finished run unless a worker cancel awaits its ack.
-    const at = nextDeadline(fold)
-    if (at === null) ctx.scheduler.cancel(this.runId)
-    else ctx.scheduler.schedule(this.runId, at)
-    if (parked && ctx.observing) {
-      ctx.observe({ type: 'run.parked', runId: this.runId, seq: fold.state.lastSeq })
-    }
+  private afterOperation(): Promise<void> {
+    const parked = this.queue.length === 0 && this.writer.mem.inflight.size === 0
+    return this.writer.afterOperation(parked, () => {
+      if (this.viewStale) this.materializeView()
+    })
   }
 
   /**
@@ -283,7 +229,6 @@ export class RunController {
    * engine stopped first.
    */
   halt(): void {
-    this.mem.stopped = true
     const queued = this.queue.splice(0)
     this.queuedDrive = null
     const refused = new EngineStoppedError(
@@ -294,13 +239,7 @@ export class RunController {
       if (op.name !== 'drive') this.cutShort = true
       op.reject(refused)
     }
-    for (const execution of this.mem.inflight.values()) {
-      execution.abort(new Error('engine stopped'))
-      this.cutShort = true
-    }
-    this.mem.inflight.clear()
-    // A pass waiting for quick attempts stops waiting: none of them will report now.
-    this.mem.waiter?.()
+    if (this.writer.halt()) this.cutShort = true
     if (!this.running) this.settleIfIdle()
   }
 
@@ -313,9 +252,7 @@ export class RunController {
       if (error !== undefined) waiter.reject(error)
       else waiter.resolve(this.lastState as RunState)
     }
-    const fold = this.mem.fold
-    if (fold && this.host.ctx.options.runCacheSize > 0) this.host.cacheSet(this.runId, fold)
-    this.mem.fold = null
+    this.writer.release()
     this.host.released(this)
   }
 }

@@ -1,11 +1,18 @@
+import type { WaitFor } from '../core/api-types.js'
 import type { EventInput } from '../core/envelope.js'
 import {
   type ErrorInfo,
   InvalidEventError,
   InvalidInputError,
+  InvalidRequestError,
   type SkeinError,
 } from '../core/errors.js'
-import { eventTypeProblem, isRuntimeOwned, ownerOf } from '../core/event-types.js'
+import {
+  eventTypeProblem,
+  isRuntimeOwned,
+  MAX_EVENT_TYPE_LENGTH,
+  ownerOf,
+} from '../core/event-types.js'
 import { checkJson, type Json, type JsonProblem, jsonByteLength } from '../core/json.js'
 import type { InputEvent } from '../core/module.js'
 import type { Registry } from '../core/registry.js'
@@ -13,9 +20,16 @@ import { formatIssues, type StandardSchema } from '../core/schema.js'
 
 type ErrorClass = new (message: string, details?: Json) => SkeinError
 
-/** What may be a value or a promise of one: validation stays synchronous when schemas are. */
+/**
+ * What may be a value or a promise of one. Schemas (and inline handlers) may answer
+ * asynchronously, yet almost none do: the wake pass stays synchronous until one does. Two loops
+ * carry that duality, the decide rounds' (decide-rounds.ts) and the recording of settled
+ * attempts (attempt-outcomes.ts); a promise per step would cost ~10% of the engine's time
+ * (docs/performance.md; decisions.md, "Decide rounds … do not allocate promises").
+ */
 export type MaybePromise<T> = T | Promise<T>
 
+/** `next(value)`, at once when `value` is not a promise. */
 export const andThen = <T, R>(
   value: MaybePromise<T>,
   next: (value: T) => MaybePromise<R>,
@@ -72,10 +86,13 @@ export function requireJson(
       path: checked.problem.path,
     })
   }
-  throw new errorClass(`${what}: ${checked.bytes} bytes is over the limit of ${maxBytes}`, {
-    bytes: checked.bytes,
-    limit: maxBytes,
-  })
+  throw new errorClass(
+    `${what}: ${checked.bytes} bytes is over the limit of ${maxBytes} (limits.maxEventBytes)`,
+    {
+      bytes: checked.bytes,
+      limit: maxBytes,
+    },
+  )
 }
 
 /** An event as the log will hold it, and the input declaration it was accepted under. */
@@ -100,7 +117,8 @@ export function validateInputEvent(
   maxBytes: number,
 ): MaybePromise<CheckedEvent> {
   const problem = eventTypeProblem(type)
-  if (problem) throw new InvalidEventError(problem, { type: String(type).slice(0, 256) })
+  if (problem)
+    throw new InvalidEventError(problem, { type: String(type).slice(0, MAX_EVENT_TYPE_LENGTH) })
   const name = type as string
   if (isRuntimeOwned(name)) {
     throw new InvalidEventError(
@@ -188,7 +206,8 @@ function resolveEmitted(
     }
   }
   const problem = eventTypeProblem(type)
-  if (problem) throw new InvalidEventError(problem, { type: String(type).slice(0, 256) })
+  if (problem)
+    throw new InvalidEventError(problem, { type: String(type).slice(0, MAX_EVENT_TYPE_LENGTH) })
   const name = type as string
   if (isRuntimeOwned(name)) {
     throw new InvalidEventError(`event type "${name}": modules cannot emit runtime events`, {
@@ -216,29 +235,95 @@ const notInCatalog = (type: string, namespace: string): string =>
     ? `event type "${type}" is not in the catalog of module "${namespace}"`
     : `event type "${type}" is in the namespace of module "${namespace}" (types are case-sensitive) and not in its catalog`
 
+/** Events one signal may carry: a signal is one append, so it is bounded like one. */
+export const MAX_EVENTS_PER_SIGNAL = 1000
+
+const EVENT_INPUT_FIELDS = new Set(['type', 'payload', 'threadId'])
+
+/**
+ * The one validation of a signal's events, for every entry (embed `signal`, `POST
+ * /runs/:id/events`, hosts to come), before anything is written: 1 to 1,000 objects with only
+ * `type`, `payload` and `threadId`; each type and payload as `validateInputEvent` checks them;
+ * a `threadId` a string (the run must have that thread: checked in its queue).
+ */
 export async function validateSignalEvents(
   registry: Registry,
-  events: readonly EventInput[],
+  events: unknown,
   maxBytes: number,
 ): Promise<CheckedEvent[]> {
-  if (!Array.isArray(events) || events.length === 0) {
-    throw new InvalidEventError('signal needs a non-empty array of events')
+  if (!Array.isArray(events) || events.length === 0 || events.length > MAX_EVENTS_PER_SIGNAL) {
+    throw new InvalidEventError(
+      `a signal takes an array of 1 to ${MAX_EVENTS_PER_SIGNAL} events { type, payload?, threadId? }`,
+      Array.isArray(events) ? { events: events.length, limit: MAX_EVENTS_PER_SIGNAL } : undefined,
+    )
   }
   const out: CheckedEvent[] = []
-  for (const [index, event] of events.entries()) {
-    if (typeof event !== 'object' || event === null) {
+  for (const [index, event] of (events as unknown[]).entries()) {
+    if (typeof event !== 'object' || event === null || Array.isArray(event)) {
       throw new InvalidEventError(
         `events[${index}] must be an object { type, payload?, threadId? }`,
       )
     }
-    if (event.threadId !== undefined && typeof event.threadId !== 'string') {
+    const unknown = Object.keys(event).filter((key) => !EVENT_INPUT_FIELDS.has(key))
+    if (unknown.length > 0) {
+      throw new InvalidEventError(
+        `events[${index}] has unknown field(s) ${unknown.join(', ')}: an event is { type, payload?, threadId? }`,
+        { index, unknown },
+      )
+    }
+    const { type, payload, threadId } = event as EventInput
+    if (threadId !== undefined && typeof threadId !== 'string') {
       throw new InvalidEventError(`events[${index}].threadId must be a string`)
     }
-    const checked = await validateInputEvent(registry, event.type, event.payload ?? null, maxBytes)
-    if (event.threadId !== undefined) checked.threadId = event.threadId
+    const checked = await validateInputEvent(registry, type, payload ?? null, maxBytes)
+    if (threadId !== undefined) checked.threadId = threadId
     out.push(checked)
   }
   return out
+}
+
+/** The longest idempotency key (start and signal, body or header). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 256
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: keys must be printable
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
+
+/**
+ * The one rule for idempotency keys, wherever they come from: 1 to 256 characters, none of
+ * them a control character (keys end up in logs, headers and store indexes).
+ */
+export function checkIdempotencyKey(value: unknown): string {
+  if (
+    typeof value !== 'string' ||
+    value.length === 0 ||
+    value.length > MAX_IDEMPOTENCY_KEY_LENGTH ||
+    CONTROL_CHARACTER.test(value)
+  ) {
+    throw new InvalidRequestError(
+      `idempotencyKey must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters, none of them a control character`,
+    )
+  }
+  return value
+}
+
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
+
+/** `wait` of start and signal. */
+export function checkWait(value: unknown): WaitFor {
+  if (value === undefined) return 'quick'
+  if (value === 'quick' || value === 'settled') return value
+  throw new InvalidRequestError(
+    `wait must be 'quick' (the default: resolve once the work that finishes at once is recorded) or 'settled' (resolve once the run is finished, or parked with nothing in flight), got ${JSON.stringify(value)}`,
+  )
+}
+
+/** A caller-given run or thread id (generated ids have this form too). */
+export function checkId(value: unknown, name: string): void {
+  if (typeof value !== 'string' || !RUN_ID.test(value)) {
+    throw new InvalidInputError(
+      `${name} must be 1-200 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit`,
+    )
+  }
 }
 
 /** The longest error message recorded; a longer one is cut and says how much was left out. */

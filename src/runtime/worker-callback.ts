@@ -4,11 +4,10 @@ import type { EffectRecord, RunFold } from '../core/fold.js'
 import type { Json } from '../core/json.js'
 import type { WorkerCallbackInput } from '../core/ports.js'
 import { type EffectAttemptStartedPayload, RT } from '../core/runtime-events.js'
-import type { Batch } from './batch.js'
-import type { EngineContext, RunMemory } from './context.js'
-import { failAttempt } from './effects-exec.js'
+import { failAttempt } from './attempt-outcomes.js'
+import type { EngineContext, Pass } from './context.js'
+import type { RunWriter } from './run-writer.js'
 import { recordableError, requireJson, validateEmittedEvent } from './validate.js'
-import { wakePass } from './wake.js'
 
 const KINDS = new Set(['started', 'heartbeat', 'complete', 'fail', 'cancelled'])
 
@@ -22,12 +21,11 @@ type Prepared = { result: Json; events: Array<{ type: string; payload: Json }> }
  * request; while one is pending, `complete` and `fail` settle it too (the outcome is known).
  */
 export async function workerCallbackOp(
-  ctx: EngineContext,
-  mem: RunMemory,
-  runId: string,
+  writer: RunWriter,
   fold: RunFold | null,
   input: WorkerCallbackInput,
 ): Promise<void> {
+  const { ctx, runId } = writer
   if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
   if (
     !input ||
@@ -51,9 +49,7 @@ export async function workerCallbackOp(
   const prepared = input.kind === 'complete' ? await prepareCompletion(ctx, effect, input) : null
   const now = ctx.clock.now()
   if (!writes(effect, input, now)) return
-  await wakePass(ctx, mem, fold, (batch) =>
-    recordCallback(ctx, mem, batch, effect, input, prepared),
-  )
+  await writer.pass(fold, (pass) => recordCallback(pass, effect, input, prepared))
 }
 
 /** Whether a callback for the current attempt changes anything (else nothing is written). */
@@ -106,13 +102,12 @@ async function prepareCompletion(
 }
 
 function recordCallback(
-  ctx: EngineContext,
-  mem: RunMemory,
-  batch: Batch,
+  pass: Pass,
   effect: EffectRecord,
   input: WorkerCallbackInput,
   prepared: Prepared | null,
 ): void {
+  const { ctx, batch } = pass
   const { effectId, attempt } = effect
   const meta = { threadId: effect.threadId, effectId, origin: 'worker' as const }
   switch (input.kind) {
@@ -121,9 +116,9 @@ function recordCallback(
       if (effect.status === 'dispatched') {
         // A heartbeat before `started` implies it: the worker is evidently running the task.
         const closeMs = effect.timeouts?.startToCloseMs
-        const closeAt = closeMs ? batch.ts + closeMs : undefined
+        const closeAt = closeMs ? pass.now + closeMs : undefined
         const beat = effect.timeouts?.heartbeatMs
-        const beatAt = beat ? batch.ts + beat : undefined
+        const beatAt = beat ? pass.now + beat : undefined
         const heartbeatFirst = beatAt !== undefined && (closeAt === undefined || beatAt < closeAt)
         const payload: EffectAttemptStartedPayload = {
           effectId,
@@ -136,7 +131,7 @@ function recordCallback(
         batch.add(RT.effectAttemptStarted, payload, meta)
         return
       }
-      const at = nextHeartbeat(effect, batch.ts)
+      const at = nextHeartbeat(effect, pass.now)
       if (at === undefined) return
       const timeout = at === effect.closeAt ? 'start_to_close' : 'heartbeat'
       batch.add(RT.effectHeartbeat, { effectId, attempt, deadlineAt: at, timeout }, meta)
@@ -158,15 +153,7 @@ function recordCallback(
         return
       }
       // failAttempt makes the error recordable (cutting it twice would lose the count).
-      failAttempt(
-        ctx,
-        mem,
-        batch,
-        effect,
-        attempt,
-        error,
-        input.retryable === false ? 'terminal' : 'error',
-      )
+      failAttempt(pass, effect, attempt, error, input.retryable === false ? 'terminal' : 'error')
       return
     }
     case 'cancelled':

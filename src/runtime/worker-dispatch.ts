@@ -1,30 +1,25 @@
+// Effects in a worker's hands: dispatching attempts, asking the worker to cancel them,
+// enforcing their recorded deadlines, and recording what the worker's calls told us.
+// What the worker reports through its callback is recorded by worker-callback.ts.
 import { isTerminal } from '../core/envelope.js'
 import type { EffectRecord } from '../core/fold.js'
 import type { WorkerTask } from '../core/ports.js'
 import { RT, type WorkerTimeouts } from '../core/runtime-events.js'
-import type { Batch } from './batch.js'
-import type { EngineContext, Execution, RunMemory } from './context.js'
-import { failAttempt } from './effects-exec.js'
+import { failAttempt } from './attempt-outcomes.js'
+import {
+  type EngineContext,
+  type Execution,
+  type Pass,
+  type RunMemory,
+  reportBack,
+  type WorkerNotice,
+} from './context.js'
+import { executorOf } from './effect-runner.js'
 
 /** How long a cancel request waits for the worker's `cancelled` before the effect is ambiguous. */
 export const DEFAULT_CANCELLATION_TIMEOUT_MS = 30_000
 
-/**
- * What happened to a worker attempt outside a queue operation (a dispatch that threw, a cancel
- * the worker acknowledged at once). It travels as an execution's settlement, so the next pass
- * records it like any in-process outcome; `recordSettlement` hands it back here.
- */
-export class WorkerNotice {
-  constructor(
-    readonly kind: 'dispatch-failed' | 'cancel-acknowledged',
-    readonly message: string,
-  ) {}
-}
-
-const definitionOf = (ctx: EngineContext, mem: RunMemory, effect: EffectRecord) =>
-  mem.executors.get(effect.effectId) ?? ctx.registry.effects.get(effect.type)
-
-export const taskOf = (runId: string, effect: EffectRecord, attempt: number): WorkerTask => ({
+const taskOf = (runId: string, effect: EffectRecord, attempt: number): WorkerTask => ({
   runId,
   effectId: effect.effectId,
   attempt,
@@ -36,18 +31,16 @@ export const taskOf = (runId: string, effect: EffectRecord, attempt: number): Wo
 
 /**
  * Records `dispatched` for each worker effect due now (or `ambiguous` when no worker is
- * configured) and launches the `dispatch` calls once the batch is durable. The timeouts that
- * later callbacks apply are recorded with the dispatch, so the log decides them.
+ * configured) and adds the `dispatch` calls to `launches`, made once the batch is durable. The
+ * timeouts that later callbacks apply are recorded with the dispatch, so the log decides them.
  */
 export function dispatchWorkerEffects(
-  ctx: EngineContext,
-  mem: RunMemory,
-  batch: Batch,
+  pass: Pass,
   effects: readonly EffectRecord[],
   launches: Array<() => void>,
 ): void {
-  const runId = batch.fold.state.runId
-  const now = batch.ts
+  const { ctx, mem, batch } = pass
+  const runId = pass.fold.state.runId
   for (const effect of effects) {
     const meta = { threadId: effect.threadId, effectId: effect.effectId }
     if (!ctx.worker) {
@@ -65,7 +58,7 @@ export function dispatchWorkerEffects(
       )
       continue
     }
-    const definition = definitionOf(ctx, mem, effect)
+    const definition = executorOf(ctx, mem, effect)
     const timeouts: WorkerTimeouts = {}
     const startToClose = definition?.startToCloseMs ?? effect.timeoutMs ?? definition?.timeoutMs
     if (startToClose) timeouts.startToCloseMs = startToClose
@@ -79,7 +72,7 @@ export function dispatchWorkerEffects(
       {
         effectId: effect.effectId,
         attempt,
-        deadlineAt: scheduleToStart ? now + scheduleToStart : null,
+        deadlineAt: scheduleToStart ? pass.now + scheduleToStart : null,
         ...(scheduleToStart ? { timeout: 'schedule_to_start' } : {}),
         timeouts,
       },
@@ -106,12 +99,9 @@ function callWorker(
   call: () => unknown,
   onError: 'dispatch-failed' | null,
 ): void {
-  const execution: Execution = { effectId: task.effectId, attempt: task.attempt, abort() {} }
   const notice = (kind: WorkerNotice['kind'], message: string) => {
-    execution.settled = { kind: 'error', error: new WorkerNotice(kind, message) }
-    mem.settled.push(execution)
-    if (mem.waiter) mem.waiter()
-    else ctx.requestDrive(runId)
+    mem.notices.push({ effectId: task.effectId, attempt: task.attempt, kind, message })
+    reportBack(ctx, mem, runId)
   }
   const answered = (value: unknown) => {
     if (value === 'cancelled' && onError === null) notice('cancel-acknowledged', 'acknowledged')
@@ -131,42 +121,55 @@ function callWorker(
   if (!(result instanceof Promise)) return answered(result)
   // Several asynchronous calls for one effect (dispatch, then cancel) each keep the run busy.
   const key = `${task.effectId}#worker#${onError ?? 'cancel'}`
-  mem.inflight.set(key, execution)
+  const pending: Execution = { effectId: task.effectId, attempt: task.attempt, abort() {} }
+  mem.inflight.set(key, pending)
   result.then(answered, failed).then(() => {
-    if (mem.inflight.get(key) === execution) mem.inflight.delete(key)
-    if (mem.waiter) mem.waiter()
-    else ctx.requestDrive(runId)
+    if (mem.inflight.get(key) === pending) mem.inflight.delete(key)
+    reportBack(ctx, mem, runId)
   })
 }
 
-/** Records a notice if its attempt is still the effect's current one (else it is stale). */
-export function recordWorkerNotice(
-  ctx: EngineContext,
-  mem: RunMemory,
-  batch: Batch,
-  effect: EffectRecord,
-  attempt: number,
-  notice: WorkerNotice,
-): void {
-  const meta = { threadId: effect.threadId, effectId: effect.effectId }
-  if (notice.kind === 'cancel-acknowledged') {
-    if (!effect.cancelRequested) return
-    batch.add(
-      RT.effectCancelled,
-      { effectId: effect.effectId, attempt, reason: 'the worker had not started it' },
-      meta,
-    )
-    return
+/**
+ * Records the notices that arrived since the last iteration, each only while its attempt is
+ * still the effect's current one (else it is stale). A finished run records only cancel
+ * acknowledgements: they settle a cancel request it made.
+ */
+export function recordWorkerNotices(pass: Pass): void {
+  if (pass.mem.notices.length === 0) return
+  const finished = isTerminal(pass.fold.state.status)
+  for (const notice of pass.mem.notices.splice(0)) {
+    const effect = pass.fold.effects[notice.effectId]
+    if (!effect || effect.attempt !== notice.attempt) continue
+    if (effect.status !== 'dispatched' && effect.status !== 'started') continue
+    if (notice.kind === 'cancel-acknowledged') recordCancelAcknowledged(pass, effect)
+    else if (!finished) recordDispatchFailed(pass, effect, notice.message)
   }
+}
+
+function recordCancelAcknowledged(pass: Pass, effect: EffectRecord): void {
+  if (!effect.cancelRequested) return
+  pass.batch.add(
+    RT.effectCancelled,
+    { effectId: effect.effectId, attempt: effect.attempt, reason: 'the worker had not started it' },
+    { threadId: effect.threadId, effectId: effect.effectId },
+  )
+}
+
+function recordDispatchFailed(pass: Pass, effect: EffectRecord, message: string): void {
   if (effect.cancelRequested) return
-  const error = { code: 'DISPATCH_FAILED', message: `worker dispatch failed: ${notice.message}` }
+  const error = { code: 'DISPATCH_FAILED', message: `worker dispatch failed: ${message}` }
   // With a schedule-to-start deadline a lost task is bounded, so a retry is safe; without
   // one nobody can tell whether the worker got it: an operator decides.
   if (effect.deadlineKind === 'schedule_to_start') {
-    failAttempt(ctx, mem, batch, effect, attempt, error, 'error')
+    failAttempt(pass, effect, effect.attempt, error, 'error')
     return
   }
-  batch.add(RT.effectAmbiguous, { effectId: effect.effectId, attempt, error }, meta)
+  const meta = { threadId: effect.threadId, effectId: effect.effectId }
+  pass.batch.add(
+    RT.effectAmbiguous,
+    { effectId: effect.effectId, attempt: effect.attempt, error },
+    meta,
+  )
 }
 
 /**
@@ -174,31 +177,30 @@ export function recordWorkerNotice(
  * cancellation deadline and calls `worker.cancel` once durable. Returns false for effects
  * that are not in a worker's hands (the caller cancels those outright).
  */
-export function requestWorkerCancel(
-  ctx: EngineContext,
-  mem: RunMemory,
-  batch: Batch,
-  effect: EffectRecord,
-  reason: string,
-): boolean {
+export function requestWorkerCancel(pass: Pass, effect: EffectRecord, reason: string): boolean {
   if (effect.execution !== 'worker') return false
   if (effect.status !== 'dispatched' && effect.status !== 'started') return false
   if (effect.cancelRequested) return true
   const timeout = effect.timeouts?.cancellationTimeoutMs ?? DEFAULT_CANCELLATION_TIMEOUT_MS
-  batch.add(
+  pass.batch.add(
     RT.effectCancelRequested,
-    { effectId: effect.effectId, attempt: effect.attempt, reason, deadlineAt: batch.ts + timeout },
+    { effectId: effect.effectId, attempt: effect.attempt, reason, deadlineAt: pass.now + timeout },
     { threadId: effect.threadId, effectId: effect.effectId },
   )
-  const worker = ctx.worker
-  if (worker?.cancel) {
-    const runId = batch.fold.state.runId
-    const task = taskOf(runId, effect, effect.attempt)
-    batch.afterCommit.push(() =>
-      callWorker(ctx, mem, runId, task, () => worker.cancel?.(task), null),
-    )
-  }
+  cancelAfterCommit(pass, effect)
   return true
+}
+
+/** Calls `worker.cancel` for the effect's current attempt once the batch is durable. */
+function cancelAfterCommit(pass: Pass, effect: EffectRecord): void {
+  const { ctx, mem } = pass
+  const worker = ctx.worker
+  if (!worker?.cancel) return
+  const runId = pass.fold.state.runId
+  const task = taskOf(runId, effect, effect.attempt)
+  pass.batch.afterCommit.push(() =>
+    callWorker(ctx, mem, runId, task, () => worker.cancel?.(task), null),
+  )
 }
 
 /**
@@ -206,18 +208,13 @@ export function requestWorkerCancel(
  * failed (retried by policy); an unacknowledged cancel becomes `ambiguous`. In a finished run
  * only the latter apply.
  */
-export function fireWorkerDeadlines(
-  ctx: EngineContext,
-  mem: RunMemory,
-  batch: Batch,
-  now: number,
-): void {
-  const fold = batch.fold
+export function fireWorkerDeadlines(pass: Pass): void {
+  const { ctx, fold, batch } = pass
   const finished = isTerminal(fold.state.status)
   for (const effectId in fold.effects) {
     const effect = fold.effects[effectId]
     if (effect.execution !== 'worker' || effect.deadlineAt === undefined) continue
-    if (effect.deadlineAt > now) continue
+    if (effect.deadlineAt > pass.now) continue
     if (effect.status !== 'dispatched' && effect.status !== 'started') continue
     const meta = { threadId: effect.threadId, effectId }
     const attempt = effect.attempt
@@ -239,43 +236,13 @@ export function fireWorkerDeadlines(
     if (finished) continue
     const timeout = effect.deadlineKind ?? 'start_to_close'
     if (ctx.observing) ctx.observe({ type: 'effect.timeout', runId: fold.state.runId, effectId })
-    const task = taskOf(fold.state.runId, effect, attempt)
+    // The task as it was handed out, before the failure below moves the effect on.
+    cancelAfterCommit(pass, effect)
     batch.add(RT.effectTimedOut, { effectId, attempt, timeout }, meta)
-    failAttempt(
-      ctx,
-      mem,
-      batch,
-      effect,
-      attempt,
-      { code: 'TIMED_OUT', message: `worker attempt ${attempt} missed its ${timeout} deadline` },
-      'timeout',
-    )
-    const worker = ctx.worker
-    if (worker?.cancel) {
-      batch.afterCommit.push(() =>
-        callWorker(ctx, mem, fold.state.runId, task, () => worker.cancel?.(task), null),
-      )
+    const error = {
+      code: 'TIMED_OUT',
+      message: `worker attempt ${attempt} missed its ${timeout} deadline`,
     }
+    failAttempt(pass, effect, attempt, error, 'timeout')
   }
-}
-
-/**
- * The worker part of a pass over a finished run: cancel acknowledgements are still recorded
- * and unacknowledged cancels still become ambiguous; every other outcome is dropped.
- */
-export function finishedRunWorkerPass(
-  ctx: EngineContext,
-  mem: RunMemory,
-  batch: Batch,
-  now: number,
-): void {
-  for (const execution of mem.settled.splice(0)) {
-    const notice = execution.settled?.kind === 'error' ? execution.settled.error : undefined
-    if (!(notice instanceof WorkerNotice) || notice.kind !== 'cancel-acknowledged') continue
-    const effect = batch.fold.effects[execution.effectId]
-    if (!effect || effect.attempt !== execution.attempt) continue
-    if (effect.status !== 'dispatched' && effect.status !== 'started') continue
-    recordWorkerNotice(ctx, mem, batch, effect, execution.attempt, notice)
-  }
-  fireWorkerDeadlines(ctx, mem, batch, now)
 }

@@ -153,12 +153,7 @@ describe('layers', () => {
     expect(upward).toEqual([])
   })
 
-  it('has no import cycles but the wake pass one that issue 18 point 1 removes', () => {
-    // The one left is runtime-internal (engineer `pass` restructures these files): when it is
-    // gone, this list becomes empty.
-    const known = [
-      'src/runtime/worker-dispatch.ts -> src/runtime/effects-exec.ts -> src/runtime/worker-dispatch.ts',
-    ]
-    expect(importCycles(importGraph('src')).map((cycle) => cycle.join(' -> '))).toEqual(known)
+  it('has no import cycles', () => {
+    expect(importCycles(importGraph('src')).map((cycle) => cycle.join(' -> '))).toEqual([])
   })
 })

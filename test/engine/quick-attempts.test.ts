@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { newRunMemory } from '../../src/runtime/context.js'
-import { awaitQuickAttempts } from '../../src/runtime/wake.js'
+import { awaitQuickAttempts } from '../../src/runtime/effect-runner.js'
 
 const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve))
 

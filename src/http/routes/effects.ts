@@ -3,11 +3,11 @@ import type { Json, JsonObject } from '../../core/json.js'
 import type { WorkerCallbackInput } from '../../core/ports.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route } from '../route-types.js'
-import { checkEventBytes, expectObject, requiredString } from '../validate.js'
+import { expectObject, requiredString } from '../validate.js'
 
 const CALLBACK_KINDS = new Set(['started', 'heartbeat', 'complete', 'fail', 'cancelled'])
 
-function callbackInput(body: JsonObject, effectId: string, maxEventBytes: number) {
+function callbackInput(body: JsonObject, effectId: string) {
   const { attempt, kind } = body
   if (typeof attempt !== 'number' || !Number.isSafeInteger(attempt) || attempt < 0) {
     throw new InvalidRequestError('body.attempt must be a non-negative integer')
@@ -20,11 +20,9 @@ function callbackInput(body: JsonObject, effectId: string, maxEventBytes: number
     attempt,
     kind: kind as WorkerCallbackInput['kind'],
   }
-  if (body.result !== undefined) {
-    checkEventBytes(body.result, maxEventBytes, 'body.result')
-    input.result = body.result
-  }
-  if (body.events !== undefined) input.events = callbackEvents(body.events, maxEventBytes)
+  // The result's and the events' JSON and size are the engine's to check (one rule for all).
+  if (body.result !== undefined) input.result = body.result
+  if (body.events !== undefined) input.events = callbackEvents(body.events)
   if (body.error !== undefined) input.error = callbackError(body.error)
   if (body.retryable !== undefined) {
     if (typeof body.retryable !== 'boolean') {
@@ -35,7 +33,7 @@ function callbackInput(body: JsonObject, effectId: string, maxEventBytes: number
   return input
 }
 
-function callbackEvents(value: Json, maxEventBytes: number) {
+function callbackEvents(value: Json) {
   if (!Array.isArray(value) || value.length > 1000) {
     throw new InvalidRequestError('body.events must be an array of at most 1000 events')
   }
@@ -43,10 +41,7 @@ function callbackEvents(value: Json, maxEventBytes: number) {
     const what = `body.events[${i}]`
     const event = expectObject(item, ['type', 'payload'], what)
     const out: { type: string; payload?: Json } = { type: requiredString(event, 'type', what) }
-    if (event.payload !== undefined) {
-      checkEventBytes(event.payload, maxEventBytes, `${what}.payload`)
-      out.payload = event.payload
-    }
+    if (event.payload !== undefined) out.payload = event.payload
     return out
   })
 }
@@ -90,7 +85,7 @@ export const effectRoutes: Route[] = [
         'error',
         'retryable',
       ])
-      const input = callbackInput(body, effectId, ctx.options.maxEventBytes)
+      const input = callbackInput(body, effectId)
       return jsonResponse({ runId: id, state: await ctx.engine.workerCallback(id, input) })
     },
   },

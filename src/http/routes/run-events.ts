@@ -1,8 +1,5 @@
 import type { WaitFor } from '../../core/api-types.js'
 import type { EventEnvelope, EventInput } from '../../core/envelope.js'
-import { InvalidEventError, InvalidRequestError } from '../../core/errors.js'
-import { eventTypeProblem } from '../../core/event-types.js'
-import type { Json } from '../../core/json.js'
 import type { SignalOptions } from '../../runtime/engine-types.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
@@ -10,42 +7,12 @@ import { liveFlag, wantsEventStream } from '../sse-request.js'
 import { openEventStream } from '../sse-stream.js'
 import { parseTypeFilter, type TypeFilter } from '../type-filter.js'
 import {
-  checkEventBytes,
   expectObject,
   idempotencyKeyOf,
   intQuery,
-  optionalId,
   optionalString,
   parseCursor,
-  requiredString,
 } from '../validate.js'
-
-/** Events per POST: a batch is one append, so it is bounded like one wake's output. */
-const MAX_EVENTS_PER_REQUEST = 1000
-
-function eventInputs(value: Json | undefined, maxEventBytes: number): EventInput[] {
-  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_EVENTS_PER_REQUEST) {
-    throw new InvalidRequestError(
-      `body.events must be an array of 1 to ${MAX_EVENTS_PER_REQUEST} events`,
-    )
-  }
-  return value.map((item, i) => {
-    const what = `body.events[${i}]`
-    const event = expectObject(item, ['type', 'payload', 'threadId'], what)
-    const type = requiredString(event, 'type', what)
-    // The one event-type grammar the engine applies too (here also before any fake engine).
-    const problem = eventTypeProblem(type)
-    if (problem) throw new InvalidEventError(`${what}.type: ${problem}`, { field: `${what}.type` })
-    const input: EventInput = { type }
-    if (event.payload !== undefined) {
-      checkEventBytes(event.payload, maxEventBytes, `${what}.payload`)
-      input.payload = event.payload
-    }
-    const threadId = optionalId(event, 'threadId', what)
-    if (threadId !== undefined) input.threadId = threadId
-    return input
-  })
-}
 
 /** Resume point: Last-Event-ID (exclusive) wins over fromSeq (inclusive). */
 function streamCursor(ctx: RouteContext): number {
@@ -122,8 +89,10 @@ export const runEventRoutes: Route[] = [
     async handle(ctx) {
       const runId = ctx.params.id
       const body = expectObject(await ctx.body(), ['events', 'idempotencyKey', 'wait'])
-      const events = eventInputs(body.events, ctx.options.maxEventBytes)
-      const key = idempotencyKeyOf(ctx.request, optionalId(body, 'idempotencyKey'))
+      // The events go to the engine as they came: it validates every signal, from here or from
+      // embed code, by one rule with one set of limits (docs/http.md, "Signals").
+      const events = body.events as unknown as EventInput[]
+      const key = idempotencyKeyOf(ctx.request, optionalString(body, 'idempotencyKey'))
       // The caller's identity is the authorize hook's, never the body's (inputs such as
       // `approval.decided` record it as the decider).
       const options: SignalOptions = {}

@@ -5,7 +5,6 @@ import { wantsEventStream } from '../sse-request.js'
 import { streamStart } from '../stream-start.js'
 import { summaryQueryOf } from '../summary-query.js'
 import {
-  checkEventBytes,
   expectObject,
   idempotencyKeyOf,
   optionalId,
@@ -32,15 +31,12 @@ async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
   }
   const version = optionalString(body, 'definitionVersion')
   if (version !== undefined) args.definitionVersion = version
-  if (body.input !== undefined) {
-    checkEventBytes(body.input, ctx.options.maxEventBytes, 'input')
-    args.input = body.input
-  }
+  if (body.input !== undefined) args.input = body.input
   const runId = optionalId(body, 'runId')
   if (runId !== undefined) args.runId = runId
   const threadId = optionalId(body, 'threadId')
   if (threadId !== undefined) args.threadId = threadId
-  const key = idempotencyKeyOf(ctx.request, optionalId(body, 'idempotencyKey'))
+  const key = idempotencyKeyOf(ctx.request, optionalString(body, 'idempotencyKey'))
   if (key !== undefined) args.idempotencyKey = key
   // 'quick' or 'settled'; the engine refuses anything else (400) before it writes.
   const wait = optionalString(body, 'wait')

@@ -1,0 +1,144 @@
+import type { RunState } from '../core/envelope.js'
+import { EngineStoppedError } from '../core/errors.js'
+import type { RunFold } from '../core/fold.js'
+import type { EngineContext } from './context.js'
+import { errorFields } from './logger.js'
+import { type ControllerHost, RunController } from './run-controller.js'
+import type { FoldCache } from './run-writer.js'
+
+/**
+ * The runs this process is serving: one controller per active run, made on first use and
+ * dropped once the run is idle, the LRU of folds kept between calls (`runCacheSize`), and the
+ * drives that reach runs from outside any call (a deadline fell due, an attempt settled). A
+ * process-local map: it says which controller (and so which writer) serves a run here, never
+ * who owns the run (across processes that is the store's business, issue 19).
+ */
+export class LocalRuns {
+  private readonly controllers = new Map<string, RunController>()
+  private readonly folds = new Map<string, RunFold>()
+  private readonly wakeFailures = new Map<string, number>()
+  readonly host: ControllerHost
+
+  constructor(private readonly ctx: EngineContext) {
+    const cache: FoldCache = {
+      get: (runId) => this.cachedFold(runId),
+      set: (runId, fold) => this.cacheFold(runId, fold),
+      delete: (runId) => this.folds.delete(runId),
+    }
+    this.host = {
+      ctx,
+      stopping: false,
+      stopped: false,
+      cache,
+      released: (c) => {
+        if (this.controllers.get(c.runId) === c) this.controllers.delete(c.runId)
+      },
+    }
+  }
+
+  /** The run's controller, made if the run is not active. */
+  controller(runId: string): RunController {
+    let controller = this.controllers.get(runId)
+    if (!controller) {
+      controller = new RunController(this.host, runId)
+      this.controllers.set(runId, controller)
+    }
+    return controller
+  }
+
+  /** The run's controller if it is active. */
+  active(runId: string): RunController | undefined {
+    return this.controllers.get(runId)
+  }
+
+  /** Every active run's controller. */
+  all(): RunController[] {
+    return [...this.controllers.values()]
+  }
+
+  /**
+   * A deadline fell due: one wake pass. Resolves when the pass is committed, not when the
+   * attempts it started finish (those may wait on the same clock that called us).
+   */
+  async wakeDue(runId: string): Promise<RunState | undefined> {
+    if (this.host.stopped) return undefined
+    const controller = this.controller(runId)
+    controller.halted = false
+    try {
+      const state = await controller.drive()
+      this.wakeFailures.delete(runId)
+      return state
+    } catch (error) {
+      // The deadline already fired: without a retry the run would sleep until someone wakes
+      // it. Retry with capped backoff and tell the observer.
+      const failures = (this.wakeFailures.get(runId) ?? 0) + 1
+      this.wakeFailures.set(runId, failures)
+      const delay = Math.min(60_000, 1000 * 2 ** (failures - 1))
+      const fields = errorFields(error)
+      this.ctx.observe({ type: 'wake.failed', runId, error: fields.message, retryInMs: delay })
+      this.ctx.log.error(
+        { runId, ...fields, retryInMs: delay },
+        `deadline wake of run ${runId} failed; retrying in ${delay} ms`,
+      )
+      if (!this.host.stopped) this.ctx.scheduler.schedule(runId, this.ctx.clock.now() + delay)
+      return undefined
+    } finally {
+      queueMicrotask(() => controller.settleIfIdle())
+    }
+  }
+
+  /** Something finished outside a queue operation (an attempt, a worker call): drive the run. */
+  requestDrive(runId: string): void {
+    if (this.host.stopped) return
+    const controller = this.controller(runId)
+    controller.drive().catch((error) => {
+      if (EngineStoppedError.is(error)) return
+      const fields = errorFields(error)
+      this.ctx.observe({ type: 'wake.failed', runId, error: fields.message })
+      this.ctx.log.error(
+        { runId, ...fields },
+        `wake of run ${runId} (recording finished work) failed; the next call or deadline retries`,
+      )
+    })
+    // An execution may settle with nothing queued: let the controller notice it is idle.
+    queueMicrotask(() => controller.settleIfIdle())
+  }
+
+  /** Resolves once every active run is idle (nothing queued, running or in flight). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const busy = this.all().filter((c) => c.busy)
+      if (busy.length === 0) return
+      await Promise.allSettled(busy.map((c) => c.whenIdle()))
+    }
+  }
+
+  /** The engine stops: every run is halted; resolves once no operation is running. */
+  async halt(): Promise<void> {
+    const controllers = this.all()
+    for (const controller of controllers) controller.halt()
+    await Promise.allSettled(controllers.map((c) => c.whenDrained()))
+  }
+
+  /** A cached fold, without touching its place in the LRU (reads only peek). */
+  peek(runId: string): RunFold | undefined {
+    return this.folds.get(runId)
+  }
+
+  private cachedFold(runId: string): RunFold | undefined {
+    const fold = this.folds.get(runId)
+    if (fold) {
+      this.folds.delete(runId)
+      this.folds.set(runId, fold)
+    }
+    return fold
+  }
+
+  private cacheFold(runId: string, fold: RunFold): void {
+    const size = this.ctx.options.runCacheSize
+    if (size <= 0) return
+    this.folds.delete(runId)
+    this.folds.set(runId, fold)
+    while (this.folds.size > size) this.folds.delete(this.folds.keys().next().value as string)
+  }
+}

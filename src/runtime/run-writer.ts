@@ -1,0 +1,150 @@
+import { nextDeadline } from '../core/deadlines.js'
+import { isTerminal } from '../core/envelope.js'
+import { emptyFold, type RunFold } from '../core/fold.js'
+import { type EngineContext, newRunMemory, type RunMemory } from './context.js'
+import { catchUp, loadFold, saveSnapshot } from './snapshots.js'
+import { type Seed, type SeedKind, WakePass, type WakeResult } from './wake-pass.js'
+
+/** Folds kept between calls (`runCacheSize`), checked against the store's tail on use. */
+export interface FoldCache {
+  get(runId: string): RunFold | undefined
+  set(runId: string, fold: RunFold): void
+  delete(runId: string): void
+}
+
+/**
+ * The single writer of one run in this process: the only code that appends to the run's log.
+ * It holds the run's memory (the fold, attempts in flight), loads the fold before an operation
+ * and forgets it after a failed one, runs the wake passes (each append is a pass's commit with
+ * the expected tail), and after each operation snapshots and schedules the run's next deadline.
+ *
+ * Its caller (RunController) decides *when* it writes: one operation at a time, in arrival
+ * order. Ownership across processes (issue 19) attaches here, not to the controller: a lease
+ * taken when the writer loads the run, its epoch carried by every commit of its passes, renewed
+ * while attempts are in flight and let go when the run parks.
+ */
+export class RunWriter {
+  /** The run's fold as the latest operation left it, and its attempts in flight. */
+  readonly mem: RunMemory = newRunMemory()
+  /** Set by `markGenerated` until the first load. */
+  private generated = false
+
+  constructor(
+    readonly ctx: EngineContext,
+    readonly runId: string,
+    private readonly cache: FoldCache,
+  ) {}
+
+  /**
+   * The engine generated this run's id just now, so the store cannot hold it: the first load
+   * skips reading the tail (the append's expected tail of 0 still fences a collision).
+   */
+  markGenerated(): void {
+    this.generated = true
+  }
+
+  /** The current fold, caught up with the store's tail (another process may have moved it). */
+  async load(): Promise<RunFold | null> {
+    const ctx = this.ctx
+    if (this.generated) {
+      this.generated = false
+      return null
+    }
+    const tail = await ctx.store.tail(this.runId)
+    let fold = this.mem.fold ?? this.cache.get(this.runId) ?? null
+    if (fold && fold.state.lastSeq > tail) fold = null
+    if (fold && fold.state.lastSeq < tail) fold = await catchUp(ctx, fold)
+    if (!fold && tail > 0) {
+      const loaded = await loadFold(ctx, this.runId)
+      fold = loaded?.fold ?? null
+      // The events folded after the snapshot are not in it: the next park must snapshot them.
+      if (loaded) this.mem.lastSnapshotSeq = loaded.snapshotSeq
+    }
+    this.mem.fold = fold
+    return fold
+  }
+
+  /** A new run: an empty fold, which its first pass fills. */
+  create(): RunFold {
+    const fold = emptyFold(this.runId)
+    this.mem.fold = fold
+    return fold
+  }
+
+  /** A failed operation: the fold may hold events that never became durable. */
+  discard(): void {
+    this.mem.fold = null
+    this.mem.deadlineSeq = -1
+    this.cache.delete(this.runId)
+  }
+
+  /** One wake pass over `fold`, recording what `seed` adds first. */
+  pass(fold: RunFold, seed?: Seed, seedKind?: SeedKind): Promise<WakeResult> {
+    return new WakePass(this.ctx, this.mem, fold).run(seed, seedKind)
+  }
+
+  /**
+   * After an operation: mid-wake and park snapshots, then the run's next deadline scheduled
+   * (or cancelled). `parked` = nothing queued and nothing in flight. `handOff` is called before
+   * the fold is handed to the snapshot store for good (the caller reads it one last time).
+   */
+  async afterOperation(parked: boolean, handOff: () => void): Promise<void> {
+    const { ctx, mem } = this
+    const fold = mem.fold
+    if (!fold) return
+    const every = ctx.options.snapshotEvery
+    // A finished run is not parked: unless it trims (which needs a snapshot to trim behind) it
+    // is snapshotted only every `snapshotEvery` events, so a short run costs no snapshot write
+    // (folding its few events on a cold read is as cheap).
+    const finished = isTerminal(fold.state.status) && ctx.trim === undefined
+    const sinceSnapshot = fold.state.lastSeq - mem.lastSnapshotSeq
+    const due =
+      sinceSnapshot > 0 &&
+      ((parked && (!finished || every === 0)) || (every > 0 && sinceSnapshot >= every))
+    try {
+      if (due) {
+        const keepUsing = !parked || ctx.options.runCacheSize > 0
+        // A fold handed to the snapshot store is the store's now: an operation queued while
+        // the save is in flight must load its own copy instead of mutating this one.
+        if (!keepUsing) {
+          handOff()
+          mem.fold = null
+        }
+        await saveSnapshot(ctx, fold, keepUsing)
+        mem.lastSnapshotSeq = fold.state.lastSeq
+      }
+    } catch (error) {
+      ctx.observe({ type: 'snapshot.saved', runId: this.runId, error: String(error) })
+    }
+    // Computed by the pass's last commit, unless no pass appended since.
+    const at = mem.deadlineSeq === fold.state.lastSeq ? mem.deadlineAt : nextDeadline(fold)
+    // Null for a finished run unless a worker cancel awaits its acknowledgement.
+    if (at === null) ctx.scheduler.cancel(this.runId)
+    else ctx.scheduler.schedule(this.runId, at)
+    if (parked && ctx.observing) {
+      ctx.observe({ type: 'run.parked', runId: this.runId, seq: fold.state.lastSeq })
+    }
+  }
+
+  /**
+   * The engine stops: in-flight attempts are aborted (they run again after a restart, as
+   * interrupted attempts) and a pass waiting for quick attempts stops waiting. Returns whether
+   * anything was in flight.
+   */
+  halt(): boolean {
+    const mem = this.mem
+    mem.stopped = true
+    const cut = mem.inflight.size > 0
+    for (const execution of mem.inflight.values()) execution.abort(new Error('engine stopped'))
+    mem.inflight.clear()
+    mem.waiter?.()
+    return cut
+  }
+
+  /** The run is idle: its fold goes to the cache (when there is one) and leaves memory. */
+  release(): void {
+    const fold = this.mem.fold
+    if (fold && this.ctx.options.runCacheSize > 0) this.cache.set(this.runId, fold)
+    this.mem.fold = null
+  }
+}
