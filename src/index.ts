@@ -31,6 +31,7 @@ export {
   IdempotencyConflictError,
   InvalidEventError,
   InvalidRequestError,
+  LeaseLostError,
   NotConfiguredError,
   PortInUseError,
   ProjectionNotFoundError,
@@ -104,6 +105,9 @@ export type {
   Clock,
   EventStore,
   Ids,
+  Lease,
+  LeaseClaim,
+  LeaseStore,
   LogBounds,
   ReadOptions,
   RunMeta,
@@ -118,6 +122,12 @@ export type {
   WorkerCallbackInput,
   WorkerTask,
 } from './core/ports.js'
+export {
+  defineProjector,
+  type ProjectorBatch,
+  type ProjectorContext,
+  type ProjectorDefinition,
+} from './core/projector.js'
 export { decodeSummaryCursor, encodeSummaryCursor } from './core/summaries.js'
 export { createEngine } from './create-engine.js'
 export type { EngineOptions } from './engine-options.js'

@@ -78,6 +78,7 @@ export type EngineErrorCode =
   | 'NOT_CONFIGURED'
   | 'STORE_ERROR'
   | 'STORE_UNAVAILABLE'
+  | 'LEASE_LOST'
   | 'TERMINAL'
 
 const define = <C extends EngineErrorCode>(code: C, name: string): SkeinErrorClass<C> => {
@@ -129,6 +130,12 @@ export const StoreError = define('STORE_ERROR', 'StoreError')
  * have committed, so a writer re-reads the log before writing again (`expectedSeq` fences it).
  */
 export const StoreUnavailableError = define('STORE_UNAVAILABLE', 'StoreUnavailableError')
+/**
+ * An append or lease renewal by a process that no longer owns the run (DESIGN §7): another
+ * process took the run's lease with a newer epoch, or the lease expired and was taken. The
+ * writer drops what it folded and does not run the attempts it would have started.
+ */
+export const LeaseLostError = define('LEASE_LOST', 'LeaseLostError')
 
 /**
  * Thrown by an effect handler to fail without retrying. Any other throw is retried by the

@@ -31,6 +31,67 @@ export interface AppendOptions {
    * resolve before it is power-safe and make it so with the next immediate append, or `flush()`.
    */
   durability?: 'immediate' | 'deferred'
+  /**
+   * The writer's claim on the run (DESIGN §7), checked and written in the same transaction as
+   * the events, so taking and renewing a lease costs no commit of its own. See `LeaseClaim`.
+   * Without it the store checks nothing about ownership (one process, or the memory store).
+   */
+  lease?: LeaseClaim
+}
+
+/**
+ * The run's lease as the store keeps it: who may append (`owner`), the fencing token
+ * (`epoch`, bumped by each take-over) and when the claim lapses (`expiresAt`, engine clock ms).
+ */
+export interface Lease {
+  runId: string
+  owner: string
+  epoch: number
+  expiresAt: number
+}
+
+/**
+ * What an append (or `renewLease`) claims. The store accepts it when
+ * - the stored lease is held by `owner` with the same `epoch` (a renewal), or
+ * - there is no stored lease, or it expired before `now`, and `epoch` is greater than the
+ *   stored epoch (a take-over: the writer read the lease and claims `stored.epoch + 1`),
+ * and then stores `{ owner, epoch, expiresAt }`. Anything else fails with `LeaseLostError`
+ * and writes nothing (events, meta, lease). `expiresAt <= now` releases the run on commit.
+ */
+export interface LeaseClaim {
+  owner: string
+  epoch: number
+  expiresAt: number
+  /** The writer's clock reading for this claim. */
+  now: number
+}
+
+/**
+ * Ownership of runs across processes sharing one store (DESIGN §7). A store that several
+ * processes can open implements it; the memory store does too (trivially one process), so
+ * one contract suite covers all three.
+ */
+export interface LeaseStore {
+  /** The stored lease, expired or not; null if the run was never leased. */
+  readLease(runId: string): Promise<Lease | null>
+  /**
+   * Extends or takes the lease without appending (renewal while attempts are in flight, or a
+   * take-over before work that appends nothing yet). Same rule as an append's `lease`.
+   */
+  renewLease(runId: string, claim: LeaseClaim): Promise<Lease>
+  /** Lets the lease go if `owner`/`epoch` still hold it; otherwise does nothing. */
+  releaseLease(runId: string, owner: string, epoch: number): Promise<void>
+  /**
+   * Atomically takes the leases of up to `limit` runs whose `nextDeadlineAt <= now` and whose
+   * lease is free or expired (Postgres: `FOR UPDATE SKIP LOCKED`), for `owner` until
+   * `expiresAt`, each with the stored epoch + 1. Two processes never claim the same run.
+   */
+  claimDue(
+    owner: string,
+    now: number,
+    expiresAt: number,
+    limit: number,
+  ): Promise<Array<{ runId: string; epoch: number; nextDeadlineAt: number }>>
 }
 
 export interface ReadOptions {
@@ -107,6 +168,8 @@ export interface EventStore {
   flush?(): Promise<void>
   /** The store's attached snapshot store. */
   readonly snapshots?: SnapshotStore
+  /** Run ownership across processes (DESIGN §7); stores several processes can share have it. */
+  readonly leases?: LeaseStore
   close?(): Promise<void>
 }
 

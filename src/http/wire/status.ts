@@ -55,6 +55,7 @@ const STATUS = {
   NOT_CONFIGURED: 503,
   ENGINE_STOPPED: 503,
   STORE_UNAVAILABLE: 503,
+  LEASE_LOST: 503,
 } as const satisfies Record<ErrorCode, number>
 
 /** The table, readable by any string code (a module's own code is not in it). */
@@ -75,4 +76,6 @@ export const PUBLIC_5XX: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   // Its message names only the run and protocol versions, and says what to do.
   'UNSUPPORTED_PROTOCOL',
   'STORE_UNAVAILABLE',
+  // Names only the run: another process owns it now; retrying reaches the new owner.
+  'LEASE_LOST',
 ])

@@ -1,0 +1,41 @@
+import type { EventEnvelope } from './envelope.js'
+
+/** One run's committed events, in seq order, as a projector receives them. */
+export interface ProjectorBatch {
+  runId: string
+  /** Consecutive events of the run; `events[0].seq` follows what the projector saw before. */
+  events: readonly EventEnvelope[]
+}
+
+export interface ProjectorContext {
+  /** The projector's name. */
+  projector: string
+  /** 1 on first delivery of this batch, then 2, 3, … after failures. */
+  attempt: number
+  /** Aborted when the engine stops; a long handler should give up. */
+  signal: AbortSignal
+}
+
+/**
+ * A post-commit projector (SPEC Events rule 4, DESIGN §7): receives every run's committed
+ * events in order, at least once, after commit, and keeps a durable checkpoint in the event
+ * store. A handler that throws is retried with capped backoff; runs never wait for it.
+ * Handlers must be idempotent (a batch may arrive again after a crash).
+ */
+export interface ProjectorDefinition {
+  /** Unique per engine; names its checkpoint, so renaming starts over from the beginning. */
+  name: string
+  handle(batch: ProjectorBatch, ctx: ProjectorContext): void | Promise<void>
+}
+
+export function defineProjector(definition: ProjectorDefinition): ProjectorDefinition {
+  if (typeof definition.name !== 'string' || !/^[A-Za-z0-9_.-]{1,100}$/.test(definition.name)) {
+    throw new TypeError(
+      `defineProjector: name must be 1–100 letters, digits, '_', '.', '-' (got ${JSON.stringify(definition.name)})`,
+    )
+  }
+  if (typeof definition.handle !== 'function') {
+    throw new TypeError(`defineProjector(${definition.name}): handle must be a function`)
+  }
+  return Object.freeze({ ...definition })
+}
