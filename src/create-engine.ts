@@ -13,6 +13,7 @@ import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
 import { markApiBasePath } from './http/node-middleware.js'
 import { resolveSseLimits } from './http/sse-limits.js'
+import { Causes } from './runtime/causes.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
 import { RuntimeEngine } from './runtime/engine.js'
@@ -72,6 +73,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
       }
     : () => {}
 
+  const causes = sink ? new Causes() : undefined
+
   const log = engineLogger(options.logger)
   let http: HttpHandler | undefined
 
@@ -91,6 +94,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       trim: options.trimAfterSnapshot,
       observing: sink !== undefined,
       observe,
+      causes,
       log,
       fingerprints: new Fingerprints(),
       requestDrive: (runId) => lifecycle.runtime?.requestDrive(runId),
@@ -123,6 +127,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       maxRequestBytes: resolved.maxRequestBytes,
       maxEventBytes: resolved.maxEventBytes,
       sse: options.http?.sse,
+      observing: causes ? { observe, causes } : undefined,
     })
     return http
   }

@@ -47,6 +47,10 @@ export interface Observation {
     | 'effect.retry'
     | 'effect.timeout'
     | 'effect.interrupted'
+    | 'effect.settled'
+    | 'run.finished'
+    | 'http.request'
+    | 'http.response'
   runId: string
   at: number
   [field: string]: unknown
