@@ -15,6 +15,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['http', './http.ts', 'benchHttp'],
   ['agents', './agent.ts', 'benchAgent'],
   ['workers', './worker.ts', 'benchWorker'],
+  ['replication to nats', './nats-replication.ts', 'benchNatsReplication'],
 ]
 
 async function runSuite(title: string, file: string, fn: string): Promise<void> {

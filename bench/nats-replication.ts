@@ -1,0 +1,211 @@
+// Replication of the log to NATS JetStream (skein/nats): how fast the replica publishes, and how
+// far it trails the engine while the engine runs the 16-concurrent 3-step workflow load on
+// SQLite. Skipped, with a line saying so, when no NATS with JetStream answers.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
+import { connect } from '@nats-io/transport-node'
+import { createEngine, defineEffect, defineModule, type EventEnvelope } from 'skein'
+import { natsReplica } from 'skein/nats'
+import { sqliteStore } from 'skein/sqlite'
+import { defineWorkflow, workflow } from 'skein/workflow'
+import { median, percentile, type Row } from './table.js'
+
+const NATS_URL = process.env.SKEIN_NATS_URL ?? '127.0.0.1:4222'
+const CONCURRENCY = 16
+const RUNS = 1600
+const ROUNDS = 3
+const now = () => performance.now()
+
+const benchEffects = defineModule({
+  namespace: 'bench',
+  effects: { step: defineEffect<{ i: number }, { i: number }>({ execute: async (x) => x }) },
+})
+const three = defineWorkflow({
+  name: 'three',
+  nodes: {
+    s0: { run: (ctx) => ctx.invoke('bench.step', { i: 0 }) },
+    s1: { after: ['s0'], run: (ctx) => ctx.invoke('bench.step', { i: 1 }) },
+    s2: { after: ['s1'], run: (ctx) => ctx.invoke('bench.step', { i: 2 }) },
+  },
+})
+
+const ctx = { projector: 'bench', attempt: 1, signal: new AbortController().signal }
+
+async function natsUp(): Promise<boolean> {
+  try {
+    const nc = await connect({ servers: NATS_URL, timeout: 2000 })
+    await (await jetstreamManager(nc)).getAccountInfo()
+    await nc.close()
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function deleteStream(name: string): Promise<void> {
+  const nc = await connect({ servers: NATS_URL })
+  await (await jetstreamManager(nc)).streams.delete(name).catch(() => false)
+  await nc.close()
+}
+
+/**
+ * The engine runs RUNS 3-step workflows, CONCURRENCY at a time, on SQLite; each run's committed
+ * events reach the replica through the engine's post-commit subscription, one batch per commit,
+ * in order per run. Lag of an event = its JetStream acknowledgement time − its commit timestamp.
+ */
+async function underLoad(dir: string, round: number) {
+  const store = sqliteStore({ path: join(dir, `load-${round}.db`) })
+  const engine = createEngine({
+    store,
+    modules: [workflow({ definitions: [three] }), benchEffects],
+  })
+  await engine.ready()
+  const stream = `skein_bench_load_${process.pid}_${round}`
+  const replica = natsReplica({ servers: NATS_URL, stream })
+  await replica.handle({ runId: 'warm', events: [] }, ctx) // connects, creates the stream
+  const lags: number[] = []
+  const tails: Promise<void>[] = []
+  let next = 0
+  const t0 = now()
+  const worker = async () => {
+    for (let i = next++; i < RUNS; i = next++) {
+      const runId = `r${round}-${i}`
+      // Batches of one run go out one after another (the projector contract: in order per run).
+      let chain = Promise.resolve()
+      const unsubscribe = await engine.subscribe(runId, (events: readonly EventEnvelope[]) => {
+        chain = chain.then(async () => {
+          await replica.handle({ runId, events }, ctx)
+          const acked = Date.now()
+          for (const event of events) lags.push(acked - event.ts)
+        })
+      })
+      await engine.start(three, undefined, { runId })
+      tails.push(chain.then(unsubscribe))
+      await chain
+    }
+  }
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker))
+  await Promise.all(tails)
+  const seconds = (now() - t0) / 1000
+  await engine.stop()
+  await replica.close()
+  await store.close()
+  await deleteStream(stream)
+  return {
+    runsPerSecond: RUNS / seconds,
+    lagP50: median(lags),
+    lagP99: percentile(lags, 99),
+    events: lags.length,
+  }
+}
+
+/** Replicating logs already on disk (a backfill): every run's whole log, one batch per run. */
+async function backfill(dir: string, round: number) {
+  const store = sqliteStore({ path: join(dir, `load-${round}.db`) })
+  const runIds = await store.listRuns()
+  const logs = await Promise.all(runIds.map((runId) => store.read(runId)))
+  const stream = `skein_bench_backfill_${process.pid}_${round}`
+  const replica = natsReplica({ servers: NATS_URL, stream })
+  await replica.handle({ runId: 'warm', events: [] }, ctx)
+  let events = 0
+  const t0 = now()
+  // 16 runs at a time, as a projector working several runs would.
+  let next = 0
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = next++; i < runIds.length; i = next++) {
+        await replica.handle({ runId: runIds[i], events: logs[i] }, ctx)
+        events += logs[i].length
+      }
+    }),
+  )
+  const rate = events / ((now() - t0) / 1000)
+  await replica.close()
+  await store.close()
+  await deleteStream(stream)
+  return rate
+}
+
+/** The baseline: the same messages published with the bare client (no message id, no replica). */
+async function rawPublish(dir: string, round: number) {
+  const store = sqliteStore({ path: join(dir, `load-${round}.db`) })
+  const runIds = await store.listRuns()
+  const logs = await Promise.all(runIds.map((runId) => store.read(runId)))
+  await store.close()
+  const stream = `skein_bench_raw_${process.pid}_${round}`
+  const nc = await connect({ servers: NATS_URL })
+  const jsm = await jetstreamManager(nc)
+  await jsm.streams.add({ name: stream, subjects: [`raw.${stream}.>`] })
+  const js = jetstream(nc)
+  let events = 0
+  const t0 = now()
+  let next = 0
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = next++; i < runIds.length; i = next++) {
+        await Promise.all(
+          logs[i].map((e) => js.publish(`raw.${stream}.${runIds[i]}`, JSON.stringify(e))),
+        )
+        events += logs[i].length
+      }
+    }),
+  )
+  const rate = events / ((now() - t0) / 1000)
+  await jsm.streams.delete(stream)
+  await nc.close()
+  return rate
+}
+
+export async function benchNatsReplication(): Promise<Row[]> {
+  if (!(await natsUp())) {
+    console.log(`\nskipped: no NATS with JetStream at ${NATS_URL} (set SKEIN_NATS_URL)`)
+    return []
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'skein-bench-nats-'))
+  try {
+    const loads = []
+    const backfills: number[] = []
+    const raws: number[] = []
+    for (let round = 0; round < ROUNDS; round++) {
+      loads.push(await underLoad(dir, round))
+      raws.push(await rawPublish(dir, round))
+      backfills.push(await backfill(dir, round))
+    }
+    const raw = median(raws)
+    const fill = median(backfills)
+    return [
+      {
+        name: 'replication backfill (whole logs, 16 runs at a time)',
+        value: fill,
+        unit: 'events/s',
+        baseline: raw,
+        ratio: fill / raw,
+        note: 'baseline: bare JetStream publish of the same messages',
+      },
+      {
+        name: `engine + replica, 3-step workflow, ${CONCURRENCY} concurrent`,
+        value: median(loads.map((l) => l.runsPerSecond)),
+        unit: 'runs/s',
+      },
+      {
+        name: '  replicated events under that load',
+        value: median(loads.map((l) => l.runsPerSecond)) * (loads[0].events / RUNS),
+        unit: 'events/s',
+      },
+      {
+        name: '  replication lag p50 (commit → JetStream ack)',
+        value: median(loads.map((l) => l.lagP50)),
+        unit: 'ms',
+      },
+      {
+        name: '  replication lag p99 (commit → JetStream ack)',
+        value: median(loads.map((l) => l.lagP99)),
+        unit: 'ms',
+      },
+    ]
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
