@@ -104,11 +104,14 @@ export type {
   AppendOptions,
   Clock,
   EventStore,
+  FeedEntry,
   Ids,
   Lease,
   LeaseClaim,
   LeaseStore,
   LogBounds,
+  ProjectionFeed,
+  ProjectorCheckpoint,
   ReadOptions,
   RunMeta,
   RunSummary,
@@ -170,8 +173,14 @@ export type {
   RuntimeObserver,
   RuntimeOptions,
   TrimCoverage,
+  TrimCoverageFunction,
   TrimOptions,
 } from './runtime/options.js'
+export type {
+  ProjectorOptions,
+  ProjectorState,
+  ProjectorStatus,
+} from './runtime/projector-types.js'
 export { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 export { memoryStore } from './stores/memory/memory-store.js'
 export type {
