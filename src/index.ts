@@ -131,6 +131,15 @@ export {
   type ProjectorContext,
   type ProjectorDefinition,
 } from './core/projector.js'
+export {
+  indexEvent,
+  type RunIndex,
+  type RunIndexEntry,
+  type RunIndexOptions,
+  type RunIndexPage,
+  type RunIndexQuery,
+  type TenantOf,
+} from './core/run-index.js'
 export { decodeSummaryCursor, encodeSummaryCursor } from './core/summaries.js'
 export { createEngine } from './create-engine.js'
 export type { EngineOptions } from './engine-options.js'
@@ -181,6 +190,7 @@ export type {
   ProjectorState,
   ProjectorStatus,
 } from './runtime/projector-types.js'
+export { memoryRunIndex } from './stores/memory/memory-run-index.js'
 export { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 export { memoryStore } from './stores/memory/memory-store.js'
 export type {
