@@ -57,8 +57,8 @@ export const ATTR = {
  * pass (a child of the request that caused it, also for later passes of that run in this
  * process) and one per in-process effect attempt (a child of the pass that launched it).
  * Metrics: `skein.runs.started|completed|failed|cancelled`, `skein.effect.attempts`,
- * `skein.effect.failures`, `skein.wake.duration` (ms) and `skein.projector.lag` /
- * `skein.projector.lag_ms` gauges.
+ * `skein.effect.failures`, `skein.wake.duration` (ms), `skein.projector.failures` and the
+ * `skein.projector.lag` / `skein.projector.lag_ms` gauges.
  *
  * @example
  * const engine = createEngine({ modules, observer: otelObserver() })
@@ -85,6 +85,9 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
   const wakeDuration = meter.createHistogram('skein.wake.duration', {
     description: 'Duration of one wake pass',
     unit: 'ms',
+  })
+  const projectorFailures = meter.createCounter('skein.projector.failures', {
+    description: 'Projector batches that threw (each retried with backoff)',
   })
   // Projector lag: the latest value each projector reported, read at collection time.
   const lag = new Map<string, { events?: number; ms?: number }>()
@@ -208,6 +211,9 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
     'run.started'(o) {
       runsStarted.add(1, { [ATTR.kind]: str(o.kind), [ATTR.definition]: str(o.definitionName) })
     },
+    'projector.failed'(o) {
+      projectorFailures.add(1, { [ATTR.projector]: str(o.projector) })
+    },
     'run.finished'(o) {
       runsFinished[str(o.status)]?.add(1)
     },
@@ -225,7 +231,7 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
 
   return {
     observe(observation) {
-      if ((observation.type as string) === 'projector.lag') return projectorLag(observation)
+      if (observation.type === 'projector.lag') return projectorLag(observation)
       handlers[observation.type]?.(observation)
     },
     close() {

@@ -26,6 +26,7 @@ import type {
 } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
+import type { ProjectorStatus } from './projector-types.js'
 
 export interface SignalOptions extends CallerContext {
   /**
@@ -134,6 +135,8 @@ export interface Engine {
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>
+  /** Each registered projector's state, checkpoint, lag and last error (docs/projectors.md). */
+  projectors(): Promise<ProjectorStatus[]>
   /** Transient (never stored) events of a run published after the call; returns unsubscribe. */
   subscribeTransient(runId: string, listener: (event: TransientEvent) => void): () => void
   /** Live events of a run appended after the call (for SSE); returns unsubscribe. */

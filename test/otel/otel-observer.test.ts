@@ -256,7 +256,7 @@ describe('otelObserver', () => {
     const observer = otelObserver({ meter: meterProvider.getMeter('test') })
     const at = Date.now()
     observer.observe({
-      type: 'projector.lag' as any,
+      type: 'projector.lag',
       runId: '',
       at,
       projector: 'index',
@@ -264,7 +264,7 @@ describe('otelObserver', () => {
       lagMs: 340,
     })
     observer.observe({
-      type: 'projector.lag' as any,
+      type: 'projector.lag',
       runId: '',
       at,
       projector: 'nats',

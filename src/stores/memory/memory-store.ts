@@ -13,6 +13,7 @@ import type {
   SnapshotStore,
 } from '../../core/ports.js'
 import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../core/summaries.js'
+import { memoryFeed } from './memory-feed.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
 
 interface RunLog {
@@ -36,6 +37,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
   /** Run ids in creation order: `created[position - 1]` (summary pages walk it backwards). */
   const created: string[] = []
   const snapshots = options.snapshots ?? memorySnapshotStore()
+  const feed = memoryFeed((runId) => runs.get(runId)?.events)
   const logOf = (runId: string): RunLog => {
     let log = runs.get(runId)
     if (!log) {
@@ -47,6 +49,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
 
   return {
     snapshots,
+    feed: feed.feed,
     async append(runId, events, { expectedSeq, idempotencyKey, meta }) {
       const log = runs.get(runId)
       const tail = log?.tail ?? 0
@@ -76,6 +79,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       target.tail = expectedSeq + events.length
       if (idempotencyKey !== undefined) target.keys.add(idempotencyKey)
       if (meta) target.meta = { ...meta }
+      if (events.length > 0) feed.committed(events)
       // Listeners see committed events; one that throws never fails the append or the others.
       if (events.length > 0) {
         for (const listener of target.listeners) {
@@ -112,6 +116,10 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       if (cut === 0) return 0
       log.events = log.events.slice(cut)
       log.head += cut
+      feed.trimmed(cut, (event) => {
+        const owner = runs.get(event.runId)
+        return owner !== undefined && event.seq < owner.head
+      })
       return cut
     },
     subscribe(runId, listener) {

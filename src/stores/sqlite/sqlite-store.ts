@@ -16,6 +16,7 @@ import { runListeners } from '../shared/run-listeners.js'
 import { loadDriver, openDatabase, type SqliteDriver } from './driver.js'
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
+import { sqliteFeed } from './sqlite-feed.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { prepareStatements } from './statements.js'
 import { summaryPage } from './summary-page.js'
@@ -102,13 +103,17 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   }
 
   const snapshots = sqliteSnapshotStore(db, guard)
+  const feed = sqliteFeed(db, guard)
   // Deferred appends may skip their fsync only where a later fsync of the WAL file covers
   // them: a FULL store on a WAL file (an in-memory database has neither).
   const walPath = journalMode === 'wal' ? `${resolvePath(path)}-wal` : undefined
   const group = createGroupCommit(
     db,
     st,
-    listeners.notify,
+    (runId, events) => {
+      listeners.notify(runId, events)
+      if (events.length > 0) feed.committed()
+    },
     () => snapshots.writePending(),
     synchronous === 'full' && walPath !== undefined,
   )
@@ -128,6 +133,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   return {
     path,
     snapshots,
+    feed: feed.feed,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
         guard()

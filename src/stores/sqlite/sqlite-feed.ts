@@ -1,0 +1,117 @@
+import type { FeedEntry, ProjectionFeed, ProjectorCheckpoint } from '../../core/ports.js'
+import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
+import type { SqliteDatabase } from './driver.js'
+
+interface CheckpointRow {
+  name: string
+  position: number
+  owner: string | null
+  expires_at: number
+  updated_at: number
+}
+
+const toCheckpoint = (row: CheckpointRow): ProjectorCheckpoint => ({
+  name: row.name,
+  position: row.position,
+  owner: row.owner,
+  expiresAt: row.expires_at,
+  updatedAt: row.updated_at,
+})
+
+/**
+ * The SQLite store's projection feed: positions are the events table's AUTOINCREMENT key
+ * (commit order, never reused), checkpoints live in `skein_projectors`. A claim and a save
+ * are single statements, atomic against other processes on the same file.
+ */
+export function sqliteFeed(db: SqliteDatabase, guard: () => void) {
+  const st = {
+    readAfter: db.prepare<[number, number], EventRow & { pos: number; run_id: string }>(
+      `SELECT e.pos, r.run_id, e.seq, e.id, e.ts, e.type, e.thread_id, e.origin, e.causation_id,
+        e.effect_id, e.idempotency_key, e.event_key, e.payload
+        FROM skein_events e JOIN skein_runs r ON r.run_no = e.run_no
+        WHERE e.pos > ? ORDER BY e.pos LIMIT ?`,
+    ),
+    head: db.prepare<[], number>('SELECT coalesce(max(pos), 0) FROM skein_events').pluck(),
+    // Trimming may have removed the newest events: the sequence keeps the highest ever given.
+    seqHead: db
+      .prepare<[], number>(
+        "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'skein_events'",
+      )
+      .pluck(),
+    checkpoint: db.prepare<[string], CheckpointRow>(
+      'SELECT name, position, owner, expires_at, updated_at FROM skein_projectors WHERE name = ?',
+    ),
+    claim: db.prepare<[string, string, number, string, number], CheckpointRow>(
+      `INSERT INTO skein_projectors (name, owner, expires_at) VALUES (?, ?, ?)
+        ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+        WHERE skein_projectors.owner IS NULL OR skein_projectors.owner = ?
+          OR skein_projectors.expires_at <= ?
+        RETURNING name, position, owner, expires_at, updated_at`,
+    ),
+    save: db.prepare<[number, number, number, string, string]>(
+      `UPDATE skein_projectors SET position = max(position, ?), updated_at = CASE WHEN ? > position
+        THEN ? ELSE updated_at END WHERE name = ? AND owner = ?`,
+    ),
+    release: db.prepare<[string, string]>(
+      'UPDATE skein_projectors SET owner = NULL, expires_at = 0 WHERE name = ? AND owner = ?',
+    ),
+    coveredSeq: db
+      .prepare<[string, number], number>(
+        `SELECT coalesce(max(seq), 0) FROM skein_events
+          WHERE run_no = (SELECT run_no FROM skein_runs WHERE run_id = ?) AND pos <= ?`,
+      )
+      .pluck(),
+  }
+  const watchers = new Set<() => void>()
+  const feed: ProjectionFeed = {
+    async readAfter(after, limit) {
+      guard()
+      return st.readAfter
+        .all(after, Math.max(0, limit))
+        .map((row): FeedEntry => ({ position: row.pos, event: rowToEnvelope(row.run_id, row) }))
+    },
+    async headPosition() {
+      guard()
+      return Math.max(st.head.get() ?? 0, st.seqHead.get() ?? 0)
+    },
+    watch(listener) {
+      watchers.add(listener)
+      return () => {
+        watchers.delete(listener)
+      }
+    },
+    async checkpoint(name) {
+      guard()
+      const row = st.checkpoint.get(name)
+      return row ? toCheckpoint(row) : null
+    },
+    async claim(name, owner, now, expiresAt) {
+      guard()
+      const row = st.claim.get(name, owner, expiresAt, owner, now)
+      return row ? toCheckpoint(row) : null
+    },
+    async saveCheckpoint(name, owner, position, now) {
+      guard()
+      return st.save.run(position, position, now, name, owner).changes > 0
+    },
+    async release(name, owner) {
+      guard()
+      st.release.run(name, owner)
+    },
+    async coveredSeq(runId, position) {
+      guard()
+      return st.coveredSeq.get(runId, position) ?? 0
+    },
+  }
+  return {
+    feed,
+    /** Tells the watchers a commit happened (called after each committed append). */
+    committed(): void {
+      for (const watcher of [...watchers]) {
+        try {
+          watcher()
+        } catch {}
+      }
+    },
+  }
+}
