@@ -1,13 +1,12 @@
 // The replication crash loop's child (replication-crash.test.ts): runs the kill loop's workload
 // on a SQLite file and replicates every run's committed events to a JetStream stream through
-// `natsReplica`, until it is SIGKILLed (mode `work`), or, in mode `finish`, until the engine's
-// recovery has settled and every event is replicated. Spawned with
+// `natsReplica`, until it is SIGKILLed (mode `work`), or, in mode `finish`, until every event
+// the kills left behind is replicated. Spawned with
 // `--conditions=skein-source --import tsx`.
 //
-// Until the engine's projector runtime is merged this file delivers the batches itself, the way
-// that runtime does: per run, in seq order, after commit, from a checkpoint saved only after
-// the batch was handled (so a kill between the two delivers the batch again: at least once).
-import { readFileSync, renameSync, writeFileSync } from 'node:fs'
+// The replica is the engine's projector: the projector runtime delivers each run's committed
+// events in order, at least once, and moves its checkpoint (in the SQLite file) after a round
+// was handled, so a kill in between delivers the round again.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createEngine } from 'skein'
 import { decision } from 'skein/approval'
@@ -15,7 +14,7 @@ import { natsReplica } from 'skein/nats'
 import { sqliteStore } from 'skein/sqlite'
 import { killModules } from '../durability/kill-workload.js'
 
-const [dbPath, checkpointPath, natsUrl, stream, mode, seedText] = process.argv.slice(2)
+const [dbPath, natsUrl, stream, mode, seedText] = process.argv.slice(2)
 let seed = Number(seedText) >>> 0
 /** mulberry32: the workload's choices are the seed's. */
 const random = () => {
@@ -27,38 +26,16 @@ const random = () => {
 }
 
 const store = await sqliteStore({ path: dbPath })
-const engine = createEngine({ store, modules: killModules(), snapshotEvery: 7 })
 const replica = natsReplica({ servers: natsUrl, stream })
-const abort = new AbortController()
-
-const checkpoints: Record<string, number> = (() => {
-  try {
-    return JSON.parse(readFileSync(checkpointPath, 'utf8'))
-  } catch {
-    return {}
-  }
-})()
-const saveCheckpoints = () => {
-  writeFileSync(`${checkpointPath}.tmp`, JSON.stringify(checkpoints))
-  renameSync(`${checkpointPath}.tmp`, checkpointPath)
-}
-
-/** One pass over every run: what is past its checkpoint goes to the replica, then the checkpoint. */
-async function replicateOnce(): Promise<number> {
-  let moved = 0
-  for (const runId of await store.listRuns()) {
-    const events = await store.read(runId, { fromSeq: (checkpoints[runId] ?? 0) + 1, limit: 200 })
-    if (events.length === 0) continue
-    await replica.handle(
-      { runId, events },
-      { projector: replica.name, attempt: 1, signal: abort.signal },
-    )
-    checkpoints[runId] = events[events.length - 1].seq
-    saveCheckpoints()
-    moved += events.length
-  }
-  return moved
-}
+const engine = createEngine({
+  store,
+  modules: killModules(),
+  snapshotEvery: 7,
+  rescanTimers: mode === 'work',
+  projectors: [replica],
+  // The same owner each time: a restarted child takes its claim back at once.
+  projectorOptions: { owner: 'replication-child', pollMs: 20, batchSize: 100 },
+})
 
 /** Signals what the mixed runs wait for (keys stable across restarts). */
 async function drive(runId: string): Promise<void> {
@@ -94,21 +71,21 @@ async function work(): Promise<never> {
   }
 }
 
-async function replicateForever(): Promise<never> {
-  for (;;) if ((await replicateOnce()) === 0) await sleep(5)
-}
-
 async function main(): Promise<void> {
   await engine.ready()
   process.stdout.write('ready\n')
   if (mode === 'work') {
-    await Promise.all([work(), replicateForever()])
+    await work()
     return
   }
-  // finish: let recovery settle (interrupted attempts, due timers), then replicate the rest.
-  await (await engine.runtime).idle()
+  // finish: nothing runs (no timers rescanned, no work); the replica catches up with the log
+  // the kills left behind.
+  for (;;) {
+    const [status] = await engine.projectors()
+    if (status.lagEvents === 0) break
+    await sleep(20)
+  }
   await engine.stop()
-  while ((await replicateOnce()) > 0) {}
   await replica.close()
   await store.close?.()
   process.stdout.write('done\n')

@@ -32,7 +32,6 @@ afterAll(async () => {
 
 const child = join(import.meta.dirname, 'replication-child.ts')
 const dbPath = join(dir, 'runs.db')
-const checkpointPath = join(dir, 'checkpoints.json')
 
 function spawnChild(mode: 'work' | 'finish', seed: number) {
   const proc = spawn(
@@ -43,7 +42,6 @@ function spawnChild(mode: 'work' | 'finish', seed: number) {
       'tsx',
       child,
       dbPath,
-      checkpointPath,
       NATS_URL,
       stream,
       mode,
