@@ -10,7 +10,13 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base'
-import { defineEffect, defineModule, type ServerHandle, TerminalError } from 'skein'
+import {
+  defineEffect,
+  defineModule,
+  defineProjector,
+  type ServerHandle,
+  TerminalError,
+} from 'skein'
 import { ATTR, otelObserver, parseTraceparent } from 'skein/otel'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -244,6 +250,47 @@ describe('otelObserver', () => {
     expect(m['skein.effect.failures']).toBe(4)
     expect(m['skein.wake.duration']).toBeGreaterThanOrEqual(4)
     expect(m['skein.runs.cancelled']).toBeUndefined()
+  })
+
+  it('reports a registered projector lag and failures from the engine observations', async () => {
+    const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
+    const reader = new PeriodicExportingMetricReader({
+      exporter: metricExporter,
+      exportIntervalMillis: 3_600_000,
+    })
+    const meterProvider = new MeterProvider({ readers: [reader] })
+    let thrown = 0
+    const index = defineProjector({
+      name: 'index',
+      handle() {
+        // Fails its first two batches, then keeps up.
+        if (thrown < 2) {
+          thrown++
+          throw new Error('index down')
+        }
+      },
+    })
+    const engine = newEngine({
+      modules: [workflow({ definitions: [traced] }), fx],
+      projectors: [index],
+      projectorOptions: { pollMs: 20, backoff: { initialMs: 5, maxMs: 20 } },
+      observer: otelObserver({ meter: meterProvider.getMeter('test') }),
+    })
+    await engine.start(traced)
+    await engine.start(traced)
+    const points = await until('the lag gauge at 0 after the failures', async () => {
+      await reader.forceFlush()
+      const metrics = metricExporter.getMetrics().at(-1)?.scopeMetrics[0]?.metrics ?? []
+      const byName = (name: string) => metrics.find((m) => m.descriptor.name === name)?.dataPoints
+      const lag = byName('skein.projector.lag')
+      const failures = byName('skein.projector.failures')
+      const caughtUp = (await engine.projectors())[0].lagEvents === 0
+      return caughtUp && lag?.[0]?.value === 0 && failures ? { lag, failures } : undefined
+    })
+    expect(points.lag[0].attributes[ATTR.projector]).toBe('index')
+    expect(points.failures[0].attributes[ATTR.projector]).toBe('index')
+    expect(points.failures[0].value).toBe(2)
+    await meterProvider.shutdown()
   })
 
   it('feeds the projector lag gauges from projector.lag observations', async () => {
