@@ -16,6 +16,8 @@ const NATS_URL = process.env.SKEIN_NATS_URL ?? '127.0.0.1:4222'
 const CONCURRENCY = 16
 const RUNS = Number(process.env.SKEIN_BENCH_NATS_RUNS ?? 1600)
 const ROUNDS = Number(process.env.SKEIN_BENCH_NATS_ROUNDS ?? 3)
+/** An offered load the replica can keep up with here (a fraction of its backfill rate). */
+const PACED_RUNS_PER_SECOND = Number(process.env.SKEIN_BENCH_NATS_PACE ?? 100)
 const now = () => performance.now()
 
 const benchEffects = defineModule({
@@ -55,8 +57,9 @@ async function deleteStream(name: string): Promise<void> {
  * registered as its projector (`createEngine({ projectors })`). Lag of an event = the time
  * JetStream acknowledged it − its commit timestamp (`ts`), as the projector saw it.
  */
-async function underLoad(dir: string, round: number) {
-  const stream = `skein_bench_load_${process.pid}_${round}`
+async function underLoad(dir: string, round: number, runsPerSecond?: number) {
+  const label = runsPerSecond ? `paced-${round}` : `load-${round}`
+  const stream = `skein_bench_${label.replace('-', '_')}_${process.pid}`
   const replica = natsReplica({ servers: NATS_URL, stream })
   const lags: number[] = []
   // The replica, timed: a projector that hands each batch on and notes when it was acknowledged.
@@ -68,7 +71,7 @@ async function underLoad(dir: string, round: number) {
       for (const event of batch.events) lags.push(acked - event.ts)
     },
   })
-  const store = sqliteStore({ path: join(dir, `load-${round}.db`) })
+  const store = sqliteStore({ path: join(dir, `${label}.db`) })
   const engine = createEngine({
     store,
     modules: [workflow({ definitions: [three] }), benchEffects],
@@ -80,7 +83,12 @@ async function underLoad(dir: string, round: number) {
   const t0 = now()
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      for (let i = next++; i < RUNS; i = next++) await engine.start(three)
+      for (let i = next++; i < RUNS; i = next++) {
+        // Paced: run i starts no earlier than i / rate seconds in (an offered load, not a race).
+        const due = runsPerSecond ? t0 + (i / runsPerSecond) * 1000 - now() : 0
+        if (due > 0) await new Promise((resolve) => setTimeout(resolve, due))
+        await engine.start(three)
+      }
     }),
   )
   const seconds = (now() - t0) / 1000
@@ -192,7 +200,9 @@ export async function benchNatsReplication(): Promise<Row[]> {
     const bare: number[] = []
     const backfills: number[] = []
     const raws: number[] = []
+    const paced = []
     for (let round = 0; round < ROUNDS; round++) {
+      paced.push(await underLoad(dir, round, PACED_RUNS_PER_SECOND))
       bare.push(await withoutReplica(dir, round))
       loads.push(await underLoad(dir, round))
       raws.push(await rawPublish(dir, round))
@@ -225,13 +235,24 @@ export async function benchNatsReplication(): Promise<Row[]> {
         unit: 'events/s',
       },
       {
-        name: '  replication lag p50 (commit → JetStream ack)',
+        name: '  replication lag p50 (commit → JetStream ack; grows while the replica is behind)',
         value: median(loads.map((l) => l.lagP50)),
         unit: 'ms',
       },
       {
-        name: '  replication lag p99 (commit → JetStream ack)',
+        name: '  replication lag p99 (same)',
         value: median(loads.map((l) => l.lagP99)),
+        unit: 'ms',
+      },
+      {
+        name: `steady state: ${CONCURRENCY} concurrent, paced at ${PACED_RUNS_PER_SECOND} runs/s, replication lag p50`,
+        value: median(paced.map((l) => l.lagP50)),
+        unit: 'ms',
+        note: `${Math.round(median(paced.map((l) => l.eventsPerSecond)))} events/s replicated`,
+      },
+      {
+        name: `steady state: ${CONCURRENCY} concurrent, paced at ${PACED_RUNS_PER_SECOND} runs/s, replication lag p99`,
+        value: median(paced.map((l) => l.lagP99)),
         unit: 'ms',
       },
     ]
