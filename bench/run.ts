@@ -16,6 +16,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['agents', './agent.ts', 'benchAgent'],
   ['workers', './worker.ts', 'benchWorker'],
   ['replication to nats', './nats-replication.ts', 'benchNatsReplication'],
+  ['opentelemetry', './otel.ts', 'benchOtel'],
 ]
 
 async function runSuite(title: string, file: string, fn: string): Promise<void> {
