@@ -1,8 +1,8 @@
 import type { EventEnvelope } from '../core/envelope.js'
 import type { Clock, FeedEntry, ProjectionFeed } from '../core/ports.js'
 import type { ProjectorDefinition } from '../core/projector.js'
+import type { ProjectorOptions, ProjectorState, ProjectorStatus } from '../core/projector-status.js'
 import type { Observation } from './options.js'
-import type { ProjectorOptions, ProjectorState, ProjectorStatus } from './projector-types.js'
 
 interface Worked {
   definition: ProjectorDefinition
