@@ -51,11 +51,11 @@ async function round(
   path: string,
   count: 0 | 1 | 3,
 ): Promise<{ runsPerSec: number; catchUpMs: number }> {
-  const index = count > 0 ? sqliteRunIndex({ path }) : undefined
+  const store = sqliteStore({ path })
+  const index = count > 0 ? sqliteRunIndex({ store }) : undefined
   const projectors: ProjectorDefinition[] = []
   if (index) projectors.push(index.projector)
   if (count === 3) projectors.push(counter('count-a'), counter('count-b'))
-  const store = sqliteStore({ path })
   const engine = createEngine({
     store,
     modules: [workflow({ definitions: [three] }), fx],
