@@ -131,6 +131,11 @@ export {
   type ProjectorContext,
   type ProjectorDefinition,
 } from './core/projector.js'
+export type {
+  ProjectorOptions,
+  ProjectorState,
+  ProjectorStatus,
+} from './core/projector-status.js'
 export {
   indexEvent,
   type RunIndex,
@@ -185,11 +190,6 @@ export type {
   TrimCoverageFunction,
   TrimOptions,
 } from './runtime/options.js'
-export type {
-  ProjectorOptions,
-  ProjectorState,
-  ProjectorStatus,
-} from './runtime/projector-types.js'
 export { memoryRunIndex } from './stores/memory/memory-run-index.js'
 export { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 export { memoryStore } from './stores/memory/memory-store.js'

@@ -25,8 +25,8 @@ import type {
   WorkerCallbackInput,
 } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
+import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
-import type { ProjectorStatus } from './projector-types.js'
 
 export interface SignalOptions extends CallerContext {
   /**

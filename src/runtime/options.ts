@@ -1,8 +1,8 @@
 import type { Module } from '../core/module.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
 import type { ProjectorDefinition } from '../core/projector.js'
+import type { ProjectorOptions } from '../core/projector-status.js'
 import type { Logger } from './logger.js'
-import type { ProjectorOptions } from './projector-types.js'
 
 /** Where and how `serve` (and the `serve` option) listens. */
 export interface ServeOptions {

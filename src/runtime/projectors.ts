@@ -1,8 +1,8 @@
 import type { EventEnvelope } from '../core/envelope.js'
 import type { Clock, FeedEntry, ProjectionFeed } from '../core/ports.js'
 import type { ProjectorDefinition } from '../core/projector.js'
+import type { ProjectorOptions, ProjectorState, ProjectorStatus } from '../core/projector-status.js'
 import type { Observation } from './options.js'
-import type { ProjectorOptions, ProjectorState, ProjectorStatus } from './projector-types.js'
 
 interface Worked {
   definition: ProjectorDefinition
@@ -23,7 +23,7 @@ interface RunnerDeps {
   owner: string
 }
 
-const DEFAULTS = { leaseMs: 15_000, pollMs: 500, batchSize: 500, failAfter: 5 }
+const DEFAULTS = { leaseMs: 15_000, pollMs: 500, delayMs: 20, batchSize: 500, failAfter: 5 }
 
 /** The delay before retry `failures` (1, 2, …): doubling from `initialMs`, capped at `maxMs`. */
 export function projectorBackoff(failures: number, initialMs: number, maxMs: number): number {
@@ -70,6 +70,7 @@ export class ProjectorRunner {
     this.opts = {
       leaseMs: positive('leaseMs', options.leaseMs, DEFAULTS.leaseMs),
       pollMs: positive('pollMs', options.pollMs, DEFAULTS.pollMs),
+      delayMs: nonNegative('delayMs', options.delayMs, DEFAULTS.delayMs),
       batchSize: positive('batchSize', options.batchSize, DEFAULTS.batchSize),
       failAfter: positive('failAfter', options.failAfter, DEFAULTS.failAfter),
       initialMs: positive('backoff.initialMs', options.backoff?.initialMs, 100),
@@ -198,6 +199,8 @@ export class ProjectorRunner {
         const page = await feed.readAfter(w.position, this.opts.batchSize)
         if (page.length === 0) {
           await this.sleep(this.opts.pollMs, true)
+          // Woken by a commit (or the poll): let more commits land before the next round.
+          if (this.opts.delayMs > 0) await this.sleep(this.opts.delayMs, false)
           continue
         }
         const delivered = await this.deliver(w, page)
@@ -271,6 +274,21 @@ export class ProjectorRunner {
         }
       }
     }
+    if (w.definition.flush) {
+      if (this.stopped) return false
+      try {
+        await w.definition.flush({
+          projector: w.definition.name,
+          attempt: 1,
+          signal: this.abort.signal,
+        })
+      } catch (error) {
+        // What the round buffered is lost: the page is read and handed over again.
+        await this.failed(w, error, null, 1)
+        await this.renew(w)
+        return false
+      }
+    }
     return true
   }
 
@@ -307,6 +325,16 @@ export class ProjectorRunner {
     })
     await this.sleep(projectorBackoff(w.failures, this.opts.initialMs, this.opts.maxMs), false)
   }
+}
+
+function nonNegative(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+    throw new TypeError(
+      `createEngine: projectorOptions.${name} must be a number >= 0, got ${value}`,
+    )
+  }
+  return v
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {

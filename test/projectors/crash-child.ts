@@ -10,7 +10,7 @@ const random = seeded(Number(seedText))
 const cycle = Number(cycleText)
 
 const store = sqliteStore({ path: dbPath })
-const index = sqliteRunIndex({ path: dbPath })
+const index = sqliteRunIndex({ store })
 const engine = createEngine({
   store,
   modules: crashModules(),

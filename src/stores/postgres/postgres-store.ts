@@ -13,6 +13,7 @@ import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import { runListeners } from '../shared/run-listeners.js'
 import { createOwnPool, loadPg, type OwnPool, type PostgresQueryable } from './driver.js'
 import { createGroupCommit } from './group-commit.js'
+import { postgresFeed } from './postgres-feed.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
 import { migrationSql, NEWER_SCHEMA_SQLSTATE, SCHEMA_VERSION, schemaName } from './schema.js'
 import { rowToSummary, statements } from './statements.js'
@@ -186,8 +187,12 @@ export function postgresStore(
     drain: () => group.drain(),
     sql: { latest: sql.snapshotLatest, list: sql.snapshotList, prune: sql.snapshotPrune },
   })
+  const feed = postgresFeed(schema.sql, read)
   const group = createGroupCommit(query, sql, {
-    onCommitted: listeners.notify,
+    onCommitted: (runId, events) => {
+      listeners.notify(runId, events)
+      if (events.length > 0) feed.committed()
+    },
     takeSnapshots: () => snapshots.take(),
     snapshotsSettled: () => snapshots.settled(),
     hasPendingSnapshots: () => snapshots.hasPending(),
@@ -196,6 +201,7 @@ export function postgresStore(
   return {
     schema: schema.name,
     snapshots,
+    feed: feed.feed,
     ready,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {

@@ -21,9 +21,10 @@ const toCheckpoint = (row: CheckpointRow): ProjectorCheckpoint => ({
 /**
  * The SQLite store's projection feed: positions are the events table's AUTOINCREMENT key
  * (commit order, never reused), checkpoints live in `skein_projectors`. A claim and a save
- * are single statements, atomic against other processes on the same file.
+ * are single statements, atomic against other processes on the same file. With `relaxSaves`
+ * (a FULL store on a WAL file) a save commits without its own fsync.
  */
-export function sqliteFeed(db: SqliteDatabase, guard: () => void) {
+export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: boolean) {
   const st = {
     readAfter: db.prepare<[number, number], EventRow & { pos: number; run_id: string }>(
       `SELECT e.pos, r.run_id, e.seq, e.id, e.ts, e.type, e.thread_id, e.origin, e.causation_id,
@@ -92,7 +93,15 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void) {
     },
     async saveCheckpoint(name, owner, position, now) {
       guard()
-      return st.save.run(position, position, now, name, owner).changes > 0
+      // A checkpoint that a power loss takes back only hands events over again (at least
+      // once), so its write skips the fsync; the store's next FULL commit makes it durable.
+      if (!relaxSaves) return st.save.run(position, position, now, name, owner).changes > 0
+      db.exec('PRAGMA synchronous = NORMAL')
+      try {
+        return st.save.run(position, position, now, name, owner).changes > 0
+      } finally {
+        db.exec('PRAGMA synchronous = FULL')
+      }
     },
     async release(name, owner) {
       guard()

@@ -1,3 +1,5 @@
+import { InvalidRequestError } from '../../core/errors.js'
+import type { EventStore } from '../../core/ports.js'
 import { defineProjector } from '../../core/projector.js'
 import {
   decodeIndexCursor,
@@ -10,10 +12,17 @@ import {
 } from '../../core/run-index.js'
 import { loadDriver, openDatabase, type SqliteDriver } from './driver.js'
 import { storeError } from './group-commit.js'
+import { connectionOf } from './sqlite-store.js'
 
 export interface SqliteRunIndexOptions extends RunIndexOptions {
-  /** The database file; the store's own file works (the index has a table of its own). */
-  path: string
+  /**
+   * The engine's SQLite store: the index lives in its file and writes through its connection
+   * (recommended: no lock waits between two connections of one process, and a round's write
+   * skips its own fsync like the checkpoint after it, which it precedes in the same WAL).
+   */
+  store?: EventStore
+  /** Or a database file of its own, opened on a second connection. */
+  path?: string
   busyTimeoutMs?: number
   driver?: () => SqliteDriver
 }
@@ -52,16 +61,31 @@ const COLUMNS =
  * below a row's seq are skipped, so a re-delivered batch changes nothing.
  *
  * @example
- * const index = sqliteRunIndex({ path: '.skein/runs.db' })
+ * const store = sqliteStore({ path: '.skein/runs.db' })
+ * const index = sqliteRunIndex({ store })
  * const engine = createEngine({ store, modules, projectors: [index.projector] })
  * const page = await index.list({ status: 'running', tenant: 'acme' })
  */
 export function sqliteRunIndex(options: SqliteRunIndexOptions): RunIndex {
+  const shared = options.store ? connectionOf.get(options.store) : undefined
+  if (options.store && !shared) {
+    throw new InvalidRequestError('sqliteRunIndex: store must be an open sqliteStore')
+  }
+  if (!shared && typeof options.path !== 'string') {
+    throw new InvalidRequestError('sqliteRunIndex: pass { store } (a sqliteStore) or { path }')
+  }
   const timeout = options.busyTimeoutMs ?? 5000
-  const db = openDatabase((options.driver ?? loadDriver)(), options.path, timeout)
+  const db = shared
+    ? shared.db
+    : openDatabase((options.driver ?? loadDriver)(), options.path as string, timeout)
+  const guard = shared?.guard ?? (() => {})
+  const relaxed = shared?.relaxed ?? false
+  const where = shared ? 'the store' : options.path
   try {
-    db.pragma('journal_mode = WAL')
-    db.pragma(`busy_timeout = ${timeout}`)
+    if (!shared) {
+      db.pragma('journal_mode = WAL')
+      db.pragma(`busy_timeout = ${timeout}`)
+    }
     db.exec(`
       CREATE TABLE IF NOT EXISTS skein_run_index (
         run_id TEXT PRIMARY KEY,
@@ -78,8 +102,8 @@ export function sqliteRunIndex(options: SqliteRunIndexOptions): RunIndex {
         ON skein_run_index (created_at DESC, run_id DESC);
     `)
   } catch (error) {
-    db.close()
-    throw storeError(`open run index ${options.path}`, error)
+    if (!shared) db.close()
+    throw storeError(`open run index in ${where}`, error)
   }
   const get = db.prepare<[string], IndexRow>(
     `SELECT ${COLUMNS} FROM skein_run_index WHERE run_id = ?`,
@@ -87,37 +111,56 @@ export function sqliteRunIndex(options: SqliteRunIndexOptions): RunIndex {
   const put = db.prepare<unknown[]>(
     `INSERT OR REPLACE INTO skein_run_index (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
-  const apply = db.transaction((runId: string, events: Parameters<typeof indexEvent>[1][]) => {
-    const row = get.get(runId)
-    let entry = row ? toEntry(row) : undefined
-    const before = entry
-    for (const event of events) entry = indexEvent(entry, event, options.tenant)
-    if (!entry || entry === before) return
-    put.run(
-      entry.runId,
-      entry.kind,
-      entry.definitionName,
-      entry.definitionVersion,
-      entry.status,
-      entry.tenant,
-      entry.createdAt,
-      entry.updatedAt,
-      entry.seq,
-    )
+  // A round's runs are folded into `pending` by `handle` and written in one transaction by
+  // `flush` (one fsync per round, not per run).
+  const pending = new Map<string, RunIndexEntry>()
+  const writeAll = db.transaction((entries: RunIndexEntry[]) => {
+    for (const e of entries) {
+      put.run(
+        e.runId,
+        e.kind,
+        e.definitionName,
+        e.definitionVersion,
+        e.status,
+        e.tenant,
+        e.createdAt,
+        e.updatedAt,
+        e.seq,
+      )
+    }
   })
   let closed = false
   return {
     projector: defineProjector({
       name: options.name ?? 'run-index',
       handle({ runId, events }) {
-        apply.immediate(runId, [...events])
+        guard()
+        const row = pending.has(runId) ? undefined : get.get(runId)
+        let entry = pending.get(runId) ?? (row ? toEntry(row) : undefined)
+        for (const event of events) entry = indexEvent(entry, event, options.tenant)
+        if (entry) pending.set(runId, entry)
+      },
+      flush() {
+        guard()
+        const entries = [...pending.values()]
+        pending.clear()
+        if (entries.length === 0) return
+        if (!relaxed) return void writeAll.immediate(entries)
+        db.exec('PRAGMA synchronous = NORMAL')
+        try {
+          writeAll.immediate(entries)
+        } finally {
+          db.exec('PRAGMA synchronous = FULL')
+        }
       },
     }),
     async get(runId) {
+      guard()
       const row = get.get(runId)
       return row ? toEntry(row) : null
     },
     async list(query = {}) {
+      guard()
       const limit = indexLimit(query)
       const where: string[] = []
       const params: unknown[] = []
@@ -150,7 +193,8 @@ export function sqliteRunIndex(options: SqliteRunIndexOptions): RunIndex {
     async close() {
       if (closed) return
       closed = true
-      db.close()
+      // A shared connection is the store's to close.
+      if (!shared) db.close()
     },
   }
 }

@@ -13,7 +13,7 @@ import type {
 import { checkBatch } from '../shared/append-batch.js'
 import { rowToEnvelope } from '../shared/event-rows.js'
 import { runListeners } from '../shared/run-listeners.js'
-import { loadDriver, openDatabase, type SqliteDriver } from './driver.js'
+import { loadDriver, openDatabase, type SqliteDatabase, type SqliteDriver } from './driver.js'
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteFeed } from './sqlite-feed.js'
@@ -57,6 +57,16 @@ export interface SqliteStore extends EventStore {
 }
 
 const datasync = promisify(fdatasync)
+
+/**
+ * Each open store's connection and whether its writes may skip their own fsync (a FULL store
+ * on a WAL file), for companions that write in the same file through the same connection (the
+ * run index): one connection in one thread never waits on its own lock. Internal.
+ */
+export const connectionOf = new WeakMap<
+  EventStore,
+  { db: SqliteDatabase; relaxed: boolean; guard: () => void }
+>()
 
 const announceUpgrade: OnUpgrade = ({ path, from, to }) =>
   console.warn(
@@ -103,10 +113,10 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   }
 
   const snapshots = sqliteSnapshotStore(db, guard)
-  const feed = sqliteFeed(db, guard)
   // Deferred appends may skip their fsync only where a later fsync of the WAL file covers
   // them: a FULL store on a WAL file (an in-memory database has neither).
   const walPath = journalMode === 'wal' ? `${resolvePath(path)}-wal` : undefined
+  const feed = sqliteFeed(db, guard, synchronous === 'full' && walPath !== undefined)
   const group = createGroupCommit(
     db,
     st,
@@ -130,7 +140,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   const call = guardedCall(guard)
 
-  return {
+  const store: SqliteStore = {
     path,
     snapshots,
     feed: feed.feed,
@@ -185,4 +195,10 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       if (walFd !== undefined) closeSync(walFd)
     },
   }
+  connectionOf.set(store, {
+    db,
+    relaxed: synchronous === 'full' && walPath !== undefined,
+    guard,
+  })
+  return store
 }

@@ -9,6 +9,11 @@ export interface ProjectorOptions {
   leaseMs?: number
   /** How often to look for other processes' commits and free claims (default 500 ms). */
   pollMs?: number
+  /**
+   * After a commit wakes an idle projector it waits this long, so one round (one read, one
+   * checkpoint write) takes in many commits: lag for throughput (default 20 ms).
+   */
+  delayMs?: number
   /** Most events read per delivery round (default 500). */
   batchSize?: number
   /** Consecutive failures after which the projector is `failing` (default 5). */
