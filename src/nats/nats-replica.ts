@@ -7,7 +7,11 @@ import {
 } from '@nats-io/jetstream'
 import { connect, type NatsConnection, nanos } from '@nats-io/transport-node'
 import type { EventEnvelope } from '../core/envelope.js'
-import { defineProjector, type ProjectorDefinition } from '../core/projector.js'
+import {
+  defineProjector,
+  type ProjectorContext,
+  type ProjectorDefinition,
+} from '../core/projector.js'
 
 /** Where the replica lives: a NATS server (or a connection you own) and a JetStream stream. */
 export interface NatsStreamOptions {
@@ -33,7 +37,7 @@ export interface NatsReplicaOptions extends NatsStreamOptions {
    * its own settings.
    */
   duplicateWindowMs?: number
-  /** Publishes awaiting their acknowledgement at once, per batch (default 256). */
+  /** Publishes awaiting their acknowledgement at once (default 1,024). */
   maxInFlight?: number
   /** How long one publish waits for JetStream's acknowledgement (default 10 s). */
   publishTimeoutMs?: number
@@ -43,6 +47,8 @@ export interface NatsReplicaOptions extends NatsStreamOptions {
 export interface NatsReplica extends ProjectorDefinition {
   readonly stream: string
   readonly subject: string
+  /** Resolves once every message handed over is stored; rejects with the first failure. */
+  flush(ctx?: ProjectorContext): Promise<void>
   close(): Promise<void>
 }
 
@@ -116,7 +122,7 @@ async function ensureStream(
 export function natsReplica(options: NatsReplicaOptions): NatsReplica {
   const stream = options.stream
   const subject = subjectOf(options)
-  const maxInFlight = options.maxInFlight ?? 256
+  const maxInFlight = options.maxInFlight ?? 1024
   const timeout = options.publishTimeoutMs ?? 10_000
   let session: Promise<{ js: JetStreamClient; close: () => Promise<void> }> | undefined
 
@@ -139,19 +145,47 @@ export function natsReplica(options: NatsReplicaOptions): NatsReplica {
     return session
   }
 
+  // Publishes sent and not yet acknowledged (each settles, never rejects), and the first
+  // failure among them since the last flush.
+  let inflight: Array<Promise<void>> = []
+  let failure: unknown
+  const settleInflight = async () => {
+    const waiting = inflight
+    inflight = []
+    await Promise.all(waiting)
+  }
+
   const projector = defineProjector({
     name: options.name ?? `nats.${stream}`,
+    // Sends, in seq order on one connection; the acknowledgements are awaited by `flush` (the
+    // projector runtime calls it before its checkpoint moves), at most `maxInFlight` at a time.
     async handle({ runId, events }) {
       const { js } = await connected()
       const to = runSubject(subject, runId)
-      // One connection keeps publish order; acknowledgements are awaited a window at a time.
-      for (let i = 0; i < events.length; i += maxInFlight) {
-        const window = events.slice(i, i + maxInFlight)
-        await Promise.all(
-          window.map((event) =>
-            js.publish(to, JSON.stringify(event), { msgID: `${runId}:${event.seq}`, timeout }),
+      for (const event of events) {
+        const sent = js.publish(to, JSON.stringify(event), {
+          msgID: `${runId}:${event.seq}`,
+          timeout,
+        })
+        inflight.push(
+          sent.then(
+            () => {},
+            (error) => {
+              failure ??= error
+            },
           ),
         )
+        if (inflight.length >= maxInFlight) await settleInflight()
+      }
+    },
+    // Every message handed over so far is stored (or a duplicate JetStream dropped); otherwise
+    // throws, and the runtime delivers the round again (the ids make that harmless).
+    async flush() {
+      await settleInflight()
+      if (failure !== undefined) {
+        const error = failure
+        failure = undefined
+        throw error
       }
     },
   })

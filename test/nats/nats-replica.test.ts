@@ -125,6 +125,8 @@ if (natsAvailable('test/nats/nats-replica.test.ts')) {
         await replica.handle({ runId, events: events.slice(0, half) }, ctx(replica.name))
         await replica.handle({ runId, events: events.slice(half) }, ctx(replica.name))
       }
+      // As the projector runtime does at the end of a round: wait for every acknowledgement.
+      await replica.flush(ctx(replica.name))
       for (const runId of runIds) {
         const source = JSON.stringify(await readAll(store, runId))
         expect(
@@ -144,9 +146,11 @@ if (natsAvailable('test/nats/nats-replica.test.ts')) {
       const { runId } = await engine.start(chain)
       const events = await readAll(store, runId)
       await replica.handle({ runId, events: events.slice(0, 4) }, ctx(replica.name))
+      await replica.flush(ctx(replica.name))
       // A crash before the checkpoint moved: the same batch again, then an overlapping one.
       await replica.handle({ runId, events: events.slice(0, 4) }, ctx(replica.name, 2))
       await replica.handle({ runId, events: events.slice(2) }, ctx(replica.name))
+      await replica.flush(ctx(replica.name))
       expect(await streamMessages(replica.stream)).toBe(events.length)
       const rebuilt = await readReplicatedLog({ servers: NATS_URL, stream: replica.stream }, runId)
       expect(JSON.stringify(rebuilt)).toBe(JSON.stringify(events))
@@ -159,6 +163,7 @@ if (natsAvailable('test/nats/nats-replica.test.ts')) {
       for (const runId of ids) await engine.start(chain, undefined, { runId })
       for (const runId of ids)
         await replica.handle({ runId, events: await readAll(store, runId) }, ctx(replica.name))
+      await replica.flush(ctx(replica.name))
       expect(new Set(ids.map((id) => runSubject('s', id))).size).toBe(ids.length)
       expect(runSubject('s', 'plain-id_1')).toBe('s.plain-id_1')
       expect(runSubject('s', 'order:42')).toBe('s.order:42')
@@ -173,6 +178,21 @@ if (natsAvailable('test/nats/nats-replica.test.ts')) {
       expect(
         await readReplicatedLog({ servers: NATS_URL, stream: replica.stream }, 'nobody'),
       ).toEqual([])
+    })
+
+    it('a publish that fails surfaces in flush (the runtime then delivers the round again)', async () => {
+      const { engine, store } = await sqliteEngine()
+      const replica = replicaFor('fail')
+      const { runId } = await engine.start(chain)
+      const events = await readAll(store, runId)
+      await replica.handle({ runId, events: events.slice(0, 3) }, ctx(replica.name))
+      await replica.flush(ctx(replica.name))
+      // The stream goes away under the replica: its next messages have nowhere to go.
+      await deleteStreams([replica.stream])
+      await replica.handle({ runId, events: events.slice(3) }, ctx(replica.name))
+      await expect(replica.flush(ctx(replica.name))).rejects.toThrow()
+      // The failure was reported once; a later round that succeeds flushes cleanly.
+      await replica.flush(ctx(replica.name))
     })
 
     it('creates a missing stream with a duplicate window, and refuses one that does not capture its subject', async () => {
