@@ -19,7 +19,7 @@ import {
 // and its checkpoint, mid-attempt). At the end every run's log rebuilt from the stream must be
 // byte-equal (the JSON of its envelopes) to the source log.
 
-const CYCLES = Number(process.env.SKEIN_REPLICATION_CYCLES ?? 15)
+const CYCLES = Number(process.env.SKEIN_REPLICATION_CYCLES ?? 20)
 const SEED = Number(process.env.SKEIN_REPLICATION_SEED ?? 22)
 const MAX_WORK_MS = 500
 
