@@ -16,7 +16,7 @@ import { median, type Row } from './table.js'
 
 const CONCURRENCY = 16
 const RUNS = 3000
-const ROUNDS = 5
+const ROUNDS = 9
 const now = () => performance.now()
 
 const fx = defineModule({

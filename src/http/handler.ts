@@ -157,7 +157,8 @@ async function observed(
     tracestate,
   })
   try {
-    const response = await causes.run(requestId, () => route.handle(ctx))
+    const handling = () => route.handle(ctx)
+    const response = await (causes ? causes.run(requestId, handling) : handling())
     observe({ type: 'http.response', ...base, status: response.status })
     return response
   } catch (error) {

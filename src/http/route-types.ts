@@ -49,8 +49,11 @@ export interface HandlerOptions {
   maxEventBytes: number
   /** Bounds of live streams (defaults in sse-limits.ts); `timers` for tests. */
   sse?: SseOptions & { timers?: SseTimers }
-  /** The engine's observer sink and causes, when it observes (http.request/http.response). */
-  observing?: { observe(observation: Omit<Observation, 'at'>): void; causes: Causes }
+  /**
+   * The engine's observer sink when it observes (http.request/http.response), and its causes
+   * when the observer traces them.
+   */
+  observing?: { observe(observation: Omit<Observation, 'at'>): void; causes?: Causes }
 }
 
 /** The resolved SSE bounds and timers every stream of one handler uses. */

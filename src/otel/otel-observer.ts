@@ -29,6 +29,8 @@ export interface OtelObserverOptions {
 /** A runtime observer (`createEngine({ observer })`) that also ends the spans it left open. */
 export interface OtelObserver {
   observe(observation: Observation): void
+  /** Asks the engine to name each wake pass's cause (the HTTP request), to parent its span. */
+  readonly traceCauses: true
   /** Ends every span still open (wake passes and attempts cut short by a stop). */
   close(): void
 }
@@ -230,6 +232,7 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
   }
 
   return {
+    traceCauses: true,
     observe(observation) {
       if (observation.type === 'projector.lag') return projectorLag(observation)
       handlers[observation.type]?.(observation)

@@ -6,8 +6,8 @@ import { AsyncLocalStorage } from 'node:async_hooks'
  * passes that follow (and of the attempts those passes launch) name the request that caused
  * them. An observer that traces (skein/otel) parents its spans by it.
  *
- * Made only when an observer is configured: on Node 20 an AsyncLocalStorage in use turns on
- * promise hooks, which an engine without an observer must not pay for.
+ * Made only for an observer that asks (`traceCauses: true`, as skein/otel's does): on Node 20
+ * an AsyncLocalStorage in use turns on promise hooks, a cost on every promise in the process.
  */
 export class Causes {
   private readonly storage = new AsyncLocalStorage<string>()
@@ -20,5 +20,10 @@ export class Causes {
   /** Calls `fn` with `cause` as the cause of every operation it makes. */
   run<T>(cause: string, fn: () => T): T {
     return this.storage.run(cause, fn)
+  }
+
+  /** The engine stopped: with no other AsyncLocalStorage left, Node turns its hooks off. */
+  close(): void {
+    this.storage.disable()
   }
 }
