@@ -20,7 +20,7 @@ import { median, type Row } from './table.js'
 
 const now = () => performance.now()
 const CONCURRENCY = 16
-const RUNS = 600
+const RUNS = 1500
 const ROUNDS = 5
 
 const fx = defineModule({

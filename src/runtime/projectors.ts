@@ -2,6 +2,7 @@ import type { EventEnvelope } from '../core/envelope.js'
 import type { Clock, FeedEntry, ProjectionFeed } from '../core/ports.js'
 import type { ProjectorDefinition } from '../core/projector.js'
 import type { ProjectorOptions, ProjectorState, ProjectorStatus } from '../core/projector-status.js'
+import { feedCache } from './feed-cache.js'
 import type { Observation } from './options.js'
 
 interface Worked {
@@ -67,6 +68,7 @@ export class ProjectorRunner {
       lastError: null,
       updatedAt: 0,
     }))
+    this.reads = feedCache(deps.feed)
     this.opts = {
       leaseMs: positive('leaseMs', options.leaseMs, DEFAULTS.leaseMs),
       pollMs: positive('pollMs', options.pollMs, DEFAULTS.pollMs),
@@ -173,6 +175,7 @@ export class ProjectorRunner {
   }
 
   private readonly stopSleepers = new Set<() => void>()
+  private readonly reads: ReturnType<typeof feedCache>
 
   private async loop(w: Worked): Promise<void> {
     const { feed, clock, owner } = this.deps
@@ -196,7 +199,7 @@ export class ProjectorRunner {
           w.active = true
           renewAt = now + this.opts.leaseMs / 3
         }
-        const page = await feed.readAfter(w.position, this.opts.batchSize)
+        const page = await this.reads.readAfter(w.position, this.opts.batchSize)
         if (page.length === 0) {
           await this.sleep(this.opts.pollMs, true)
           // Woken by a commit (or the poll): let more commits land before the next round.
