@@ -83,8 +83,15 @@ async function round(
     throw new Error('a counter was handed nothing')
   }
   handled.clear()
-  if (index && (await index.list({ status: 'completed', limit: 1000 })).runs.length !== RUNS) {
-    throw new Error('the run index missed runs')
+  if (index) {
+    let indexed = 0
+    let cursor: string | undefined
+    do {
+      const page = await index.list({ status: 'completed', limit: 1000, cursor })
+      indexed += page.runs.length
+      cursor = page.nextCursor ?? undefined
+    } while (cursor)
+    if (indexed !== RUNS) throw new Error(`the run index holds ${indexed} of ${RUNS} runs`)
   }
   await engine.stop()
   await index?.close?.()
