@@ -24,6 +24,8 @@ interface RunnerDeps {
   owner: string
 }
 
+const STOP_WAIT_MS = 5_000
+
 const DEFAULTS = { leaseMs: 15_000, pollMs: 500, delayMs: 20, batchSize: 500, failAfter: 5 }
 
 /** The delay before retry `failures` (1, 2, …): doubling from `initialMs`, capped at `maxMs`. */
@@ -97,7 +99,16 @@ export class ProjectorRunner {
     this.abort.abort()
     this.unwatch?.()
     this.poke()
-    await Promise.allSettled(this.loops)
+    // A handler that ignores the abort signal is not waited for past STOP_WAIT_MS: its round
+    // is not checkpointed and comes again after the restart.
+    let timer: unknown
+    await Promise.race([
+      Promise.allSettled(this.loops),
+      new Promise<void>((resolve) => {
+        timer = this.deps.clock.setTimeout(resolve, STOP_WAIT_MS)
+      }),
+    ])
+    this.deps.clock.clearTimeout(timer)
     for (const w of this.worked) {
       w.state = 'stopped'
       if (w.active) await this.deps.feed.release(w.definition.name, this.deps.owner).catch(() => {})

@@ -324,3 +324,18 @@ it('refuses projectors on a store without a projection feed, and duplicate names
   })
   await expect(twice.ready()).rejects.toThrow(/two projectors are named p/)
 })
+
+it('stop does not wait forever for a handler that ignores the abort signal', async () => {
+  let called = false
+  const hung = defineProjector({
+    name: 'hung',
+    handle() {
+      called = true
+      return new Promise<void>(() => {})
+    },
+  })
+  const engine = newEngine({ modules, projectors: [hung], projectorOptions: fast })
+  await engine.start(flow)
+  await until(() => called, 'the handler is called')
+  await engine.stop()
+})
