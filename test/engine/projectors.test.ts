@@ -339,3 +339,13 @@ it('stop does not wait forever for a handler that ignores the abort signal', asy
   await until(() => called, 'the handler is called')
   await engine.stop()
 })
+
+it('a module may bring projectors, worked like the engine option’s', async () => {
+  const carried = recorder('carried')
+  const module = defineModule({ namespace: 'carrier', projectors: [carried.projector] })
+  const engine = newEngine({ modules: [...modules, module], projectorOptions: fast })
+  const { runId } = await engine.start(flow)
+  const tail = (await engine.getEvents(runId)).length
+  await until(() => inOrder(carried.seen.get(runId), tail), 'the module’s projector')
+  expect((await engine.projectors()).map((p) => p.name)).toEqual(['carried'])
+})
