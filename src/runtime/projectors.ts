@@ -212,6 +212,8 @@ export class ProjectorRunner {
         }
         const page = await this.reads.readAfter(w.position, this.opts.batchSize)
         if (page.length === 0) {
+          // Caught up with the store answering again: a run of store failures is over.
+          if (w.failures > 0) this.succeeded(w, '')
           await this.sleep(this.opts.pollMs, true)
           // Woken by a commit (or the poll): let more commits land before the next round.
           if (this.opts.delayMs > 0) await this.sleep(this.opts.delayMs, false)
@@ -269,17 +271,7 @@ export class ProjectorRunner {
             { runId, events },
             { projector: w.definition.name, attempt, signal: this.abort.signal },
           )
-          if (w.failures > 0) {
-            w.failures = 0
-            if (w.state === 'failing') {
-              w.state = 'running'
-              this.deps.observe({
-                type: 'projector.recovered',
-                runId,
-                projector: w.definition.name,
-              })
-            }
-          }
+          if (w.failures > 0) this.succeeded(w, runId)
           break
         } catch (error) {
           await this.failed(w, error, runId, attempt)
@@ -304,6 +296,13 @@ export class ProjectorRunner {
       }
     }
     return true
+  }
+
+  private succeeded(w: Worked, runId: string): void {
+    w.failures = 0
+    if (w.state !== 'failing') return
+    w.state = 'running'
+    this.deps.observe({ type: 'projector.recovered', runId, projector: w.definition.name })
   }
 
   private async renew(w: Worked): Promise<boolean> {
