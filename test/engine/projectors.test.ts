@@ -132,7 +132,8 @@ describe.each(kinds)('projectors on $name', (kind) => {
     const tail2 = (await b.getEvents(r2.runId)).length
     await until(() => inOrder(second.seen.get(r2.runId), tail2), 'second engine projects r2')
     expect(second.seen.has(r1.runId)).toBe(false)
-    expect((await b.projectors())[0].position).toBeGreaterThan(before)
+    // The checkpoint moves after the handler returned.
+    await until(async () => (await b.projectors())[0].position > before, 'checkpoint moves on')
   })
 
   it('a projector that throws for one run holds back only itself, and says so', async () => {
@@ -184,7 +185,7 @@ describe.each(kinds)('projectors on $name', (kind) => {
     // Once it stops throwing, it catches up and says it recovered.
     bad = ''
     await until(() => inOrder(broken.seen.get(later.runId), tail), 'broken projector recovers')
-    expect((await engine.projectors())[0].state).toBe('running')
+    await until(async () => (await engine.projectors())[0].state === 'running', 'running again')
     expect(observed.some((o) => o.type === 'projector.recovered')).toBe(true)
   })
 
@@ -322,4 +323,29 @@ it('refuses projectors on a store without a projection feed, and duplicate names
     ],
   })
   await expect(twice.ready()).rejects.toThrow(/two projectors are named p/)
+})
+
+it('stop does not wait forever for a handler that ignores the abort signal', async () => {
+  let called = false
+  const hung = defineProjector({
+    name: 'hung',
+    handle() {
+      called = true
+      return new Promise<void>(() => {})
+    },
+  })
+  const engine = newEngine({ modules, projectors: [hung], projectorOptions: fast })
+  await engine.start(flow)
+  await until(() => called, 'the handler is called')
+  await engine.stop()
+})
+
+it('a module may bring projectors, worked like the engine option’s', async () => {
+  const carried = recorder('carried')
+  const module = defineModule({ namespace: 'carrier', projectors: [carried.projector] })
+  const engine = newEngine({ modules: [...modules, module], projectorOptions: fast })
+  const { runId } = await engine.start(flow)
+  const tail = (await engine.getEvents(runId)).length
+  await until(() => inOrder(carried.seen.get(runId), tail), 'the module’s projector')
+  expect((await engine.projectors()).map((p) => p.name)).toEqual(['carried'])
 })

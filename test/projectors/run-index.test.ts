@@ -5,14 +5,17 @@ import {
   defineEffect,
   defineModule,
   defineProjector,
+  type EventStore,
   memoryRunIndex,
   memoryStore,
   type RunIndex,
 } from 'skein'
+import { postgresRunIndex, postgresStore } from 'skein/postgres'
 import { sqliteRunIndex, sqliteStore } from 'skein/sqlite'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, describe, expect, it } from 'vitest'
 import { enginesStoppedAfterEach } from '../support/engines.js'
+import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
 
 // The built-in run index (issue 22): one row per run kept by a projector, paged newest first
 // and filtered by status and tenant; the same fold in memory and in SQLite.
@@ -50,7 +53,7 @@ async function until(check: () => Promise<boolean>, what: string) {
   }
 }
 
-const kinds: Array<[string, () => { index: RunIndex; store: ReturnType<typeof memoryStore> }]> = [
+const kinds: Array<[string, () => { index: RunIndex; store: EventStore }]> = [
   ['memory', () => ({ index: memoryRunIndex({ tenant }), store: memoryStore() })],
   [
     'sqlite',
@@ -61,6 +64,20 @@ const kinds: Array<[string, () => { index: RunIndex; store: ReturnType<typeof me
     },
   ],
 ]
+
+if (postgresAvailable('run-index')) {
+  const schemas = testSchemas('run-index')
+  kinds.push([
+    'postgres',
+    () => {
+      const store = postgresStore(
+        { connectionString: PG_URL },
+        { schema: schemas.next(), maxConnections: 3 },
+      )
+      return { index: postgresRunIndex({ store, tenant }), store }
+    },
+  ])
+}
 
 describe.each(kinds)('run index (%s)', (_name, make) => {
   it('keeps each run’s kind, definition, status and tenant, paged newest first', async () => {

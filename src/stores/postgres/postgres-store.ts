@@ -78,6 +78,15 @@ const positive = (name: string, value: number | undefined, fallback: number): nu
  * const store = postgresStore({ connectionString: process.env.DATABASE_URL }, { schema: 'billing' })
  * const engine = createEngine({ store, modules: [workflow()] })
  */
+/**
+ * Each open store's guarded, migrated query and quoted schema, for companions that keep
+ * tables in the store's schema (the run index). Internal.
+ */
+export const queryOf = new WeakMap<
+  EventStore,
+  { read: (action: string, text: string, params: unknown[]) => Promise<any[]>; schema: string }
+>()
+
 export function postgresStore(
   connection: PostgresConnection,
   options: PostgresStoreOptions = {},
@@ -198,7 +207,7 @@ export function postgresStore(
     hasPendingSnapshots: () => snapshots.hasPending(),
   })
 
-  return {
+  const store: PostgresStore = {
     schema: schema.name,
     snapshots,
     feed: feed.feed,
@@ -264,4 +273,6 @@ export function postgresStore(
       await owned?.end()
     },
   }
+  queryOf.set(store, { read, schema: schema.sql })
+  return store
 }

@@ -1,3 +1,4 @@
+import type { EventEnvelope } from '../../core/envelope.js'
 import type { FeedEntry, ProjectionFeed, ProjectorCheckpoint } from '../../core/ports.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import type { SqliteDatabase } from './driver.js'
@@ -64,9 +65,37 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
       .pluck(),
   }
   const watchers = new Set<() => void>()
+  // This connection's latest commits with their positions, so the projectors of the process
+  // that wrote them read them without a query or a parse. Served only where positions run on
+  // from \`after + 1\` without a gap: a gap may be another process's commit (or a rolled-back
+  // key), and the table is read instead.
+  let recent: FeedEntry[] = []
+  const RECENT = 8192
+  const fromRecent = (after: number, limit: number): FeedEntry[] | undefined => {
+    if (recent.length === 0 || after + 1 < recent[0].position) return undefined
+    let lo = 0
+    let hi = recent.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (recent[mid].position <= after) lo = mid + 1
+      else hi = mid
+    }
+    if (lo === recent.length || recent[lo].position !== after + 1) return undefined
+    let end = lo + 1
+    while (
+      end < recent.length &&
+      end - lo < limit &&
+      recent[end].position === recent[end - 1].position + 1
+    ) {
+      end++
+    }
+    return recent.slice(lo, end)
+  }
   const feed: ProjectionFeed = {
     async readAfter(after, limit) {
       guard()
+      const local = fromRecent(after, limit)
+      if (local) return local
       return st.readAfter
         .all(after, Math.max(0, limit))
         .map((row): FeedEntry => ({ position: row.pos, event: rowToEnvelope(row.run_id, row) }))
@@ -114,8 +143,15 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
   }
   return {
     feed,
-    /** Tells the watchers a commit happened (called after each committed append). */
-    committed(): void {
+    /** Records a committed batch (its last event at `lastPosition`) and tells the watchers. */
+    committed(events: readonly EventEnvelope[], lastPosition: number): void {
+      if (lastPosition > 0) {
+        const first = lastPosition - events.length + 1
+        for (let i = 0; i < events.length; i++) {
+          recent.push({ position: first + i, event: events[i] })
+        }
+        if (recent.length > RECENT * 2) recent = recent.slice(recent.length - RECENT)
+      }
       for (const watcher of [...watchers]) {
         try {
           watcher()

@@ -120,9 +120,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const group = createGroupCommit(
     db,
     st,
-    (runId, events) => {
+    (runId, events, lastPosition) => {
       listeners.notify(runId, events)
-      if (events.length > 0) feed.committed()
+      if (events.length > 0) feed.committed(events, lastPosition)
     },
     () => snapshots.writePending(),
     synchronous === 'full' && walPath !== undefined,
