@@ -14,6 +14,7 @@ import {
   defineEffect,
   defineModule,
   defineProjector,
+  type Observation,
   type ServerHandle,
   TerminalError,
 } from 'skein'
@@ -329,6 +330,37 @@ describe('otelObserver', () => {
     expect(gauge('skein.projector.lag')).toEqual({ index: 12, nats: 0 })
     expect(gauge('skein.projector.lag_ms')).toEqual({ index: 340, nats: 0 })
     await meterProvider.shutdown()
+  })
+})
+
+describe('observations behind it', () => {
+  it('any observer sees http.request/response; only one that sets traceCauses gets causes', async () => {
+    const seen = (traceCauses: boolean) => {
+      const list: Observation[] = []
+      const observe = (o: Observation) => {
+        list.push(o)
+      }
+      return { list, observer: traceCauses ? { observe, traceCauses } : observe }
+    }
+    for (const traceCauses of [false, true]) {
+      const { list, observer } = seen(traceCauses)
+      const engine = newEngine({ modules: [workflow({ definitions: [traced] }), fx], observer })
+      const response = await engine.fetch(
+        new Request('http://local/runs', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ kind: 'workflow', definitionName: 'traced' }),
+        }),
+      )
+      expect(response?.status).toBe(200)
+      const request = list.find((o) => o.type === 'http.request')
+      const answered = list.find((o) => o.type === 'http.response')
+      expect(request).toMatchObject({ method: 'POST', route: '/runs', name: expect.any(String) })
+      expect(answered).toMatchObject({ requestId: request?.requestId, status: 200 })
+      const wake = list.find((o) => o.type === 'wake.started')
+      expect(wake?.cause).toBe(traceCauses ? request?.requestId : undefined)
+      expect(list.some((o) => o.type === 'effect.settled' && o.outcome === 'error')).toBe(true)
+    }
   })
 })
 
