@@ -6,6 +6,9 @@ import type {
   OrderedWorkflowDefinition,
 } from './ordered-types.js'
 
+/** What a node past the last typed position must be: a message, so the error names the limit. */
+type TooManyNodes = 'defineOrderedWorkflow types up to 32 nodes: use defineWorkflow (nodes by id)'
+
 /**
  * The signature of `defineOrderedWorkflow` (see ordered-workflow.ts): up to 32 nodes (the
  * record form of `defineWorkflow` has no limit).
@@ -989,6 +992,7 @@ export type DefineOrderedWorkflow = <
         W32,
         F32
       >?,
+      ...TooManyNodes[],
     ]
   >,
 ) => OrderedWorkflowDefinition<
