@@ -45,4 +45,6 @@ export type DefineOrderedWorkflow = <
   ]>,
 ) => OrderedWorkflowDefinition<S, O, ${all}>
 `
-writeFileSync(new URL('../src/modules/workflow/ordered-signature.ts', import.meta.url), text)
+// `--stdout` prints it unformatted instead (test/modules/ordered-workflow.test.ts compares).
+if (process.argv.includes('--stdout')) process.stdout.write(text)
+else writeFileSync(new URL('../src/modules/workflow/ordered-signature.ts', import.meta.url), text)

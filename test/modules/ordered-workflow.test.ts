@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createEngine, type Engine } from 'skein'
@@ -129,5 +130,19 @@ describe('defineOrderedWorkflow', () => {
       default: true,
       concurrency: 2,
     })
+  })
+
+  it('its generated signature is what scripts/gen-ordered-workflow.mjs writes', () => {
+    const file = 'src/modules/workflow/ordered-signature.ts'
+    const generated = execFileSync(process.execPath, [
+      'scripts/gen-ordered-workflow.mjs',
+      '--stdout',
+    ])
+    const formatted = execFileSync(
+      'node_modules/.bin/biome',
+      ['format', `--stdin-file-path=${file}`],
+      { input: generated, encoding: 'utf8' },
+    )
+    expect(formatted).toBe(readFileSync(file, 'utf8'))
   })
 })
