@@ -283,3 +283,17 @@ defineOrderedWorkflow({
     { id: 'n33', run: () => 33 },
   ],
 })
+
+// A `when` that takes no parameter still makes its node optional in `output`.
+defineOrderedWorkflow({
+  name: 'plain-when',
+  nodes: [
+    { id: 'a', run: (ctx) => ctx.attempt },
+    { id: 'b', after: ['a'], when: () => true, run: ({ results }) => results.a + 1 },
+  ],
+  output: ({ results }) => {
+    expectTypeOf(results.a).toEqualTypeOf<number>()
+    expectTypeOf(results.b).toEqualTypeOf<number | undefined>()
+    return null
+  },
+})
