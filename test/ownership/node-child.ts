@@ -1,7 +1,7 @@
 // One process of an ownership cluster (test/support/ownership-cluster.ts), spawned with
 // `node --conditions=skein-source --import tsx node-child.ts <storeSpec> <callsFile> <json>`.
 // Serves the engine over HTTP on 127.0.0.1 (prints `port <n>`), runs the `gated` workflow
-// (wait for a `go` signal, then one slow in-process effect that appends a line to the calls
+// (wait for a `go` signal, then a slow in-process effect; a second one once `go2` came too; that appends a line to the calls
 // file per execution: the "external service"), and prints `lease-lost <runId>` whenever one
 // of its appends is refused for a stale lease.
 import { appendFileSync } from 'node:fs'
@@ -45,9 +45,10 @@ const gated = defineWorkflow({
       after: ['gate'],
       run: (ctx) => ctx.invoke('own.slow', { runId: ctx.runId, round: 1 }),
     },
-    gate2: { after: ['call'], run: (ctx) => ctx.waitFor('go2') },
+    // Open from the start, so a `go2` sent while the first effect runs is matched.
+    gate2: { run: (ctx) => ctx.waitFor('go2') },
     call2: {
-      after: ['gate2'],
+      after: ['gate2', 'call'],
       run: (ctx) => ctx.invoke('own.slow', { runId: ctx.runId, round: 2 }),
     },
   },
