@@ -48,6 +48,7 @@ export interface Observation {
     | 'effect.retry'
     | 'effect.timeout'
     | 'effect.interrupted'
+    | 'lease.lost'
   runId: string
   at: number
   [field: string]: unknown

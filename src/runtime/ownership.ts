@@ -237,6 +237,7 @@ export class RunLease {
         if (this.held === held) {
           this.lost()
           this.onLost()
+          this.ctx.observe({ type: 'lease.lost', runId: this.runId, epoch: held.epoch })
         }
         return
       }

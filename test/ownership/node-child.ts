@@ -6,7 +6,7 @@
 // of its appends is refused for a stale lease.
 import { appendFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createEngine, defineEffect, defineModule } from 'skein'
+import { createEngine, defineEffect, defineModule, type EventStore } from 'skein'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { openStoreSpec } from '../durability/store-spec.js'
 
@@ -19,6 +19,11 @@ const options = JSON.parse(optionsText ?? '{}') as {
   name?: string
 }
 const name = options.name ?? String(process.pid)
+let continued = false
+process.on('SIGCONT', () => {
+  continued = true
+  process.stdout.write('continued\n')
+})
 
 const external = defineModule({
   namespace: 'own',
@@ -54,8 +59,24 @@ const gated = defineWorkflow({
   },
 })
 
+// Every append the store accepted, with the lease it carried, for the fencing check: per run,
+// accepted epochs never go down in seq order.
+const inner = openStoreSpec(storeSpec)
+const acceptedFile = `${callsFile}.appends`
+const store: EventStore = Object.assign(Object.create(inner) as EventStore, {
+  append: async (...args: Parameters<EventStore['append']>) => {
+    await inner.append(...args)
+    const [runId, events, opts] = args
+    if (events.length === 0) return
+    appendFileSync(
+      acceptedFile,
+      `${JSON.stringify({ runId, seq: events[0].seq, owner: name, epoch: opts.lease?.epoch ?? null, at: Date.now() })}\n`,
+    )
+  },
+})
+
 const engine = createEngine({
-  store: openStoreSpec(storeSpec),
+  store,
   modules: [workflow({ definitions: [gated] }), external],
   ownership: {
     leaseMs: options.leaseMs ?? 2000,
@@ -66,6 +87,11 @@ const engine = createEngine({
     if (o.type === 'append' && o.outcome === 'error' && String(o.error).includes('lease')) {
       process.stdout.write(`lease-lost ${o.runId}\n`)
     }
+    // After a SIGSTOP/SIGCONT every append that still succeeds is printed (fencing proof).
+    if (o.type === 'append' && o.outcome === 'ok' && continued) {
+      process.stdout.write(`append-ok ${o.runId}\n`)
+    }
+    if (o.type === 'lease.lost') process.stdout.write(`renew-lost ${o.runId}\n`)
     if (o.type === 'effect.interrupted') process.stdout.write(`interrupted ${o.runId}\n`)
   },
 })
