@@ -1,14 +1,13 @@
 // One process of an ownership cluster (test/support/ownership-cluster.ts), spawned with
 // `node --conditions=skein-source --import tsx node-child.ts <storeSpec> <callsFile> <json>`.
 // Serves the engine over HTTP on 127.0.0.1 (prints `port <n>`), runs the `gated` workflow
-// (wait for a `go` signal, then a slow in-process effect; a second one once `go2` came too; that appends a line to the calls
-// file per execution: the "external service"), and prints `lease-lost <runId>` whenever one
-// of its appends is refused for a stale lease.
+// (gated.ts), and prints `lease-lost <runId>` when an append is refused for its lease,
+// `renew-lost <runId>` when a renewal is, and `interrupted <runId>` when it records an attempt
+// as interrupted.
 import { appendFileSync } from 'node:fs'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { createEngine, defineEffect, defineModule, type EventStore } from 'skein'
-import { defineWorkflow, workflow } from 'skein/workflow'
+import { createEngine, type EventStore } from 'skein'
 import { openStoreSpec } from '../durability/store-spec.js'
+import { gatedModules } from './gated.js'
 
 const [storeSpec, callsFile, optionsText] = process.argv.slice(2)
 const options = JSON.parse(optionsText ?? '{}') as {
@@ -23,40 +22,6 @@ let continued = false
 process.on('SIGCONT', () => {
   continued = true
   process.stdout.write('continued\n')
-})
-
-const external = defineModule({
-  namespace: 'own',
-  effects: {
-    slow: defineEffect<{ runId: string; round: number }, string>({
-      retry: { maxAttempts: 10, backoffMs: 10 },
-      execute: async (input, ctx) => {
-        appendFileSync(
-          callsFile,
-          `${JSON.stringify({ runId: input.runId, round: input.round, attempt: ctx.attempt, by: name })}\n`,
-        )
-        await sleep(options.effectMs ?? 1000)
-        return `done by ${name}`
-      },
-    }),
-  },
-})
-
-const gated = defineWorkflow({
-  name: 'gated',
-  nodes: {
-    gate: { run: (ctx) => ctx.waitFor('go') },
-    call: {
-      after: ['gate'],
-      run: (ctx) => ctx.invoke('own.slow', { runId: ctx.runId, round: 1 }),
-    },
-    // Open from the start, so a `go2` sent while the first effect runs is matched.
-    gate2: { run: (ctx) => ctx.waitFor('go2') },
-    call2: {
-      after: ['gate2', 'call'],
-      run: (ctx) => ctx.invoke('own.slow', { runId: ctx.runId, round: 2 }),
-    },
-  },
 })
 
 // Every append the store accepted, with the lease it carried, for the fencing check: per run,
@@ -77,7 +42,7 @@ const store: EventStore = Object.assign(Object.create(inner) as EventStore, {
 
 const engine = createEngine({
   store,
-  modules: [workflow({ definitions: [gated] }), external],
+  modules: gatedModules({ callsFile, name, effectMs: options.effectMs ?? 1000 }),
   ownership: {
     leaseMs: options.leaseMs ?? 2000,
     renewMs: options.renewMs,
