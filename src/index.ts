@@ -167,6 +167,7 @@ export type { LogFn, Logger, LogLevel } from './runtime/logger.js'
 export type {
   EngineLimits,
   Observation,
+  OwnershipOptions,
   RuntimeObserver,
   RuntimeOptions,
   TrimCoverage,
