@@ -23,6 +23,7 @@ export async function startHost(
   schema: string,
   callsUrl: string,
   engineOptions: Record<string, unknown> = {},
+  env: Record<string, string> = {},
 ): Promise<Host> {
   const child = spawn(
     process.execPath,
@@ -37,7 +38,7 @@ export async function startHost(
     ],
     {
       cwd: root,
-      env: { ...process.env, PG_HOST_ENGINE_OPTIONS: JSON.stringify(engineOptions) },
+      env: { ...process.env, PG_HOST_ENGINE_OPTIONS: JSON.stringify(engineOptions), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   )
