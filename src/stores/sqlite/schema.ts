@@ -117,6 +117,13 @@ const MIGRATIONS: readonly string[] = [
   -- (an index holds the rowid, run_no, so it is ordered by (status, run_no)).
   CREATE INDEX skein_runs_status ON skein_runs (status);
   `,
+  `
+  -- v4: the run's lease (DESIGN §7, issue 19), on the row every append updates anyway, so
+  -- taking or renewing it with an append writes no other page. lease_expires_at = 0: released.
+  ALTER TABLE skein_runs ADD COLUMN lease_owner TEXT;
+  ALTER TABLE skein_runs ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE skein_runs ADD COLUMN lease_expires_at INTEGER;
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length
