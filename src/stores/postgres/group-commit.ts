@@ -143,10 +143,16 @@ function conflictOf(request: AppendRequest, row: AppendResultRow): unknown {
   }
   if (row.o_outcome === 'lease') {
     const claim = options.lease
-    const epoch = Number(row.o_tail)
+    const storedEpoch = Number(row.o_tail)
     return new LeaseLostError(
-      `run ${runId}: the lease of ${claim?.owner} at epoch ${claim?.epoch} is lost (held by ${row.o_detail ?? 'nobody'} at epoch ${epoch})`,
-      { runId, owner: claim?.owner ?? null, epoch: claim?.epoch ?? null, storedEpoch: epoch },
+      `run ${runId}: the claim of ${claim?.owner} at epoch ${claim?.epoch} is refused (the lease is held by ${row.o_detail ?? 'nobody'} at epoch ${storedEpoch}); nothing was written`,
+      {
+        runId,
+        owner: claim?.owner ?? null,
+        epoch: claim?.epoch ?? null,
+        storedOwner: row.o_detail,
+        storedEpoch,
+      },
     )
   }
   if (row.o_outcome === 'key') {

@@ -17,6 +17,7 @@ import type {
 import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.js'
 import { checkBatch } from '../shared/append-batch.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
+import { checkClaim } from '../shared/lease-rule.js'
 import { runListeners } from '../shared/run-listeners.js'
 import { createChangeFeed } from './change-feed.js'
 import {
@@ -258,6 +259,7 @@ export function postgresStore(
           expiresAt: Number(row.lease_expires_at),
         }
   const leases: LeaseStore = {
+    shared: true,
     readLease: async (runId) => {
       const [row] = await read(`read lease of ${runId}`, sql.readLease, [runId])
       return toLease(runId, row)
@@ -267,12 +269,16 @@ export function postgresStore(
       const params = [runId, owner, epoch, expiresAt, now]
       const rows = await read(`renew lease of ${runId}`, sql.renewLease, params)
       if (rows.length > 0) return { runId, owner, epoch, expiresAt }
+      // Refused: the stored lease says why (checkClaim throws LeaseLostError with it).
       const [row] = await read(`read lease of ${runId}`, sql.readLease, [runId])
       const held = toLease(runId, row)
-      throw new LeaseLostError(
-        `run ${runId}: the lease of ${owner} at epoch ${epoch} is lost (held by ${held?.owner ?? 'nobody'} at epoch ${held?.epoch ?? 0})`,
-        { runId, owner, epoch, storedEpoch: held?.epoch ?? 0 },
-      )
+      checkClaim(runId, held, claim)
+      // It changed hands again since: refused all the same.
+      throw new LeaseLostError(`run ${runId}: the claim of ${owner} at epoch ${epoch} is refused`, {
+        runId,
+        owner,
+        epoch,
+      })
     },
     releaseLease: async (runId, owner, epoch) => {
       await read(`release lease of ${runId}`, sql.releaseLease, [runId, owner, epoch])
