@@ -172,6 +172,7 @@ export type {
   TrimCoverage,
   TrimOptions,
 } from './runtime/options.js'
+export type { OwnershipOptions } from './runtime/ownership.js'
 export { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 export { memoryStore } from './stores/memory/memory-store.js'
 export type {

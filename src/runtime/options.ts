@@ -1,6 +1,7 @@
 import type { Module } from '../core/module.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
 import type { Logger } from './logger.js'
+import type { OwnershipOptions } from './ownership.js'
 
 /** Where and how `serve` (and the `serve` option) listens. */
 export interface ServeOptions {
@@ -93,6 +94,12 @@ export interface RuntimeOptions {
   clock?: Clock
   ids?: Ids
   limits?: EngineLimits
+  /**
+   * One writer per run across processes sharing the store (DESIGN §7, docs/storage.md). On by
+   * default when the store's leases are shared (a SQLite file); `false` turns it off (only
+   * when a single process ever opens the store).
+   */
+  ownership?: OwnershipOptions | false
 }
 
 export interface ResolvedOptions {
