@@ -2,7 +2,7 @@
 // argv: <schema> <calls-url> <host-name>. Prints `READY <url>` once it serves. The effect
 // `ph.call` is the "external service": it calls the parent's counter over HTTP, which holds
 // the answer a while, so a kill lands mid-call.
-import { createEngine, defineEffect, defineInput, defineModule } from 'skein'
+import { createEngine, defineEffect, defineInput, defineModule, type EventStore } from 'skein'
 import { postgresStore } from 'skein/postgres'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { z } from 'zod'
@@ -46,8 +46,25 @@ const store = postgresStore(
   { connectionString: url },
   { schema, maxConnections: 4, pollIntervalMs: 250 },
 )
+// Refused appends and renewals are printed (`refused append <run>`), so the fencing proof can
+// tell a refused stale write from one never tried.
+const refused = (what: string, runId: string) => (error: unknown) => {
+  if ((error as { code?: string })?.code === 'LEASE_LOST')
+    process.stdout.write(`refused ${what} ${runId}\n`)
+  throw error
+}
+const watched: EventStore = {
+  ...store,
+  append: (runId, events, options) =>
+    store.append(runId, events, options).catch(refused('append', runId)),
+  leases: {
+    ...store.leases,
+    renewLease: (runId, claim) =>
+      store.leases.renewLease(runId, claim).catch(refused('renewal', runId)),
+  },
+}
 const engine = createEngine({
-  store,
+  store: watched,
   modules: [workflow({ definitions: [relay] }), effects],
   ...(process.env.PG_HOST_ENGINE_OPTIONS ? JSON.parse(process.env.PG_HOST_ENGINE_OPTIONS) : {}),
 })

@@ -15,6 +15,8 @@ export interface Host {
   child: ChildProcess
   alive: boolean
   exited: Promise<void>
+  /** Everything the host printed on stdout so far. */
+  output(): string
 }
 
 /** Starts one host process; resolves once it serves (prints READY). */
@@ -57,7 +59,7 @@ export async function startHost(
     })
     child.on('exit', (code) => reject(new Error(`host ${name} exited ${code}: ${out} ${err}`)))
   })
-  const host: Host = { name, url, child, alive: true, exited }
+  const host: Host = { name, url, child, alive: true, exited, output: () => out }
   exited.then(() => {
     host.alive = false
   })
@@ -88,8 +90,8 @@ export interface Call {
   answered: boolean
 }
 
-/** The external service: records each call, answers after `holdMs`. */
-export async function startCallCounter(holdMs: number) {
+/** The external service: records each call, answers after `holdMs` (or `holdFor(call)`). */
+export async function startCallCounter(holdMs: number, holdFor?: (call: Call) => number) {
   const calls: Call[] = []
   const server: Server = createServer((req, res) => {
     const q = new URL(req.url ?? '/', 'http://x').searchParams
@@ -106,7 +108,7 @@ export async function startCallCounter(holdMs: number) {
       res.end('ok', () => {
         call.answered = !res.destroyed
       })
-    }, holdMs)
+    }, holdFor?.(call) ?? holdMs)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
