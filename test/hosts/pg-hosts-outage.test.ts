@@ -131,8 +131,34 @@ if (postgresAvailable('pg-hosts-outage')) {
       }
       outage = false
       while (i < RUNS) start(i++)
-      await Promise.all(work)
-      const seen = await Promise.all(streams)
+      let workDone = 0
+      for (const w of work) w.then(() => workDone++)
+      const progress = setInterval(async () => {
+        const { rows } = await admin.query(
+          `SELECT run_id, status, tail, lease_owner, lease_epoch, lease_expires_at, next_deadline_at
+           FROM "${schema}".skein_runs WHERE status IS DISTINCT FROM 'completed' ORDER BY run_id`,
+        )
+        const first = rows[0]?.run_id
+        const events = first
+          ? (
+              await admin.query(
+                `SELECT e.seq, e.type FROM "${schema}".skein_events e JOIN "${schema}".skein_runs x USING (run_no) WHERE x.run_id = $1 ORDER BY e.seq`,
+                [first],
+              )
+            ).rows.map((r) => r.type)
+          : []
+        process.stderr.write(
+          `[outage] work ${workDone}/${RUNS}, not completed: ${JSON.stringify(rows)} ${first}: ${events.join(' ')}\n`,
+        )
+      }, 10_000)
+      progress.unref()
+      let seen: Array<{ events: SeenEvent[] }>
+      try {
+        await Promise.all(work)
+        seen = await Promise.all(streams)
+      } finally {
+        clearInterval(progress)
+      }
 
       try {
         for (let r = 0; r < RUNS; r++) {
