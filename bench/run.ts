@@ -13,6 +13,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['engine on sqlite', './sqlite-engine.ts', 'benchSqliteEngine'],
   ['engine on sqlite, processes on one file', './sqlite-processes.ts', 'benchSqliteProcesses'],
   ['engine on postgres', './postgres-engine.ts', 'benchPostgresEngine'],
+  ['many hosts on postgres', './postgres-hosts.ts', 'benchPostgresHosts'],
   ['http', './http.ts', 'benchHttp'],
   ['agents', './agent.ts', 'benchAgent'],
   ['workers', './worker.ts', 'benchWorker'],
