@@ -12,6 +12,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['sqlite store appends', './sqlite-append.ts', 'benchSqliteAppend'],
   ['engine on sqlite', './sqlite-engine.ts', 'benchSqliteEngine'],
   ['engine on sqlite, processes on one file', './sqlite-processes.ts', 'benchSqliteProcesses'],
+  ['projectors on sqlite', './projectors.ts', 'benchProjectors'],
   ['engine on postgres', './postgres-engine.ts', 'benchPostgresEngine'],
   ['many hosts on postgres', './postgres-hosts.ts', 'benchPostgresHosts'],
   ['http', './http.ts', 'benchHttp'],

@@ -32,8 +32,9 @@ import { Fingerprints } from './runtime/fingerprint.js'
 import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
 import type { Observation } from './runtime/options.js'
-import { resolveOptions } from './runtime/options.js'
+import { type ResolvedTrim, resolveOptions } from './runtime/options.js'
 import { resolveOwnership } from './runtime/ownership.js'
+import { ProjectorRunner } from './runtime/projectors.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 import { memoryStore } from './stores/memory/memory-store.js'
@@ -80,6 +81,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     const store = await resolveStore(options.store)
     const snapshots: SnapshotStore =
       options.snapshotStore ?? store.snapshots ?? memorySnapshotStore()
+    const projectors = projectorRunner(store)
     const ctx: EngineContext = {
       registry,
       ids: options.ids ?? defaultIds(),
@@ -89,7 +91,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       snapshots,
       scheduler,
       worker: options.worker,
-      trim: options.trimAfterSnapshot,
+      trim: resolveTrim(options.trimAfterSnapshot, projectors),
       observing: sink !== undefined,
       observe,
       log,
@@ -111,7 +113,28 @@ export function createEngine(options: EngineOptions = {}): Engine {
         ? `engine ready: ${recovered.scheduled} run(s) with pending deadlines scheduled, ${recovered.dueNow} due now`
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
-    return { store, runtime: rt }
+    projectors.start()
+    return { store, runtime: rt, projectors }
+  }
+  const projectorRunner = (store: EventStore): ProjectorRunner => {
+    const list = options.projectors ?? []
+    const feed = store.feed
+    if (list.length > 0 && !feed) {
+      throw new TypeError(
+        'createEngine: projectors need a store with a projection feed (memoryStore, sqliteStore, postgresStore)',
+      )
+    }
+    return new ProjectorRunner(
+      list,
+      {
+        feed: feed ?? (undefined as never),
+        clock,
+        observe,
+        observing: sink !== undefined,
+        owner: options.projectorOptions?.owner ?? `engine-${crypto.randomUUID()}`,
+      },
+      options.projectorOptions,
+    )
   }
   const lifecycle: EngineLifecycle = new EngineLifecycle({
     boot,
@@ -183,6 +206,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
       (await rt()).workerCallback(runId, input),
     rescanTimers: async () => (await rt()).rescanTimers(),
     recoverDeadlines: async () => (await rt()).recoverDeadlines(),
+    projectors: async () => {
+      await rt()
+      return (await lifecycle.boot()).projectors.status()
+    },
     subscribe: async (runId: string, listener: (events: readonly EventEnvelope[]) => void) =>
       (await rt()).subscribe(runId, listener),
     subscribeTransient(runId: string, listener: (event: TransientEvent) => void) {
@@ -239,6 +266,28 @@ export function createEngine(options: EngineOptions = {}): Engine {
 
 function runtimeView(runtime: RuntimeEngine): EngineRuntime {
   return { registry: runtime.registry, idle: () => runtime.idle(), worker: runtime.ctx.worker }
+}
+
+/** Projector names in `coverage` become a function of the projectors' checkpoints. */
+function resolveTrim(
+  trim: EngineOptions['trimAfterSnapshot'],
+  projectors: ProjectorRunner,
+): ResolvedTrim | undefined {
+  if (!trim || typeof trim.coverage === 'function' || trim.coverage === undefined) {
+    return trim as ResolvedTrim | undefined
+  }
+  const names = [...trim.coverage]
+  for (const name of names) {
+    if (!projectors.names.includes(name)) {
+      throw new TypeError(
+        `createEngine: trimAfterSnapshot.coverage names ${name}, which is not a registered projector`,
+      )
+    }
+  }
+  return {
+    keepSnapshots: trim.keepSnapshots,
+    coverage: (runId) => projectors.coveredSeq(runId, names),
+  }
 }
 
 async function resolveStore(option: EngineOptions['store']): Promise<EventStore> {

@@ -10,10 +10,12 @@ import type { RuntimeEngine } from './runtime/engine.js'
 import type { ServeOptions, ServerHandle, StopOptions } from './runtime/engine-types.js'
 import { errorFields, type Logger } from './runtime/logger.js'
 import type { Observation } from './runtime/options.js'
+import type { ProjectorRunner } from './runtime/projectors.js'
 
 export interface Booted {
   store: EventStore
   runtime: RuntimeEngine
+  projectors: ProjectorRunner
 }
 
 interface LifecycleDeps {
@@ -134,6 +136,7 @@ export class EngineLifecycle {
     await Promise.allSettled([...this.servers].map((s) => s.close()))
     const booted = this.booting ? await this.booting.catch(() => undefined) : undefined
     if (booted) await booted.runtime.stop(graceMs)
+    if (booted) await booted.projectors.stop()
     this.deps.log.info({ graceMs }, 'engine stopped')
   }
 }

@@ -104,11 +104,14 @@ export type {
   AppendOptions,
   Clock,
   EventStore,
+  FeedEntry,
   Ids,
   Lease,
   LeaseClaim,
   LeaseStore,
   LogBounds,
+  ProjectionFeed,
+  ProjectorCheckpoint,
   ReadOptions,
   RunMeta,
   RunSummary,
@@ -128,6 +131,20 @@ export {
   type ProjectorContext,
   type ProjectorDefinition,
 } from './core/projector.js'
+export type {
+  ProjectorOptions,
+  ProjectorState,
+  ProjectorStatus,
+} from './core/projector-status.js'
+export {
+  indexEvent,
+  type RunIndex,
+  type RunIndexEntry,
+  type RunIndexOptions,
+  type RunIndexPage,
+  type RunIndexQuery,
+  type TenantOf,
+} from './core/run-index.js'
 export { decodeSummaryCursor, encodeSummaryCursor } from './core/summaries.js'
 export { createEngine } from './create-engine.js'
 export type { EngineOptions } from './engine-options.js'
@@ -171,8 +188,10 @@ export type {
   RuntimeObserver,
   RuntimeOptions,
   TrimCoverage,
+  TrimCoverageFunction,
   TrimOptions,
 } from './runtime/options.js'
+export { memoryRunIndex } from './stores/memory/memory-run-index.js'
 export { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 export { memoryStore } from './stores/memory/memory-store.js'
 export type {

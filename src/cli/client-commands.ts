@@ -10,6 +10,7 @@ import {
   formatDefinitions,
   formatEvent,
   formatInspect,
+  formatProjectors,
   formatReplay,
   formatState,
   formatSummaries,
@@ -310,6 +311,16 @@ export function registerClientCommands(program: Command, io: CliIo): void {
       action(async (ctx) => {
         const result = await ctx.client.rescanDeadlines()
         ctx.print(result, () => `scheduled ${result.scheduled} run deadline(s)`)
+      }),
+    )
+
+  program
+    .command('projectors')
+    .description("each projector's state, lag and last error (needs an operations token)")
+    .action(
+      action(async (ctx) => {
+        const result = await ctx.client.projectors()
+        ctx.print(result, () => formatProjectors(result.projectors))
       }),
     )
 

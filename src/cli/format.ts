@@ -3,6 +3,7 @@ import type { DefinitionInfo, ReplayStep, RunOperationalStatus } from '../core/a
 import type { EventEnvelope, RunState } from '../core/envelope.js'
 import type { Json, JsonObject } from '../core/json.js'
 import type { RunSummary } from '../core/ports.js'
+import type { ProjectorStatus } from '../core/projector-status.js'
 
 const time = (ms: number | null | undefined) =>
   ms === null || ms === undefined || !Number.isFinite(ms) ? '-' : new Date(ms).toISOString()
@@ -141,4 +142,20 @@ function typeName(property: Json): string {
   if (Array.isArray(property.type)) return property.type.join(' | ')
   if (property.enum !== undefined) return 'enum'
   return property.anyOf !== undefined || property.oneOf !== undefined ? 'union' : 'any'
+}
+
+export function formatProjectors(projectors: readonly ProjectorStatus[]): string {
+  if (projectors.length === 0) return 'no projectors'
+  return table([
+    ['PROJECTOR', 'STATE', 'OWNER', 'POSITION', 'LAG EVENTS', 'LAG MS', 'LAST ERROR'],
+    ...projectors.map((p) => [
+      p.name,
+      p.state,
+      p.owner ?? '-',
+      String(p.position),
+      String(p.lagEvents),
+      String(p.lagMs),
+      p.lastError ? brief(`${p.lastError.runId ?? ''} ${p.lastError.message}`.trim(), 80) : '-',
+    ]),
+  ])
 }

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url'
 import type { Command } from 'commander'
 import { PortInUseError } from '../core/errors.js'
 import type { Module } from '../core/module.js'
+import type { ProjectorDefinition } from '../core/projector.js'
 import { createEngine } from '../create-engine.js'
 import { bearerAuth } from '../http/bearer-auth.js'
 import { approval } from '../modules/approval/index.js'
@@ -35,7 +36,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .description('serve the HTTP API over a SQLite store, with the modules of a module file')
     .argument(
       '[module]',
-      'a module file exporting `modules` (an array) or a default export (an array, a module, or a function returning them)',
+      'a module file exporting `modules` (an array) or a default export (an array, a module, or a function returning them), and optionally `projectors` (an array)',
     )
     .option('--db <path>', 'SQLite database file (created if missing)', DEFAULT_DB)
     .option('--port <port>', 'port to listen on (0 picks a free one)', '8787')
@@ -61,6 +62,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       if (!modulePath) {
         io.stderr.write('no module file given: serving workflow and approval with no definitions\n')
       }
+      const projectors = modulePath ? await loadProjectors(resolve(cwd, modulePath)) : []
       const db = o.db === ':memory:' ? o.db : resolve(cwd, o.db)
       if (db !== ':memory:') mkdirSync(dirname(db), { recursive: true })
       let store: ReturnType<typeof sqliteStore>
@@ -73,6 +75,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       const engine = createEngine({
         store,
         modules,
+        projectors,
         ...(logger ? { logger } : {}),
         ...(token
           ? {
@@ -133,6 +136,21 @@ const untilAborted = (signal?: AbortSignal) =>
 
 const isModule = (value: unknown): value is Module =>
   typeof value === 'object' && value !== null && (value as Module).kindOf === 'module'
+
+/** The projectors a module file exports as `projectors` (an array), if any. */
+export async function loadProjectors(path: string): Promise<ProjectorDefinition[]> {
+  const exported: Record<string, unknown> = await import(pathToFileURL(path).href)
+  const list = exported.projectors ?? []
+  const valid =
+    Array.isArray(list) &&
+    list.every((p) => typeof p?.name === 'string' && typeof p?.handle === 'function')
+  if (!valid) {
+    throw new CliError(
+      `${path} exports \`projectors\` that are not an array of defineProjector(...)`,
+    )
+  }
+  return list
+}
 
 /** Imports a module file and returns the modules it exports (see the `serve` help). */
 export async function loadModules(path: string): Promise<Module[]> {

@@ -17,6 +17,7 @@ import type {
 } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
 import type { RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
+import type { ProjectorStatus } from '../core/projector-status.js'
 import { newRunId, startKeyRunId } from '../core/uuid.js'
 import { clientErrorOf, networkError } from './client-error.js'
 import { openRunStream, type RunStream } from './run-stream.js'
@@ -217,6 +218,8 @@ export function createEngineClient(options: EngineClientOptions) {
         `/runs/${seg(runId)}/projections/${seg(name)}`,
       ),
     rescanDeadlines: () => call<{ scheduled: number }>('POST', '/operations/deadlines/rescan'),
+    /** Each projector's state, checkpoint, lag and last error (operations access). */
+    projectors: () => call<{ projectors: ProjectorStatus[] }>('GET', '/operations/projectors'),
     subscribeEvents: (
       runId: string,
       onEvent: (event: EventEnvelope) => void,

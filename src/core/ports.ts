@@ -103,6 +103,63 @@ export interface LeaseStore {
   ): Promise<Array<{ runId: string; epoch: number; nextDeadlineAt: number }>>
 }
 
+/** A committed event with its place in the store's commit order. */
+export interface FeedEntry {
+  /** Increases with commit order across all runs; within a run it follows seq. Never reused. */
+  position: number
+  event: EventEnvelope
+}
+
+/** A projector's durable progress and who works it (one process at a time). */
+export interface ProjectorCheckpoint {
+  name: string
+  /** Every event with a position up to this one has been handled. */
+  position: number
+  /** The process holding the claim, or null when free. */
+  owner: string | null
+  /** When the claim lapses (engine clock ms). */
+  expiresAt: number
+  /** When the position last moved (engine clock ms), 0 if never. */
+  updatedAt: number
+}
+
+/**
+ * The store's side of post-commit projectors (DESIGN §7): a read of committed events after a
+ * position, and per projector a checkpoint with a claim, so one process at a time works a
+ * projector and a restarted process resumes where the last one stopped. A store several
+ * processes share makes `claim` and `saveCheckpoint` atomic against each other.
+ */
+export interface ProjectionFeed {
+  /** Committed events with `position > after`, ascending, at most `limit`. */
+  readAfter(after: number, limit: number): Promise<FeedEntry[]>
+  /** The highest position written so far, 0 for an empty store. */
+  headPosition(): Promise<number>
+  /** Called after each commit of this process (a hint; other processes' commits are polled). */
+  watch(listener: () => void): () => void
+  /** The stored checkpoint, null for a projector that never ran. */
+  checkpoint(name: string): Promise<ProjectorCheckpoint | null>
+  /**
+   * Takes or renews the claim on a projector until `expiresAt`: granted when it is free,
+   * expired before `now`, or held by `owner`. Returns the checkpoint, or null when another
+   * owner holds it.
+   */
+  claim(
+    name: string,
+    owner: string,
+    now: number,
+    expiresAt: number,
+  ): Promise<ProjectorCheckpoint | null>
+  /** Moves the position forward if `owner` still holds the claim; false (nothing written) otherwise. */
+  saveCheckpoint(name: string, owner: string, position: number, now: number): Promise<boolean>
+  /** Lets the claim go if `owner` holds it. */
+  release(name: string, owner: string): Promise<void>
+  /**
+   * The highest seq of the run's retained events at a position up to `position` (0 if none):
+   * what a projector checkpointed at `position` has seen of the run (trim coverage).
+   */
+  coveredSeq(runId: string, position: number): Promise<number>
+}
+
 export interface ReadOptions {
   fromSeq?: number
   limit?: number
@@ -179,6 +236,8 @@ export interface EventStore {
   readonly snapshots?: SnapshotStore
   /** Run ownership across processes (DESIGN §7); stores several processes can share have it. */
   readonly leases?: LeaseStore
+  /** Committed events in commit order and projector checkpoints (docs/projectors.md). */
+  readonly feed?: ProjectionFeed
   close?(): Promise<void>
 }
 

@@ -26,6 +26,12 @@ export interface ProjectorDefinition {
   /** Unique per engine; names its checkpoint, so renaming starts over from the beginning. */
   name: string
   handle(batch: ProjectorBatch, ctx: ProjectorContext): void | Promise<void>
+  /**
+   * Optional: called once per round, after `handle` took every batch of it and before the
+   * checkpoint moves past them, so a projector can buffer in `handle` and write a round in one
+   * transaction here. When it throws, the whole round is handed over again.
+   */
+  flush?(ctx: ProjectorContext): void | Promise<void>
 }
 
 export function defineProjector(definition: ProjectorDefinition): ProjectorDefinition {
@@ -36,6 +42,9 @@ export function defineProjector(definition: ProjectorDefinition): ProjectorDefin
   }
   if (typeof definition.handle !== 'function') {
     throw new TypeError(`defineProjector(${definition.name}): handle must be a function`)
+  }
+  if (definition.flush !== undefined && typeof definition.flush !== 'function') {
+    throw new TypeError(`defineProjector(${definition.name}): flush must be a function`)
   }
   return Object.freeze({ ...definition })
 }

@@ -7,7 +7,7 @@ import type { Registry } from '../core/registry.js'
 import type { Batch } from './batch.js'
 import type { Fingerprints } from './fingerprint.js'
 import type { Logger } from './logger.js'
-import type { Observation, ResolvedOptions, TrimOptions } from './options.js'
+import type { Observation, ResolvedOptions, ResolvedTrim } from './options.js'
 import type { Ownership } from './ownership.js'
 
 /** What the engine's parts share: built once by createEngine, never global. */
@@ -20,7 +20,7 @@ export interface EngineContext {
   snapshots: SnapshotStore
   scheduler: WakeScheduler
   worker: Worker | undefined
-  trim: TrimOptions | undefined
+  trim: ResolvedTrim | undefined
   /** False when no observer is configured: hot paths skip building observations. */
   observing: boolean
   observe(observation: Omit<Observation, 'at'>): void

@@ -25,6 +25,7 @@ import type {
   WorkerCallbackInput,
 } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
+import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
 
 export interface SignalOptions extends CallerContext {
@@ -134,6 +135,8 @@ export interface Engine {
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>
+  /** Each registered projector's state, checkpoint, lag and last error (docs/projectors.md). */
+  projectors(): Promise<ProjectorStatus[]>
   /** Transient (never stored) events of a run published after the call; returns unsubscribe. */
   subscribeTransient(runId: string, listener: (event: TransientEvent) => void): () => void
   /** Live events of a run appended after the call (for SSE); returns unsubscribe. */

@@ -1,5 +1,7 @@
 import type { Module } from '../core/module.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
+import type { ProjectorDefinition } from '../core/projector.js'
+import type { ProjectorOptions } from '../core/projector-status.js'
 import type { Logger } from './logger.js'
 
 /** Where and how `serve` (and the `serve` option) listens. */
@@ -18,11 +20,23 @@ export interface ServeOptions {
 /** The value `trimAfterSnapshot.coverage(runId)` resolves to: events up to this seq are safe elsewhere. */
 export type TrimCoverage = number | { throughSeq: number } | null
 
+export type TrimCoverageFunction = (runId: string) => TrimCoverage | Promise<TrimCoverage>
+
 export interface TrimOptions {
   /** Snapshots kept per run; events older than the oldest kept one may be removed. */
   keepSnapshots: number
-  /** Proves downstream projectors/archives hold events through a seq; trimming stops there. */
-  coverage?: (runId: string) => TrimCoverage | Promise<TrimCoverage>
+  /**
+   * Proves downstream projectors/archives hold events through a seq; trimming stops there.
+   * Either a function, or the names of registered projectors: trimming then never removes an
+   * event one of them has not checkpointed.
+   */
+  coverage?: TrimCoverageFunction | readonly string[]
+}
+
+/** `TrimOptions` as the runtime uses it: projector names turned into a coverage function. */
+export interface ResolvedTrim {
+  keepSnapshots: number
+  coverage?: TrimCoverageFunction
 }
 
 /**
@@ -48,6 +62,9 @@ export interface Observation {
     | 'effect.timeout'
     | 'effect.interrupted'
     | 'lease.lost'
+    | 'projector.lag'
+    | 'projector.failed'
+    | 'projector.recovered'
   runId: string
   at: number
   [field: string]: unknown
@@ -81,6 +98,14 @@ export interface RuntimeOptions {
   snapshotEvery?: number
   snapshotStore?: SnapshotStore
   trimAfterSnapshot?: TrimOptions
+  /**
+   * Post-commit projectors (`defineProjector`, docs/projectors.md): each receives every run's
+   * committed events in seq order, at least once, off the commit path. The store must have a
+   * projection feed (memory, SQLite and Postgres do).
+   */
+  projectors?: readonly ProjectorDefinition[]
+  /** How projectors are worked: claim lease, polling, batch size, backoff, failing threshold. */
+  projectorOptions?: ProjectorOptions
   runCacheSize?: number
   rescanTimers?: boolean
   scheduler?: WakeScheduler

@@ -285,6 +285,15 @@ describe('skein CLI against a served SQLite engine', () => {
     expect(scheduled[0].payload.reason).toBe('operator')
     const rescan = await run(['rescan'])
     expect(typeof rescan.scheduled).toBe('number')
+    // The module file's projector, caught up once the events above are handed to it.
+    for (let i = 0; i < 200; i++) {
+      const [counter] = (await run(['projectors'])).projectors
+      expect(counter).toMatchObject({ name: 'counter', state: 'running' })
+      if (counter.lagEvents === 0) break
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    const projectorsText = await cli(['projectors'], { env })
+    expect(projectorsText.stdout).toMatch(/counter\s+running\s+\S+\s+\d+\s+0\s+0\s+-/)
     const refused = await cli(['retry', runId, 'no-such-effect'], { env })
     expect(refused.code).toBe(1)
     expect(refused.stderr).toMatch(/EFFECT_NOT_FOUND/)

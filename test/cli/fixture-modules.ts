@@ -1,5 +1,5 @@
 // Modules `skein serve` loads in the CLI tests (the `modules` export form).
-import { defineEffect, defineModule } from 'skein'
+import { defineEffect, defineModule, defineProjector } from 'skein'
 import { approval } from 'skein/approval'
 import { defineWorkflow, workflow } from 'skein/workflow'
 
@@ -30,3 +30,6 @@ const ops = defineModule({
 })
 
 export const modules = [workflow({ definitions: [review, waiter, manual] }), approval(), ops]
+
+/** A projector that counts what it is handed (`skein projectors` reports it). */
+export const projectors = [defineProjector({ name: 'counter', handle() {} })]

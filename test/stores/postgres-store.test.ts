@@ -102,6 +102,7 @@ if (postgresAvailable('postgres-store')) {
       expect(tables.rows.map((r) => r.table_name)).toEqual([
         'skein_events',
         'skein_idempotency',
+        'skein_projectors',
         'skein_runs',
         'skein_schema_version',
         'skein_snapshots',

@@ -98,7 +98,14 @@ describe('sqlite schema migration', () => {
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .pluck()
         .all()
-      expect(tables).toEqual(['skein_events', 'skein_idempotency', 'skein_runs', 'skein_snapshots'])
+      expect(tables).toEqual([
+        'skein_events',
+        'skein_idempotency',
+        'skein_projectors',
+        'skein_runs',
+        'skein_snapshots',
+        'sqlite_sequence',
+      ])
       expect(db.prepare('SELECT count(*) FROM skein_events').pluck().get()).toBe(11)
     } finally {
       db.close()

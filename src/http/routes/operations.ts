@@ -9,4 +9,11 @@ export const operationRoutes: Route[] = [
     access: 'operations',
     handle: async (ctx) => jsonResponse({ scheduled: await ctx.engine.recoverDeadlines() }),
   },
+  {
+    method: 'GET',
+    path: '/operations/projectors',
+    name: 'operations.projectors',
+    access: 'operations',
+    handle: async (ctx) => jsonResponse({ projectors: await ctx.engine.projectors() }),
+  },
 ]

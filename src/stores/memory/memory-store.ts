@@ -15,6 +15,7 @@ import type {
 } from '../../core/ports.js'
 import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../core/summaries.js'
 import { checkClaim, type StoredLease, toLease } from '../shared/lease-rule.js'
+import { memoryFeed } from './memory-feed.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
 
 interface RunLog {
@@ -70,6 +71,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       return due
     },
   }
+  const feed = memoryFeed((runId) => runs.get(runId)?.events)
   const logOf = (runId: string): RunLog => {
     let log = runs.get(runId)
     if (!log) {
@@ -82,6 +84,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
   return {
     snapshots,
     leases,
+    feed: feed.feed,
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)
       const tail = log?.tail ?? 0
@@ -115,6 +118,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       target.tail = expectedSeq + events.length
       if (idempotencyKey !== undefined) target.keys.add(idempotencyKey)
       if (meta) target.meta = { ...meta }
+      if (events.length > 0) feed.committed(events)
       // Listeners see committed events; one that throws never fails the append or the others.
       if (events.length > 0) {
         for (const listener of target.listeners) {
@@ -151,6 +155,10 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       if (cut === 0) return 0
       log.events = log.events.slice(cut)
       log.head += cut
+      feed.trimmed(cut, (event) => {
+        const owner = runs.get(event.runId)
+        return owner !== undefined && event.seq < owner.head
+      })
       return cut
     },
     subscribe(runId, listener) {

@@ -3,6 +3,7 @@ export {
   type PostgresJsSql,
   type PostgresQueryable,
 } from './driver.js'
+export { type PostgresRunIndexOptions, postgresRunIndex } from './postgres-run-index.js'
 export {
   type PostgresConnection,
   type PostgresStore,

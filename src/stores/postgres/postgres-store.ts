@@ -28,6 +28,7 @@ import {
   type PostgresQueryable,
 } from './driver.js'
 import { createGroupCommit, type LeaseRow } from './group-commit.js'
+import { postgresFeed } from './postgres-feed.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
 import {
   migrationSql,
@@ -105,6 +106,15 @@ const positive = (name: string, value: number | undefined, fallback: number): nu
  * const store = postgresStore({ connectionString: process.env.DATABASE_URL }, { schema: 'billing' })
  * const engine = createEngine({ store, modules: [workflow()] })
  */
+/**
+ * Each open store's guarded, migrated query and quoted schema, for companions that keep
+ * tables in the store's schema (the run index). Internal.
+ */
+export const queryOf = new WeakMap<
+  EventStore,
+  { read: (action: string, text: string, params: unknown[]) => Promise<any[]>; schema: string }
+>()
+
 export function postgresStore(
   connection: PostgresConnection,
   options: PostgresStoreOptions = {},
@@ -299,16 +309,21 @@ export function postgresStore(
     drain: () => group.drain(),
     sql: { latest: sql.snapshotLatest, list: sql.snapshotList, prune: sql.snapshotPrune },
   })
+  const projection = postgresFeed(schema.sql, read)
   const group = createGroupCommit(query, sql, {
-    onCommitted: feed.local,
+    onCommitted: (runId, events) => {
+      feed.local(runId, events)
+      if (events.length > 0) projection.committed()
+    },
     takeSnapshots: () => snapshots.take(),
     snapshotsSettled: () => snapshots.settled(),
     hasPendingSnapshots: () => snapshots.hasPending(),
   })
 
-  return {
+  const store: PostgresStore = {
     schema: schema.name,
     snapshots,
+    feed: projection.feed,
     ready,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
@@ -373,4 +388,6 @@ export function postgresStore(
       await owned?.end()
     },
   }
+  queryOf.set(store, { read, schema: schema.sql })
+  return store
 }

@@ -25,6 +25,9 @@ export function schemaName(name: string): SchemaName {
   return { name, sql: `"${name}"` }
 }
 
+/** Advisory lock class that orders event positions by commit (migration v4). */
+const FEED_LOCK_CLASS = 0x736b66 // 'skf'
+
 /**
  * Schema migrations, in order; `skein_schema_version` records how many ran. Never edit a
  * shipped migration: append a new one, so every existing database upgrades the same way.
@@ -106,6 +109,40 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
     ADD COLUMN lease_epoch bigint NOT NULL DEFAULT 0,
     ADD COLUMN lease_expires_at bigint;
   ${appendFunctionWithLeases(s, channel)}
+  `,
+  // v4 (projectors): every event gets a position in commit order. A BEFORE INSERT statement
+  // trigger takes a transaction-scoped advisory lock before the rows draw their positions,
+  // so positions are drawn in the order transactions commit: a reader that sees position p
+  // has seen every position below it (a plain sequence would let a later position commit
+  // first, and a projector would skip the earlier one). Events already there are numbered
+  // run by run (a run's order is all a projector relies on).
+  (s) => `
+  CREATE SEQUENCE ${s}.skein_feed_pos;
+  ALTER TABLE ${s}.skein_events ADD COLUMN pos bigint;
+  UPDATE ${s}.skein_events e SET pos = o.rn
+    FROM (SELECT run_no, seq, row_number() OVER (ORDER BY run_no, seq) AS rn
+      FROM ${s}.skein_events) o
+    WHERE e.run_no = o.run_no AND e.seq = o.seq;
+  PERFORM setval('${s}.skein_feed_pos',
+    coalesce((SELECT max(pos) FROM ${s}.skein_events), 0) + 1, false);
+  ALTER TABLE ${s}.skein_events ALTER COLUMN pos SET DEFAULT nextval('${s}.skein_feed_pos'),
+    ALTER COLUMN pos SET NOT NULL;
+  CREATE UNIQUE INDEX skein_events_pos ON ${s}.skein_events (pos);
+  CREATE FUNCTION ${s}.skein_feed_order() RETURNS trigger LANGUAGE plpgsql AS $skein_feed$
+  BEGIN
+    PERFORM pg_advisory_xact_lock(${FEED_LOCK_CLASS}, hashtext(TG_TABLE_SCHEMA));
+    RETURN NULL;
+  END
+  $skein_feed$;
+  CREATE TRIGGER skein_events_feed_order BEFORE INSERT ON ${s}.skein_events
+    FOR EACH STATEMENT EXECUTE FUNCTION ${s}.skein_feed_order();
+  CREATE TABLE ${s}.skein_projectors (
+    name text PRIMARY KEY,
+    position bigint NOT NULL DEFAULT 0,
+    owner text,
+    expires_at bigint NOT NULL DEFAULT 0,
+    updated_at bigint NOT NULL DEFAULT 0
+  );
   `,
 ]
 

@@ -84,13 +84,16 @@ const MAX_CACHED_ROWS = 10_000
 export function createGroupCommit(
   db: SqliteDatabase,
   st: Statements,
-  onCommitted: (runId: string, events: readonly EventEnvelope[]) => void,
+  /** After COMMIT, per request; `lastPosition` is the feed position of its last event. */
+  onCommitted: (runId: string, events: readonly EventEnvelope[], lastPosition: number) => void,
   /** Extra writes that ride in the group's transaction (buffered snapshots). */
   beforeCommit: () => void = () => {},
   relaxDeferred = false,
 ) {
   let queue: AppendRequest[] = []
   let scheduled = false
+  /** Feed position of each written request's last event (its rowid). */
+  const lastPositions = new Map<AppendRequest, number>()
   /** Deferred groups committed so far, and how many of them a FULL commit or sync covered. */
   const deferred = { committed: 0, synced: 0 }
   /** Set if the connection could not be put back to FULL: it must not commit again. */
@@ -158,7 +161,8 @@ export function createGroupCommit(
   const writesNothing = ({ events, options }: AppendRequest) =>
     events.length === 0 && !options.meta && !options.lease
 
-  const write = ({ runId, events, options }: AppendRequest, row: AppendRow | null): void => {
+  const write = (request: AppendRequest, row: AppendRow | null): void => {
+    const { runId, events, options } = request
     const { expectedSeq, idempotencyKey, meta, lease } = options
     const newTail = expectedSeq + events.length
     // A new run's row (tail and meta included) goes first: its events carry its run_no.
@@ -166,7 +170,11 @@ export function createGroupCommit(
       ? row.run_no
       : Number(st.insertRun.run(...newRunParams(runId, newTail, meta)).lastInsertRowid)
     if (idempotencyKey !== undefined) st.insertKey.run(runId, idempotencyKey, newTail)
-    for (const event of events) st.insertEvent.run(...eventParams(runNo, event))
+    let position = 0
+    for (const event of events) {
+      position = Number(st.insertEvent.run(...eventParams(runNo, event)).lastInsertRowid)
+    }
+    if (events.length > 0) lastPositions.set(request, position)
     let deadline = row ? row.next_deadline_at : (meta?.nextDeadlineAt ?? null)
     let status = row ? row.status : (meta?.status ?? null)
     if (row) {
@@ -304,10 +312,11 @@ export function createGroupCommit(
       if (error !== undefined) request.reject(error)
       else if (aborted !== undefined) request.reject(aborted)
       else {
-        onCommitted(request.runId, request.events)
+        onCommitted(request.runId, request.events, lastPositions.get(request) ?? 0)
         request.resolve()
       }
     }
+    lastPositions.clear()
   }
 
   return {

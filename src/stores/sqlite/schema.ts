@@ -124,6 +124,41 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE skein_runs ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE skein_runs ADD COLUMN lease_expires_at INTEGER;
   `,
+  `
+  -- v5 (projectors): every event gets a position in commit order that is never reused (an
+  -- AUTOINCREMENT rowid alias: a plain rowid may be renumbered by VACUUM or reused after the
+  -- newest row is trimmed), and each projector a checkpoint with a claim.
+  CREATE TABLE skein_events_v4 (
+    pos INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_no INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    ts INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    thread_id TEXT,
+    origin TEXT NOT NULL,
+    causation_id TEXT,
+    effect_id TEXT,
+    idempotency_key TEXT,
+    event_key TEXT,
+    payload TEXT NOT NULL
+  );
+  INSERT INTO skein_events_v4 (run_no, seq, id, ts, type, thread_id, origin, causation_id,
+      effect_id, idempotency_key, event_key, payload)
+    SELECT run_no, seq, id, ts, type, thread_id, origin, causation_id, effect_id,
+      idempotency_key, event_key, payload
+    FROM skein_events ORDER BY rowid;
+  DROP TABLE skein_events;
+  ALTER TABLE skein_events_v4 RENAME TO skein_events;
+  CREATE UNIQUE INDEX skein_events_run_seq ON skein_events (run_no, seq);
+  CREATE TABLE skein_projectors (
+    name TEXT PRIMARY KEY,
+    position INTEGER NOT NULL DEFAULT 0,
+    owner TEXT,
+    expires_at INTEGER NOT NULL DEFAULT 0,
+    updated_at INTEGER NOT NULL DEFAULT 0
+  );
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -14,9 +14,10 @@ import type {
 import { checkBatch } from '../shared/append-batch.js'
 import { rowToEnvelope } from '../shared/event-rows.js'
 import { changeFeed } from './change-feed.js'
-import { loadDriver, openDatabase, type SqliteDriver } from './driver.js'
+import { loadDriver, openDatabase, type SqliteDatabase, type SqliteDriver } from './driver.js'
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
+import { sqliteFeed } from './sqlite-feed.js'
 import { sqliteLeases } from './sqlite-leases.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { prepareStatements } from './statements.js'
@@ -66,6 +67,16 @@ export interface SqliteStore extends EventStore {
 }
 
 const datasync = promisify(fdatasync)
+
+/**
+ * Each open store's connection and whether its writes may skip their own fsync (a FULL store
+ * on a WAL file), for companions that write in the same file through the same connection (the
+ * run index): one connection in one thread never waits on its own lock. Internal.
+ */
+export const connectionOf = new WeakMap<
+  EventStore,
+  { db: SqliteDatabase; relaxed: boolean; guard: () => void }
+>()
 
 const announceUpgrade: OnUpgrade = ({ path, from, to }) =>
   console.warn(
@@ -117,10 +128,14 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   // Deferred appends may skip their fsync only where a later fsync of the WAL file covers
   // them: a FULL store on a WAL file (an in-memory database has neither).
   const walPath = journalMode === 'wal' ? `${resolvePath(path)}-wal` : undefined
+  const feed = sqliteFeed(db, guard, synchronous === 'full' && walPath !== undefined)
   const group = createGroupCommit(
     db,
     st,
-    listeners.notify,
+    (runId, events, lastPosition) => {
+      listeners.notify(runId, events)
+      if (events.length > 0) feed.committed(events, lastPosition)
+    },
     () => snapshots.writePending(),
     synchronous === 'full' && walPath !== undefined,
   )
@@ -138,10 +153,11 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const call = guardedCall(guard)
   const leases = sqliteLeases(db, st, call, group.forget)
 
-  return {
+  const store: SqliteStore = {
     path,
     snapshots,
     leases,
+    feed: feed.feed,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
         guard()
@@ -193,4 +209,10 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       if (walFd !== undefined) closeSync(walFd)
     },
   }
+  connectionOf.set(store, {
+    db,
+    relaxed: synchronous === 'full' && walPath !== undefined,
+    guard,
+  })
+  return store
 }

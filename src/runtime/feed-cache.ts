@@ -1,0 +1,50 @@
+import type { FeedEntry, ProjectionFeed } from '../core/ports.js'
+
+/**
+ * The events the engine's projectors read, read once: a window of the latest entries read
+ * from the store, shared by every projector of the engine, so N projectors at about the same
+ * position cost one read (and one parse of each payload), not N.
+ *
+ * Invariant: the window holds every committed entry with a position in (from, to]. A store
+ * read after `a` that returns entries up to `p` proves the range (a, p] complete (positions
+ * follow commit order), so it extends the window when `a === to`, and replaces it otherwise.
+ */
+export function feedCache(feed: ProjectionFeed, maxEntries = 4096) {
+  let entries: FeedEntry[] = []
+  let from = 0
+  let to = 0
+  const firstAfter = (after: number): number => {
+    let lo = 0
+    let hi = entries.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (entries[mid].position <= after) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+  return {
+    async readAfter(after: number, limit: number): Promise<FeedEntry[]> {
+      if (after >= from && after < to) {
+        const start = firstAfter(after)
+        return entries.slice(start, start + limit)
+      }
+      const read = await feed.readAfter(after, limit)
+      if (read.length === 0) return read
+      const last = read[read.length - 1].position
+      if (after === to && entries.length > 0) {
+        for (const entry of read) entries.push(entry)
+      } else {
+        entries = [...read]
+        from = after
+      }
+      to = Math.max(to, last)
+      if (entries.length > maxEntries) {
+        const drop = entries.length - maxEntries
+        from = entries[drop - 1].position
+        entries = entries.slice(drop)
+      }
+      return read
+    },
+  }
+}

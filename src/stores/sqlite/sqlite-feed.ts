@@ -1,0 +1,162 @@
+import type { EventEnvelope } from '../../core/envelope.js'
+import type { FeedEntry, ProjectionFeed, ProjectorCheckpoint } from '../../core/ports.js'
+import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
+import type { SqliteDatabase } from './driver.js'
+
+interface CheckpointRow {
+  name: string
+  position: number
+  owner: string | null
+  expires_at: number
+  updated_at: number
+}
+
+const toCheckpoint = (row: CheckpointRow): ProjectorCheckpoint => ({
+  name: row.name,
+  position: row.position,
+  owner: row.owner,
+  expiresAt: row.expires_at,
+  updatedAt: row.updated_at,
+})
+
+/**
+ * The SQLite store's projection feed: positions are the events table's AUTOINCREMENT key
+ * (commit order, never reused), checkpoints live in `skein_projectors`. A claim and a save
+ * are single statements, atomic against other processes on the same file. With `relaxSaves`
+ * (a FULL store on a WAL file) a save commits without its own fsync.
+ */
+export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: boolean) {
+  const st = {
+    readAfter: db.prepare<[number, number], EventRow & { pos: number; run_id: string }>(
+      `SELECT e.pos, r.run_id, e.seq, e.id, e.ts, e.type, e.thread_id, e.origin, e.causation_id,
+        e.effect_id, e.idempotency_key, e.event_key, e.payload
+        FROM skein_events e JOIN skein_runs r ON r.run_no = e.run_no
+        WHERE e.pos > ? ORDER BY e.pos LIMIT ?`,
+    ),
+    head: db.prepare<[], number>('SELECT coalesce(max(pos), 0) FROM skein_events').pluck(),
+    // Trimming may have removed the newest events: the sequence keeps the highest ever given.
+    seqHead: db
+      .prepare<[], number>(
+        "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'skein_events'",
+      )
+      .pluck(),
+    checkpoint: db.prepare<[string], CheckpointRow>(
+      'SELECT name, position, owner, expires_at, updated_at FROM skein_projectors WHERE name = ?',
+    ),
+    claim: db.prepare<[string, string, number, string, number], CheckpointRow>(
+      `INSERT INTO skein_projectors (name, owner, expires_at) VALUES (?, ?, ?)
+        ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+        WHERE skein_projectors.owner IS NULL OR skein_projectors.owner = ?
+          OR skein_projectors.expires_at <= ?
+        RETURNING name, position, owner, expires_at, updated_at`,
+    ),
+    save: db.prepare<[number, number, number, string, string]>(
+      `UPDATE skein_projectors SET position = max(position, ?), updated_at = CASE WHEN ? > position
+        THEN ? ELSE updated_at END WHERE name = ? AND owner = ?`,
+    ),
+    release: db.prepare<[string, string]>(
+      'UPDATE skein_projectors SET owner = NULL, expires_at = 0 WHERE name = ? AND owner = ?',
+    ),
+    coveredSeq: db
+      .prepare<[string, number], number>(
+        `SELECT coalesce(max(seq), 0) FROM skein_events
+          WHERE run_no = (SELECT run_no FROM skein_runs WHERE run_id = ?) AND pos <= ?`,
+      )
+      .pluck(),
+  }
+  const watchers = new Set<() => void>()
+  // This connection's latest commits with their positions, so the projectors of the process
+  // that wrote them read them without a query or a parse. Served only where positions run on
+  // from \`after + 1\` without a gap: a gap may be another process's commit (or a rolled-back
+  // key), and the table is read instead.
+  let recent: FeedEntry[] = []
+  const RECENT = 8192
+  const fromRecent = (after: number, limit: number): FeedEntry[] | undefined => {
+    if (recent.length === 0 || after + 1 < recent[0].position) return undefined
+    let lo = 0
+    let hi = recent.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (recent[mid].position <= after) lo = mid + 1
+      else hi = mid
+    }
+    if (lo === recent.length || recent[lo].position !== after + 1) return undefined
+    let end = lo + 1
+    while (
+      end < recent.length &&
+      end - lo < limit &&
+      recent[end].position === recent[end - 1].position + 1
+    ) {
+      end++
+    }
+    return recent.slice(lo, end)
+  }
+  const feed: ProjectionFeed = {
+    async readAfter(after, limit) {
+      guard()
+      const local = fromRecent(after, limit)
+      if (local) return local
+      return st.readAfter
+        .all(after, Math.max(0, limit))
+        .map((row): FeedEntry => ({ position: row.pos, event: rowToEnvelope(row.run_id, row) }))
+    },
+    async headPosition() {
+      guard()
+      return Math.max(st.head.get() ?? 0, st.seqHead.get() ?? 0)
+    },
+    watch(listener) {
+      watchers.add(listener)
+      return () => {
+        watchers.delete(listener)
+      }
+    },
+    async checkpoint(name) {
+      guard()
+      const row = st.checkpoint.get(name)
+      return row ? toCheckpoint(row) : null
+    },
+    async claim(name, owner, now, expiresAt) {
+      guard()
+      const row = st.claim.get(name, owner, expiresAt, owner, now)
+      return row ? toCheckpoint(row) : null
+    },
+    async saveCheckpoint(name, owner, position, now) {
+      guard()
+      // A checkpoint that a power loss takes back only hands events over again (at least
+      // once), so its write skips the fsync; the store's next FULL commit makes it durable.
+      if (!relaxSaves) return st.save.run(position, position, now, name, owner).changes > 0
+      db.exec('PRAGMA synchronous = NORMAL')
+      try {
+        return st.save.run(position, position, now, name, owner).changes > 0
+      } finally {
+        db.exec('PRAGMA synchronous = FULL')
+      }
+    },
+    async release(name, owner) {
+      guard()
+      st.release.run(name, owner)
+    },
+    async coveredSeq(runId, position) {
+      guard()
+      return st.coveredSeq.get(runId, position) ?? 0
+    },
+  }
+  return {
+    feed,
+    /** Records a committed batch (its last event at `lastPosition`) and tells the watchers. */
+    committed(events: readonly EventEnvelope[], lastPosition: number): void {
+      if (lastPosition > 0) {
+        const first = lastPosition - events.length + 1
+        for (let i = 0; i < events.length; i++) {
+          recent.push({ position: first + i, event: events[i] })
+        }
+        if (recent.length > RECENT * 2) recent = recent.slice(recent.length - RECENT)
+      }
+      for (const watcher of [...watchers]) {
+        try {
+          watcher()
+        } catch {}
+      }
+    },
+  }
+}
