@@ -25,6 +25,12 @@ export function changeFeed(
   const deliver = (runId: string, events: readonly EventEnvelope[]) => {
     const run = runs.get(runId)
     if (!run || events.length === 0) return
+    if (events[0].seq > run.delivered + 1) {
+      // This connection committed after another one that the poll has not read yet: deliver
+      // the other connection's events first (the file has them: they committed before ours).
+      const gap = st.read.all(runId, run.delivered + 1, events[0].seq - run.delivered - 1)
+      events = [...gap.map((row) => rowToEnvelope(runId, row)), ...events]
+    }
     const fresh =
       events[0].seq > run.delivered ? events : events.filter((e) => e.seq > run.delivered)
     if (fresh.length === 0) return
