@@ -117,7 +117,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     return { store, runtime: rt, projectors }
   }
   const projectorRunner = (store: EventStore): ProjectorRunner => {
-    const list = options.projectors ?? []
+    const list = [
+      ...(options.projectors ?? []),
+      ...(options.modules ?? []).flatMap((m) => m.projectors ?? []),
+    ]
     const feed = store.feed
     if (list.length > 0 && !feed) {
       throw new TypeError(

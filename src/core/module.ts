@@ -3,6 +3,7 @@ import type { EffectDefinition } from './effect.js'
 import type { Json } from './json.js'
 import type { KindDefinition } from './kind.js'
 import type { ProjectionDefinition } from './projection.js'
+import type { ProjectorDefinition } from './projector.js'
 import type { StandardSchema } from './schema.js'
 
 /**
@@ -26,6 +27,8 @@ export interface ModuleConfig {
   /** Thread kinds by name (unique across modules). */
   kinds?: Record<string, KindDefinition>
   definitions?: readonly Definition[]
+  /** Post-commit projectors the module brings (docs/projectors.md); names unique per engine. */
+  projectors?: readonly ProjectorDefinition[]
 }
 
 export interface Module extends Readonly<ModuleConfig> {

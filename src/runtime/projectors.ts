@@ -24,6 +24,8 @@ interface RunnerDeps {
   owner: string
 }
 
+const STOP_WAIT_MS = 5_000
+
 const DEFAULTS = { leaseMs: 15_000, pollMs: 500, delayMs: 20, batchSize: 500, failAfter: 5 }
 
 /** The delay before retry `failures` (1, 2, …): doubling from `initialMs`, capped at `maxMs`. */
@@ -97,7 +99,16 @@ export class ProjectorRunner {
     this.abort.abort()
     this.unwatch?.()
     this.poke()
-    await Promise.allSettled(this.loops)
+    // A handler that ignores the abort signal is not waited for past STOP_WAIT_MS: its round
+    // is not checkpointed and comes again after the restart.
+    let timer: unknown
+    await Promise.race([
+      Promise.allSettled(this.loops),
+      new Promise<void>((resolve) => {
+        timer = this.deps.clock.setTimeout(resolve, STOP_WAIT_MS)
+      }),
+    ])
+    this.deps.clock.clearTimeout(timer)
     for (const w of this.worked) {
       w.state = 'stopped'
       if (w.active) await this.deps.feed.release(w.definition.name, this.deps.owner).catch(() => {})
@@ -201,6 +212,8 @@ export class ProjectorRunner {
         }
         const page = await this.reads.readAfter(w.position, this.opts.batchSize)
         if (page.length === 0) {
+          // Caught up with the store answering again: a run of store failures is over.
+          if (w.failures > 0) this.succeeded(w, '')
           await this.sleep(this.opts.pollMs, true)
           // Woken by a commit (or the poll): let more commits land before the next round.
           if (this.opts.delayMs > 0) await this.sleep(this.opts.delayMs, false)
@@ -258,17 +271,7 @@ export class ProjectorRunner {
             { runId, events },
             { projector: w.definition.name, attempt, signal: this.abort.signal },
           )
-          if (w.failures > 0) {
-            w.failures = 0
-            if (w.state === 'failing') {
-              w.state = 'running'
-              this.deps.observe({
-                type: 'projector.recovered',
-                runId,
-                projector: w.definition.name,
-              })
-            }
-          }
+          if (w.failures > 0) this.succeeded(w, runId)
           break
         } catch (error) {
           await this.failed(w, error, runId, attempt)
@@ -293,6 +296,13 @@ export class ProjectorRunner {
       }
     }
     return true
+  }
+
+  private succeeded(w: Worked, runId: string): void {
+    w.failures = 0
+    if (w.state !== 'failing') return
+    w.state = 'running'
+    this.deps.observe({ type: 'projector.recovered', runId, projector: w.definition.name })
   }
 
   private async renew(w: Worked): Promise<boolean> {

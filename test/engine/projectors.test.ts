@@ -324,3 +324,28 @@ it('refuses projectors on a store without a projection feed, and duplicate names
   })
   await expect(twice.ready()).rejects.toThrow(/two projectors are named p/)
 })
+
+it('stop does not wait forever for a handler that ignores the abort signal', async () => {
+  let called = false
+  const hung = defineProjector({
+    name: 'hung',
+    handle() {
+      called = true
+      return new Promise<void>(() => {})
+    },
+  })
+  const engine = newEngine({ modules, projectors: [hung], projectorOptions: fast })
+  await engine.start(flow)
+  await until(() => called, 'the handler is called')
+  await engine.stop()
+})
+
+it('a module may bring projectors, worked like the engine option’s', async () => {
+  const carried = recorder('carried')
+  const module = defineModule({ namespace: 'carrier', projectors: [carried.projector] })
+  const engine = newEngine({ modules: [...modules, module], projectorOptions: fast })
+  const { runId } = await engine.start(flow)
+  const tail = (await engine.getEvents(runId)).length
+  await until(() => inOrder(carried.seen.get(runId), tail), 'the module’s projector')
+  expect((await engine.projectors()).map((p) => p.name)).toEqual(['carried'])
+})
