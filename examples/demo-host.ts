@@ -1,19 +1,53 @@
 // `npm start`: a durable Skein host on a SQLite file. Runs survive restarts: stop it with
 // Ctrl-C (or kill -9 it), start it again, and parked runs, timers and retries carry on.
+// With SKEIN_STORE=postgres://… it runs on Postgres instead (schema SKEIN_SCHEMA, default
+// `skein`), and several hosts on one database share the runs (README: "Several hosts on one
+// Postgres").
 import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { consoleLogger, createEngine, type LogFn, type Logger, PortInUseError } from 'skein'
+import {
+  consoleLogger,
+  createEngine,
+  type EventStore,
+  type LogFn,
+  type Logger,
+  PortInUseError,
+} from 'skein'
 import { debuggerUi } from 'skein/debugger'
+import { postgresStore } from 'skein/postgres'
 import { sqliteStore } from 'skein/sqlite'
 import { demoModules } from './demo-definitions.js'
 
 /** How long Ctrl-C lets in-flight effects finish before they are aborted (a second one quits). */
 const GRACE_MS = 10_000
 
-const dir = resolve(process.env.SKEIN_DIR ?? '.skein')
-mkdirSync(dir, { recursive: true })
-const path = resolve(dir, 'demo.db')
-const store = sqliteStore({ path })
+const storeUrl = process.env.SKEIN_STORE ?? ''
+const onPostgres = /^postgres(ql)?:\/\//.test(storeUrl)
+if (storeUrl !== '' && !onPostgres) {
+  process.stderr.write(
+    `demo host: SKEIN_STORE must be a postgres:// URL (unset: SQLite under SKEIN_DIR); got ${storeUrl.split(':')[0]}:…\n`,
+  )
+  process.exit(1)
+}
+let store: EventStore
+/** Where the runs are, as printed (a URL without its password). */
+let path: string
+let storeLine: string
+if (onPostgres) {
+  const schema = process.env.SKEIN_SCHEMA ?? 'skein'
+  const url = new URL(storeUrl)
+  if (url.password) url.password = '***'
+  const pg = postgresStore({ connectionString: storeUrl }, { schema })
+  store = pg
+  path = `${url.href} (schema ${schema})`
+  storeLine = `${path} (Postgres`
+} else {
+  const dir = resolve(process.env.SKEIN_DIR ?? '.skein')
+  mkdirSync(dir, { recursive: true })
+  path = resolve(dir, 'demo.db')
+  store = sqliteStore({ path })
+  storeLine = `${path} (SQLite, synchronous=FULL`
+}
 const modules = await demoModules()
 // Logs (boot and recovery, failed runs and attempts, wake failures, stop): pretty lines on
 // stdout; SKEIN_LOG=json for JSON lines, SKEIN_LOG=off for none.
@@ -60,7 +94,7 @@ try {
   releaseLogs()
   process.stderr.write(`demo host: ${message}\n`)
   await engine.stop()
-  await store.close()
+  await store.close?.()
   process.exit(1)
 }
 const url = server.url
@@ -70,7 +104,7 @@ const definitions = modules.flatMap((m) => (m.definitions ?? []).map((d) => `${d
 console.log(`Debugger: ${url}/_skein/
 
 Skein demo host on ${url}
-  store: ${path} (SQLite, synchronous=FULL; ${runs} run(s) already in it)
+  store: ${storeLine}; ${runs} run(s) already in it)
   definitions: ${definitions.join(', ')}
   (review parks on a gate, nap sleeps, retried calls an effect that fails twice)
 
@@ -112,7 +146,7 @@ const shutdown = async (signal: string) => {
   )
   try {
     await engine.stop({ graceMs: GRACE_MS })
-    await store.close()
+    await store.close?.()
   } finally {
     process.exit(0)
   }

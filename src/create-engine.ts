@@ -34,8 +34,9 @@ import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
 import type { Observation } from './runtime/options.js'
 import { type ResolvedTrim, resolveOptions } from './runtime/options.js'
+import { resolveOwnership } from './runtime/ownership.js'
 import { ProjectorRunner } from './runtime/projectors.js'
-import { defaultIds, systemClock } from './runtime/system.js'
+import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 import { memoryStore } from './stores/memory/memory-store.js'
 
@@ -104,9 +105,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
       fingerprints: new Fingerprints(),
       requestDrive: (runId) => lifecycle.runtime?.requestDrive(runId),
       publishTransient: (event) => lifecycle.runtime?.publishTransient(event),
+      ownership: resolveOwnership(options.ownership, store.leases, {
+        owner: defaultOwner,
+        isGone: ownerGone,
+      }),
     }
     const rt = new RuntimeEngine(ctx)
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
+    rt.startClaiming()
     const recovered = resolved.rescanTimers ? await rt.recoverOnBoot() : undefined
     log.info(
       recovered ?? { rescanTimers: false },

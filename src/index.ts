@@ -184,6 +184,7 @@ export type { LogFn, Logger, LogLevel } from './runtime/logger.js'
 export type {
   EngineLimits,
   Observation,
+  OwnershipOptions,
   RuntimeObserver,
   RuntimeOptions,
   TrimCoverage,

@@ -72,6 +72,12 @@ export interface LeaseClaim {
  * one contract suite covers all three.
  */
 export interface LeaseStore {
+  /**
+   * Whether other processes can reach these leases (a database file or server). The engine
+   * enforces ownership by default only then: the memory store's leases exist for the contract
+   * suite and cost its one process nothing.
+   */
+  readonly shared: boolean
   /** The stored lease, expired or not; null if the run was never leased. */
   readLease(runId: string): Promise<Lease | null>
   /**
@@ -79,7 +85,10 @@ export interface LeaseStore {
    * take-over before work that appends nothing yet). Same rule as an append's `lease`.
    */
   renewLease(runId: string, claim: LeaseClaim): Promise<Lease>
-  /** Lets the lease go if `owner`/`epoch` still hold it; otherwise does nothing. */
+  /**
+   * Lets the lease go if `owner`/`epoch` still hold it (its `expiresAt` becomes 0, the epoch
+   * stays); otherwise does nothing.
+   */
   releaseLease(runId: string, owner: string, epoch: number): Promise<void>
   /**
    * Atomically takes the leases of up to `limit` runs whose `nextDeadlineAt <= now` and whose

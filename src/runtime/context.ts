@@ -9,6 +9,7 @@ import type { Causes } from './causes.js'
 import type { Fingerprints } from './fingerprint.js'
 import type { Logger } from './logger.js'
 import type { Observation, ResolvedOptions, ResolvedTrim } from './options.js'
+import type { Ownership } from './ownership.js'
 
 /** What the engine's parts share: built once by createEngine, never global. */
 export interface EngineContext {
@@ -34,6 +35,8 @@ export interface EngineContext {
   publishTransient(event: Omit<TransientEvent, 'afterSeq'>): void
   /** Asks for a wake of `runId` (coalesced); used by effect completions and timers. */
   requestDrive(runId: string): void
+  /** Run ownership through the store's leases (several processes on one store), if enforced. */
+  ownership?: Ownership
 }
 
 /** How an in-process execution of one attempt ended. */

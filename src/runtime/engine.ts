@@ -347,6 +347,11 @@ export class RuntimeEngine implements EngineRuntime {
 
   private stopping: Promise<void> | undefined
 
+  /** With ownership: starts claiming due runs through the store (local-runs.ts). */
+  startClaiming(): void {
+    this.runs.startClaiming()
+  }
+
   private async shutdown(graceMs: number): Promise<void> {
     this.host.stopping = true
     await this.ctx.scheduler.stop()

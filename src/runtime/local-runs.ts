@@ -113,11 +113,53 @@ export class LocalRuns {
     }
   }
 
-  /** The engine stops: every run is halted; resolves once no operation is running. */
+  /**
+   * The engine stops: every run is halted; resolves once no operation is running and the runs
+   * this process owned are let go (another process takes them over without waiting for expiry).
+   */
   async halt(): Promise<void> {
+    this.stopClaiming()
     const controllers = this.all()
     for (const controller of controllers) controller.halt()
     await Promise.allSettled(controllers.map((c) => c.whenDrained()))
+    await Promise.allSettled(controllers.map((c) => c.writer.letGo()))
+  }
+
+  private claimTimer: unknown
+
+  /**
+   * With ownership, deadlines are claimed through the store instead of fired by every process
+   * that knows them: every `pollMs` this process takes the leases of due runs nobody holds
+   * (`claimDue`) and wakes them. That also finds the runs of an owner that died (a run with an
+   * attempt in flight stores a deadline of "now"), once its lease expired.
+   */
+  startClaiming(): void {
+    const own = this.ctx.ownership
+    if (!own || this.claimTimer !== undefined) return
+    const { clock } = this.ctx
+    const page = 32
+    const tick = async () => {
+      if (this.host.stopping) return
+      let next = own.pollMs
+      try {
+        const now = clock.now()
+        const claimed = await own.leases.claimDue(own.owner, now, now + own.leaseMs, page)
+        for (const { runId, epoch } of claimed) {
+          this.controller(runId).writer.lease?.adopt(epoch, now + own.leaseMs)
+          void this.wakeDue(runId)
+        }
+        if (claimed.length === page) next = 1
+      } catch (error) {
+        const fields = errorFields(error)
+        this.ctx.log.error(fields, `claiming due runs failed; retrying in ${own.pollMs} ms`)
+      }
+      if (!this.host.stopping) this.claimTimer = clock.setTimeout(tick, next)
+    }
+    this.claimTimer = clock.setTimeout(tick, own.pollMs)
+  }
+
+  private stopClaiming(): void {
+    if (this.claimTimer !== undefined) this.ctx.clock.clearTimeout(this.claimTimer)
   }
 
   /** A cached fold, without touching its place in the LRU (reads only peek). */

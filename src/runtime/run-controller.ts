@@ -1,6 +1,7 @@
 import type { RunState } from '../core/envelope.js'
 import {
   EngineStoppedError,
+  LeaseLostError,
   RunOverloadedError,
   SeqConflictError,
   WakeLimitError,
@@ -31,6 +32,8 @@ export interface ControllerHost {
 }
 
 const CONFLICT_RETRIES = 3
+/** Take-overs lost to another process before a call gives up (each waits for a let-go). */
+const LEASE_RETRIES = 5
 
 interface Waiter {
   resolve: (state: RunState) => void
@@ -118,7 +121,13 @@ export class RunController {
     }
     return new Promise<T>((resolve, reject) => {
       const cause = this.host.ctx.causes?.current()
-      this.queue.push({ name, cause, run: () => this.withFold(run), resolve, reject })
+      this.queue.push({
+        name,
+        cause,
+        run: () => this.withFold(run, name !== 'drive'),
+        resolve,
+        reject,
+      })
       if (!this.running) void this.pump()
     })
   }
@@ -173,10 +182,18 @@ export class RunController {
     return error
   }
 
-  /** Runs `run` with the current fold, reloading when the store moved; retries seq conflicts. */
-  private async withFold<T>(run: (fold: RunFold | null) => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
+  /**
+   * Runs `run` with the current fold, reloading when the store moved; retries seq conflicts.
+   * With ownership the writer first owns the run (waiting for another process to let it go,
+   * unless `wait` is false: a drive of a run owned elsewhere does nothing and resolves
+   * undefined), and an operation that lost a take-over race before it committed runs again.
+   */
+  private async withFold<T>(run: (fold: RunFold | null) => Promise<T>, wait: boolean): Promise<T> {
+    for (let attempt = 0, lost = 0; ; attempt++) {
+      const owning = this.writer.own(wait)
+      if (!(owning === true || (await owning))) return undefined as T
       const fold = await this.writer.load()
+      const commits = this.writer.commits
       try {
         const result = await run(fold)
         if (this.writer.mem.fold) this.viewStale = true
@@ -184,6 +201,11 @@ export class RunController {
       } catch (error) {
         this.writer.discard()
         if (SeqConflictError.is(error) && attempt < CONFLICT_RETRIES) continue
+        const retry = this.writer.commits === commits && lost++ < LEASE_RETRIES
+        if (LeaseLostError.is(error) && retry) {
+          attempt = 0
+          continue
+        }
         throw error
       }
     }

@@ -2,6 +2,7 @@ import { nextDeadline } from '../core/deadlines.js'
 import { isTerminal } from '../core/envelope.js'
 import { emptyFold, type RunFold } from '../core/fold.js'
 import { type EngineContext, newRunMemory, type RunMemory } from './context.js'
+import { RunLease } from './ownership.js'
 import { catchUp, loadFold, saveSnapshot } from './snapshots.js'
 import { type Seed, type SeedKind, WakePass, type WakeResult } from './wake-pass.js'
 
@@ -28,12 +29,49 @@ export class RunWriter {
   readonly mem: RunMemory = newRunMemory()
   /** Set by `markGenerated` until the first load. */
   private generated = false
+  /** The run's lease when the engine enforces ownership (several processes on one store). */
+  readonly lease: RunLease | undefined
+  /** Commits made so far (an operation that committed is not run again after losing the lease). */
+  commits = 0
 
   constructor(
     readonly ctx: EngineContext,
     readonly runId: string,
     private readonly cache: FoldCache,
-  ) {}
+  ) {
+    if (ctx.ownership) {
+      this.lease = new RunLease(ctx, ctx.ownership, runId)
+      this.lease.onLost = () => this.dropWork()
+    }
+  }
+
+  /**
+   * Makes this process the run's owner before an operation (a no-op without ownership). With
+   * `wait` false (a deadline or a settled attempt drove the run) a run another process owns is
+   * left to it: returns false.
+   */
+  own(wait: boolean): Promise<boolean> | boolean {
+    const lease = this.lease
+    if (!lease) return true
+    if (this.generated) {
+      lease.takeNew()
+      return true
+    }
+    return lease.acquire(wait)
+  }
+
+  /**
+   * Another process owns the run now: the attempts in flight here are stopped (their outcomes
+   * could not be recorded; the new owner runs them again as interrupted) and the fold dropped.
+   */
+  dropWork(): void {
+    const mem = this.mem
+    for (const execution of mem.inflight.values()) execution.abort(new Error('lease lost'))
+    mem.inflight.clear()
+    mem.settled.length = 0
+    mem.notices.length = 0
+    mem.waiter?.()
+  }
 
   /**
    * The engine generated this run's id just now, so the store cannot hold it: the first load
@@ -80,7 +118,7 @@ export class RunWriter {
 
   /** One wake pass over `fold`, recording what `seed` adds first. */
   pass(fold: RunFold, seed?: Seed, seedKind?: SeedKind): Promise<WakeResult> {
-    return new WakePass(this.ctx, this.mem, fold).run(seed, seedKind)
+    return new WakePass(this.ctx, this.mem, fold, this).run(seed, seedKind)
   }
 
   /**
@@ -121,6 +159,7 @@ export class RunWriter {
     // Null for a finished run unless a worker cancel awaits its acknowledgement.
     if (at === null) ctx.scheduler.cancel(this.runId)
     else ctx.scheduler.schedule(this.runId, at)
+    if (parked) await this.lease?.releaseIfHeld()
     if (parked && ctx.observing) {
       ctx.observe({ type: 'run.parked', runId: this.runId, seq: fold.state.lastSeq })
     }
@@ -138,7 +177,13 @@ export class RunWriter {
     for (const execution of mem.inflight.values()) execution.abort(new Error('engine stopped'))
     mem.inflight.clear()
     mem.waiter?.()
+    this.lease?.stopRenewal()
     return cut
+  }
+
+  /** The engine stopped: the run is let go at once (another process takes it over). */
+  letGo(): Promise<void> | undefined {
+    return this.lease?.releaseIfHeld()
   }
 
   /** The run is idle: its fold goes to the cache (when there is one) and leaves memory. */

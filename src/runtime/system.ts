@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
 import type { Clock, Ids } from '../core/ports.js'
 import { newRunId } from '../core/uuid.js'
 
@@ -30,5 +31,26 @@ export function defaultIds(): Ids {
     effectId: () => next('eff'),
     waitId: () => next('wait'),
     timerId: () => next('tmr'),
+  }
+}
+
+/** A default owner id: this host, this process and a random part (two engines in one process differ). */
+export function defaultOwner(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
+}
+
+/**
+ * Whether a default owner id names a process on this host that no longer exists (killed,
+ * crashed): its leases need not be waited out. Other hosts' owners are never judged here.
+ */
+export function ownerGone(owner: string): boolean {
+  const [host, pidText] = owner.split(':')
+  const pid = Number(pidText)
+  if (host !== hostname() || !Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false
+  try {
+    process.kill(pid, 0)
+    return false
+  } catch (error) {
+    return (error as NodeJS.ErrnoException)?.code === 'ESRCH'
   }
 }

@@ -1,9 +1,9 @@
 import { withProps } from '../core/copy.js'
 import { nextDeadline } from '../core/deadlines.js'
 import { isTerminal, type RunState } from '../core/envelope.js'
-import { WakeLimitError } from '../core/errors.js'
+import { LeaseLostError, WakeLimitError } from '../core/errors.js'
 import { type RunFold, type TimerRecord, viewState } from '../core/fold.js'
-import type { RunMeta } from '../core/ports.js'
+import type { LeaseClaim, RunMeta } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
 import { failAttempt, recordSettled } from './attempt-outcomes.js'
 import { Batch } from './batch.js'
@@ -11,6 +11,7 @@ import type { EngineContext, Pass, RunMemory } from './context.js'
 import { decideRounds, hasRunnable, runnableEffects } from './decide-rounds.js'
 import { awaitQuickAttempts, launchAttempt } from './effect-runner.js'
 import { logRunFailed } from './log-events.js'
+import type { RunLease } from './ownership.js'
 import { snapshotDueInPass, snapshotInPass } from './snapshots.js'
 import type { MaybePromise } from './validate.js'
 import {
@@ -28,6 +29,13 @@ export type Seed = (pass: Pass) => void | Promise<void>
  * outcome may defer its fsync.
  */
 export type SeedKind = 'input' | 'outcome'
+
+/** What a pass needs of its run's writer: the lease its commits carry (run-writer.ts). */
+export interface PassOwner {
+  readonly lease: RunLease | undefined
+  commits: number
+  dropWork(): void
+}
 
 export interface WakeResult {
   state: RunState
@@ -63,6 +71,7 @@ export class WakePass implements Pass {
     readonly ctx: EngineContext,
     readonly mem: RunMemory,
     readonly fold: RunFold,
+    private readonly owner?: PassOwner,
   ) {
     this.now = ctx.clock.now()
     this.batch = new Batch(ctx.registry, ctx.ids, fold, this.now)
@@ -142,7 +151,16 @@ export class WakePass implements Pass {
         localLaunches > 0 &&
         launches.length === localLaunches &&
         this.batch.afterCommit.length === 0
-      await this.commit(deferSync)
+      // Nothing left running here after this commit: it lets the run's lease go (no write of
+      // its own). Wrong only if something falls due meanwhile; the next commit takes it back.
+      const parking =
+        launches.length === 0 &&
+        mem.inflight.size === 0 &&
+        mem.settled.length === 0 &&
+        mem.notices.length === 0 &&
+        mem.carryDirty.size === 0 &&
+        this.batch.afterCommit.length === 0
+      await this.commit(deferSync, parking)
       this.deferred = deferSync
       this.appended += this.batch.size
       // A stopped engine starts no handler (attempts recorded as started run again after a
@@ -299,19 +317,49 @@ export class WakePass implements Pass {
    * flight): the meta, the pass's own "is anything due now?" and the scheduling after the
    * operation all read it.
    */
-  commit(deferSync: boolean): Promise<void> {
-    const { ctx, fold, batch } = this
+  commit(deferSync: boolean, parking = false): Promise<void> {
+    const { ctx, fold, batch, owner } = this
     const stored = nextDeadline(fold, true)
     // The same deadline, unless an attempt in flight made the stored one "at once" (0).
     this.mem.deadlineAt = stored === null || stored > 0 ? stored : nextDeadline(fold)
     this.mem.deadlineSeq = fold.state.lastSeq
+    const lease = owner?.lease
+    let claim: LeaseClaim | undefined
+    if (lease) {
+      const now = ctx.clock.now()
+      const at = this.mem.deadlineAt
+      claim = lease.claim(now, parking && (at === null || at > now))
+    }
     const appending = ctx.store.append(fold.state.runId, batch.events, {
       expectedSeq: batch.expectedSeq,
       idempotencyKey: batch.idempotencyKey,
       meta: metaOf(fold, stored),
       durability: deferSync ? 'deferred' : 'immediate',
+      lease: claim,
     })
-    return ctx.observing ? observeAppend(ctx, batch, deferSync, appending) : appending
+    const settled = owner ? this.settleCommit(owner, claim, appending) : appending
+    return ctx.observing ? observeAppend(ctx, batch, deferSync, settled) : settled
+  }
+
+  /** Keeps the writer's lease in step with the store: taken, renewed or released, or lost. */
+  private async settleCommit(
+    owner: PassOwner,
+    claim: LeaseClaim | undefined,
+    appending: Promise<void>,
+  ): Promise<void> {
+    try {
+      await appending
+    } catch (error) {
+      // Another process owns the run: nothing of this pass was written and nothing it
+      // recorded may start here.
+      if (LeaseLostError.is(error)) {
+        owner.lease?.lost()
+        owner.dropWork()
+      }
+      throw error
+    }
+    owner.commits++
+    if (claim) owner.lease?.committed(claim)
   }
 
   snapshotInPass(): Promise<void> {

@@ -14,6 +14,7 @@ export type {
   Transport,
 } from './http-contract/index.js'
 export { describeHttpHost } from './http-contract/index.js'
+export { describeLeaseStore, type StorePair } from './lease-contract.js'
 export type {
   ContractTest,
   SnapshotContractOptions,

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import Database from 'better-sqlite3'
 import { makeEnvelopes } from 'skein/testing'
-import { describeEventStore } from 'skein/testing/vitest'
+import { describeEventStore, describeLeaseStore } from 'skein/testing/vitest'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import {
   IdempotencyConflictError,
@@ -25,6 +25,19 @@ describeEventStore('sqlite (synchronous full)', () => sqliteStore({ path: freshP
 describeEventStore('sqlite (synchronous normal)', () =>
   sqliteStore({ path: freshPath(), synchronous: 'normal' }),
 )
+describeLeaseStore('sqlite (two stores on one file)', () => {
+  const path = freshPath()
+  const a = sqliteStore({ path })
+  const b = sqliteStore({ path })
+  return {
+    a,
+    b,
+    close: async () => {
+      await a.close()
+      await b.close()
+    },
+  }
+})
 
 const opened: Array<SqliteStore | Database.Database> = []
 const open = (options: Parameters<typeof sqliteStore>[0]) => {
@@ -495,5 +508,24 @@ describe('sqlite store across processes', () => {
     expect((await store.read('shared')).map((e) => e.seq)).toEqual(
       Array.from({ length: tail }, (_, i) => i + 1),
     )
+  })
+})
+
+describe('sqlite subscribe across processes (issue 19)', () => {
+  it('delivers events another connection appended, each once and in order', async () => {
+    const path = freshPath()
+    const a = open({ path })
+    const b = open({ path, changePollMs: 10 })
+    const seen: number[] = []
+    const unsubscribe = b.subscribe('r1', (events) => seen.push(...events.map((e) => e.seq)))
+    await a.append('r1', makeEnvelopes('r1', 1, 2), { expectedSeq: 0 })
+    await b.append('r1', makeEnvelopes('r1', 3, 1), { expectedSeq: 2 })
+    await a.append('r1', makeEnvelopes('r1', 4, 3), { expectedSeq: 3 })
+    for (let i = 0; i < 500 && seen.length < 6; i++) await new Promise((r) => setTimeout(r, 10))
+    expect(seen).toEqual([1, 2, 3, 4, 5, 6])
+    unsubscribe()
+    await a.append('r1', makeEnvelopes('r1', 7, 1), { expectedSeq: 6 })
+    await new Promise((r) => setTimeout(r, 50))
+    expect(seen).toEqual([1, 2, 3, 4, 5, 6])
   })
 })

@@ -49,9 +49,9 @@ export interface WorkflowDefinition<I = any, O = any, In = I> extends Definition
 }
 
 /** What nodes see as `input`: the schema's output type; anything without a schema. */
-type NodeInput<S> = S extends StandardSchema ? InferOutput<S> : any
+export type NodeInput<S> = S extends StandardSchema ? InferOutput<S> : any
 /** What `start` takes: the schema's input type; anything without a schema. */
-type StartInput<S> = S extends StandardSchema ? InferInput<S> : any
+export type StartInput<S> = S extends StandardSchema ? InferInput<S> : any
 
 /**
  * Declares a DAG workflow. Validated now: unknown dependencies, cycles and bad fallbacks are

@@ -6,6 +6,7 @@
 // TypeScript checks a node's `run` before it knows what the sibling nodes return when those
 // `run`s take a context parameter, so inside a node the results of such nodes are `any` unless
 // `types.results` declares them (a run that takes no parameter, or annotates it, is typed).
+// `defineOrderedWorkflow` (ordered-types.ts), the nodes as a list, types them all.
 // `output` runs after every node is checked, and sees every result typed; so does the definition
 // (`ctx.spawn(child)` gets the child's output type).
 import type { RetryPolicy } from '../../core/module-api.js'

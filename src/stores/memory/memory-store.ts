@@ -7,12 +7,14 @@ import {
 import type {
   EventListener,
   EventStore,
+  LeaseStore,
   LogBounds,
   RunMeta,
   RunSummary,
   SnapshotStore,
 } from '../../core/ports.js'
 import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../core/summaries.js'
+import { checkClaim, type StoredLease, toLease } from '../shared/lease-rule.js'
 import { memoryFeed } from './memory-feed.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
 
@@ -37,6 +39,38 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
   /** Run ids in creation order: `created[position - 1]` (summary pages walk it backwards). */
   const created: string[] = []
   const snapshots = options.snapshots ?? memorySnapshotStore()
+  const leaseOf = new Map<string, StoredLease>()
+  const leases: LeaseStore = {
+    shared: false,
+    async readLease(runId) {
+      const stored = leaseOf.get(runId)
+      return stored ? toLease(runId, stored) : null
+    },
+    async renewLease(runId, claim) {
+      checkClaim(runId, leaseOf.get(runId) ?? null, claim)
+      const stored = { owner: claim.owner, epoch: claim.epoch, expiresAt: claim.expiresAt }
+      leaseOf.set(runId, stored)
+      return toLease(runId, stored)
+    },
+    async releaseLease(runId, owner, epoch) {
+      const stored = leaseOf.get(runId)
+      if (stored && stored.owner === owner && stored.epoch === epoch) stored.expiresAt = 0
+    },
+    async claimDue(owner, now, expiresAt, limit) {
+      const due: Array<{ runId: string; epoch: number; nextDeadlineAt: number }> = []
+      for (const [runId, log] of runs) {
+        const at = log.meta?.nextDeadlineAt
+        if (at === null || at === undefined || at > now) continue
+        const stored = leaseOf.get(runId)
+        if (stored && stored.expiresAt > now) continue
+        due.push({ runId, epoch: (stored?.epoch ?? 0) + 1, nextDeadlineAt: at })
+      }
+      due.sort((a, b) => a.nextDeadlineAt - b.nextDeadlineAt)
+      due.length = Math.min(due.length, Math.max(0, limit))
+      for (const { runId, epoch } of due) leaseOf.set(runId, { owner, epoch, expiresAt })
+      return due
+    },
+  }
   const feed = memoryFeed((runId) => runs.get(runId)?.events)
   const logOf = (runId: string): RunLog => {
     let log = runs.get(runId)
@@ -49,8 +83,9 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
 
   return {
     snapshots,
+    leases,
     feed: feed.feed,
-    async append(runId, events, { expectedSeq, idempotencyKey, meta }) {
+    async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)
       const tail = log?.tail ?? 0
       if (tail !== expectedSeq) {
@@ -71,6 +106,10 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
             runId,
           })
         }
+      }
+      if (lease) {
+        checkClaim(runId, leaseOf.get(runId) ?? null, lease)
+        leaseOf.set(runId, { owner: lease.owner, epoch: lease.epoch, expiresAt: lease.expiresAt })
       }
       if (events.length === 0 && !meta) return
       const target = log ?? logOf(runId)

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
 import { NotConfiguredError } from '../../core/errors.js'
+import type { ListenConnection } from './change-feed.js'
 
 /**
  * What the store needs of a Postgres driver: one method that runs a statement with positional
@@ -18,8 +19,17 @@ export interface OwnPool extends PostgresQueryable {
   on(event: 'error', listener: (error: Error) => void): unknown
 }
 
+/** The subset of a `pg` Client the change feed uses for its LISTEN connection. */
+export interface PgClient {
+  connect(): Promise<unknown>
+  query(text: string): Promise<unknown>
+  on(event: string, listener: (...args: any[]) => void): unknown
+  end(): Promise<void>
+}
+
 interface PgModule {
   Pool: new (config: Record<string, unknown>) => OwnPool
+  Client?: new (config: Record<string, unknown>) => PgClient
 }
 
 const INSTALL = 'npm install pg'
@@ -73,6 +83,57 @@ export function createOwnPool(pg: PgModule, options: OwnPoolOptions): OwnPool {
   })
   pool.on('error', () => {})
   return pool
+}
+
+/**
+ * Opens the connection the change feed LISTENs on: with the `pg` module the store loaded (its
+ * own pool's connection string), or checked out of a handed-in pool that has `connect()` (a
+ * pg Pool; the client goes back destroyed). Neither: undefined, and the feed only polls.
+ */
+export function listenConnector(
+  source:
+    | { pg: PgModule; connectionString: string; connectTimeoutMs: number }
+    | { pool: PostgresQueryable },
+): (() => Promise<ListenConnection>) | undefined {
+  if ('pg' in source) {
+    const { pg, connectionString, connectTimeoutMs } = source
+    const Client = pg.Client
+    if (!Client) return undefined
+    return async () => {
+      const client = new Client({
+        connectionString,
+        connectionTimeoutMillis: connectTimeoutMs,
+        keepAlive: true,
+        fallback_application_name: 'skein-listen',
+      })
+      // A connection lost before `connect` resolved must not crash the process unheard.
+      client.on('error', () => {})
+      try {
+        await client.connect()
+      } catch (error) {
+        await client.end().catch(() => {})
+        throw error
+      }
+      return {
+        query: (text) => client.query(text),
+        on: (event: string, listener: (...args: any[]) => void) => client.on(event, listener),
+        close: () => client.end(),
+      }
+    }
+  }
+  const pool = source.pool as PostgresQueryable & {
+    connect?: () => Promise<PgClient & { release(destroy?: boolean): void }>
+  }
+  if (typeof pool.connect !== 'function') return undefined
+  return async () => {
+    const client = await pool.connect!()
+    client.on('error', () => {})
+    return {
+      query: (text) => client.query(text),
+      on: (event: string, listener: (...args: any[]) => void) => client.on(event, listener),
+      close: async () => client.release(true),
+    }
+  }
 }
 
 /** The postgres.js tagged-template function, as far as the adapter uses it. */

@@ -1,5 +1,11 @@
 import type { EventEnvelope } from '../../core/envelope.js'
-import { IdempotencyConflictError, SeqConflictError, StoreError } from '../../core/errors.js'
+import {
+  IdempotencyConflictError,
+  LeaseLostError,
+  SeqConflictError,
+  StoreError,
+} from '../../core/errors.js'
+import type { LeaseClaim } from '../../core/ports.js'
 import type { AppendRequest } from '../shared/append-batch.js'
 import type { PendingSnapshots } from './postgres-snapshot-store.js'
 import type { Statements } from './statements.js'
@@ -7,9 +13,16 @@ import { isUnavailable, storeError } from './store-errors.js'
 
 interface AppendResultRow {
   o_req: number
-  o_outcome: 'seq' | 'key' | 'error' | 'snapshots'
+  o_outcome: 'seq' | 'key' | 'lease' | 'error' | 'snapshots'
   o_tail: string | number | null
   o_detail: string | null
+}
+
+/** A run row's lease columns as the drivers return them (bigints as strings). */
+export interface LeaseRow {
+  lease_owner: string | null
+  lease_epoch: string | number
+  lease_expires_at: string | number | null
 }
 
 const SNAPSHOT_DELAY_MS = 5
@@ -43,10 +56,12 @@ function groupParams(
   snapshots: PendingSnapshots,
 ): { group: AppendRequest[]; params: unknown[] } {
   const group: AppendRequest[] = []
-  const cols: unknown[][] = Array.from({ length: 11 }, () => [])
-  // A request has meta exactly when its status is not null (RunMeta.status is required).
+  const cols: unknown[][] = Array.from({ length: 15 }, () => [])
+  // A request has meta exactly when its status is not null (RunMeta.status is required), and
+  // a lease claim exactly when its owner is not null.
   const [ids, expected, keys, counts, status, kind, name, version, created, updated, deadline] =
     cols
+  const [owner, epoch, expires, now] = cols.slice(11)
   const events: EventRecord[] = []
   for (const request of queued) {
     const { runId, events: batch, options } = request
@@ -84,6 +99,11 @@ function groupParams(
     created.push(meta?.createdAt ?? null)
     updated.push(meta?.updatedAt ?? null)
     deadline.push(meta?.nextDeadlineAt ?? null)
+    const lease = options.lease
+    owner.push(lease?.owner ?? null)
+    epoch.push(lease?.epoch ?? null)
+    expires.push(lease?.expiresAt ?? null)
+    now.push(lease?.now ?? null)
   }
   const params = [
     ...cols,
@@ -104,6 +124,14 @@ const plain = ({ events, options }: AppendRequest) =>
 const writesSomething = ({ events, options }: AppendRequest) =>
   events.length > 0 || options.meta !== undefined
 
+/** The rule of `LeaseClaim`, on a run row as read (renewal by the holder, or take-over). */
+export function leaseHolds(claim: LeaseClaim, row: LeaseRow): boolean {
+  const epoch = Number(row.lease_epoch)
+  if (row.lease_owner === claim.owner && epoch === claim.epoch) return true
+  const free = row.lease_owner === null || Number(row.lease_expires_at) <= claim.now
+  return free && claim.epoch > epoch
+}
+
 function conflictOf(request: AppendRequest, row: AppendResultRow): unknown {
   const { runId, options } = request
   if (row.o_outcome === 'seq') {
@@ -111,6 +139,20 @@ function conflictOf(request: AppendRequest, row: AppendResultRow): unknown {
     return new SeqConflictError(
       `run ${runId}: expected tail ${options.expectedSeq} but the log is at ${tail}`,
       { runId, expectedSeq: options.expectedSeq, tail },
+    )
+  }
+  if (row.o_outcome === 'lease') {
+    const claim = options.lease
+    const storedEpoch = Number(row.o_tail)
+    return new LeaseLostError(
+      `run ${runId}: the claim of ${claim?.owner} at epoch ${claim?.epoch} is refused (the lease is held by ${row.o_detail ?? 'nobody'} at epoch ${storedEpoch}); nothing was written`,
+      {
+        runId,
+        owner: claim?.owner ?? null,
+        epoch: claim?.epoch ?? null,
+        storedOwner: row.o_detail,
+        storedEpoch,
+      },
     )
   }
   if (row.o_outcome === 'key') {
@@ -153,7 +195,7 @@ export interface GroupCommitHooks {
  */
 export function createGroupCommit(
   query: Query,
-  sql: Pick<Statements, 'append' | 'appendOne' | 'run' | 'sync'>,
+  sql: Pick<Statements, 'append' | 'appendOne' | 'runLease' | 'sync'>,
   hooks: GroupCommitHooks,
 ) {
   let queue: AppendRequest[] = []
@@ -199,9 +241,19 @@ export function createGroupCommit(
       meta?.nextDeadlineAt ?? null,
       eventsJson,
       relaxed,
+      options.lease?.owner ?? null,
+      options.lease?.epoch ?? null,
+      options.lease?.expiresAt ?? null,
+      options.lease?.now ?? null,
     ])
     if (rows[0].run_no !== null) return []
-    const [run] = (await query(sql.run, [runId])).rows
+    // Matched nothing: the tail moved or the claim was refused (the claim is reported first,
+    // as skein_append does). Read after the fact, so it is a diagnosis, not a second check.
+    const [run] = (await query(sql.runLease, [runId])).rows
+    const claim = options.lease
+    if (claim && run && !leaseHolds(claim, run)) {
+      return [{ o_req: 1, o_outcome: 'lease', o_tail: run.lease_epoch, o_detail: run.lease_owner }]
+    }
     return [{ o_req: 1, o_outcome: 'seq', o_tail: run ? run.tail : 0, o_detail: null }]
   }
 
@@ -220,7 +272,7 @@ export function createGroupCommit(
     try {
       rows =
         group.length === 1 && snapshots.runIds.length === 0 && plain(group[0])
-          ? await appendOne(group[0], params[11] as string, relaxed)
+          ? await appendOne(group[0], params[15] as string, relaxed)
           : (await query(sql.append, [...params, relaxed, false])).rows
     } catch (error) {
       if (isUnavailable(error) || group.length <= 1) {

@@ -15,7 +15,7 @@ const CHECKPOINT = 'name, position, owner, expires_at, updated_at'
 
 /**
  * The Postgres store's projection feed: positions come from `skein_feed_pos`, drawn under a
- * transaction-scoped lock so they follow commit order (schema.ts, migration v3); checkpoints
+ * transaction-scoped lock so they follow commit order (schema.ts, migration v4); checkpoints
  * live in `skein_projectors`, claimed and saved by single statements (atomic across hosts).
  */
 export function postgresFeed(s: string, read: Read) {

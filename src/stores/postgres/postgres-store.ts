@@ -1,7 +1,14 @@
-import { InvalidRequestError, StoreError, StoreUnavailableError } from '../../core/errors.js'
+import {
+  InvalidRequestError,
+  LeaseLostError,
+  StoreError,
+  StoreUnavailableError,
+} from '../../core/errors.js'
 import type {
   EventListener,
   EventStore,
+  Lease,
+  LeaseStore,
   LogBounds,
   SnapshotStore,
   StoreSummaryQuery,
@@ -10,12 +17,26 @@ import type {
 import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.js'
 import { checkBatch } from '../shared/append-batch.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
+import { checkClaim } from '../shared/lease-rule.js'
 import { runListeners } from '../shared/run-listeners.js'
-import { createOwnPool, loadPg, type OwnPool, type PostgresQueryable } from './driver.js'
-import { createGroupCommit } from './group-commit.js'
+import { createChangeFeed } from './change-feed.js'
+import {
+  createOwnPool,
+  listenConnector,
+  loadPg,
+  type OwnPool,
+  type PostgresQueryable,
+} from './driver.js'
+import { createGroupCommit, type LeaseRow } from './group-commit.js'
 import { postgresFeed } from './postgres-feed.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
-import { migrationSql, NEWER_SCHEMA_SQLSTATE, SCHEMA_VERSION, schemaName } from './schema.js'
+import {
+  migrationSql,
+  NEWER_SCHEMA_SQLSTATE,
+  notifyChannel,
+  SCHEMA_VERSION,
+  schemaName,
+} from './schema.js'
 import { rowToSummary, statements } from './statements.js'
 import { isUnavailable, storeError } from './store-errors.js'
 
@@ -37,6 +58,12 @@ export interface PostgresStoreOptions {
    * `connectTimeoutMs` fails with STORE_UNAVAILABLE instead of hanging.
    */
   statementTimeoutMs?: number
+  /**
+   * How often `subscribe` polls the tails of runs with listeners, for events other processes
+   * appended whose NOTIFY was lost (a dropped LISTEN connection); default 1000 ms. Notified
+   * events arrive without waiting for it.
+   */
+  pollIntervalMs?: number
   /** Where a throwing `subscribe` listener's error goes; default `console.error`. */
   onListenerError?: (error: unknown, runId: string) => void
   /** Supplies the `pg` module for a `connectionString` (default: load the installed package). */
@@ -52,6 +79,7 @@ export interface PostgresStore extends EventStore {
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
+  readonly leases: LeaseStore
   /** Makes every deferred append committed so far durable. */
   flush(): Promise<void>
   /** Commits what is queued; ends the pool if the store made it (never a pool you handed in). */
@@ -95,24 +123,31 @@ export function postgresStore(
   const connectTimeoutMs = positive('connectTimeoutMs', options.connectTimeoutMs, 5000)
   const statementTimeoutMs = positive('statementTimeoutMs', options.statementTimeoutMs, 30_000)
   const maxConnections = positive('maxConnections', options.maxConnections, 10)
+  const pollIntervalMs = positive('pollIntervalMs', options.pollIntervalMs, 1000)
   let owned: OwnPool | undefined
   let db: PostgresQueryable
+  let connectListener: ReturnType<typeof listenConnector>
   if (typeof connection?.connectionString === 'string') {
-    owned = createOwnPool((options.driver ?? loadPg)(), {
-      connectionString: connection.connectionString,
+    const pg = (options.driver ?? loadPg)()
+    const { connectionString } = connection
+    owned = createOwnPool(pg, {
+      connectionString,
       max: maxConnections,
       connectTimeoutMs,
       statementTimeoutMs,
     })
     db = owned
+    connectListener = listenConnector({ pg, connectionString, connectTimeoutMs })
   } else if (typeof connection?.pool?.query === 'function') {
     db = connection.pool
+    connectListener = listenConnector({ pool: connection.pool })
   } else {
     throw new InvalidRequestError(
       'postgresStore: pass { connectionString } or { pool } (anything with query(text, params))',
     )
   }
-  const sql = statements(schema.sql)
+  const channel = notifyChannel(schema)
+  const sql = statements(schema.sql, channel)
   const answerWithinMs = statementTimeoutMs + connectTimeoutMs
   let closed = false
   const guard = () => {
@@ -187,6 +222,84 @@ export function postgresStore(
       ((error, runId) =>
         console.error(`skein postgres store: a listener of run ${runId} threw`, error)),
   )
+  const readEvents = async (runId: string, fromSeq: number) =>
+    (await read(`read run ${runId}`, sql.read, [runId, fromSeq, null])).map((row: EventRow) =>
+      rowToEnvelope(runId, row),
+    )
+  const feed = createChangeFeed({
+    channel,
+    connect: connectListener,
+    readTails: async (runIds) =>
+      (await read('read tails', sql.tails, [runIds])).map((r) => ({
+        runId: r.run_id,
+        tail: Number(r.tail),
+      })),
+    readEvents,
+    deliver: listeners.notify,
+    pollIntervalMs,
+    // The feed retries by itself (next hint, next poll, reconnect); nothing to report upward.
+    onError: () => {},
+  })
+  /** Listeners per run, so the feed follows exactly the runs someone listens to. */
+  const watched = new Map<string, number>()
+  const subscribe = (runId: string, listener: EventListener): (() => void) => {
+    const off = listeners.subscribe(runId, listener)
+    const count = (watched.get(runId) ?? 0) + 1
+    watched.set(runId, count)
+    if (count === 1) feed.watch(runId)
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      off()
+      const left = (watched.get(runId) ?? 1) - 1
+      if (left > 0) return void watched.set(runId, left)
+      watched.delete(runId)
+      feed.unwatch(runId)
+    }
+  }
+
+  const toLease = (runId: string, row: LeaseRow | undefined): Lease | null =>
+    !row || row.lease_owner === null
+      ? null
+      : {
+          runId,
+          owner: row.lease_owner,
+          epoch: Number(row.lease_epoch),
+          expiresAt: Number(row.lease_expires_at),
+        }
+  const leases: LeaseStore = {
+    shared: true,
+    readLease: async (runId) => {
+      const [row] = await read(`read lease of ${runId}`, sql.readLease, [runId])
+      return toLease(runId, row)
+    },
+    renewLease: async (runId, claim) => {
+      const { owner, epoch, expiresAt, now } = claim
+      const params = [runId, owner, epoch, expiresAt, now]
+      const rows = await read(`renew lease of ${runId}`, sql.renewLease, params)
+      if (rows.length > 0) return { runId, owner, epoch, expiresAt }
+      // Refused: the stored lease says why (checkClaim throws LeaseLostError with it).
+      const [row] = await read(`read lease of ${runId}`, sql.readLease, [runId])
+      const held = toLease(runId, row)
+      checkClaim(runId, held, claim)
+      // It changed hands again since: refused all the same.
+      throw new LeaseLostError(`run ${runId}: the claim of ${owner} at epoch ${epoch} is refused`, {
+        runId,
+        owner,
+        epoch,
+      })
+    },
+    releaseLease: async (runId, owner, epoch) => {
+      await read(`release lease of ${runId}`, sql.releaseLease, [runId, owner, epoch])
+    },
+    claimDue: async (owner, now, expiresAt, limit) =>
+      (await read('claim due runs', sql.claimDue, [owner, now, expiresAt, limit])).map((r) => ({
+        runId: r.run_id,
+        epoch: Number(r.lease_epoch),
+        nextDeadlineAt: Number(r.next_deadline_at),
+      })),
+  }
 
   const snapshots = postgresSnapshotStore({
     read,
@@ -196,11 +309,11 @@ export function postgresStore(
     drain: () => group.drain(),
     sql: { latest: sql.snapshotLatest, list: sql.snapshotList, prune: sql.snapshotPrune },
   })
-  const feed = postgresFeed(schema.sql, read)
+  const projection = postgresFeed(schema.sql, read)
   const group = createGroupCommit(query, sql, {
     onCommitted: (runId, events) => {
-      listeners.notify(runId, events)
-      if (events.length > 0) feed.committed()
+      feed.local(runId, events)
+      if (events.length > 0) projection.committed()
     },
     takeSnapshots: () => snapshots.take(),
     snapshotsSettled: () => snapshots.settled(),
@@ -210,7 +323,7 @@ export function postgresStore(
   const store: PostgresStore = {
     schema: schema.name,
     snapshots,
-    feed: feed.feed,
+    feed: projection.feed,
     ready,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
@@ -221,6 +334,7 @@ export function postgresStore(
         else ready().then(() => group.enqueue(request), reject)
       })
     },
+    leases,
     read: async (runId, { fromSeq = 1, limit } = {}) => {
       const bounded = limit === undefined ? null : Math.max(0, limit)
       const rows = await read(`read run ${runId}`, sql.read, [runId, fromSeq, bounded])
@@ -240,7 +354,7 @@ export function postgresStore(
       const [row] = await read(`trim run ${runId}`, sql.trim, [runId, beforeSeq])
       return row.removed
     },
-    subscribe: listeners.subscribe,
+    subscribe,
     listSummaries: async (query) => {
       const { status, runIdPrefix, limit } = query
       const before =
@@ -269,6 +383,7 @@ export function postgresStore(
       // Failed appends reject their own callers; draining itself never throws.
       if (migrated) await group.drain()
       closed = true
+      await feed.close()
       listeners.clear()
       await owned?.end()
     },

@@ -1,5 +1,6 @@
 import { InvalidRequestError } from '../../core/errors.js'
 import { appendFunction } from './append-function.js'
+import { appendFunctionWithLeases } from './append-function-leases.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
 export interface SchemaName {
@@ -24,19 +25,18 @@ export function schemaName(name: string): SchemaName {
   return { name, sql: `"${name}"` }
 }
 
+/** Advisory lock class that orders event positions by commit (migration v4). */
+const FEED_LOCK_CLASS = 0x736b66 // 'skf'
+
 /**
  * Schema migrations, in order; `skein_schema_version` records how many ran. Never edit a
  * shipped migration: append a new one, so every existing database upgrades the same way.
  *
- * Room left for several hosts (DESIGN §7), which arrive with run ownership: a lease is a few
- * columns on the run row (owner, epoch, expiry) that `skein_append` already locks, so the
- * epoch check joins the tail check; due deadlines are claimed from the indexed
- * `next_deadline_at` with `FOR UPDATE SKIP LOCKED`.
+ * Several hosts (DESIGN §7, migration 3): a lease is three columns on the run row (owner,
+ * epoch, expiry) that `skein_append` already locks, so the epoch check joins the tail check;
+ * due deadlines are claimed from the indexed `next_deadline_at` with `FOR UPDATE SKIP LOCKED`.
  */
-/** Advisory lock class that orders event positions by commit (migration v3). */
-const FEED_LOCK_CLASS = 0x736b66 // 'skf'
-
-const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
+const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   (s) => `
   -- One row per run: the tail fences writers (it survives trimming), head is the first
   -- retained seq, and the meta columns are written in the same transaction as the append.
@@ -101,7 +101,16 @@ const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   -- status changes about twice per run, so appends that keep it stay heap-only updates.
   CREATE INDEX skein_runs_status ON ${s}.skein_runs (status, run_no);
   `,
-  // v3 (projectors): every event gets a position in commit order. A BEFORE INSERT statement
+  (s, channel) => `
+  -- Run ownership (DESIGN §7): the lease is three columns on the run row skein_append already
+  -- locks, so the claim is checked and written in the append's own statement. Epoch 0 and a
+  -- null owner: never leased. None is indexed, so lease writes stay heap-only updates.
+  ALTER TABLE ${s}.skein_runs ADD COLUMN lease_owner text,
+    ADD COLUMN lease_epoch bigint NOT NULL DEFAULT 0,
+    ADD COLUMN lease_expires_at bigint;
+  ${appendFunctionWithLeases(s, channel)}
+  `,
+  // v4 (projectors): every event gets a position in commit order. A BEFORE INSERT statement
   // trigger takes a transaction-scoped advisory lock before the rows draw their positions,
   // so positions are drawn in the order transactions commit: a reader that sees position p
   // has seen every position below it (a plain sequence would let a later position commit
@@ -139,6 +148,14 @@ const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length
 
+/**
+ * The LISTEN/NOTIFY channel of a schema's appends (a channel name is at most 63 bytes; two
+ * schemas sharing the first 57 characters share a channel, which costs only spare hints).
+ */
+export function notifyChannel(schema: SchemaName): string {
+  return `skein/${schema.name.slice(0, 57)}`
+}
+
 /** SQLSTATE raised when the database holds a newer schema than this skein knows. */
 export const NEWER_SCHEMA_SQLSTATE = 'SK001'
 
@@ -156,7 +173,7 @@ export function migrationSql(schema: SchemaName, target = SCHEMA_VERSION): strin
   const s = schema.sql
   const literal = `'${schema.name}'`
   const steps = MIGRATIONS.slice(0, target)
-    .map((sql, i) => `IF current < ${i + 1} THEN ${sql(s)} END IF;`)
+    .map((sql, i) => `IF current < ${i + 1} THEN ${sql(s, notifyChannel(schema))} END IF;`)
     .join('\n')
   return `DO $skein_migrate$
 DECLARE current integer;

@@ -16,6 +16,14 @@ export interface Statements {
   snapshotPrune: string
   /** Commits a transaction that has an xid: its flush covers every earlier async commit. */
   sync: string
+  /** The run's tail and lease (after an `appendOne` that matched nothing). */
+  runLease: string
+  readLease: string
+  renewLease: string
+  releaseLease: string
+  claimDue: string
+  /** Tails of the listed runs (the subscribers' polling fallback). */
+  tails: string
 }
 
 const ARRAY_TYPES = [
@@ -24,6 +32,8 @@ const ARRAY_TYPES = [
   'text',
   'integer',
   ...['text', 'text', 'text', 'text', 'bigint', 'bigint', 'bigint'],
+  // The lease claim: owner (null: none), epoch, expiresAt, now.
+  ...['text', 'bigint', 'bigint', 'bigint'],
 ]
 const SNAPSHOT_ARRAY_TYPES = ['text', 'bigint', 'bigint', 'integer', 'text']
 
@@ -32,7 +42,7 @@ const EVENT_COLUMNS =
 const META_COLUMNS =
   'status, kind, definition_name, definition_version, created_at, updated_at, next_deadline_at'
 
-export function statements(s: string): Statements {
+export function statements(s: string, channel: string): Statements {
   // Casts name every parameter's type, so drivers that send untyped text (both do) agree. The
   // events' JSON goes as text, then json: a driver told the parameter is json would encode the
   // (already JSON) string a second time.
@@ -54,8 +64,14 @@ export function statements(s: string): Statements {
           definition_version = CASE WHEN $4::text IS NULL THEN definition_version ELSE $7 END,
           created_at = CASE WHEN $4::text IS NULL THEN created_at ELSE $8::bigint END,
           updated_at = CASE WHEN $4::text IS NULL THEN updated_at ELSE $9::bigint END,
-          next_deadline_at = CASE WHEN $4::text IS NULL THEN next_deadline_at ELSE $10::bigint END
-        WHERE run_id = $1 AND tail = $2 RETURNING run_no
+          next_deadline_at = CASE WHEN $4::text IS NULL THEN next_deadline_at ELSE $10::bigint END,
+          lease_owner = coalesce($13, lease_owner),
+          lease_epoch = CASE WHEN $13::text IS NULL THEN lease_epoch ELSE $14::bigint END,
+          lease_expires_at = CASE WHEN $13::text IS NULL THEN lease_expires_at ELSE $15::bigint END
+        WHERE run_id = $1 AND tail = $2 AND ($13::text IS NULL
+          OR (lease_owner = $13 AND lease_epoch = $14::bigint)
+          OR ((lease_owner IS NULL OR lease_expires_at <= $16::bigint) AND $14::bigint > lease_epoch))
+        RETURNING run_no
       ), written AS (
         INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin,
           causation_id, effect_id, idempotency_key, event_key, payload)
@@ -64,7 +80,9 @@ export function statements(s: string): Statements {
           t text, th text, o text, c text, e text, ik text, k text, p text)
         RETURNING 1
       ) SELECT (SELECT run_no FROM run) AS run_no,
-        CASE WHEN $12::boolean THEN set_config('synchronous_commit', 'off', true) END AS relaxed`,
+        CASE WHEN $12::boolean THEN set_config('synchronous_commit', 'off', true) END AS relaxed,
+        CASE WHEN EXISTS (SELECT 1 FROM run) THEN pg_notify('${channel}',
+          CASE WHEN octet_length($1) < 7900 THEN $3 || ' ' || $1 ELSE '*' END) END AS hint`,
     read: `SELECT ${EVENT_COLUMNS} FROM ${s}.skein_events
       WHERE run_no = (SELECT run_no FROM ${s}.skein_runs WHERE run_id = $1) AND seq >= $2
       ORDER BY seq LIMIT $3`,
@@ -93,6 +111,35 @@ export function statements(s: string): Statements {
       (SELECT seq FROM ${s}.skein_snapshots WHERE run_id = $1 ORDER BY seq DESC LIMIT $2)
       RETURNING 1`,
     sync: 'SELECT pg_catalog.txid_current()',
+    runLease: `SELECT tail, lease_owner, lease_epoch, lease_expires_at FROM ${s}.skein_runs WHERE run_id = $1`,
+    readLease: `SELECT lease_owner, lease_epoch, lease_expires_at FROM ${s}.skein_runs
+      WHERE run_id = $1`,
+    // $1 run, $2 owner, $3 epoch, $4 expiresAt, $5 now. A run without a row gets one (tail 0,
+    // no meta: listed nowhere until its first append). Nothing returned: the claim is refused.
+    renewLease: `INSERT INTO ${s}.skein_runs AS r (run_id, lease_owner, lease_epoch, lease_expires_at)
+        SELECT $1, $2, $3::bigint, $4::bigint WHERE $3::bigint > 0
+      ON CONFLICT (run_id) DO UPDATE SET lease_owner = EXCLUDED.lease_owner,
+        lease_epoch = EXCLUDED.lease_epoch, lease_expires_at = EXCLUDED.lease_expires_at
+      WHERE (r.lease_owner = $2 AND r.lease_epoch = $3::bigint)
+        OR ((r.lease_owner IS NULL OR r.lease_expires_at <= $5::bigint) AND $3::bigint > r.lease_epoch)
+      RETURNING lease_epoch`,
+    // Released: expired since the epoch of time; owner and epoch stay, so the next take-over
+    // still bumps the epoch past every earlier owner's.
+    releaseLease: `UPDATE ${s}.skein_runs SET lease_expires_at = 0
+      WHERE run_id = $1 AND lease_owner = $2 AND lease_epoch = $3::bigint
+        AND lease_expires_at > 0`,
+    // $1 owner, $2 now, $3 expiresAt, $4 limit. Rows another host is appending to or claiming
+    // are skipped, not waited for; the lease check is repeated on the locked row.
+    claimDue: `WITH due AS (
+        SELECT run_no FROM ${s}.skein_runs
+        WHERE next_deadline_at <= $2::bigint
+          AND (lease_owner IS NULL OR lease_expires_at <= $2::bigint)
+        ORDER BY next_deadline_at LIMIT $4 FOR NO KEY UPDATE SKIP LOCKED
+      ) UPDATE ${s}.skein_runs r SET lease_owner = $1, lease_epoch = r.lease_epoch + 1,
+        lease_expires_at = $3::bigint
+      FROM due WHERE r.run_no = due.run_no
+      RETURNING r.run_id, r.lease_epoch, r.next_deadline_at`,
+    tails: `SELECT run_id, tail FROM ${s}.skein_runs WHERE run_id = ANY ($1::text[])`,
   }
 }
 

@@ -6,6 +6,7 @@ import {
   StoreError,
 } from '../../core/errors.js'
 import type { AppendRequest } from '../shared/append-batch.js'
+import { checkClaim, type StoredLease } from '../shared/lease-rule.js'
 import type { SqliteDatabase } from './driver.js'
 import {
   eventParams,
@@ -43,7 +44,24 @@ export const guardedCall =
   }
 
 /** What an append reads of its run's row (the head, which trimming moves, is not kept). */
-type AppendRow = Pick<RunRow, 'run_no' | 'tail' | 'status' | 'next_deadline_at'>
+type AppendRow = Pick<
+  RunRow,
+  | 'run_no'
+  | 'tail'
+  | 'status'
+  | 'next_deadline_at'
+  | 'lease_owner'
+  | 'lease_epoch'
+  | 'lease_expires_at'
+>
+
+/** The lease a run row holds, or null when it was never leased. */
+export const storedLease = (
+  row: Pick<RunRow, 'lease_owner' | 'lease_epoch' | 'lease_expires_at'> | null | undefined,
+): StoredLease | null =>
+  row?.lease_owner == null
+    ? null
+    : { owner: row.lease_owner, epoch: row.lease_epoch, expiresAt: row.lease_expires_at ?? 0 }
 
 /** Run rows kept between groups; past this the cache starts over (a re-read costs one SELECT). */
 const MAX_CACHED_ROWS = 10_000
@@ -111,6 +129,9 @@ export function createGroupCommit(
       tail: row.tail,
       status: row.status,
       next_deadline_at: row.next_deadline_at,
+      lease_owner: row.lease_owner,
+      lease_epoch: row.lease_epoch,
+      lease_expires_at: row.lease_expires_at,
     }
     rows.set(runId, kept)
     return kept
@@ -118,8 +139,9 @@ export function createGroupCommit(
 
   /** The run's row, or null for a run not yet in the file; throws on a conflict. */
   const check = ({ runId, options }: AppendRequest): AppendRow | null => {
-    const { expectedSeq, idempotencyKey } = options
+    const { expectedSeq, idempotencyKey, lease } = options
     const row = rowOf(runId)
+    if (lease) checkClaim(runId, storedLease(row), lease)
     const tail = row?.tail ?? 0
     if (tail !== expectedSeq) {
       throw new SeqConflictError(
@@ -136,11 +158,12 @@ export function createGroupCommit(
     return row
   }
 
-  const writesNothing = ({ events, options }: AppendRequest) => events.length === 0 && !options.meta
+  const writesNothing = ({ events, options }: AppendRequest) =>
+    events.length === 0 && !options.meta && !options.lease
 
   const write = (request: AppendRequest, row: AppendRow | null): void => {
     const { runId, events, options } = request
-    const { expectedSeq, idempotencyKey, meta } = options
+    const { expectedSeq, idempotencyKey, meta, lease } = options
     const newTail = expectedSeq + events.length
     // A new run's row (tail and meta included) goes first: its events carry its run_no.
     const runNo = row
@@ -167,7 +190,17 @@ export function createGroupCommit(
         }
       } else st.setTail.run(newTail, runNo)
     }
-    rows.set(runId, { run_no: runNo, tail: newTail, status, next_deadline_at: deadline })
+    // The lease goes on the row the append updates anyway: the same page, no commit of its own.
+    if (lease) st.setLease.run(lease.owner, lease.epoch, lease.expiresAt, runNo)
+    rows.set(runId, {
+      run_no: runNo,
+      tail: newTail,
+      status,
+      next_deadline_at: deadline,
+      lease_owner: lease ? lease.owner : (row?.lease_owner ?? null),
+      lease_epoch: lease ? lease.epoch : (row?.lease_epoch ?? 0),
+      lease_expires_at: lease ? lease.expiresAt : (row?.lease_expires_at ?? null),
+    })
   }
 
   interface GroupResult {
@@ -306,5 +339,9 @@ export function createGroupCommit(
     },
     /** Commits whatever is queued now (used by `close`). */
     flush,
+    /** This connection changed the run's row outside a group (a lease call): re-read it. */
+    forget(runId: string): void {
+      rows.delete(runId)
+    },
   }
 }

@@ -118,7 +118,14 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX skein_runs_status ON skein_runs (status);
   `,
   `
-  -- v4 (projectors): every event gets a position in commit order that is never reused (an
+  -- v4: the run's lease (DESIGN §7, issue 19), on the row every append updates anyway, so
+  -- taking or renewing it with an append writes no other page. lease_expires_at = 0: released.
+  ALTER TABLE skein_runs ADD COLUMN lease_owner TEXT;
+  ALTER TABLE skein_runs ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE skein_runs ADD COLUMN lease_expires_at INTEGER;
+  `,
+  `
+  -- v5 (projectors): every event gets a position in commit order that is never reused (an
   -- AUTOINCREMENT rowid alias: a plain rowid may be renumbered by VACUUM or reused after the
   -- newest row is trimmed), and each projector a checkpoint with a claim.
   CREATE TABLE skein_events_v4 (

@@ -5,6 +5,7 @@ import { InvalidRequestError, StoreError } from '../../core/errors.js'
 import type {
   EventListener,
   EventStore,
+  LeaseStore,
   LogBounds,
   SnapshotStore,
   StoreSummaryQuery,
@@ -12,11 +13,12 @@ import type {
 } from '../../core/ports.js'
 import { checkBatch } from '../shared/append-batch.js'
 import { rowToEnvelope } from '../shared/event-rows.js'
-import { runListeners } from '../shared/run-listeners.js'
+import { changeFeed } from './change-feed.js'
 import { loadDriver, openDatabase, type SqliteDatabase, type SqliteDriver } from './driver.js'
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteFeed } from './sqlite-feed.js'
+import { sqliteLeases } from './sqlite-leases.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { prepareStatements } from './statements.js'
 import { summaryPage } from './summary-page.js'
@@ -33,6 +35,12 @@ export interface SqliteStoreOptions {
   synchronous?: 'full' | 'normal'
   /** How long a write waits for another connection's lock before failing; default 5000. */
   busyTimeoutMs?: number
+  /**
+   * How often `subscribe` looks for events other processes appended to the file (one
+   * `PRAGMA data_version` read while anyone listens; the run's events only when it moved);
+   * default 50 ms, 0 = only this store's own appends.
+   */
+  changePollMs?: number
   /** Where a throwing `subscribe` listener's error goes; default `console.error`. */
   onListenerError?: (error: unknown, runId: string) => void
   /**
@@ -47,6 +55,8 @@ export interface SqliteStoreOptions {
 export interface SqliteStore extends EventStore {
   readonly path: string
   readonly snapshots: SnapshotStore
+  /** Run ownership for several processes on this file (DESIGN §7). */
+  readonly leases: LeaseStore
   trim(runId: string, beforeSeq: number): Promise<number>
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
@@ -102,7 +112,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     throw storeError(`open ${path}`, error)
   }
   const st = prepareStatements(db)
-  const listeners = runListeners(
+  const listeners = changeFeed(
+    st,
+    options.changePollMs ?? 50,
     options.onListenerError ??
       ((error, runId) =>
         console.error(`skein sqlite store: a listener of run ${runId} threw`, error)),
@@ -139,10 +151,12 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   })
 
   const call = guardedCall(guard)
+  const leases = sqliteLeases(db, st, call, group.forget)
 
   const store: SqliteStore = {
     path,
     snapshots,
+    leases,
     feed: feed.feed,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {

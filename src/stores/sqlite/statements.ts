@@ -12,6 +12,9 @@ export interface RunRow {
   tail: number
   status: RunMeta['status'] | null
   next_deadline_at: number | null
+  lease_owner: string | null
+  lease_epoch: number
+  lease_expires_at: number | null
 }
 
 export interface SummaryRow {
@@ -54,6 +57,15 @@ export interface Statements {
   /** Summary pages by filter: `[status?, prefix range?, before, limit]` in that order. */
   summaries: Record<SummaryFilter, Statement<unknown[], SummaryRow>>
   deadlines: Statement<[], { runId: string; nextDeadlineAt: number }>
+  /** `[owner, epoch, expiresAt, run_no]`. */
+  setLease: Statement<[string, number, number, number]>
+  /** `[runId, owner, epoch]`: lets the lease go if they still hold it. */
+  releaseLease: Statement<[string, string, number]>
+  /** `[now, now, limit]`: due runs whose lease is free or expired, earliest first. */
+  dueUnleased: Statement<
+    [number, number, number],
+    { run_no: number; run_id: string; next_deadline_at: number; lease_epoch: number }
+  >
 }
 
 export type SummaryFilter = 'all' | 'status' | 'prefix' | 'statusPrefix'
@@ -80,7 +92,8 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     release: db.prepare('RELEASE skein_append'),
     rollbackTo: db.prepare('ROLLBACK TO skein_append'),
     run: db.prepare<[string], RunRow>(
-      'SELECT run_no, head, tail, status, next_deadline_at FROM skein_runs WHERE run_id = ?',
+      `SELECT run_no, head, tail, status, next_deadline_at, lease_owner, lease_epoch,
+        lease_expires_at FROM skein_runs WHERE run_id = ?`,
     ),
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     keyExists: db
@@ -133,6 +146,19 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     deadlines: db.prepare<[], { runId: string; nextDeadlineAt: number }>(
       `SELECT run_id AS runId, next_deadline_at AS nextDeadlineAt FROM skein_runs
         WHERE next_deadline_at IS NOT NULL ORDER BY next_deadline_at`,
+    ),
+    setLease: db.prepare<[string, number, number, number]>(
+      `UPDATE skein_runs SET lease_owner = ?, lease_epoch = ?, lease_expires_at = ?
+        WHERE run_no = ?`,
+    ),
+    releaseLease: db.prepare<[string, string, number]>(
+      `UPDATE skein_runs SET lease_expires_at = 0
+        WHERE run_id = ? AND lease_owner = ? AND lease_epoch = ?`,
+    ),
+    dueUnleased: db.prepare(
+      `SELECT run_no, run_id, next_deadline_at, lease_epoch FROM skein_runs
+        WHERE next_deadline_at <= ? AND (lease_owner IS NULL OR lease_expires_at <= ?)
+        ORDER BY next_deadline_at LIMIT ?`,
     ),
   }
 }

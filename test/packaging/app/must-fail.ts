@@ -7,7 +7,7 @@ import { createEngineClient } from 'skein/client'
 import { defineEvaluator } from 'skein/evaluator'
 import { sqliteStore } from 'skein/sqlite'
 import { manualClock } from 'skein/testing'
-import { defineWorkflow, workflow } from 'skein/workflow'
+import { defineOrderedWorkflow, defineWorkflow, workflow } from 'skein/workflow'
 
 const release = defineWorkflow({
   name: 'release',
@@ -22,6 +22,13 @@ const release = defineWorkflow({
 defineWorkflow({
   name: 'typo',
   nodes: { a: { run: () => 1 }, b: { after: ['missing'], run: () => 2 } }, // expect-error
+})
+defineOrderedWorkflow({
+  name: 'listed',
+  nodes: [
+    { id: 'draft', run: ({ input }) => ({ text: String(input) }) },
+    { id: 'publish', after: ['draft'], run: ({ results }) => results.draft.nope }, // expect-error
+  ],
 })
 const engine = createEngine({ modules: [workflow({ definitions: [release] }), approval()] })
 await engine.start(release, { topic: 1 }) // expect-error

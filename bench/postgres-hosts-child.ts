@@ -1,0 +1,57 @@
+// One host of the many-hosts bench (postgres-hosts.ts): an engine on a shared Postgres schema
+// running the 3-step workflow. argv: <url> <schema> <runs> <concurrency>. Protocol on
+// stdio: prints `ready` after a warm-up; on `go` runs `runs` runs, `concurrency` at a time,
+// and prints `{ runs, ms, cpuMs }`; on `exit` stops.
+import { createInterface } from 'node:readline'
+import { createEngine, defineEffect, defineModule } from 'skein'
+import { postgresStore } from 'skein/postgres'
+import { defineWorkflow, workflow } from 'skein/workflow'
+
+const [url, schema, runsText, concurrencyText] = process.argv.slice(2)
+const benchEffects = defineModule({
+  namespace: 'bench',
+  effects: { step: defineEffect<{ i: number }, { i: number }>({ execute: async (x) => x }) },
+})
+const three = defineWorkflow({
+  name: 'three',
+  nodes: {
+    s0: { run: (ctx) => ctx.invoke('bench.step', { i: 0 }) },
+    s1: { after: ['s0'], run: (ctx) => ctx.invoke('bench.step', { i: 1 }) },
+    s2: { after: ['s1'], run: (ctx) => ctx.invoke('bench.step', { i: 2 }) },
+  },
+})
+const store = postgresStore({ connectionString: url }, { schema, maxConnections: 4 })
+const engine = createEngine({ store, modules: [workflow({ definitions: [three] }), benchEffects] })
+await engine.ready()
+
+async function batch(runs: number, concurrency: number): Promise<void> {
+  let next = 0
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < runs) {
+        next++
+        const { state } = await engine.start(three)
+        if (state.status !== 'completed') throw new Error(`3-step run ended ${state.status}`)
+      }
+    }),
+  )
+}
+
+await batch(200, Number(concurrencyText))
+process.stdout.write('ready\n')
+const lines = createInterface({ input: process.stdin })
+for await (const line of lines) {
+  if (line === 'go') {
+    const cpu0 = process.cpuUsage()
+    const t0 = performance.now()
+    await batch(Number(runsText), Number(concurrencyText))
+    const ms = performance.now() - t0
+    const cpu = process.cpuUsage(cpu0)
+    process.stdout.write(
+      `${JSON.stringify({ runs: Number(runsText), ms, cpuMs: (cpu.user + cpu.system) / 1000 })}\n`,
+    )
+  } else if (line === 'exit') break
+}
+await engine.stop()
+await store.close()
+process.exit(0)

@@ -1,0 +1,62 @@
+import type { LeaseStore } from '../../core/ports.js'
+import { checkClaim, toLease } from '../shared/lease-rule.js'
+import type { SqliteDatabase } from './driver.js'
+import { storedLease } from './group-commit.js'
+import { newRunParams, type Statements } from './statements.js'
+
+/**
+ * Leases kept on the runs table (schema v4). Each call is one IMMEDIATE transaction, so the
+ * check and the write are atomic across every connection to the file; appends carry their
+ * claim through the group commit instead (no transaction of their own). `forget` tells the
+ * group commit a row it may have cached changed under this connection.
+ */
+export function sqliteLeases(
+  db: SqliteDatabase,
+  st: Statements,
+  guarded: <T>(action: string, fn: () => T) => Promise<T>,
+  forget: (runId: string) => void,
+): LeaseStore {
+  const renewTx = db.transaction(
+    (runId: string, claim: Parameters<LeaseStore['renewLease']>[1]) => {
+      const row = st.run.get(runId)
+      checkClaim(runId, storedLease(row), claim)
+      // A take-over before the run's first append makes its row (tail 0: not listed yet).
+      const runNo = row
+        ? row.run_no
+        : Number(st.insertRun.run(...newRunParams(runId, 0, undefined)).lastInsertRowid)
+      st.setLease.run(claim.owner, claim.epoch, claim.expiresAt, runNo)
+      return toLease(runId, { owner: claim.owner, epoch: claim.epoch, expiresAt: claim.expiresAt })
+    },
+  )
+  const claimTx = db.transaction((owner: string, now: number, expiresAt: number, limit: number) =>
+    st.dueUnleased.all(now, now, limit).map((due) => {
+      const epoch = due.lease_epoch + 1
+      st.setLease.run(owner, epoch, expiresAt, due.run_no)
+      return { runId: due.run_id, epoch, nextDeadlineAt: due.next_deadline_at }
+    }),
+  )
+  return {
+    shared: true,
+    readLease: (runId) =>
+      guarded(`read lease of ${runId}`, () => {
+        const stored = storedLease(st.run.get(runId))
+        return stored ? toLease(runId, stored) : null
+      }),
+    renewLease: (runId, claim) =>
+      guarded(`renew lease of ${runId}`, () => {
+        forget(runId)
+        return renewTx.immediate(runId, claim)
+      }),
+    releaseLease: (runId, owner, epoch) =>
+      guarded(`release lease of ${runId}`, () => {
+        forget(runId)
+        st.releaseLease.run(runId, owner, epoch)
+      }),
+    claimDue: (owner, now, expiresAt, limit) =>
+      guarded('claim due runs', () => {
+        const claimed = claimTx.immediate(owner, now, expiresAt, Math.max(0, limit))
+        for (const { runId } of claimed) forget(runId)
+        return claimed
+      }),
+  }
+}

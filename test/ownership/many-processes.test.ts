@@ -1,0 +1,128 @@
+// Issue 19, proofs 1 and 2: several processes on one SQLite file serve the same runs. Real
+// child processes (test/support/ownership-cluster.ts), real HTTP, real time; polled, never timed.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sqliteStore } from 'skein/sqlite'
+import { afterEach, describe, expect, it } from 'vitest'
+import { call, ownershipCluster, until } from '../support/ownership-cluster.js'
+
+const dirs: string[] = []
+const clusters: Array<ReturnType<typeof ownershipCluster>> = []
+afterEach(async () => {
+  for (const cluster of clusters.splice(0)) await cluster.close()
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+})
+
+function fresh(options: Parameters<typeof ownershipCluster>[2]) {
+  const dir = mkdtempSync(join(tmpdir(), 'skein-own-'))
+  dirs.push(dir)
+  const db = join(dir, 'runs.db')
+  const cluster = ownershipCluster(`sqlite:${db}`, join(dir, 'calls.jsonl'), options)
+  clusters.push(cluster)
+  return { db, cluster }
+}
+
+async function statuses(db: string, runIds: string[]): Promise<Record<string, string>> {
+  const store = sqliteStore({ path: db })
+  try {
+    const page = await store.listSummaries({ limit: 1000 })
+    const out: Record<string, string> = {}
+    for (const run of page.runs) if (runIds.includes(run.runId)) out[run.runId] = run.status
+    return out
+  } finally {
+    await store.close()
+  }
+}
+
+describe('several processes on one SQLite file (issue 19)', () => {
+  for (const processes of [2, 4]) {
+    it(`${processes} processes signal 50 runs while their effects are in flight: 0 failed, calls = effects`, async () => {
+      const { db, cluster } = fresh({ effectMs: 1000, leaseMs: 3000, pollMs: 100 })
+      const nodes = await Promise.all(
+        Array.from({ length: processes }, (_, i) => cluster.spawnNode(`n${i}`)),
+      )
+      const runIds = Array.from({ length: 50 }, (_, i) => `run-${i}`)
+      await Promise.all(
+        runIds.map(async (runId, i) => {
+          const started = await call(nodes[i % processes].url, 'POST', '/runs', {
+            kind: 'workflow',
+            definitionName: 'gated',
+            runId,
+          })
+          expect([200, 201]).toContain(started.status)
+        }),
+      )
+      // Every process signals every run `go` under one key: appended once, effect started.
+      const signal = (runId: string, type: string, node: number) =>
+        call(nodes[node].url, 'POST', `/runs/${runId}/events`, {
+          events: [{ type }],
+          idempotencyKey: `${type}-${runId}`,
+        })
+      const first = await Promise.all(
+        runIds.flatMap((runId) => nodes.map((_, n) => signal(runId, 'go', n))),
+      )
+      expect(first.filter((r) => r.status !== 200)).toEqual([])
+      // While those effects run (1 s), every process signals `go2` to every run.
+      const second = await Promise.all(
+        runIds.flatMap((runId) => nodes.map((_, n) => signal(runId, 'go2', n))),
+      )
+      expect(second.filter((r) => r.status !== 200)).toEqual([])
+      await until(
+        'every run to complete',
+        async () => {
+          const s = await statuses(db, runIds)
+          return runIds.every((id) => s[id] === 'completed' || s[id] === 'failed')
+        },
+        90_000,
+      )
+      const final = await statuses(db, runIds)
+      const failed = runIds.filter((id) => final[id] !== 'completed')
+      const calls = cluster.calls()
+      const effects = new Set(calls.map((c) => `${c.runId}/${c.round}`))
+      console.log(
+        `SCORE ownership-${processes}p runs=50 failed=${failed.length} effects=${effects.size} external_calls=${calls.length}`,
+      )
+      expect(failed).toEqual([])
+      expect(effects.size).toBe(100)
+      expect(calls.length).toBe(100)
+      for (const node of nodes) expect(node.output()).not.toContain('interrupted')
+    }, 150_000)
+  }
+
+  it('kill -9 of the owner mid-effect: another process takes over within lease + 1 s, the attempt runs again once', async () => {
+    const leaseMs = 2000
+    const { db, cluster } = fresh({ effectMs: 1500, leaseMs, pollMs: 100 })
+    const [a, b] = [await cluster.spawnNode('a'), await cluster.spawnNode('b')]
+    const runId = 'victim'
+    await call(a.url, 'POST', '/runs', { kind: 'workflow', definitionName: 'gated', runId })
+    const go = await call(a.url, 'POST', `/runs/${runId}/events`, { events: [{ type: 'go' }] })
+    expect(go.status).toBe(200)
+    await until('a to call the service', () => cluster.calls().length === 1)
+    // The lease is re-checked by b only through the store: no message between the processes.
+    await cluster.kill(a)
+    const killedAt = Date.now()
+    await until('b to run the attempt again', () => cluster.calls().length === 2, 30_000)
+    const takeOverMs = Date.now() - killedAt
+    console.log(`SCORE ownership-failover lease_ms=${leaseMs} take_over_ms=${takeOverMs}`)
+    // b's own pid is alive and a's is gone: b may take over at once (dead owner on this host)
+    // and must within lease + 1 s (plus process start noise on a shared machine).
+    expect(takeOverMs).toBeLessThan(leaseMs + 1000 + 2000)
+    const calls = cluster.calls()
+    expect(calls.map((c) => [c.by, c.attempt])).toEqual([
+      ['a', 1],
+      ['b', 2],
+    ])
+    const signal2 = await call(b.url, 'POST', `/runs/${runId}/events`, {
+      events: [{ type: 'go2' }],
+      wait: 'settled',
+    })
+    expect(signal2.status).toBe(200)
+    expect(signal2.body.state.status).toBe('completed')
+    expect(cluster.calls().filter((c) => c.round === 1)).toHaveLength(2)
+    expect(cluster.calls().filter((c) => c.round === 2)).toHaveLength(1)
+    expect(b.output()).toContain(`interrupted ${runId}`)
+    const final = await statuses(db, [runId])
+    expect(final[runId]).toBe('completed')
+  }, 120_000)
+})

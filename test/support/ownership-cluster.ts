@@ -1,0 +1,143 @@
+// Real processes sharing one store, each serving the engine over HTTP (issue 19 proofs).
+// Reusable for any store spec that test/durability/store-spec.ts opens (`sqlite:<file>`,
+// `postgres:<schema>`), so the Postgres branch runs the same proofs.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+const CHILD = join(import.meta.dirname, '..', 'ownership', 'node-child.ts')
+
+export interface ClusterOptions {
+  /** How long the `own.slow` effect takes (ms). */
+  effectMs?: number
+  leaseMs?: number
+  renewMs?: number
+  pollMs?: number
+}
+
+export interface ClusterNode {
+  name: string
+  proc: ChildProcess
+  url: string
+  output(): string
+  exited: Promise<void>
+}
+
+export interface ExternalCall {
+  runId: string
+  round: number
+  attempt: number
+  by: string
+}
+
+/** Polls `check` until it is true (generous, never a timed assertion); throws with `what`. */
+export async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const started = Date.now()
+  for (let pause = 10; ; pause = Math.min(pause * 2, 100)) {
+    if (await check()) return
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`)
+    await sleep(pause)
+  }
+}
+
+export function ownershipCluster(storeSpec: string, callsFile: string, options: ClusterOptions) {
+  const nodes: ClusterNode[] = []
+
+  /** Starts one process; `overrides` change the cluster's options for it alone. */
+  async function spawnNode(name: string, overrides: ClusterOptions = {}): Promise<ClusterNode> {
+    const proc = spawn(
+      process.execPath,
+      [
+        '--conditions=skein-source',
+        '--import',
+        'tsx',
+        CHILD,
+        storeSpec,
+        callsFile,
+        JSON.stringify({ ...options, ...overrides, name }),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: process.env },
+    )
+    let out = ''
+    let err = ''
+    proc.stdout?.on('data', (d) => (out += d))
+    proc.stderr?.on('data', (d) => (err += d))
+    const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()))
+    await until(`node ${name} to listen`, () => {
+      if (proc.exitCode !== null || proc.signalCode !== null)
+        throw new Error(`node ${name} died: ${err}`)
+      return /port \d+/.test(out)
+    })
+    const port = Number(/port (\d+)/.exec(out)?.[1])
+    const node: ClusterNode = {
+      name,
+      proc,
+      url: `http://127.0.0.1:${port}`,
+      output: () => `${out}\n${err}`,
+      exited,
+    }
+    nodes.push(node)
+    return node
+  }
+
+  return {
+    nodes,
+    spawnNode,
+    /** Every external call made so far (one line per execution of the effect). */
+    calls(): ExternalCall[] {
+      if (!existsSync(callsFile)) return []
+      return readFileSync(callsFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as ExternalCall)
+    },
+    /** Every append a node's store accepted, with its lease epoch (node-child.ts). */
+    accepted(): Array<{
+      runId: string
+      seq: number
+      owner: string
+      epoch: number | null
+      at: number
+    }> {
+      const file = `${callsFile}.appends`
+      if (!existsSync(file)) return []
+      return readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+    },
+    async kill(node: ClusterNode, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+      node.proc.kill(signal)
+      if (signal === 'SIGKILL' || signal === 'SIGTERM') await node.exited
+    },
+    /** Stops every node (SIGCONT first, in case one is stopped) and waits for the exits. */
+    async close(): Promise<void> {
+      for (const node of nodes) {
+        node.proc.kill('SIGCONT')
+        node.proc.kill('SIGKILL')
+      }
+      await Promise.all(nodes.map((n) => n.exited))
+    },
+  }
+}
+
+/** One JSON request to a node; resolves with the status and body. */
+export async function call(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await response.text()
+  return { status: response.status, body: text ? JSON.parse(text) : null }
+}
