@@ -18,6 +18,8 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['http', './http.ts', 'benchHttp'],
   ['agents', './agent.ts', 'benchAgent'],
   ['workers', './worker.ts', 'benchWorker'],
+  ['replication to nats', './nats-replication.ts', 'benchNatsReplication'],
+  ['opentelemetry', './otel.ts', 'benchOtel'],
 ]
 
 async function runSuite(title: string, file: string, fn: string): Promise<void> {

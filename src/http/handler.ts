@@ -106,7 +106,8 @@ export function createHttpHandler(
       sse,
       body: () => (parsed ??= readJsonBody(request, options.maxRequestBytes)),
     }
-    return route.handle(ctx)
+    const observing = options.observing
+    return observing ? observed(observing, request, url, route, params.id, ctx) : route.handle(ctx)
   }
 
   return {
@@ -122,5 +123,49 @@ export function createHttpHandler(
     closeStreams() {
       streams.closeAll()
     },
+  }
+}
+
+/**
+ * Runs a routed request under a cause of its own (its request id), between an `http.request`
+ * and an `http.response` observation: an observer opens a span on the first (continuing an
+ * incoming `traceparent`), parents the wake passes and attempts the request causes to it, and
+ * ends it on the second.
+ */
+async function observed(
+  observing: NonNullable<HandlerOptions['observing']>,
+  request: Request,
+  url: URL,
+  route: Route,
+  runId: string | undefined,
+  ctx: RouteContext,
+): Promise<Response> {
+  const { observe, causes } = observing
+  const requestId = crypto.randomUUID()
+  const base = { runId: runId ?? '', requestId }
+  const traceparent = request.headers.get('traceparent') ?? undefined
+  const tracestate = request.headers.get('tracestate') ?? undefined
+  const method = request.method
+  observe({
+    type: 'http.request',
+    ...base,
+    method,
+    route: route.path,
+    name: route.name,
+    path: url.pathname,
+    traceparent,
+    tracestate,
+  })
+  try {
+    const handling = () => route.handle(ctx)
+    const response = await (causes ? causes.run(requestId, handling) : handling())
+    observe({ type: 'http.response', ...base, status: response.status })
+    return response
+  } catch (error) {
+    // What the handler's own catch would answer, observed first.
+    const response = errorResponse(error)
+    const message = String((error as Error)?.message ?? error)
+    observe({ type: 'http.response', ...base, status: response.status, error: message })
+    return response
   }
 }

@@ -1,5 +1,7 @@
 import type { Json } from '../core/json.js'
+import type { Causes } from '../runtime/causes.js'
 import type { Engine } from '../runtime/engine-types.js'
+import type { Observation } from '../runtime/options.js'
 import type { Access, AuthorizeHook } from './authorize.js'
 import type { DebuggerHost } from './http-options.js'
 import type { LiveStreams } from './live-streams.js'
@@ -47,6 +49,11 @@ export interface HandlerOptions {
   maxEventBytes: number
   /** Bounds of live streams (defaults in sse-limits.ts); `timers` for tests. */
   sse?: SseOptions & { timers?: SseTimers }
+  /**
+   * The engine's observer sink when it observes (http.request/http.response), and its causes
+   * when the observer traces them.
+   */
+  observing?: { observe(observation: Omit<Observation, 'at'>): void; causes?: Causes }
 }
 
 /** The resolved SSE bounds and timers every stream of one handler uses. */

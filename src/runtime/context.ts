@@ -5,6 +5,7 @@ import type { Json } from '../core/json.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
 import type { Batch } from './batch.js'
+import type { Causes } from './causes.js'
 import type { Fingerprints } from './fingerprint.js'
 import type { Logger } from './logger.js'
 import type { Observation, ResolvedOptions, ResolvedTrim } from './options.js'
@@ -24,6 +25,8 @@ export interface EngineContext {
   /** False when no observer is configured: hot paths skip building observations. */
   observing: boolean
   observe(observation: Omit<Observation, 'at'>): void
+  /** Set when observing: the cause (HTTP request) of the current call (causes.ts). */
+  causes?: Causes
   /** Fingerprints of definitions' shapes, recorded at thread start and checked on decide. */
   fingerprints: Fingerprints
   /** The engine's logger (silent unless `createEngine({ logger })`); never throws. */
@@ -85,6 +88,8 @@ export interface RunMemory {
   deadlineSeq: number
   /** The engine stopped: a pass ends after its current append and launches nothing more. */
   stopped: boolean
+  /** The latest cause an operation on this run carried (causes.ts); observers only. */
+  cause: string | undefined
 }
 
 export const newRunMemory = (): RunMemory => ({
@@ -99,6 +104,7 @@ export const newRunMemory = (): RunMemory => ({
   deadlineAt: null,
   deadlineSeq: -1,
   stopped: false,
+  cause: undefined,
 })
 
 /**

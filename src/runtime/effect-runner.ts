@@ -109,6 +109,7 @@ export function execute(
   runId: string,
   effect: EffectRecord,
   attempt: number,
+  seq?: number,
 ): { execution: Execution; done: Promise<Settlement> } {
   const timeoutMs = effect.timeoutMs ?? definition?.timeoutMs
   let controller: AbortController | undefined
@@ -129,13 +130,16 @@ export function execute(
     }
     return controller.signal
   })
-  if (ctx.observing)
-    ctx.observe({ type: 'effect.attempt', runId, effectId: effect.effectId, attempt })
+  if (ctx.observing) {
+    const { effectId, threadId, type: effectType } = effect
+    ctx.observe({ type: 'effect.attempt', runId, effectId, threadId, effectType, attempt, seq })
+  }
   const done = new Promise<Settlement>((resolve) => {
     let timer: unknown
     const finish = (settlement: Settlement) => {
       if (execution.settled) return
       execution.settled = settlement
+      if (ctx.observing) observeSettled(ctx, runId, effect, attempt, settlement)
       if (timer !== undefined) ctx.clock.clearTimeout(timer)
       resolve(settlement)
     }
@@ -171,8 +175,10 @@ export function launchAttempt(
   runId: string,
   effect: EffectRecord,
   attempt: number,
+  seq?: number,
 ): void {
-  const { execution, done } = execute(ctx, executorOf(ctx, mem, effect), runId, effect, attempt)
+  const definition = executorOf(ctx, mem, effect)
+  const { execution, done } = execute(ctx, definition, runId, effect, attempt, seq)
   mem.inflight.set(effect.effectId, execution)
   done.then(() => {
     if (mem.inflight.get(effect.effectId) !== execution) return
@@ -202,5 +208,31 @@ export function awaitQuickAttempts(mem: RunMemory): Promise<void> {
     }
     mem.waiter = done
     macrotask = setImmediate(done)
+  })
+}
+
+/** How an in-process attempt ended (an observer ends the attempt's span with it). */
+function observeSettled(
+  ctx: EngineContext,
+  runId: string,
+  effect: EffectRecord,
+  attempt: number,
+  settlement: Settlement,
+): void {
+  const { effectId, threadId, type: effectType } = effect
+  const outcome = settlement.kind
+  const error =
+    settlement.kind === 'error'
+      ? String((settlement.error as Error)?.message ?? settlement.error)
+      : undefined
+  ctx.observe({
+    type: 'effect.settled',
+    runId,
+    effectId,
+    threadId,
+    effectType,
+    attempt,
+    outcome,
+    error,
   })
 }

@@ -61,6 +61,10 @@ export interface Observation {
     | 'effect.retry'
     | 'effect.timeout'
     | 'effect.interrupted'
+    | 'effect.settled'
+    | 'run.finished'
+    | 'http.request'
+    | 'http.response'
     | 'lease.lost'
     | 'projector.lag'
     | 'projector.failed'
@@ -72,7 +76,15 @@ export interface Observation {
 
 export type RuntimeObserver =
   | ((observation: Observation) => unknown)
-  | { observe(observation: Observation): unknown }
+  | {
+      observe(observation: Observation): unknown
+      /**
+       * Track which HTTP request caused each run operation: `wake.started` then names it
+       * (`cause`, the `requestId` of `http.request`). Costs an AsyncLocalStorage (on Node 20,
+       * promise hooks for the whole process); skein/otel's observer sets it.
+       */
+      traceCauses?: boolean
+    }
 
 export interface EngineLimits {
   /** Largest serialized event payload accepted (default 1 MiB). */

@@ -12,6 +12,8 @@ import { type FoldCache, RunWriter } from './run-writer.js'
 
 interface Op {
   name: string
+  /** What caused the call (causes.ts), when observing. */
+  cause: string | undefined
   run: () => Promise<unknown>
   resolve: (value: any) => void
   reject: (error: unknown) => void
@@ -118,7 +120,14 @@ export class RunController {
       )
     }
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ name, run: () => this.withFold(run, name !== 'drive'), resolve, reject })
+      const cause = this.host.ctx.causes?.current()
+      this.queue.push({
+        name,
+        cause,
+        run: () => this.withFold(run, name !== 'drive'),
+        resolve,
+        reject,
+      })
       if (!this.running) void this.pump()
     })
   }
@@ -216,7 +225,7 @@ export class RunController {
     while (this.queue.length > 0) {
       const op = this.queue.shift()!
       try {
-        const value = await op.run()
+        const value = await this.runOp(op)
         op.resolve(value)
       } catch (error) {
         if (WakeLimitError.is(error)) this.halted = true
@@ -228,6 +237,18 @@ export class RunController {
     this.running = false
     for (const waiter of this.drainWaiters.splice(0)) waiter.resolve(this.lastState as RunState)
     this.settleIfIdle()
+  }
+
+  /**
+   * Runs `op` under the run's latest cause (causes.ts), so what it starts (attempts, their
+   * completions' drives) carries the cause on, not that of whichever call started the pump.
+   */
+  private runOp(op: Op): Promise<unknown> {
+    const causes = this.host.ctx.causes
+    if (!causes) return op.run()
+    const mem = this.writer.mem
+    if (op.cause !== undefined) mem.cause = op.cause
+    return mem.cause === undefined ? op.run() : causes.run(mem.cause, op.run)
   }
 
   /** Mid-wake snapshots, deadline scheduling; snapshots when the run parks. */

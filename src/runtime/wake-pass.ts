@@ -86,11 +86,16 @@ export class WakePass implements Pass {
       // The caller sees the pass's own error; should this sync fail too, the next fsynced
       // commit covers the deferred append.
       if (this.deferred) await this.ctx.store.flush?.().catch(() => {})
+      if (this.ctx.observing) this.observeFailed(error)
       throw error
     }
     if (this.deferred) await this.ctx.store.flush?.()
-    if (this.fold.state.status === 'failed' && statusBefore !== 'failed') {
+    const status = this.fold.state.status
+    if (status === 'failed' && statusBefore !== 'failed') {
       logRunFailed(this.ctx, this.fold)
+    }
+    if (this.ctx.observing && status !== statusBefore && isTerminal(status)) {
+      this.ctx.observe({ type: 'run.finished', runId: this.fold.state.runId, status })
     }
     return result
   }
@@ -99,7 +104,9 @@ export class WakePass implements Pass {
     const { ctx, mem, fold } = this
     const runId = fold.state.runId
     const maxIterations = ctx.options.maxWakeIterations
-    if (ctx.observing) ctx.observe({ type: 'wake.started', runId, seq: fold.state.lastSeq })
+    if (ctx.observing) {
+      ctx.observe({ type: 'wake.started', runId, seq: fold.state.lastSeq, cause: mem.cause })
+    }
     for (let first = true; ; first = false) {
       if (!first) this.nextIteration()
       if (first && seed) {
@@ -172,6 +179,19 @@ export class WakePass implements Pass {
       ctx.observe({ type: 'wake.finished', runId, seq: fold.state.lastSeq, iterations })
     }
     return new PassResult(fold, this.appended)
+  }
+
+  /** A pass that threw ends its wake too (an observer closes what `wake.started` opened). */
+  private observeFailed(error: unknown): void {
+    const { runId, lastSeq } = this.fold.state
+    const message = String((error as Error)?.message ?? error)
+    this.ctx.observe({
+      type: 'wake.finished',
+      runId,
+      seq: lastSeq,
+      outcome: 'error',
+      error: message,
+    })
   }
 
   private nextIteration(): void {
@@ -277,12 +297,12 @@ export class WakePass implements Pass {
     const runId = this.fold.state.runId
     for (const effect of runnableEffects(this, 'local')) {
       const attempt = effect.attempt + 1
-      this.batch.add(
+      const started = this.batch.add(
         RT.effectAttemptStarted,
         { effectId: effect.effectId, attempt },
         { threadId: effect.threadId, effectId: effect.effectId },
       )
-      launches.push(() => launchAttempt(ctx, mem, runId, effect, attempt))
+      launches.push(() => launchAttempt(ctx, mem, runId, effect, attempt, started.seq))
     }
   }
 

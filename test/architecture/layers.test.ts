@@ -66,6 +66,13 @@ const PROBES: Array<[file: string, statement: string, allowed: boolean]> = [
   ['src/p.ts', "import { x } from './client/index.js'", false],
   ['src/p.ts', "import { x } from './http/handler.js'", true],
   ['src/p.ts', "import { x } from './runtime/engine.js'", true],
+  ['src/otel/p.ts', "import { x } from '../runtime/engine.js'", false],
+  ['src/otel/p.ts', "import { x } from '../http/handler.js'", false],
+  ['src/otel/p.ts', "import type { x } from '../runtime/options.js'", true],
+  ['src/otel/p.ts', "import { x } from '../core/envelope.js'", true],
+  ['src/nats/p.ts', "import { x } from '../runtime/engine.js'", false],
+  ['src/nats/p.ts', "import { x } from '../stores/memory/memory-store.js'", false],
+  ['src/nats/p.ts', "import { x } from '../core/projector.js'", true],
   ['src/testing/p.ts', "import { x } from '../cli/index.js'", false],
   ['src/testing/p.ts', "import { x } from '../create-engine.js'", true],
 ]
@@ -124,6 +131,8 @@ const MAY_IMPORT: Record<string, readonly string[] | 'all'> = {
   modules: ['core'],
   debugger: ['core', 'http'],
   facade: ['core', 'runtime', 'http', 'http/wire', 'stores', 'workers'],
+  otel: ['core', 'runtime'],
+  nats: ['core'],
   testing: ['core', 'runtime', 'http', 'http/wire', 'stores', 'workers', 'modules', 'facade'],
   cli: 'all',
 }

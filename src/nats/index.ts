@@ -1,0 +1,11 @@
+// `skein/nats`: replication of the log to a NATS JetStream stream (docs/replication.md).
+// Needs the optional peer dependencies `@nats-io/transport-node` and `@nats-io/jetstream`.
+export {
+  type NatsReplica,
+  type NatsReplicaOptions,
+  type NatsStreamOptions,
+  natsReplica,
+  readReplicatedLog,
+  readReplicatedLogs,
+  runSubject,
+} from './nats-replica.js'
