@@ -66,6 +66,11 @@ const PROBES: Array<[file: string, statement: string, allowed: boolean]> = [
   ['src/p.ts', "import { x } from './client/index.js'", false],
   ['src/p.ts', "import { x } from './http/handler.js'", true],
   ['src/p.ts', "import { x } from './runtime/engine.js'", true],
+  ['src/actor/p.ts', "import { x } from '../cli/index.js'", false],
+  ['src/actor/p.ts', "import { x } from '../modules/workflow/index.js'", false],
+  ['src/actor/p.ts', "import { x } from '../create-engine.js'", true],
+  ['src/actor/p.ts', "import { x } from '../stores/sqlite/sqlite-store.js'", true],
+  ['src/actor/p.ts', "import { x } from '../http/handler.js'", true],
   ['src/testing/p.ts', "import { x } from '../cli/index.js'", false],
   ['src/testing/p.ts', "import { x } from '../create-engine.js'", true],
 ]
@@ -124,6 +129,7 @@ const MAY_IMPORT: Record<string, readonly string[] | 'all'> = {
   modules: ['core'],
   debugger: ['core', 'http'],
   facade: ['core', 'runtime', 'http', 'http/wire', 'stores', 'workers'],
+  actor: ['core', 'runtime', 'http', 'http/wire', 'stores', 'workers', 'facade'],
   testing: ['core', 'runtime', 'http', 'http/wire', 'stores', 'workers', 'modules', 'facade'],
   cli: 'all',
 }
