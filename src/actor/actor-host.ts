@@ -176,7 +176,7 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
       log.error({ err: String(error) }, 'actor host: sweep failed')
     } finally {
       sweeping = false
-      if (!stopping) sweepHandle = clock.setTimeout(() => void sweep(), options.sweepMs ?? 1000)
+      if (!stopping) sweepHandle = clock.setTimeout(() => sweep(), options.sweepMs ?? 1000)
     }
   }
 
@@ -228,7 +228,7 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
 
   // Procedure 4: the cells due now, or open when the host last stopped, open at boot.
   const recovered = openDue(clock.now() + AHEAD_MS).finally(() => {
-    if (!stopping) sweepHandle = clock.setTimeout(() => void sweep(), options.sweepMs ?? 1000)
+    if (!stopping) sweepHandle = clock.setTimeout(() => sweep(), options.sweepMs ?? 1000)
   })
   recovered.catch((error) => log.error({ err: String(error) }, 'actor host: recovery failed'))
 

@@ -50,8 +50,9 @@ export class CellTable {
     return this.open.size
   }
 
+  /** Open, opening or closing: a due-cell sweep leaves it alone (closing writes its wake). */
   isOpen(runId: string): boolean {
-    return this.open.has(runId) || this.opening.has(runId)
+    return this.open.has(runId) || this.opening.has(runId) || this.closing.has(runId)
   }
 
   /** The cell of `runId`, opened if needed, held until `release`. */
