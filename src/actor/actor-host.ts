@@ -252,13 +252,13 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
       servers.add(handle)
       return handle
     },
-    stop(_stopOptions) {
+    stop(stopOptions) {
       stopping ??= (async () => {
         clock.clearTimeout(sweepHandle)
         http.closeStreams()
         await Promise.allSettled([...servers].map((s) => s.close()))
         await recovered.catch(() => 0)
-        await table.closeAll()
+        await table.closeAll(stopOptions?.graceMs)
         await registry.close?.()
         await cells.close?.()
       })()

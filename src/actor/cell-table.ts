@@ -176,11 +176,11 @@ export class CellTable {
     }
   }
 
-  private close(cell: Cell): Promise<void> {
+  private close(cell: Cell, graceMs = this.o.closeGraceMs): Promise<void> {
     this.open.delete(cell.runId)
     const closing = (async () => {
       try {
-        await cell.engine.stop({ graceMs: this.o.closeGraceMs })
+        await cell.engine.stop({ graceMs })
         // After stop: what in-flight work scheduled on its way out counts too.
         const next = cell.scheduler.next()
         await cell.storage.close()
@@ -198,10 +198,10 @@ export class CellTable {
   }
 
   /** Closes every cell (host stop): their deadlines go to the registry. */
-  async closeAll(): Promise<void> {
+  async closeAll(graceMs?: number): Promise<void> {
     this.stopped = true
     await Promise.allSettled([...this.opening.values()])
-    await Promise.all([...this.open.values()].map((cell) => this.close(cell)))
+    await Promise.all([...this.open.values()].map((cell) => this.close(cell, graceMs)))
     await Promise.all([...this.closing.values()])
   }
 
