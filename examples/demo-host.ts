@@ -10,6 +10,14 @@ import { demoModules } from './demo-definitions.js'
 /** How long Ctrl-C lets in-flight effects finish before they are aborted (a second one quits). */
 const GRACE_MS = 10_000
 
+// SKEIN_ACTOR=1 npm start: the same demo as an actor host (examples/demo-actor-host.ts).
+if (process.env.SKEIN_ACTOR === '1') {
+  const { serveActorDemo } = await import('./demo-actor-host.js')
+  await serveActorDemo()
+  // The host serves until Ctrl-C (its handler exits the process).
+  await new Promise(() => {})
+}
+
 const dir = resolve(process.env.SKEIN_DIR ?? '.skein')
 mkdirSync(dir, { recursive: true })
 const path = resolve(dir, 'demo.db')
