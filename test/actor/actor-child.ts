@@ -13,7 +13,11 @@ const host = createActorHost({
   idleTimeoutMs: Number(idleText ?? 1000),
   sweepMs: 200,
   // Warnings and errors (a cell that did not open, a failed close) on stderr.
-  logger: consoleLogger({ level: 'warn', format: 'json', write: (line) => process.stderr.write(line) }),
+  logger: consoleLogger({
+    level: 'warn',
+    format: 'json',
+    write: (line) => process.stderr.write(line),
+  }),
 })
 const server = await host.serve({ port: 0, hostname: '127.0.0.1' })
 const recovered = await host.recovered
