@@ -13,6 +13,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['engine on sqlite', './sqlite-engine.ts', 'benchSqliteEngine'],
   ['engine on postgres', './postgres-engine.ts', 'benchPostgresEngine'],
   ['http', './http.ts', 'benchHttp'],
+  ['actor host', './actor.ts', 'benchActor'],
   ['agents', './agent.ts', 'benchAgent'],
   ['workers', './worker.ts', 'benchWorker'],
 ]

@@ -32,12 +32,12 @@ async function post(url: string, path: string, body: unknown) {
 }
 
 /** Runs with a pending wake in the registry (open cells count as pending too). */
-function pendingInRegistry(): number {
+function pendingInRegistry(): Array<{ run_id: string; in_ms: number }> {
   const db = new Database(join(dir, 'registry.db'), { readonly: true, fileMustExist: true })
   try {
-    return (
-      db.prepare('SELECT count(*) AS n FROM actor_runs WHERE wake_at IS NOT NULL').get() as any
-    ).n
+    return db
+      .prepare('SELECT run_id, wake_at - ? AS in_ms FROM actor_runs WHERE wake_at IS NOT NULL')
+      .all(Date.now()) as Array<{ run_id: string; in_ms: number }>
   } finally {
     db.close()
   }
@@ -50,16 +50,18 @@ describe('actor host: timers across kill -9 (procedure 4)', () => {
     const url = await first.url
     const runIds: string[] = []
     for (let i = 0; i < RUNS; i++) runIds.push(`nap-${String(i).padStart(5, '0')}`)
-    // Each deadline is set past the estimated end of the creations (from the rate so far), spread
-    // over a few seconds: most timers are pending when the host is killed.
+    // Every deadline lands after the estimated end of the creations (calibrated on the first
+    // 16 starts, with margin), spread over 4 s: most timers are pending when the host is killed.
     const startedAt = Date.now()
-    let done = 0
-    await pool(runIds, 8, async (runId) => {
-      const perRun = done === 0 ? 100 : (Date.now() - startedAt) / done
-      const remaining = (RUNS - done) * perRun
-      const ms = Math.round(remaining * 1.2 + 3_000 + (Number(runId.slice(4)) % 100) * 40)
-      await post(url, '/runs', { kind: 'workflow', definitionName: 'nap', runId, input: { ms } })
-      done++
+    const create = (runId: string, ms: number) =>
+      post(url, '/runs', { kind: 'workflow', definitionName: 'nap', runId, input: { ms } })
+    const spread = (runId: string) => (Number(runId.slice(4)) % 100) * 40
+    const calibration = runIds.slice(0, 16)
+    await pool(calibration, 8, (runId) => create(runId, 1_000 + spread(runId)))
+    const perRun = (Date.now() - startedAt) / calibration.length
+    const fireAt = Date.now() + (RUNS - 16) * perRun * 1.5 + 3_000
+    await pool(runIds.slice(16), 8, async (runId) => {
+      await create(runId, Math.max(3_000, Math.round(fireAt - Date.now())) + spread(runId))
     })
     const created = Date.now()
     await first.kill('SIGKILL')
@@ -70,8 +72,12 @@ describe('actor host: timers across kill -9 (procedure 4)', () => {
     await second.url
     // Done when every cell has closed with no deadline left (idle cells close after 0.5 s).
     const deadline = Date.now() + 240_000
-    while (pendingInRegistry() > 0) {
-      if (Date.now() > deadline) throw new Error(`timeout: ${pendingInRegistry()} pending`)
+    while (pendingInRegistry().length > 0) {
+      if (Date.now() > deadline) {
+        const pending = JSON.stringify(pendingInRegistry().slice(0, 10))
+        const err = second.output().err.slice(-3000)
+        throw new Error(`timeout: pending ${pending}; host stderr: ${err}`)
+      }
       await sleep(500)
     }
     expect(await second.kill('SIGTERM')).toBe(0)
