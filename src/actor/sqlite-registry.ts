@@ -29,7 +29,8 @@ interface Row {
 /**
  * The default registry of an actor host with `dir`: one SQLite table (`registry.db` in the
  * directory), shared by every host process on that directory (SQLite's own locking). A record
- * is durable before the start that made it runs (synchronous=FULL).
+ * is durable before the start that made it runs (synchronous=FULL); wake times survive a
+ * process crash, and after a power loss `POST /operations/deadlines/rescan` rebuilds them.
  *
  * @example
  * const host = createActorHost({ modules, dir: '.skein/actor', registry: sqliteRegistry({ path: '.skein/registry.db' }) })
@@ -86,7 +87,14 @@ export function sqliteRegistry(options: { path: string }): RunRegistry {
       return rows.length === size && last ? { runs, nextCursor: String(last.run_no) } : { runs }
     },
     async setWake(runId, at) {
-      setWake.run(at, runId)
+      // Wake marks commit without their own fsync: a process crash loses none (WAL), and the
+      // next record's FULL commit makes them durable. After a power loss, rescan (docs).
+      db.pragma('synchronous = NORMAL')
+      try {
+        setWake.run(at, runId)
+      } finally {
+        db.pragma('synchronous = FULL')
+      }
     },
     async dueBy(at, limit) {
       return due.all(at, limit).map((r) => ({ runId: r.run_id, wakeAt: r.wake_at }))
