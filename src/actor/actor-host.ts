@@ -153,10 +153,12 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
       if (table.isOpen(runId)) continue
       if (!table.hasRoom()) break
       try {
-        const cell = await table.acquire(runId, false)
+        // No waiting for a cell another process holds: that process fires its deadlines.
+        const cell = await table.acquire(runId, false, 0)
         table.release(cell)
         opened++
       } catch (error) {
+        if ((error as { code?: string })?.code === 'LEASE_LOST') continue
         log.warn({ runId, err: String(error) }, 'actor host: a due cell did not open')
         // A run whose storage is gone (deleted, archived) is not due any more.
         if ((error as { code?: string })?.code === 'RUN_NOT_FOUND')

@@ -14,7 +14,8 @@ export interface CellStorage {
  * never creates a cell). `discard` removes the storage of a run whose start was refused.
  */
 export interface CellStore {
-  open(runId: string, create: boolean): Promise<CellStorage>
+  /** `waitMs`: how long to wait for another process that holds the cell (default: the store's). */
+  open(runId: string, create: boolean, options?: { waitMs?: number }): Promise<CellStorage>
   discard(runId: string): Promise<void>
   close?(): Promise<void>
 }

@@ -56,7 +56,7 @@ export class CellTable {
   }
 
   /** The cell of `runId`, opened if needed, held until `release`. */
-  async acquire(runId: string, create: boolean): Promise<Cell> {
+  async acquire(runId: string, create: boolean, waitMs?: number): Promise<Cell> {
     for (;;) {
       if (this.stopped) throw new EngineStoppedError('the actor host is stopping')
       const cell = this.open.get(runId)
@@ -73,7 +73,7 @@ export class CellTable {
       }
       let opening = this.opening.get(runId)
       if (!opening) {
-        opening = this.openCell(runId, create)
+        opening = this.openCell(runId, create, waitMs)
         this.opening.set(runId, opening)
         const settled = () => {
           this.opening.delete(runId)
@@ -118,8 +118,12 @@ export class CellTable {
     return next !== undefined && next - now <= this.o.aheadMs
   }
 
-  private async openCell(runId: string, create: boolean): Promise<Cell> {
-    const storage = await this.o.cells.open(runId, create)
+  private async openCell(runId: string, create: boolean, waitMs?: number): Promise<Cell> {
+    const storage = await this.o.cells.open(
+      runId,
+      create,
+      waitMs === undefined ? undefined : { waitMs },
+    )
     const scheduler = cellScheduler()
     let engine: Engine
     try {

@@ -80,8 +80,9 @@ export function sqliteCells(options: SqliteCellsOptions): CellStore {
   }
 
   return {
-    async open(runId, create) {
+    async open(runId, create, openOptions = {}) {
       const path = pathOf(runId)
+      const waitMs = openOptions.waitMs ?? lockWaitMs
       if (!create && !existsSync(path)) throw runNotFound(runId)
       const started = Date.now()
       for (;;) {
@@ -90,7 +91,7 @@ export function sqliteCells(options: SqliteCellsOptions): CellStore {
           return { store, close: () => store.close() }
         } catch (error) {
           if (!isBusy(error)) throw error
-          if (Date.now() - started >= lockWaitMs) {
+          if (Date.now() - started >= waitMs) {
             throw new LeaseLostError(
               `run ${runId} is open in another actor host process on this directory: retry later`,
               { runId },
