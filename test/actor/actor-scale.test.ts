@@ -81,6 +81,6 @@ describe('actor host: many runs, bounded cells', () => {
         await host.stop()
       }
     },
-    600_000,
+    Math.max(600_000, RUNS * 150),
   )
 })
