@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { bearerAuth } from 'skein'
-import { type ActorHost, cellFileName, createActorHost } from 'skein/actor'
+import { type ActorHost, cellFileName, createActorHost, sqliteRegistry } from 'skein/actor'
 import { manualClock } from 'skein/testing'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { actorModules } from './actor-workload.js'
@@ -160,6 +160,34 @@ describe('actor host', () => {
       async () => (await call(second, 'GET', '/runs/d-1')).body.state.status === 'completed',
     )
     expect((await call(second, 'GET', '/runs/d-2')).body.state.status).toBe('running')
+  })
+})
+
+describe('actor host: POST /operations/deadlines/rescan (procedure 2)', () => {
+  it('rebuilds deadlines from every registered run when the registry lost them', async () => {
+    const clock = manualClock()
+    const dir = tempDir()
+    const first = createActorHost({ modules: actorModules(), dir, clock })
+    await start(first, 'lost-1', 10_000)
+    await first.stop()
+    // A registry restored from an older backup: it no longer knows the run's deadline.
+    const restored = sqliteRegistry({ path: join(dir, 'registry.db') })
+    await restored.setWake('lost-1', null)
+    await restored.close?.()
+    const authorize = bearerAuth({ operations: 'ops' })
+    const second = track(
+      createActorHost({ modules: actorModules(), dir, clock, authorize, sweepMs: 100 }),
+    )
+    expect(await second.recovered).toBe(0)
+    expect(second.openCells()).toBe(0)
+    const rescan = await call(second, 'POST', '/operations/deadlines/rescan', undefined, {
+      authorization: 'Bearer ops',
+    })
+    expect(rescan).toEqual({ status: 200, body: { scheduled: 1 } })
+    await clock.advance(10_000)
+    await until(
+      async () => (await call(second, 'GET', '/runs/lost-1')).body.state.status === 'completed',
+    )
   })
 })
 
