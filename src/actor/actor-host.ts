@@ -158,7 +158,10 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
         table.release(cell)
         opened++
       } catch (error) {
-        if ((error as { code?: string })?.code === 'LEASE_LOST') continue
+        if ((error as { code?: string })?.code === 'LEASE_LOST') {
+          log.debug({ runId }, 'actor host: a due cell is open in another process')
+          continue
+        }
         log.warn({ runId, err: String(error) }, 'actor host: a due cell did not open')
         // A run whose storage is gone (deleted, archived) is not due any more.
         if ((error as { code?: string })?.code === 'RUN_NOT_FOUND')

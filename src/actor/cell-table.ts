@@ -183,18 +183,18 @@ export class CellTable {
   private close(cell: Cell, graceMs = this.o.closeGraceMs): Promise<void> {
     this.open.delete(cell.runId)
     const closing = (async () => {
-      try {
-        await cell.engine.stop({ graceMs })
-        // After stop: what in-flight work scheduled on its way out counts too.
-        const next = cell.scheduler.next()
-        await cell.storage.close()
-        await this.o.registry.setWake(cell.runId, next ?? null)
-      } catch (error) {
+      // Each step runs whatever the one before did: a cell whose engine failed to stop still
+      // lets its file (and lock) go and writes its wake, or it could never be opened again.
+      const failed = (step: string) => (error: unknown) =>
         this.o.log.error(
           { runId: cell.runId, err: String(error) },
-          'actor host: closing a cell failed',
+          `actor host: closing a cell: ${step} failed`,
         )
-      }
+      await cell.engine.stop({ graceMs }).catch(failed('engine stop'))
+      // After stop: what in-flight work scheduled on its way out counts too.
+      const next = cell.scheduler.next()
+      await cell.storage.close().catch(failed('storage close'))
+      await this.o.registry.setWake(cell.runId, next ?? null).catch(failed('registry wake'))
     })()
     this.closing.set(cell.runId, closing)
     closing.finally(() => this.closing.delete(cell.runId))
