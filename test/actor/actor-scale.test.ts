@@ -12,7 +12,8 @@ import { actorModules } from './actor-workload.js'
 const RUNS = Number(process.env.SKEIN_ACTOR_SCALE_RUNS ?? 3000)
 const MAX_OPEN = 256
 const dir = mkdtempSync(join(tmpdir(), 'skein-actor-scale-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+// Thousands of files take a while to delete.
+afterAll(() => rmSync(dir, { recursive: true, force: true }), 300_000)
 
 const openFds = () => readdirSync('/proc/self/fd').length
 const rssMb = () => process.memoryUsage().rss / 2 ** 20
