@@ -7,9 +7,6 @@ import { debuggerUi } from 'skein/debugger'
 import { sqliteStore } from 'skein/sqlite'
 import { demoModules } from './demo-definitions.js'
 
-/** How long Ctrl-C lets in-flight effects finish before they are aborted (a second one quits). */
-const GRACE_MS = 10_000
-
 // SKEIN_ACTOR=1 npm start: the same demo as an actor host (examples/demo-actor-host.ts).
 if (process.env.SKEIN_ACTOR === '1') {
   const { serveActorDemo } = await import('./demo-actor-host.js')
@@ -17,6 +14,9 @@ if (process.env.SKEIN_ACTOR === '1') {
   // The host serves until Ctrl-C (its handler exits the process).
   await new Promise(() => {})
 }
+
+/** How long Ctrl-C lets in-flight effects finish before they are aborted (a second one quits). */
+const GRACE_MS = 10_000
 
 const dir = resolve(process.env.SKEIN_DIR ?? '.skein')
 mkdirSync(dir, { recursive: true })
