@@ -89,7 +89,7 @@ export function hostEngine(p: HostEngineParts): Engine {
     idle: async () => {},
   }
 
-  const engine: Engine = {
+  const routed: Omit<Engine, 'projectors'> = {
     ready: Object.assign(async () => ({ store: undefined as unknown as EventStore, runtime }), {
       // biome-ignore lint/suspicious/noThenProperty: the engine's ready is awaitable bare too
       then: (resolve: (v: any) => unknown, reject?: (e: unknown) => unknown) =>
@@ -175,5 +175,8 @@ export function hostEngine(p: HostEngineParts): Engine {
       return Promise.reject(notSupported('the store of an actor host'))
     },
   }
+  // Post-commit projectors run in no cell yet: the host reports none (where an engine has the
+  // method; added beside the literal so the object fits the Engine type with or without it).
+  const engine: Engine = Object.assign(routed, { projectors: async () => [] })
   return engine
 }
