@@ -44,7 +44,7 @@ console.log(JSON.stringify({ ok, bad, ms: Date.now() - t0 }))
 agent.destroy()
 `
 
-function load(url: string): Promise<number> {
+export function load(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,

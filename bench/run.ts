@@ -16,6 +16,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['engine on postgres', './postgres-engine.ts', 'benchPostgresEngine'],
   ['many hosts on postgres', './postgres-hosts.ts', 'benchPostgresHosts'],
   ['http', './http.ts', 'benchHttp'],
+  ['actor host', './actor.ts', 'benchActor'],
   ['agents', './agent.ts', 'benchAgent'],
   ['workers', './worker.ts', 'benchWorker'],
   ['replication to nats', './nats-replication.ts', 'benchNatsReplication'],

@@ -18,6 +18,14 @@ import { postgresStore } from 'skein/postgres'
 import { sqliteStore } from 'skein/sqlite'
 import { demoModules } from './demo-definitions.js'
 
+// SKEIN_ACTOR=1 npm start: the same demo as an actor host (examples/demo-actor-host.ts).
+if (process.env.SKEIN_ACTOR === '1') {
+  const { serveActorDemo } = await import('./demo-actor-host.js')
+  await serveActorDemo()
+  // The host serves until Ctrl-C (its handler exits the process).
+  await new Promise(() => {})
+}
+
 /** How long Ctrl-C lets in-flight effects finish before they are aborted (a second one quits). */
 const GRACE_MS = 10_000
 

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
 import { Command, CommanderError } from 'commander'
+import { registerActorCommand } from './actor-command.js'
 import { registerClientCommands } from './client-commands.js'
 import { CliError, type CliIo, describeError } from './io.js'
 import { registerServeCommand } from './serve-command.js'
@@ -30,6 +31,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       outputError: (text, write) => write(text),
     })
   registerServeCommand(program, io)
+  registerActorCommand(program, io)
   registerClientCommands(program, io)
   for (const command of program.commands) {
     command.exitOverride().configureOutput(program.configureOutput())

@@ -73,6 +73,11 @@ const PROBES: Array<[file: string, statement: string, allowed: boolean]> = [
   ['src/nats/p.ts', "import { x } from '../runtime/engine.js'", false],
   ['src/nats/p.ts', "import { x } from '../stores/memory/memory-store.js'", false],
   ['src/nats/p.ts', "import { x } from '../core/projector.js'", true],
+  ['src/actor/p.ts', "import { x } from '../cli/index.js'", false],
+  ['src/actor/p.ts', "import { x } from '../modules/workflow/index.js'", false],
+  ['src/actor/p.ts', "import { x } from '../create-engine.js'", true],
+  ['src/actor/p.ts', "import { x } from '../stores/sqlite/sqlite-store.js'", true],
+  ['src/actor/p.ts', "import { x } from '../http/handler.js'", true],
   ['src/testing/p.ts', "import { x } from '../cli/index.js'", false],
   ['src/testing/p.ts', "import { x } from '../create-engine.js'", true],
 ]
@@ -133,6 +138,7 @@ const MAY_IMPORT: Record<string, readonly string[] | 'all'> = {
   facade: ['core', 'runtime', 'http', 'http/wire', 'stores', 'workers'],
   otel: ['core', 'runtime'],
   nats: ['core'],
+  actor: ['core', 'runtime', 'http', 'http/wire', 'stores', 'workers', 'facade'],
   testing: ['core', 'runtime', 'http', 'http/wire', 'stores', 'workers', 'modules', 'facade'],
   cli: 'all',
 }

@@ -9,6 +9,7 @@ import {
   payload,
   SkeinError,
 } from 'skein'
+import { createActorHost } from 'skein/actor'
 import { agent, defineAgent, defineTool, scriptedModel } from 'skein/agent'
 import { approval, decision, pendingApprovals } from 'skein/approval'
 import { createEngineClient } from 'skein/client'
@@ -126,7 +127,12 @@ const storages: MakeEngineStorage[] = [
   () => ({ open: () => sqliteStore({ path: '.skein/contract.db' }), dispose: () => undefined }),
 ]
 const embedHost: MakeHttpHost = (setup) => createEngine(setup)
-void [storages, embedHost]
+const actorHttpHost: MakeHttpHost = (setup) => createActorHost(setup)
+void [storages, embedHost, actorHttpHost]
+// The actor host (memory cells): no global listing.
+const actor = createActorHost({ modules: [workflow({ definitions: [order] })] })
+const actorListing = (await actor.fetch(new Request('http://skein.local/runs')))?.status
+await actor.stop()
 
 console.log(
   JSON.stringify({
@@ -137,6 +143,7 @@ console.log(
     injected,
     contracts,
     options,
+    actorListing,
   }),
 )
 await engine.stop()

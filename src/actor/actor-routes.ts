@@ -1,0 +1,24 @@
+import type { Route } from '../http/route-types.js'
+import { ROUTES } from '../http/routes/index.js'
+import { notSupported } from './host-engine.js'
+
+/** The routes an actor host answers 501 NOT_SUPPORTED (SPEC "HTTP routes"): the listings. */
+export const NOT_SUPPORTED_ROUTES: readonly string[] = ['runs.list', 'runs.summaries']
+
+/**
+ * The embed route table with the one difference of an actor host: the listing routes still
+ * route, authorize and check their query as before, then answer 501 saying what to use instead.
+ */
+export const ACTOR_ROUTES: readonly Route[] = Object.freeze(
+  ROUTES.map(
+    (route): Route =>
+      NOT_SUPPORTED_ROUTES.includes(route.name)
+        ? {
+            ...route,
+            handle: async () => {
+              throw notSupported(`${route.method} ${route.path}`)
+            },
+          }
+        : route,
+  ),
+)

@@ -1,0 +1,182 @@
+import type { StartOptions, StartRunArgs } from '../core/api-types.js'
+import type { Definition } from '../core/definition.js'
+import type { EventEnvelope, StartResult, TransientEvent } from '../core/envelope.js'
+import { SkeinError } from '../core/errors.js'
+import type { Json } from '../core/json.js'
+import type { Clock, EventStore, Ids } from '../core/ports.js'
+import type { Registry } from '../core/registry.js'
+import { startKeyRunId } from '../core/uuid.js'
+import { describeDefinitions } from '../runtime/definitions.js'
+import type { Engine, EngineRuntime, StartHooks } from '../runtime/engine-types.js'
+import type { Cell, CellTable } from './cell-table.js'
+import type { RunRegistry } from './run-registry.js'
+
+/** The 501 of the routes an actor host does not have, saying what to use instead. */
+export function notSupported(what: string): SkeinError {
+  return new SkeinError(
+    'NOT_SUPPORTED',
+    `an actor host has no global run listing (${what}): list runs from the run registry (the host's registry.list(), or your own) or from a projector-written index`,
+    { instead: 'run registry' },
+  )
+}
+
+export interface HostEngineParts {
+  table: CellTable
+  registry: RunRegistry
+  modules: Registry
+  clock: Clock
+  ids: Ids
+  /** The caller's identity (the authorize hook's) for the request being served, if any. */
+  identity(): Json | undefined
+  /** `POST /operations/deadlines/rescan` and `recoverDeadlines()`: every known run's deadlines. */
+  rescan(): Promise<number>
+  fetch(request: Request): Promise<Response | null>
+  serve: Engine['serve']
+  stop: Engine['stop']
+}
+
+/**
+ * The engine the HTTP layer serves for an actor host: every call for a run goes to that run's
+ * cell (opened if needed, held for the call), a start creates the cell and records the run in
+ * the registry first, and the listings are NOT_SUPPORTED. So the embed route table serves the
+ * actor host unchanged, route for route.
+ */
+export function hostEngine(p: HostEngineParts): Engine {
+  const { table } = p
+  const on =
+    <A extends unknown[], R>(call: (engine: Engine, runId: string, ...args: A) => Promise<R>) =>
+    (runId: string, ...args: A): Promise<R> =>
+      table.use(runId, false, (cell) => call(cell.engine, runId, ...args))
+
+  async function startIn(
+    args: { kind: string; definitionName: string; definitionVersion?: string } & StartOptions,
+    begin: (cell: Cell, runId: string) => Promise<StartResult>,
+  ): Promise<StartResult> {
+    const runId =
+      args.runId ??
+      (args.idempotencyKey === undefined ? p.ids.runId() : startKeyRunId(args.idempotencyKey))
+    // Recorded before anything is written: a crash after the start still finds the run.
+    await p.registry.record({
+      runId,
+      owner: p.identity() ?? null,
+      kind: args.kind,
+      definitionName: args.definitionName,
+      definitionVersion: args.definitionVersion ?? null,
+      createdAt: p.clock.now(),
+    })
+    let cell: Cell
+    try {
+      cell = await table.acquire(runId, true)
+    } catch (error) {
+      await p.registry.forget(runId).catch(() => {})
+      throw error
+    }
+    let empty = false
+    try {
+      return await begin(cell, runId)
+    } catch (error) {
+      empty = (await cell.storage.store.tail(runId).catch(() => 1)) === 0
+      throw error
+    } finally {
+      table.release(cell)
+      // A refused start (bad input, unknown definition) leaves no cell and no registry entry.
+      if (empty && cell.refs === 0) await table.discard(runId).catch(() => {})
+    }
+  }
+
+  const runtime: EngineRuntime = {
+    registry: p.modules,
+    idle: async () => {},
+  }
+
+  const routed: Omit<Engine, 'projectors'> = {
+    ready: Object.assign(async () => ({ store: undefined as unknown as EventStore, runtime }), {
+      // biome-ignore lint/suspicious/noThenProperty: the engine's ready is awaitable bare too
+      then: (resolve: (v: any) => unknown, reject?: (e: unknown) => unknown) =>
+        Promise.resolve({ store: undefined, runtime }).then(resolve, reject),
+    }) as unknown as Engine['ready'],
+    start: ((definition: Definition, input?: unknown, options: StartOptions = {}) =>
+      startIn(
+        {
+          ...options,
+          kind: definition.kind,
+          definitionName: definition.name,
+          definitionVersion: definition.version,
+        },
+        (cell, runId) =>
+          (cell.engine.start as any)(definition, input, {
+            ...options,
+            runId,
+          }) as Promise<StartResult>,
+      )) as Engine['start'],
+    startRun: (args: StartRunArgs, hooks?: StartHooks) =>
+      startIn(args, (cell, runId) => cell.engine.startRun({ ...args, runId }, hooks)),
+    getRun: on((e, runId) => e.getRun(runId)),
+    getEvents: on((e, runId, options?: { fromSeq?: number; limit?: number }) =>
+      e.getEvents(runId, options),
+    ),
+    signal: on((e, runId, events, options) => e.signal(runId, events, options)),
+    wake: on((e, runId) => e.wake(runId)),
+    cancel: on((e, runId, threadId?: string) => e.cancel(runId, threadId)),
+    listRuns: async () => {
+      throw notSupported('GET /runs')
+    },
+    listRunSummaries: async () => {
+      throw notSupported('GET /runs/summaries')
+    },
+    listDefinitions: async () => describeDefinitions(p.modules),
+    project: on((e, runId, projection) => e.project(runId, projection)) as Engine['project'],
+    replayTo: on((e, runId, seq: number) => e.replayTo(runId, seq)),
+    inspectRun: on((e, runId) => e.inspectRun(runId)),
+    listEffects: on((e, runId) => e.listEffects(runId)),
+    listThreads: on((e, runId) => e.listThreads(runId)),
+    retryEffect: on((e, runId, effectId: string, caller) => e.retryEffect(runId, effectId, caller)),
+    workerCallback: on((e, runId, input) => e.workerCallback(runId, input)),
+    rescanTimers: () => p.rescan(),
+    recoverDeadlines: () => p.rescan(),
+    async subscribe(runId: string, listener: (events: readonly EventEnvelope[]) => void) {
+      // The subscription holds the cell open until it ends.
+      const cell = await table.acquire(runId, false)
+      let off: () => void
+      try {
+        off = await cell.engine.subscribe(runId, listener)
+      } catch (error) {
+        table.release(cell)
+        throw error
+      }
+      let done = false
+      return () => {
+        if (done) return
+        done = true
+        off()
+        table.release(cell)
+      }
+    },
+    subscribeTransient(runId: string, listener: (event: TransientEvent) => void) {
+      // Streams subscribe to the durable events first, so the cell is open here.
+      const cell = table.tryAcquire(runId)
+      if (!cell) return () => {}
+      const off = cell.engine.subscribeTransient(runId, listener)
+      let done = false
+      return () => {
+        if (done) return
+        done = true
+        off()
+        table.release(cell)
+      }
+    },
+    fetch: (request) => p.fetch(request),
+    serve: p.serve,
+    stop: p.stop,
+    get runtime() {
+      return Promise.resolve(runtime)
+    },
+    get store(): Promise<EventStore> {
+      return Promise.reject(notSupported('the store of an actor host'))
+    },
+  }
+  // Post-commit projectors run in no cell yet: the host reports none (where an engine has the
+  // method; added beside the literal so the object fits the Engine type with or without it).
+  const engine: Engine = Object.assign(routed, { projectors: async () => [] })
+  return engine
+}

@@ -1,0 +1,16 @@
+// skein/actor: the actor host (SPEC "Deployment shapes", DESIGN §7, docs/http.md).
+export {
+  type ActorHost,
+  type ActorHostOptions,
+  type CellEngineOptions,
+  createActorHost,
+} from './actor-host.js'
+export { type CellStorage, type CellStore, memoryCells } from './cell-store.js'
+export {
+  memoryRegistry,
+  type RegisteredRun,
+  type RegistryPage,
+  type RunRegistry,
+} from './run-registry.js'
+export { cellFileName, type SqliteCellsOptions, sqliteCells } from './sqlite-cells.js'
+export { sqliteRegistry } from './sqlite-registry.js'

@@ -1,0 +1,106 @@
+import type { Json } from '../core/json.js'
+import { loadDriver, openDatabase, type SqliteDatabase } from '../stores/sqlite/driver.js'
+import type { RegisteredRun, RunRegistry } from './run-registry.js'
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS actor_runs (
+  run_no INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL UNIQUE,
+  owner TEXT,
+  kind TEXT NOT NULL,
+  definition_name TEXT NOT NULL,
+  definition_version TEXT,
+  created_at INTEGER NOT NULL,
+  wake_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS actor_runs_wake ON actor_runs (wake_at) WHERE wake_at IS NOT NULL;
+`
+
+interface Row {
+  run_no: number
+  run_id: string
+  owner: string | null
+  kind: string
+  definition_name: string
+  definition_version: string | null
+  created_at: number
+}
+
+/**
+ * The default registry of an actor host with `dir`: one SQLite table (`registry.db` in the
+ * directory), shared by every host process on that directory (SQLite's own locking). A record
+ * is durable before the start that made it runs (synchronous=FULL); wake times survive a
+ * process crash, and after a power loss `POST /operations/deadlines/rescan` rebuilds them.
+ *
+ * @example
+ * const host = createActorHost({ modules, dir: '.skein/actor', registry: sqliteRegistry({ path: '.skein/registry.db' }) })
+ */
+export function sqliteRegistry(options: { path: string }): RunRegistry {
+  const db: SqliteDatabase = openDatabase(loadDriver(), options.path, 5000)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = FULL')
+  db.exec(SCHEMA)
+  const insert = db.prepare<[string, string | null, string, string, string | null, number, number]>(
+    `INSERT INTO actor_runs (run_id, owner, kind, definition_name, definition_version, created_at, wake_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+  )
+  const remove = db.prepare<[string]>('DELETE FROM actor_runs WHERE run_id = ?')
+  const page = db.prepare<[number, number], Row>(
+    'SELECT * FROM actor_runs WHERE run_no > ? ORDER BY run_no LIMIT ?',
+  )
+  const setWake = db.prepare<[number | null, string]>(
+    'UPDATE actor_runs SET wake_at = ? WHERE run_id = ?',
+  )
+  const due = db.prepare<[number, number], { run_id: string; wake_at: number }>(
+    'SELECT run_id, wake_at FROM actor_runs WHERE wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at LIMIT ?',
+  )
+  return {
+    async record(run) {
+      insert.run(
+        run.runId,
+        run.owner === null ? null : JSON.stringify(run.owner),
+        run.kind,
+        run.definitionName,
+        run.definitionVersion,
+        run.createdAt,
+        run.createdAt,
+      )
+    },
+    async forget(runId) {
+      remove.run(runId)
+    },
+    async list({ cursor, limit = 100 } = {}) {
+      const after = cursor === undefined ? 0 : Number(cursor)
+      const size = Math.max(1, Math.min(limit, 1000))
+      const rows = page.all(Number.isFinite(after) ? after : 0, size)
+      const runs = rows.map(
+        (r): RegisteredRun => ({
+          runId: r.run_id,
+          owner: r.owner === null ? null : (JSON.parse(r.owner) as Json),
+          kind: r.kind,
+          definitionName: r.definition_name,
+          definitionVersion: r.definition_version,
+          createdAt: r.created_at,
+        }),
+      )
+      const last = rows.at(-1)
+      return rows.length === size && last ? { runs, nextCursor: String(last.run_no) } : { runs }
+    },
+    async setWake(runId, at) {
+      // Wake marks commit without their own fsync: a process crash loses none (WAL), and the
+      // next record's FULL commit makes them durable. After a power loss, rescan (docs).
+      db.pragma('synchronous = NORMAL')
+      try {
+        setWake.run(at, runId)
+      } finally {
+        db.pragma('synchronous = FULL')
+      }
+    },
+    async dueBy(at, limit) {
+      return due.all(at, limit).map((r) => ({ runId: r.run_id, wakeAt: r.wake_at }))
+    },
+    async close() {
+      db.close()
+    },
+  }
+}
