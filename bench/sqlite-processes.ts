@@ -1,5 +1,5 @@
 // Several processes on one SQLite file (issue 19): 3-step workflows started at 16 concurrent
-// in each process, one process alone against two on one file (ownership on, the default).
+// in each process, one process alone against two on one file (ownership on).
 // Each process is a child started together behind a barrier; the figure is all runs over the
 // wall time from the barrier to the last child's end.
 import { type ChildProcess, spawn } from 'node:child_process'
@@ -28,7 +28,11 @@ async function child(path: string, runs: number): Promise<void> {
     },
   })
   const store = sqliteStore({ path })
-  const engine = createEngine({ store, modules: [workflow({ definitions: [three] }), step] })
+  const engine = createEngine({
+    store,
+    modules: [workflow({ definitions: [three] }), step],
+    ownership: {},
+  })
   await engine.ready()
   process.stdout.write('ready\n')
   await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()))
