@@ -25,9 +25,15 @@ export function changeFeed(
   const deliver = (runId: string, events: readonly EventEnvelope[]) => {
     const run = runs.get(runId)
     if (!run || events.length === 0) return
-    const fresh =
-      events[0].seq > run.delivered ? events : events.filter((e) => e.seq > run.delivered)
+    let fresh = events[0].seq > run.delivered ? events : events.filter((e) => e.seq > run.delivered)
     if (fresh.length === 0) return
+    // Another process appended in between and the timer has not seen it yet: those first.
+    if (fresh[0].seq > run.delivered + 1) {
+      const gap = st.read
+        .all(runId, run.delivered + 1, fresh[0].seq - run.delivered - 1)
+        .map((row) => rowToEnvelope(runId, row))
+      fresh = [...gap, ...fresh]
+    }
     run.delivered = fresh[fresh.length - 1].seq
     listeners.notify(runId, fresh)
   }
