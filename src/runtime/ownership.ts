@@ -24,8 +24,8 @@ export function resolveOwnership(
   defaults: { owner: () => string; isGone: (owner: string) => boolean },
 ): Ownership | undefined {
   // Opt-in for now: the SQLite kill loop (test/durability/kill-loop.test.ts) once failed with
-  // it on by default (a LEASE_LOST in the drain child, not yet explained); see
-  // /work/notes/ownership-status.md. `ownership: {}` turns it on.
+  // it on by default (a LEASE_LOST in the drain child, not yet explained; decisions.md, "Run
+  // ownership"). `ownership: {}` turns it on.
   if (option === false || option === undefined || !leases) return undefined
   const o = option ?? {}
   const positive = (name: string, value: number | undefined, fallback: number) => {
