@@ -25,15 +25,15 @@ export function changeFeed(
   const deliver = (runId: string, events: readonly EventEnvelope[]) => {
     const run = runs.get(runId)
     if (!run || events.length === 0) return
-    if (events[0].seq > run.delivered + 1) {
-      // This connection committed after another one that the poll has not read yet: deliver
-      // the other connection's events first (the file has them: they committed before ours).
-      const gap = st.read.all(runId, run.delivered + 1, events[0].seq - run.delivered - 1)
-      events = [...gap.map((row) => rowToEnvelope(runId, row)), ...events]
-    }
-    const fresh =
-      events[0].seq > run.delivered ? events : events.filter((e) => e.seq > run.delivered)
+    let fresh = events[0].seq > run.delivered ? events : events.filter((e) => e.seq > run.delivered)
     if (fresh.length === 0) return
+    // Another process appended in between and the timer has not seen it yet: those first.
+    if (fresh[0].seq > run.delivered + 1) {
+      const gap = st.read
+        .all(runId, run.delivered + 1, fresh[0].seq - run.delivered - 1)
+        .map((row) => rowToEnvelope(runId, row))
+      fresh = [...gap, ...fresh]
+    }
     run.delivered = fresh[fresh.length - 1].seq
     listeners.notify(runId, fresh)
   }
@@ -42,7 +42,6 @@ export function changeFeed(
     try {
       const version = st.dataVersion.get() as number
       if (version === dataVersion) return
-      dataVersion = version
       for (const [runId, run] of runs) {
         const tail = st.run.get(runId)?.tail ?? 0
         if (tail <= run.delivered) continue
@@ -52,6 +51,8 @@ export function changeFeed(
           rows.map((row) => rowToEnvelope(runId, row)),
         )
       }
+      // Only once every listened run is read: a read that failed is tried again next tick.
+      dataVersion = version
     } catch {
       // A busy or closing file: the next tick tries again.
     }
