@@ -11,6 +11,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['engine (in memory)', './engine.ts', 'benchEngine'],
   ['sqlite store appends', './sqlite-append.ts', 'benchSqliteAppend'],
   ['engine on sqlite', './sqlite-engine.ts', 'benchSqliteEngine'],
+  ['engine on sqlite, processes on one file', './sqlite-processes.ts', 'benchSqliteProcesses'],
   ['engine on postgres', './postgres-engine.ts', 'benchPostgresEngine'],
   ['many hosts on postgres', './postgres-hosts.ts', 'benchPostgresHosts'],
   ['http', './http.ts', 'benchHttp'],

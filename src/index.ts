@@ -167,12 +167,12 @@ export type { LogFn, Logger, LogLevel } from './runtime/logger.js'
 export type {
   EngineLimits,
   Observation,
+  OwnershipOptions,
   RuntimeObserver,
   RuntimeOptions,
   TrimCoverage,
   TrimOptions,
 } from './runtime/options.js'
-export type { OwnershipOptions } from './runtime/ownership.js'
 export { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 export { memoryStore } from './stores/memory/memory-store.js'
 export type {

@@ -1,7 +1,6 @@
 import type { Module } from '../core/module.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
 import type { Logger } from './logger.js'
-import type { OwnershipOptions } from './ownership.js'
 
 /** Where and how `serve` (and the `serve` option) listens. */
 export interface ServeOptions {
@@ -48,6 +47,7 @@ export interface Observation {
     | 'effect.retry'
     | 'effect.timeout'
     | 'effect.interrupted'
+    | 'lease.lost'
   runId: string
   at: number
   [field: string]: unknown
@@ -136,4 +136,26 @@ export function resolveOptions(options: RuntimeOptions): ResolvedOptions {
     maxEventBytes: int('limits.maxEventBytes', options.limits?.maxEventBytes, MIB, 1),
     maxRequestBytes: int('limits.maxRequestBytes', options.limits?.maxRequestBytes, MIB, 1),
   }
+}
+
+/** `createEngine({ ownership })` (docs/engine.md, "Several processes on one store"). */
+export interface OwnershipOptions {
+  /** This engine's owner id, unique among live processes; default `<host>:<pid>:<random>`. */
+  owner?: string
+  /** How long a lease lasts without renewal; default 10 000 ms. */
+  leaseMs?: number
+  /** How often a held lease is renewed while attempts are in flight; default leaseMs / 3. */
+  renewMs?: number
+  /** How often due deadlines are claimed from the store (`claimDue`); default 500 ms. */
+  pollMs?: number
+  /**
+   * How long a call waits for a run another process owns to be let go before it fails with
+   * LEASE_LOST (503, retry later); default 30 000 ms.
+   */
+  waitMs?: number
+  /**
+   * Whether an owner id names a process known to be gone (then its lease counts as expired at
+   * once). Default: an owner on this host whose pid no longer exists.
+   */
+  isGone?: (owner: string) => boolean
 }

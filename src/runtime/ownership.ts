@@ -1,27 +1,11 @@
 import { LeaseLostError } from '../core/errors.js'
-import type { Lease, LeaseClaim, LeaseStore } from '../core/ports.js'
-import type { EngineContext } from './context.js'
+import type { Clock, Lease, LeaseClaim, LeaseStore } from '../core/ports.js'
+import type { Observation, OwnershipOptions } from './options.js'
 
-/** `createEngine({ ownership })` (docs/engine.md, "Several processes on one store"). */
-export interface OwnershipOptions {
-  /** This engine's owner id, unique among live processes; default `<host>:<pid>:<random>`. */
-  owner?: string
-  /** How long a lease lasts without renewal; default 10 000 ms. */
-  leaseMs?: number
-  /** How often a held lease is renewed while attempts are in flight; default leaseMs / 3. */
-  renewMs?: number
-  /** How often due deadlines are claimed from the store (`claimDue`); default 500 ms. */
-  pollMs?: number
-  /**
-   * How long a call waits for a run another process owns to be let go before it fails with
-   * LEASE_LOST (503, retry later); default 30 000 ms.
-   */
-  waitMs?: number
-  /**
-   * Whether an owner id names a process known to be gone (then its lease counts as expired at
-   * once). Default: an owner on this host whose pid no longer exists.
-   */
-  isGone?: (owner: string) => boolean
+/** What a lease needs of the engine (not the whole context: no import loop). */
+export interface LeaseHost {
+  clock: Clock
+  observe(observation: Omit<Observation, 'at'>): void
 }
 
 export interface Ownership {
@@ -88,7 +72,7 @@ export class RunLease {
   onLost: () => void = () => {}
 
   constructor(
-    private readonly ctx: EngineContext,
+    private readonly ctx: LeaseHost,
     private readonly own: Ownership,
     private readonly runId: string,
   ) {}
@@ -237,6 +221,7 @@ export class RunLease {
         if (this.held === held) {
           this.lost()
           this.onLost()
+          this.ctx.observe({ type: 'lease.lost', runId: this.runId, epoch: held.epoch })
         }
         return
       }

@@ -1,14 +1,13 @@
 // One process of an ownership cluster (test/support/ownership-cluster.ts), spawned with
 // `node --conditions=skein-source --import tsx node-child.ts <storeSpec> <callsFile> <json>`.
 // Serves the engine over HTTP on 127.0.0.1 (prints `port <n>`), runs the `gated` workflow
-// (wait for a `go` signal, then a slow in-process effect; a second one once `go2` came too; that appends a line to the calls
-// file per execution: the "external service"), and prints `lease-lost <runId>` whenever one
-// of its appends is refused for a stale lease.
+// (gated.ts), and prints `lease-lost <runId>` when an append is refused for its lease,
+// `renew-lost <runId>` when a renewal is, and `interrupted <runId>` when it records an attempt
+// as interrupted.
 import { appendFileSync } from 'node:fs'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { createEngine, defineEffect, defineModule } from 'skein'
-import { defineWorkflow, workflow } from 'skein/workflow'
+import { createEngine, type EventStore } from 'skein'
 import { openStoreSpec } from '../durability/store-spec.js'
+import { gatedModules } from './gated.js'
 
 const [storeSpec, callsFile, optionsText] = process.argv.slice(2)
 const options = JSON.parse(optionsText ?? '{}') as {
@@ -19,44 +18,31 @@ const options = JSON.parse(optionsText ?? '{}') as {
   name?: string
 }
 const name = options.name ?? String(process.pid)
-
-const external = defineModule({
-  namespace: 'own',
-  effects: {
-    slow: defineEffect<{ runId: string; round: number }, string>({
-      retry: { maxAttempts: 10, backoffMs: 10 },
-      execute: async (input, ctx) => {
-        appendFileSync(
-          callsFile,
-          `${JSON.stringify({ runId: input.runId, round: input.round, attempt: ctx.attempt, by: name })}\n`,
-        )
-        await sleep(options.effectMs ?? 1000)
-        return `done by ${name}`
-      },
-    }),
-  },
+let continued = false
+process.on('SIGCONT', () => {
+  continued = true
+  process.stdout.write('continued\n')
 })
 
-const gated = defineWorkflow({
-  name: 'gated',
-  nodes: {
-    gate: { run: (ctx) => ctx.waitFor('go') },
-    call: {
-      after: ['gate'],
-      run: (ctx) => ctx.invoke('own.slow', { runId: ctx.runId, round: 1 }),
-    },
-    // Open from the start, so a `go2` sent while the first effect runs is matched.
-    gate2: { run: (ctx) => ctx.waitFor('go2') },
-    call2: {
-      after: ['gate2', 'call'],
-      run: (ctx) => ctx.invoke('own.slow', { runId: ctx.runId, round: 2 }),
-    },
+// Every append the store accepted, with the lease it carried, for the fencing check: per run,
+// accepted epochs never go down in seq order.
+const inner = openStoreSpec(storeSpec)
+const acceptedFile = `${callsFile}.appends`
+const store: EventStore = Object.assign(Object.create(inner) as EventStore, {
+  append: async (...args: Parameters<EventStore['append']>) => {
+    await inner.append(...args)
+    const [runId, events, opts] = args
+    if (events.length === 0) return
+    appendFileSync(
+      acceptedFile,
+      `${JSON.stringify({ runId, seq: events[0].seq, owner: name, epoch: opts.lease?.epoch ?? null, at: Date.now() })}\n`,
+    )
   },
 })
 
 const engine = createEngine({
-  store: openStoreSpec(storeSpec),
-  modules: [workflow({ definitions: [gated] }), external],
+  store,
+  modules: gatedModules({ callsFile, name, effectMs: options.effectMs ?? 1000 }),
   ownership: {
     leaseMs: options.leaseMs ?? 2000,
     renewMs: options.renewMs,
@@ -66,6 +52,11 @@ const engine = createEngine({
     if (o.type === 'append' && o.outcome === 'error' && String(o.error).includes('lease')) {
       process.stdout.write(`lease-lost ${o.runId}\n`)
     }
+    // After a SIGSTOP/SIGCONT every append that still succeeds is printed (fencing proof).
+    if (o.type === 'append' && o.outcome === 'ok' && continued) {
+      process.stdout.write(`append-ok ${o.runId}\n`)
+    }
+    if (o.type === 'lease.lost') process.stdout.write(`renew-lost ${o.runId}\n`)
     if (o.type === 'effect.interrupted') process.stdout.write(`interrupted ${o.runId}\n`)
   },
 })

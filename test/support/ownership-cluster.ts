@@ -48,7 +48,8 @@ export async function until(
 export function ownershipCluster(storeSpec: string, callsFile: string, options: ClusterOptions) {
   const nodes: ClusterNode[] = []
 
-  async function spawnNode(name: string): Promise<ClusterNode> {
+  /** Starts one process; `overrides` change the cluster's options for it alone. */
+  async function spawnNode(name: string, overrides: ClusterOptions = {}): Promise<ClusterNode> {
     const proc = spawn(
       process.execPath,
       [
@@ -58,7 +59,7 @@ export function ownershipCluster(storeSpec: string, callsFile: string, options: 
         CHILD,
         storeSpec,
         callsFile,
-        JSON.stringify({ ...options, name }),
+        JSON.stringify({ ...options, ...overrides, name }),
       ],
       { stdio: ['ignore', 'pipe', 'pipe'], env: process.env },
     )
@@ -94,6 +95,21 @@ export function ownershipCluster(storeSpec: string, callsFile: string, options: 
         .split('\n')
         .filter(Boolean)
         .map((line) => JSON.parse(line) as ExternalCall)
+    },
+    /** Every append a node's store accepted, with its lease epoch (node-child.ts). */
+    accepted(): Array<{
+      runId: string
+      seq: number
+      owner: string
+      epoch: number | null
+      at: number
+    }> {
+      const file = `${callsFile}.appends`
+      if (!existsSync(file)) return []
+      return readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
     },
     async kill(node: ClusterNode, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
       node.proc.kill(signal)
