@@ -1,5 +1,5 @@
 // Several processes on one SQLite file (issue 19): 3-step workflows started at 16 concurrent
-// in each process, one process alone against two on one file (ownership on, the default).
+// in each process, one process alone against two on one file (ownership on).
 // Each process is a child started together behind a barrier; the figure is all runs over the
 // wall time from the barrier to the last child's end.
 import { type ChildProcess, spawn } from 'node:child_process'
@@ -28,7 +28,11 @@ async function child(path: string, runs: number): Promise<void> {
     },
   })
   const store = sqliteStore({ path })
-  const engine = createEngine({ store, modules: [workflow({ definitions: [three] }), step] })
+  const engine = createEngine({
+    store,
+    modules: [workflow({ definitions: [three] }), step],
+    ownership: {},
+  })
   await engine.ready()
   process.stdout.write('ready\n')
   await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()))
@@ -45,6 +49,7 @@ async function child(path: string, runs: number): Promise<void> {
   await engine.stop()
   await store.close()
   process.stdout.write('done\n')
+  process.exit(0)
 }
 
 /** Starts `processes` children on one fresh file, releases them together; runs/s overall. */
@@ -53,6 +58,7 @@ async function round(dir: string, name: string, processes: number, runs: number)
   // The file and its schema exist before the children race to open it.
   await sqliteStore({ path }).close()
   const children: ChildProcess[] = []
+  const exits: Array<Promise<unknown>> = []
   const outputs: string[] = []
   for (let i = 0; i < processes; i++) {
     const proc = spawn(
@@ -62,6 +68,7 @@ async function round(dir: string, name: string, processes: number, runs: number)
     )
     outputs.push('')
     proc.stdout?.on('data', (d) => (outputs[i] += d))
+    exits.push(new Promise((resolve) => proc.on('exit', resolve)))
     children.push(proc)
   }
   const waitFor = (word: string) =>
@@ -79,10 +86,10 @@ async function round(dir: string, name: string, processes: number, runs: number)
     })
   await waitFor('ready')
   const t0 = performance.now()
-  for (const c of children) c.stdin?.write('go\n')
+  for (const c of children) c.stdin?.end('go\n')
   await waitFor('done')
   const elapsed = performance.now() - t0
-  await Promise.all(children.map((c) => new Promise((r) => c.on('exit', r))))
+  await Promise.all(exits)
   return (processes * runs) / (elapsed / 1000)
 }
 

@@ -95,9 +95,9 @@ export interface RuntimeOptions {
   ids?: Ids
   limits?: EngineLimits
   /**
-   * One writer per run across processes sharing the store (DESIGN §7, docs/storage.md). On by
-   * default when the store's leases are shared (a SQLite file); `false` turns it off (only
-   * when a single process ever opens the store).
+   * One writer per run across processes sharing the store (DESIGN §7, docs/storage.md): pass
+   * `{}` (or tuned options) on every process that opens a shared store (a SQLite file). Off
+   * by default for now.
    */
   ownership?: OwnershipOptions | false
 }

@@ -36,7 +36,6 @@ export function changeFeed(
     try {
       const version = st.dataVersion.get() as number
       if (version === dataVersion) return
-      dataVersion = version
       for (const [runId, run] of runs) {
         const tail = st.run.get(runId)?.tail ?? 0
         if (tail <= run.delivered) continue
@@ -46,6 +45,8 @@ export function changeFeed(
           rows.map((row) => rowToEnvelope(runId, row)),
         )
       }
+      // Only once every listened run is read: a read that failed is tried again next tick.
+      dataVersion = version
     } catch {
       // A busy or closing file: the next tick tries again.
     }
