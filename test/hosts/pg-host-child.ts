@@ -47,7 +47,8 @@ const relay = defineWorkflow({
  * on other machines: no owner counts as gone before its lease expires (no pid check).
  */
 function engineOptions(): Record<string, any> {
-  const options = JSON.parse(process.env.PG_HOST_ENGINE_OPTIONS || '{}')
+  // Ownership on unless the test says otherwise: these hosts share one schema.
+  const options = { ownership: {}, ...JSON.parse(process.env.PG_HOST_ENGINE_OPTIONS || '{}') }
   if (options.ownership?.remote) {
     const { remote: _, ...ownership } = options.ownership
     options.ownership = { ...ownership, isGone: () => false }
