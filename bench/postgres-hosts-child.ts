@@ -21,7 +21,12 @@ const three = defineWorkflow({
   },
 })
 const store = postgresStore({ connectionString: url }, { schema, maxConnections: 4 })
-const engine = createEngine({ store, modules: [workflow({ definitions: [three] }), benchEffects] })
+// Ownership on: what several hosts on one schema need (every commit carries the lease).
+const engine = createEngine({
+  store,
+  modules: [workflow({ definitions: [three] }), benchEffects],
+  ownership: {},
+})
 await engine.ready()
 
 async function batch(runs: number, concurrency: number): Promise<void> {

@@ -42,6 +42,20 @@ const relay = defineWorkflow({
   },
 })
 
+/**
+ * Engine options from PG_HOST_ENGINE_OPTIONS (JSON). `ownership.remote: true` stands for hosts
+ * on other machines: no owner counts as gone before its lease expires (no pid check).
+ */
+function engineOptions(): Record<string, any> {
+  // Ownership on unless the test says otherwise: these hosts share one schema.
+  const options = { ownership: {}, ...JSON.parse(process.env.PG_HOST_ENGINE_OPTIONS || '{}') }
+  if (options.ownership?.remote) {
+    const { remote: _, ...ownership } = options.ownership
+    options.ownership = { ...ownership, isGone: () => false }
+  }
+  return options
+}
+
 const store = postgresStore(
   { connectionString: url },
   { schema, maxConnections: 4, pollIntervalMs: 250 },
@@ -66,7 +80,7 @@ const watched: EventStore = {
 const engine = createEngine({
   store: watched,
   modules: [workflow({ definitions: [relay] }), effects],
-  ...(process.env.PG_HOST_ENGINE_OPTIONS ? JSON.parse(process.env.PG_HOST_ENGINE_OPTIONS) : {}),
+  ...engineOptions(),
 })
 await engine.ready()
 const server = await engine.serve({ port: 0, hostname: '127.0.0.1' })

@@ -1,0 +1,99 @@
+// Issue 19's proof 1 on Postgres, with its cluster (test/support/ownership-cluster.ts): 2 and 4
+// processes on one schema signal 50 runs while their effects are in flight → 0 failed runs,
+// external calls = effects.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { afterEach, describe, expect, it } from 'vitest'
+import { call, ownershipCluster, until } from '../support/ownership-cluster.js'
+import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
+
+if (postgresAvailable('pg-ownership-proofs')) {
+  const schemas = testSchemas('own_proofs')
+  const dirs: string[] = []
+  const clusters: Array<ReturnType<typeof ownershipCluster>> = []
+  afterEach(async () => {
+    for (const cluster of clusters.splice(0)) await cluster.close()
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  })
+
+  async function statuses(schema: string, runIds: string[]): Promise<Record<string, string>> {
+    const db = new pg.Client({ connectionString: PG_URL })
+    await db.connect()
+    try {
+      const { rows } = await db.query(
+        `SELECT run_id, status FROM "${schema}".skein_runs WHERE run_id = ANY ($1)`,
+        [runIds],
+      )
+      return Object.fromEntries(rows.map((r) => [r.run_id, r.status]))
+    } finally {
+      await db.end()
+    }
+  }
+
+  describe('several processes on one Postgres schema (issue 19 proof 1, on issue 20)', () => {
+    for (const processes of [2, 4]) {
+      it(`${processes} processes signal 50 runs while their effects are in flight: 0 failed, calls = effects`, async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'skein-pgown-'))
+        dirs.push(dir)
+        const schema = schemas.next()
+        const cluster = ownershipCluster(`postgres:${schema}`, join(dir, 'calls.jsonl'), {
+          effectMs: 1000,
+          leaseMs: 5000,
+          pollMs: 100,
+        })
+        clusters.push(cluster)
+        // The first migrates the schema; the others find it done.
+        const nodes = [await cluster.spawnNode('n0')]
+        nodes.push(
+          ...(await Promise.all(
+            Array.from({ length: processes - 1 }, (_, i) => cluster.spawnNode(`n${i + 1}`)),
+          )),
+        )
+        const runIds = Array.from({ length: 50 }, (_, i) => `run-${i}`)
+        await Promise.all(
+          runIds.map(async (runId, i) => {
+            const started = await call(nodes[i % processes].url, 'POST', '/runs', {
+              kind: 'workflow',
+              definitionName: 'gated',
+              runId,
+            })
+            expect([200, 201]).toContain(started.status)
+          }),
+        )
+        const signal = (runId: string, type: string, node: number) =>
+          call(nodes[node].url, 'POST', `/runs/${runId}/events`, {
+            events: [{ type }],
+            idempotencyKey: `${type}-${runId}`,
+          })
+        const first = await Promise.all(
+          runIds.flatMap((runId) => nodes.map((_, n) => signal(runId, 'go', n))),
+        )
+        expect(first.filter((r) => r.status !== 200)).toEqual([])
+        const second = await Promise.all(
+          runIds.flatMap((runId) => nodes.map((_, n) => signal(runId, 'go2', n))),
+        )
+        expect(second.filter((r) => r.status !== 200)).toEqual([])
+        await until(
+          'every run to complete',
+          async () => {
+            const s = await statuses(schema, runIds)
+            return runIds.every((id) => s[id] === 'completed' || s[id] === 'failed')
+          },
+          120_000,
+        )
+        const final = await statuses(schema, runIds)
+        const failed = runIds.filter((id) => final[id] !== 'completed')
+        const calls = cluster.calls()
+        const effects = new Set(calls.map((c) => `${c.runId}/${c.round}`))
+        console.log(
+          `SCORE pg-ownership-${processes}p runs=50 failed=${failed.length} effects=${effects.size} external_calls=${calls.length}`,
+        )
+        expect(failed).toEqual([])
+        expect(effects.size).toBe(100)
+        expect(calls.length).toBe(100)
+      }, 200_000)
+    }
+  })
+}
