@@ -80,7 +80,7 @@ export class RunLease {
 
   /** The lease is held by this writer (written, not released). */
   get holding(): boolean {
-    return this.held !== null && this.held.stored && !this.held.released
+    return this.held?.stored === true && !this.held.released
   }
 
   /** A run whose id this engine just generated: nobody can hold it. */
@@ -185,7 +185,7 @@ export class RunLease {
   /** The run parked without a commit that released it: let it go now. */
   async releaseIfHeld(): Promise<void> {
     const held = this.held
-    if (!held || !held.stored || held.released) return
+    if (!held?.stored || held.released) return
     held.released = true
     this.stopRenewal()
     try {
@@ -208,7 +208,7 @@ export class RunLease {
   private async renew(): Promise<void> {
     this.renewTimer = undefined
     const held = this.held
-    if (!held || !held.stored || held.released) return
+    if (!held?.stored || held.released) return
     const now = this.ctx.clock.now()
     const claim = this.claim(now, false)
     try {
