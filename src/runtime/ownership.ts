@@ -71,6 +71,13 @@ export class RunLease {
   private renewTimer: unknown
   /** Called when a renewal finds the lease taken: the writer stops its attempts. */
   onLost: () => void = () => {}
+  /**
+   * Whether the writer has work here that needs the lease (attempts in flight or settled and
+   * not yet recorded). A held lease with none is not renewed: it lapses, and the run (due at
+   * once while an attempt is recorded as started) is claimed again and recovered from the log.
+   * That is what heals a commit that took effect but reported an error.
+   */
+  busy: () => boolean = () => true
 
   constructor(
     private readonly ctx: LeaseHost,
@@ -208,7 +215,7 @@ export class RunLease {
   private async renew(): Promise<void> {
     this.renewTimer = undefined
     const held = this.held
-    if (!held?.stored || held.released) return
+    if (!held?.stored || held.released || !this.busy()) return
     const now = this.ctx.clock.now()
     const claim = this.claim(now, false)
     try {

@@ -42,6 +42,7 @@ export class RunWriter {
     if (ctx.ownership) {
       this.lease = new RunLease(ctx, ctx.ownership, runId)
       this.lease.onLost = () => this.dropWork()
+      this.lease.busy = () => this.mem.inflight.size > 0 || this.mem.settled.length > 0
     }
   }
 

@@ -159,6 +159,9 @@ export function faultyStore(inner: EventStore, plan?: FaultPlan): FaultyStore {
     }),
     ...(inner.flush && { flush: wrap('flush', inner.flush.bind(inner)) }),
     ...(snapshots && { snapshots }),
+    // Ownership and the projection feed pass through unfaulted: the faults are the log's.
+    ...(inner.leases && { leases: inner.leases }),
+    ...(inner.feed && { feed: inner.feed }),
     ...(inner.close && { close: inner.close.bind(inner) }),
     failNext(method, when = 'before', options = {}) {
       const times = options.times ?? 1
