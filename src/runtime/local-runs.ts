@@ -1,5 +1,5 @@
 import type { RunState } from '../core/envelope.js'
-import { EngineStoppedError } from '../core/errors.js'
+import { EngineStoppedError, StoreError, StoreUnavailableError } from '../core/errors.js'
 import type { RunFold } from '../core/fold.js'
 import type { EngineContext } from './context.js'
 import { errorFields } from './logger.js'
@@ -88,17 +88,25 @@ export class LocalRuns {
   }
 
   /** Something finished outside a queue operation (an attempt, a worker call): drive the run. */
-  requestDrive(runId: string): void {
+  requestDrive(runId: string, retryMs = 0): void {
     if (this.host.stopped) return
     const controller = this.controller(runId)
     controller.drive().catch((error) => {
       if (EngineStoppedError.is(error)) return
       const fields = errorFields(error)
       this.ctx.observe({ type: 'wake.failed', runId, error: fields.message })
+      // A store that failed (an outage, a commit whose reply was lost) may hold finished work
+      // this process has not recorded, and no deadline of this process may be due to retry it
+      // (with ownership, the run's lease is this process's own): retry, backing off to 30 s.
+      const storeFailed = StoreUnavailableError.is(error) || StoreError.is(error)
+      const next = Math.min(Math.max(retryMs * 2, 250), 30_000)
       this.ctx.log.error(
         { runId, ...fields },
-        `wake of run ${runId} (recording finished work) failed; the next call or deadline retries`,
+        storeFailed
+          ? `wake of run ${runId} (recording finished work) failed; retrying in ${next} ms`
+          : `wake of run ${runId} (recording finished work) failed; the next call or deadline retries`,
       )
+      if (storeFailed) this.ctx.clock.setTimeout(() => this.requestDrive(runId, next), next)
     })
     // An execution may settle with nothing queued: let the controller notice it is idle.
     queueMicrotask(() => controller.settleIfIdle())

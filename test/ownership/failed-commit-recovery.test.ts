@@ -61,4 +61,48 @@ describe('ownership after a failed commit', () => {
       await inner.close()
     }
   }, 30_000)
+
+  it('an outcome whose commit failed is not left pending: the run is recovered and completes', async () => {
+    const inner = sqliteStore({ path: join(dir, 'outcome.db') })
+    const store = faultyStore(inner)
+    let calls = 0
+    const fx = defineModule({
+      namespace: 'fx',
+      effects: {
+        work: defineEffect<{ n: number }, { n: number }>({
+          execute: async (input) => {
+            calls++
+            // Settles after the pass that started it; the wake recording it then fails once.
+            await new Promise((r) => setTimeout(r, 100))
+            if (calls === 1) store.failNext('append', 'before')
+            return { n: input.n }
+          },
+        }),
+      },
+    })
+    const flow = defineWorkflow({
+      name: 'flow',
+      nodes: { a: { run: (ctx) => ctx.invoke('fx.work', { n: 1 }) } },
+    })
+    const engine = createEngine({
+      store,
+      modules: [workflow({ definitions: [flow] }), fx],
+      ownership: { leaseMs: 600, renewMs: 200, pollMs: 50 },
+    })
+    try {
+      await engine.start(flow, {}, { runId: 'r2' })
+      let status = ''
+      for (let i = 0; i < 200 && status !== 'completed'; i++) {
+        status = (await engine.inspectRun('r2')).status
+        if (status !== 'completed') await new Promise((r) => setTimeout(r, 50))
+      }
+      expect(status).toBe('completed')
+      expect(store.injected.length).toBe(1)
+      // The outcome's commit never happened: the attempt ran again as interrupted (at least once).
+      expect(calls).toBe(2)
+    } finally {
+      await engine.stop()
+      await inner.close()
+    }
+  }, 30_000)
 })
