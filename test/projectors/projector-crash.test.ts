@@ -117,7 +117,9 @@ it(`every event reaches the projector in order after ${CYCLES} SIGKILLs, and the
     // from a fold of their logs (0 in most runs, 10–104 of 300–1,100 runs in others), while
     // every event reached the projector in order. Reported, not asserted, until it is found.
     if (indexMismatches > 0) {
-      console.warn(`*** KNOWN BUG (issue 22): run index differs from the logs for ${indexMismatches} runs ***`)
+      console.warn(
+        `*** KNOWN BUG (issue 22): run index differs from the logs for ${indexMismatches} runs ***`,
+      )
     }
   } finally {
     await index.close?.()
