@@ -38,7 +38,9 @@ export function feedCache(feed: ProjectionFeed, maxEntries = 4096) {
         entries = [...read]
         from = after
       }
-      to = Math.max(to, last)
+      // A replaced window ends where this read ended, not where the old one did: keeping the
+      // old end would claim positions the window does not hold, and a reader there would skip.
+      to = last
       if (entries.length > maxEntries) {
         const drop = entries.length - maxEntries
         from = entries[drop - 1].position
