@@ -1,6 +1,5 @@
 import { InvalidRequestError } from '../../core/errors.js'
-import { appendFunction } from './append-function.js'
-import { appendFunctionWithLeases } from './append-function-leases.js'
+import { appendFunction, appendFunctionWithLeases } from './append-function.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
 export interface SchemaName {

@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import {
+  appendFunction,
+  appendFunctionWithLeases,
+} from '../../src/stores/postgres/append-function.js'
+
+// Migrations 1 and 3 of the Postgres store generate `skein_append` from one text
+// (src/stores/postgres/append-function.ts). A shipped migration must never change: every
+// database upgrades through it. The digests below are of the SQL each generated when it
+// shipped, comments and spacing aside; a change to the shared text that touches either one
+// fails here (write a new migration instead).
+
+const sql = (text: string) =>
+  text
+    .split('\n')
+    .map((line) => line.replace(/--.*$/, '').trim().replace(/\s+/g, ' '))
+    .filter(Boolean)
+    .join('\n')
+const digest = (text: string) => createHash('sha256').update(sql(text)).digest('hex')
+
+describe('skein_append as shipped', () => {
+  it('migration 1 generates the function it shipped with', () => {
+    expect(digest(appendFunction('"sch"'))).toBe(MIGRATION_1)
+  })
+
+  it('migration 3 generates the function it shipped with (leases, notifications)', () => {
+    expect(digest(appendFunctionWithLeases('"sch"', 'chan'))).toBe(MIGRATION_3)
+  })
+
+  it('only migration 3 checks leases and notifies', () => {
+    expect(sql(appendFunction('"sch"'))).not.toMatch(/lease|pg_notify|DROP FUNCTION/)
+    const v3 = appendFunctionWithLeases('"sch"', 'chan')
+    expect(v3).toMatch(/^\s*DROP FUNCTION "sch"\.skein_append\(/)
+    expect(v3.match(/pg_notify\('chan'/g)).toHaveLength(2)
+  })
+})
+
+const MIGRATION_1 = '0ba7e446acbe6a72520f0c51573d48f47f384ba1d1a486955c27932dd132b197'
+const MIGRATION_3 = '495c8c1735363801eb3233c355a5dc978e8c8c37adb278034025a2f7964e3164'
