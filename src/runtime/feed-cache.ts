@@ -1,3 +1,4 @@
+import { firstAfter } from '../core/feed-position.js'
 import type { FeedEntry, ProjectionFeed } from '../core/ports.js'
 
 /**
@@ -13,20 +14,10 @@ export function feedCache(feed: ProjectionFeed, maxEntries = 4096) {
   let entries: FeedEntry[] = []
   let from = 0
   let to = 0
-  const firstAfter = (after: number): number => {
-    let lo = 0
-    let hi = entries.length
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1
-      if (entries[mid].position <= after) lo = mid + 1
-      else hi = mid
-    }
-    return lo
-  }
   return {
     async readAfter(after: number, limit: number): Promise<FeedEntry[]> {
       if (after >= from && after < to) {
-        const start = firstAfter(after)
+        const start = firstAfter(entries, after)
         return entries.slice(start, start + limit)
       }
       const read = await feed.readAfter(after, limit)

@@ -1,4 +1,5 @@
 import type { EventEnvelope } from '../../core/envelope.js'
+import { firstAfter } from '../../core/feed-position.js'
 import type { FeedEntry, ProjectionFeed, ProjectorCheckpoint } from '../../core/ports.js'
 
 /**
@@ -16,14 +17,7 @@ export function memoryFeed(runEvents: (runId: string) => readonly EventEnvelope[
 
   const feed: ProjectionFeed = {
     async readAfter(after, limit) {
-      // Positions are ascending: find the first entry after `after` by bisection.
-      let lo = 0
-      let hi = entries.length
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1
-        if (entries[mid].position <= after) lo = mid + 1
-        else hi = mid
-      }
+      const lo = firstAfter(entries, after)
       return entries.slice(lo, lo + Math.max(0, limit))
     },
     async headPosition() {

@@ -1,4 +1,5 @@
 import type { EventEnvelope } from '../../core/envelope.js'
+import { firstAfter } from '../../core/feed-position.js'
 import type { FeedEntry, ProjectionFeed, ProjectorCheckpoint } from '../../core/ports.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import type { SqliteDatabase } from './driver.js'
@@ -73,13 +74,7 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
   const RECENT = 8192
   const fromRecent = (after: number, limit: number): FeedEntry[] | undefined => {
     if (recent.length === 0 || after + 1 < recent[0].position) return undefined
-    let lo = 0
-    let hi = recent.length
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1
-      if (recent[mid].position <= after) lo = mid + 1
-      else hi = mid
-    }
+    const lo = firstAfter(recent, after)
     if (lo === recent.length || recent[lo].position !== after + 1) return undefined
     let end = lo + 1
     while (
