@@ -19,6 +19,7 @@ import { checkBatch } from '../shared/append-batch.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import { checkClaim } from '../shared/lease-rule.js'
 import { runListeners } from '../shared/run-listeners.js'
+import { rowToSummary } from '../shared/summary-rows.js'
 import { createChangeFeed } from './change-feed.js'
 import {
   createOwnPool,
@@ -37,7 +38,7 @@ import {
   SCHEMA_VERSION,
   schemaName,
 } from './schema.js'
-import { rowToSummary, statements } from './statements.js'
+import { statements } from './statements.js'
 import { isUnavailable, storeError } from './store-errors.js'
 
 /** Where the store connects: a URL (it makes and owns a `pg` pool), or your own pool. */

@@ -1,5 +1,3 @@
-import type { RunMeta, RunSummary } from '../../core/ports.js'
-
 /** Every statement the store sends, with the schema's quoted name filled in. */
 export interface Statements {
   append: string
@@ -140,34 +138,5 @@ export function statements(s: string, channel: string): Statements {
       FROM due WHERE r.run_no = due.run_no
       RETURNING r.run_id, r.lease_epoch, r.next_deadline_at`,
     tails: `SELECT run_id, tail FROM ${s}.skein_runs WHERE run_id = ANY ($1::text[])`,
-  }
-}
-
-export interface SummaryRow {
-  run_no?: string | number
-  run_id: string
-  status: RunMeta['status']
-  kind: string
-  definition_name: string
-  definition_version: string
-  created_at: string | number
-  updated_at: string | number
-  next_deadline_at: string | number | null
-}
-
-/** bigint columns arrive as strings from both drivers (they may exceed 2^53; ours never do). */
-const numberOrNull = (value: string | number | null): number | null =>
-  value === null ? null : Number(value)
-
-export function rowToSummary(row: SummaryRow): RunSummary {
-  return {
-    runId: row.run_id,
-    status: row.status,
-    kind: row.kind,
-    definitionName: row.definition_name,
-    definitionVersion: row.definition_version,
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    nextDeadlineAt: numberOrNull(row.next_deadline_at),
   }
 }

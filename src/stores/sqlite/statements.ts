@@ -1,7 +1,11 @@
 import type { EventEnvelope } from '../../core/envelope.js'
-import type { RunMeta, RunSummary } from '../../core/ports.js'
+import type { RunMeta } from '../../core/ports.js'
 import type { EventRow } from '../shared/event-rows.js'
+import type { SummaryRow } from '../shared/summary-rows.js'
 import type { SqliteDatabase, SqliteStatement } from './driver.js'
+
+/** A summary row with its run number (the page cursor). */
+type SqliteSummaryRow = SummaryRow & { run_no: number }
 
 /** Named here so declaration emit can spell the statement types. */
 export type Statement<P extends unknown[], R = unknown> = SqliteStatement<P, R>
@@ -15,18 +19,6 @@ export interface RunRow {
   lease_owner: string | null
   lease_epoch: number
   lease_expires_at: number | null
-}
-
-export interface SummaryRow {
-  run_no: number
-  run_id: string
-  status: RunMeta['status']
-  kind: string
-  definition_name: string
-  definition_version: string
-  created_at: number
-  updated_at: number
-  next_deadline_at: number | null
 }
 
 const META_COLUMNS =
@@ -55,7 +47,7 @@ export interface Statements {
   setHead: Statement<[number, number]>
   listRuns: Statement<[], string>
   /** Summary pages by filter: `[status?, prefix range?, before, limit]` in that order. */
-  summaries: Record<SummaryFilter, Statement<unknown[], SummaryRow>>
+  summaries: Record<SummaryFilter, Statement<unknown[], SqliteSummaryRow>>
   deadlines: Statement<[], { runId: string; nextDeadlineAt: number }>
   /** `[owner, epoch, expiresAt, run_no]`. */
   setLease: Statement<[string, number, number, number]>
@@ -138,10 +130,10 @@ export function prepareStatements(db: SqliteDatabase): Statements {
       .prepare<[], string>('SELECT run_id FROM skein_runs WHERE tail > 0 ORDER BY run_no')
       .pluck(),
     summaries: {
-      all: db.prepare<unknown[], SummaryRow>(summarySql('all')),
-      status: db.prepare<unknown[], SummaryRow>(summarySql('status')),
-      prefix: db.prepare<unknown[], SummaryRow>(summarySql('prefix')),
-      statusPrefix: db.prepare<unknown[], SummaryRow>(summarySql('statusPrefix')),
+      all: db.prepare<unknown[], SqliteSummaryRow>(summarySql('all')),
+      status: db.prepare<unknown[], SqliteSummaryRow>(summarySql('status')),
+      prefix: db.prepare<unknown[], SqliteSummaryRow>(summarySql('prefix')),
+      statusPrefix: db.prepare<unknown[], SqliteSummaryRow>(summarySql('statusPrefix')),
     },
     deadlines: db.prepare<[], { runId: string; nextDeadlineAt: number }>(
       `SELECT run_id AS runId, next_deadline_at AS nextDeadlineAt FROM skein_runs
@@ -199,17 +191,4 @@ export function newRunParams(runId: string, tail: number, m: RunMeta | undefined
   return m
     ? [runId, tail, m.status, ...metaValues(m), m.nextDeadlineAt]
     : [runId, tail, null, null, null, null, null, null, null]
-}
-
-export function rowToSummary(row: SummaryRow): RunSummary {
-  return {
-    runId: row.run_id,
-    status: row.status,
-    kind: row.kind,
-    definitionName: row.definition_name,
-    definitionVersion: row.definition_version,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    nextDeadlineAt: row.next_deadline_at,
-  }
 }

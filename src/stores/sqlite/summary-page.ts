@@ -1,6 +1,7 @@
 import type { StoreSummaryQuery, SummaryPage } from '../../core/ports.js'
 import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.js'
-import { rowToSummary, type Statements } from './statements.js'
+import { rowToSummary } from '../shared/summary-rows.js'
+import type { Statements } from './statements.js'
 
 /** Past every run_no SQLite can assign (the first page starts below it). */
 const AFTER_LAST_RUN = Number.MAX_SAFE_INTEGER

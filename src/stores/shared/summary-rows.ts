@@ -1,0 +1,30 @@
+import type { RunSummary } from '../../core/ports.js'
+
+/**
+ * A run row's summary columns as SQLite and Postgres give them (Postgres drivers return bigint
+ * columns as strings: they may exceed 2^53; ours never do).
+ */
+export interface SummaryRow {
+  run_no?: string | number
+  run_id: string
+  status: RunSummary['status']
+  kind: string
+  definition_name: string
+  definition_version: string
+  created_at: string | number
+  updated_at: string | number
+  next_deadline_at: string | number | null
+}
+
+export function rowToSummary(row: SummaryRow): RunSummary {
+  return {
+    runId: row.run_id,
+    status: row.status,
+    kind: row.kind,
+    definitionName: row.definition_name,
+    definitionVersion: row.definition_version,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    nextDeadlineAt: row.next_deadline_at === null ? null : Number(row.next_deadline_at),
+  }
+}
