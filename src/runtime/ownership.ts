@@ -23,10 +23,11 @@ export function resolveOwnership(
   leases: LeaseStore | undefined,
   defaults: { owner: () => string; isGone: (owner: string) => boolean },
 ): Ownership | undefined {
-  // Opt-in for now: the SQLite kill loop (test/durability/kill-loop.test.ts) once failed with
-  // it on by default (a LEASE_LOST in the drain child, not yet explained; decisions.md, "Run
-  // ownership"). `ownership: {}` turns it on.
-  if (option === false || option === undefined || !leases) return undefined
+  // On by default wherever other processes can reach the store's leases (`shared`: a SQLite
+  // file, Postgres). The memory store's leases are one process's own: nothing to enforce, so
+  // nothing is paid unless `ownership` is passed. `ownership: false` turns it off.
+  if (option === false || !leases) return undefined
+  if (option === undefined && !leases.shared) return undefined
   const o = option ?? {}
   const positive = (name: string, value: number | undefined, fallback: number) => {
     const v = value ?? fallback
