@@ -179,10 +179,21 @@ function floorRuns(path: string, runs: number, concurrency: number): number {
   return rate
 }
 
-async function skeinRuns(path: string, runs: number, concurrency: number, timing = false) {
+/** `ownership: false` measures the engine with run ownership off (it is on by default). */
+async function skeinRuns(
+  path: string,
+  runs: number,
+  concurrency: number,
+  timing = false,
+  ownership?: false,
+) {
   const counter: CommitCounter = { commits: 0, durable: 0, sqliteMs: 0 }
   const store = sqliteStore({ path, driver: countingDriver(counter, timing) })
-  const engine = createEngine({ store, modules: modules() })
+  const engine = createEngine({
+    store,
+    modules: modules(),
+    ...(ownership === false ? { ownership } : {}),
+  })
   await engine.ready()
   counter.commits = 0
   counter.durable = 0
@@ -310,12 +321,17 @@ export async function benchSqliteEngine(): Promise<Row[]> {
     const floorParRates: number[] = []
     const seq: number[] = []
     const par: number[] = []
+    // The same rounds with run ownership off (on by default): what the lease costs one process.
+    const seqOff: number[] = []
+    const parOff: number[] = []
     const commits: Array<{ commitsPerStep: number; durablePerStep: number }> = []
     for (let i = 0; i < 5; i++) {
       floorSeqRates.push(floorRuns(db(), 500, 1))
       const a = await skeinRuns(db(), 500, 1)
+      seqOff.push((await skeinRuns(db(), 500, 1, false, false)).rate)
       floorParRates.push(floorRuns(db(), 1600, CONCURRENCY))
       const b = await skeinRuns(db(), 1600, CONCURRENCY)
+      parOff.push((await skeinRuns(db(), 1600, CONCURRENCY, false, false)).rate)
       seq.push(a.rate)
       par.push(b.rate)
       if (i === 0) commits.push(a, b)
@@ -346,6 +362,24 @@ export async function benchSqliteEngine(): Promise<Row[]> {
       ratio: p / floorPar,
       target: 0.5,
       note: `vs raw loop with group commit; ${spread(par, floorParRates)}`,
+    })
+    const sOff = median(seqOff)
+    const pOff = median(parOff)
+    rows.push({
+      name: '3-step workflow, sequential, ownership off',
+      value: sOff,
+      unit: 'runs/s',
+      baseline: floorSeq,
+      ratio: sOff / floorSeq,
+      note: `on/off ${(s / sOff).toFixed(2)}; ${spread(seqOff, floorSeqRates)}`,
+    })
+    rows.push({
+      name: `3-step workflow, ${CONCURRENCY} concurrent, ownership off`,
+      value: pOff,
+      unit: 'runs/s',
+      baseline: floorPar,
+      ratio: pOff / floorPar,
+      note: `on/off ${(p / pOff).toFixed(2)}; ${spread(parOff, floorParRates)}`,
     })
     // Where a concurrent run's time goes: one more round with every SQLite call timed (kept
     // out of the rounds above: the timing itself costs a little).

@@ -87,8 +87,6 @@ const logger: Logger | undefined = console_ && {
 const engine = createEngine({
   store,
   modules,
-  // Several hosts share a Postgres schema: one writer per run across them (DESIGN §7).
-  ...(onPostgres ? { ownership: {} } : {}),
   debugger: { basePath: '/_skein', ui: debuggerUi() },
   ...(logger ? { logger } : {}),
 })

@@ -115,6 +115,8 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
     log,
     makeEngine: (store, scheduler) =>
       createEngine({
+        // A cell's file lock already makes its process the run's one writer (decisions.md).
+        ownership: false,
         ...options.cell,
         modules,
         store,

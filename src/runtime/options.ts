@@ -132,9 +132,9 @@ export interface RuntimeOptions {
   ids?: Ids
   limits?: EngineLimits
   /**
-   * One writer per run across processes sharing the store (DESIGN §7, docs/storage.md): pass
-   * `{}` (or tuned options) on every process that opens a shared store (a SQLite file). Off
-   * by default for now.
+   * One writer per run across processes sharing the store (DESIGN §7, docs/storage.md). On by
+   * default for a store other processes can open (a SQLite file, Postgres: its leases are
+   * `shared`), off for the memory store; pass options to tune it, `false` to turn it off.
    */
   ownership?: OwnershipOptions | false
 }

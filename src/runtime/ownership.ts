@@ -23,10 +23,11 @@ export function resolveOwnership(
   leases: LeaseStore | undefined,
   defaults: { owner: () => string; isGone: (owner: string) => boolean },
 ): Ownership | undefined {
-  // Opt-in for now: the SQLite kill loop (test/durability/kill-loop.test.ts) once failed with
-  // it on by default (a LEASE_LOST in the drain child, not yet explained; decisions.md, "Run
-  // ownership"). `ownership: {}` turns it on.
-  if (option === false || option === undefined || !leases) return undefined
+  // On by default wherever other processes can reach the store's leases (`shared`: a SQLite
+  // file, Postgres). The memory store's leases are one process's own: nothing to enforce, so
+  // nothing is paid unless `ownership` is passed. `ownership: false` turns it off.
+  if (option === false || !leases) return undefined
+  if (option === undefined && !leases.shared) return undefined
   const o = option ?? {}
   const positive = (name: string, value: number | undefined, fallback: number) => {
     const v = value ?? fallback
@@ -95,8 +96,14 @@ export class RunLease {
     this.held = { epoch: 1, expiresAt: 0, stored: false, released: false }
   }
 
-  /** claimDue gave this process the run at `epoch`. */
+  /**
+   * claimDue gave this process the run at `epoch`. Ignored when this writer is already there:
+   * it took the run back at that epoch itself and committed it (perhaps released since: a store
+   * whose claim resolves late, as over a network), or went past it.
+   */
   adopt(epoch: number, expiresAt: number): void {
+    const held = this.held
+    if (held && (held.epoch > epoch || (held.epoch === epoch && held.stored))) return
     this.held = { epoch, expiresAt, stored: true, released: false }
     this.armRenewal()
   }
@@ -153,8 +160,24 @@ export class RunLease {
   /**
    * The claim a commit carries; `release` lets the run go with this commit (nothing in flight).
    * Throws LeaseLostError when a renewal already found the lease taken.
+   *
+   * A lease this writer let go (an earlier commit of the same pass released it, and something
+   * fell due before the pass looked again) or let lapse is taken back with epoch + 1, as
+   * `acquire` does: meanwhile this process's own `claimDue` may have claimed the run, free and
+   * due, at that same epoch + 1, and the store accepts the same owner and epoch whichever write
+   * lands first. Carrying the old epoch instead was refused once the claim landed, after the
+   * operation had committed: the kill loop's LEASE_LOST (decisions.md, issue 19).
    */
   claim(now: number, release: boolean): LeaseClaim {
+    const held = this.held
+    if (held?.stored && (held.released || held.expiresAt <= now)) {
+      this.held = { epoch: held.epoch + 1, expiresAt: 0, stored: false, released: false }
+      this.stopRenewal()
+    }
+    return this.claimOf(now, release)
+  }
+
+  private claimOf(now: number, release: boolean): LeaseClaim {
     const held = this.held
     if (!held) {
       throw new LeaseLostError(`run ${this.runId}: this process lost the lease`, {
@@ -217,7 +240,7 @@ export class RunLease {
     const held = this.held
     if (!held?.stored || held.released || !this.busy()) return
     const now = this.ctx.clock.now()
-    const claim = this.claim(now, false)
+    const claim = this.claimOf(now, false)
     try {
       await this.own.leases.renewLease(this.runId, claim)
       if (this.held === held) {

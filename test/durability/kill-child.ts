@@ -14,7 +14,14 @@ const TOTAL_RUNS = Number(totalText)
 const MAX_ACTIVE = 12
 
 const store = ackingStore(openStoreSpec(storeSpec), ackPath)
-const engine = createEngine({ store, modules: killModules(), snapshotEvery: 7 })
+/** SKEIN_KILL_POLL_MS: claim due runs this often (a few ms makes the claim tick race passes). */
+const pollMs = process.env.SKEIN_KILL_POLL_MS
+const engine = createEngine({
+  store,
+  modules: killModules(),
+  snapshotEvery: 7,
+  ...(pollMs ? { ownership: { pollMs: Number(pollMs) } } : {}),
+})
 let stalled = 0
 
 /** Signals whatever a run's open waits ask for; keys are stable across restarts. */

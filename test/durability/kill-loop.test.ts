@@ -14,6 +14,8 @@ const SOAK = process.env.SKEIN_SOAK === '1'
 const SQLITE_CYCLES = Number(process.env.SKEIN_KILL_CYCLES ?? (SOAK ? 1000 : 100))
 /** Fewer on Postgres by default: its child boots slower (a pool, a migration check). */
 const PG_CYCLES = Number(process.env.SKEIN_PG_KILL_CYCLES ?? (SOAK ? 300 : 30))
+// SKEIN_KILL_POLL_MS, read by the child from the inherited environment: how often it claims due
+// runs (ownership.pollMs); a few ms makes the claim tick race the child's own passes often.
 /** Real time the child works after it is ready, before the kill (uniform in [0, MAX)). */
 const MAX_WORK_MS = 400
 /**
