@@ -188,7 +188,12 @@ export async function benchActor(): Promise<Row[]> {
   return rows
 }
 
-async function manyRuns(dir: string, count: number): Promise<Row[]> {
+/**
+ * `count` runs created one after another through at most 256 open cells: runs/s, RSS (sampled
+ * every 1,000 runs: the first sample past the warm-up and the highest), extra fds, and the cold
+ * open of the oldest runs' cells afterwards (p50/p99). Progress on stderr.
+ */
+export async function manyRuns(dir: string, count: number): Promise<Row[]> {
   const host = createActorHost({
     modules: modules(),
     dir,
@@ -196,9 +201,12 @@ async function manyRuns(dir: string, count: number): Promise<Row[]> {
     maxOpenCells: 256,
   })
   const fds = () => readdirSync('/proc/self/fd').length
+  const rssMb = () => process.memoryUsage().rss / 2 ** 20
   const fds0 = fds()
   let maxFds = 0
   let maxOpen = 0
+  let maxRss = 0
+  let warmRss = 0
   const t0 = performance.now()
   for (let i = 0; i < count; i++) {
     const res = await host.fetch(
@@ -210,13 +218,31 @@ async function manyRuns(dir: string, count: number): Promise<Row[]> {
     )
     if (res?.status !== 200) throw new Error(`start ${i}: ${res?.status}`)
     await res.text()
-    if (i % 1000 === 0) {
+    maxOpen = Math.max(maxOpen, host.openCells())
+    if (i % 1000 === 999) {
+      const rss = rssMb()
+      if (warmRss === 0 && i >= 1000) warmRss = rss
+      maxRss = Math.max(maxRss, rss)
       maxFds = Math.max(maxFds, fds() - fds0)
-      maxOpen = Math.max(maxOpen, host.openCells())
+      if (i % 10_000 === 9999) {
+        const s = (performance.now() - t0) / 1000
+        process.stderr.write(
+          `actor many: ${i + 1} runs in ${s.toFixed(0)} s, rss ${rss.toFixed(0)} MiB, open ${host.openCells()}, extra fds ${fds() - fds0}\n`,
+        )
+      }
     }
   }
   const seconds = (performance.now() - t0) / 1000
-  const rss = process.memoryUsage().rss / 2 ** 20
+  const rss = rssMb()
+  // Cold opens among `count` closed cells: a GET of runs created long ago.
+  const coldMs: number[] = []
+  for (let k = 0; k < 400; k++) {
+    const runId = `m-${(k * 7919) % Math.max(1, count - 1000)}`
+    const t1 = performance.now()
+    const res = await host.fetch(new Request(`http://bench/runs/${runId}`))
+    await res?.text()
+    coldMs.push(performance.now() - t1)
+  }
   await host.stop()
   return [
     {
@@ -228,8 +254,18 @@ async function manyRuns(dir: string, count: number): Promise<Row[]> {
       name: `RSS after ${count} runs, at most 256 cells open`,
       value: rss,
       unit: 'MiB',
-      note: `max open ${maxOpen}`,
+      note: `max open ${maxOpen}; RSS after 2,000 runs ${warmRss.toFixed(0)} MiB, highest ${maxRss.toFixed(0)} MiB`,
     },
-    { name: `extra fds during ${count} runs`, value: maxFds, unit: 'fds' },
+    { name: `extra fds during ${count} runs (highest)`, value: maxFds, unit: 'fds' },
+    {
+      name: `cold cell open + GET among ${count} runs, p50`,
+      value: percentile(coldMs, 50),
+      unit: 'ms',
+    },
+    {
+      name: `cold cell open + GET among ${count} runs, p99`,
+      value: percentile(coldMs, 99),
+      unit: 'ms',
+    },
   ]
 }

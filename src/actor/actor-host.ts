@@ -112,12 +112,15 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
     idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
     aheadMs: AHEAD_MS,
     closeGraceMs: 5000,
+    wakes: cells.claimDue === undefined,
     log,
     makeEngine: (store, scheduler) =>
       createEngine({
         // A cell's file lock already makes its process the run's one writer (decisions.md).
         ownership: false,
         ...options.cell,
+        // Cells over a shared store: the store's lease makes the run's single writer.
+        ...(cells.ownership ? { ownership: cells.ownership } : {}),
         modules,
         store,
         scheduler,
@@ -146,8 +149,37 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
   let sweepHandle: unknown
   let sweeping = false
 
+  /**
+   * Cells over a shared store: takes the runs due now that nobody holds (deadlines of closed
+   * cells, runs of a host that died) and opens their cells; a cell open already is woken (its
+   * fold may predate what the other host wrote).
+   */
+  async function claimDue(claim: (now: number, limit: number) => Promise<string[]>) {
+    let opened = 0
+    for (;;) {
+      const room = maxOpenCells - table.size
+      if (stopping || room <= 0) return opened
+      const limit = Math.min(32, room)
+      const runIds = await claim(clock.now(), limit)
+      for (const runId of runIds) {
+        if (stopping) break
+        const wasOpen = table.isOpen(runId)
+        try {
+          await table.use(runId, false, async (cell) => {
+            if (wasOpen) await cell.engine.wake(runId)
+          })
+          opened++
+        } catch (error) {
+          log.warn({ runId, err: String(error) }, 'actor host: a claimed cell did not open')
+        }
+      }
+      if (runIds.length < limit) return opened
+    }
+  }
+
   /** Opens (and closes again when idle) the cells due by `at`, as many as there is room for. */
   async function openDue(at: number): Promise<number> {
+    if (cells.claimDue) return claimDue(cells.claimDue.bind(cells))
     let opened = 0
     const due = await registry.dueBy(at, maxOpenCells * 2 + 64)
     for (const { runId } of due) {

@@ -1,5 +1,6 @@
 import { RunNotFoundError } from '../core/errors.js'
 import type { EventStore } from '../core/ports.js'
+import type { OwnershipOptions } from '../runtime/options.js'
 import { memoryStore } from '../stores/memory/memory-store.js'
 
 /** The private storage of one open cell: the run's event store, and how to let it go. */
@@ -18,6 +19,18 @@ export interface CellStore {
   open(runId: string, create: boolean, options?: { waitMs?: number }): Promise<CellStorage>
   discard(runId: string): Promise<void>
   close?(): Promise<void>
+  /**
+   * Cells over a shared store: the run ownership every cell's engine gets (one owner id for
+   * the host process), so the store's lease makes each run's single writer.
+   */
+  readonly ownership?: OwnershipOptions
+  /**
+   * Cells over a shared store: takes the leases of runs due by `now` that nobody holds (a
+   * deadline, or the runs of a host that died) for this host, at most `limit`. The host opens
+   * their cells; with it the host keeps no wake times in the registry (the store's run index is
+   * where deadlines wait, SPEC procedure 4).
+   */
+  claimDue?(now: number, limit: number): Promise<string[]>
 }
 
 export const runNotFound = (runId: string) =>

@@ -28,6 +28,11 @@ export interface CellTableOptions {
   aheadMs: number
   /** How long a closing cell's in-flight attempts may finish before they are aborted. */
   closeGraceMs: number
+  /**
+   * Whether the registry keeps the cells' wake times (false for cells over a shared store:
+   * their deadlines wait in the store's run index and are claimed from there).
+   */
+  wakes: boolean
   log: Logger
 }
 
@@ -131,7 +136,7 @@ export class CellTable {
       // Boot: the run's deadlines are scheduled (due ones at once), interrupted attempts resumed.
       await engine.ready()
       // While open, the registry says "open me": a crash leaves it due for the next boot.
-      await this.o.registry.setWake(runId, this.o.clock.now())
+      if (this.o.wakes) await this.o.registry.setWake(runId, this.o.clock.now())
     } catch (error) {
       await storage.close().catch(() => {})
       throw error
@@ -194,7 +199,9 @@ export class CellTable {
       // After stop: what in-flight work scheduled on its way out counts too.
       const next = cell.scheduler.next()
       await cell.storage.close().catch(failed('storage close'))
-      await this.o.registry.setWake(cell.runId, next ?? null).catch(failed('registry wake'))
+      if (this.o.wakes) {
+        await this.o.registry.setWake(cell.runId, next ?? null).catch(failed('registry wake'))
+      }
     })()
     this.closing.set(cell.runId, closing)
     closing.finally(() => this.closing.delete(cell.runId))

@@ -176,6 +176,9 @@ export function migrate(
   db: SqliteDatabase,
   { target = SCHEMA_VERSION, onUpgrade }: { target?: number; onUpgrade?: OnUpgrade } = {},
 ): void {
+  // A file at the target version needs no transaction (most opens: an actor host opens a
+  // cell's file for each cold request). Only a migration writes, and it rechecks inside one.
+  if (target === SCHEMA_VERSION && db.pragma('user_version', { simple: true }) === target) return
   db.transaction(() => {
     const current = db.pragma('user_version', { simple: true }) as number
     if (current > SCHEMA_VERSION) {

@@ -3,6 +3,7 @@ import { firstAfter } from '../../core/feed-position.js'
 import type { FeedEntry, ProjectionFeed, ProjectorCheckpoint } from '../../core/ports.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import type { SqliteDatabase } from './driver.js'
+import { lazyStatements } from './statements.js'
 
 interface CheckpointRow {
   name: string
@@ -27,44 +28,45 @@ const toCheckpoint = (row: CheckpointRow): ProjectorCheckpoint => ({
  * (a FULL store on a WAL file) a save commits without its own fsync.
  */
 export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: boolean) {
-  const st = {
-    readAfter: db.prepare<[number, number], EventRow & { pos: number; run_id: string }>(
+  // Prepared at first use: most connections (an actor host's cells) never read the feed.
+  const st = lazyStatements(db, (lazy) => ({
+    readAfter: lazy.prepare<[number, number], EventRow & { pos: number; run_id: string }>(
       `SELECT e.pos, r.run_id, e.seq, e.id, e.ts, e.type, e.thread_id, e.origin, e.causation_id,
         e.effect_id, e.idempotency_key, e.event_key, e.payload
         FROM skein_events e JOIN skein_runs r ON r.run_no = e.run_no
         WHERE e.pos > ? ORDER BY e.pos LIMIT ?`,
     ),
-    head: db.prepare<[], number>('SELECT coalesce(max(pos), 0) FROM skein_events').pluck(),
+    head: lazy.prepare<[], number>('SELECT coalesce(max(pos), 0) FROM skein_events').pluck(),
     // Trimming may have removed the newest events: the sequence keeps the highest ever given.
-    seqHead: db
+    seqHead: lazy
       .prepare<[], number>(
         "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'skein_events'",
       )
       .pluck(),
-    checkpoint: db.prepare<[string], CheckpointRow>(
+    checkpoint: lazy.prepare<[string], CheckpointRow>(
       'SELECT name, position, owner, expires_at, updated_at FROM skein_projectors WHERE name = ?',
     ),
-    claim: db.prepare<[string, string, number, string, number], CheckpointRow>(
+    claim: lazy.prepare<[string, string, number, string, number], CheckpointRow>(
       `INSERT INTO skein_projectors (name, owner, expires_at) VALUES (?, ?, ?)
         ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
         WHERE skein_projectors.owner IS NULL OR skein_projectors.owner = ?
           OR skein_projectors.expires_at <= ?
         RETURNING name, position, owner, expires_at, updated_at`,
     ),
-    save: db.prepare<[number, number, number, string, string]>(
+    save: lazy.prepare<[number, number, number, string, string]>(
       `UPDATE skein_projectors SET position = max(position, ?), updated_at = CASE WHEN ? > position
         THEN ? ELSE updated_at END WHERE name = ? AND owner = ?`,
     ),
-    release: db.prepare<[string, string]>(
+    release: lazy.prepare<[string, string]>(
       'UPDATE skein_projectors SET owner = NULL, expires_at = 0 WHERE name = ? AND owner = ?',
     ),
-    coveredSeq: db
+    coveredSeq: lazy
       .prepare<[string, number], number>(
         `SELECT coalesce(max(seq), 0) FROM skein_events
           WHERE run_no = (SELECT run_no FROM skein_runs WHERE run_id = ?) AND pos <= ?`,
       )
       .pluck(),
-  }
+  }))
   const watchers = new Set<() => void>()
   // This connection's latest commits with their positions, so the projectors of the process
   // that wrote them read them without a query or a parse. Served only where positions run on

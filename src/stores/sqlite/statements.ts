@@ -74,9 +74,61 @@ export const summarySql = (filter: SummaryFilter): string =>
   `SELECT run_no, run_id, ${META_COLUMNS} FROM skein_runs
     WHERE ${SUMMARY_WHERE[filter]} AND run_no < ? ORDER BY run_no DESC LIMIT ?`
 
-/** Every statement the store runs, prepared once per connection. */
-export function prepareStatements(db: SqliteDatabase): Statements {
-  return {
+/** A statement not prepared yet: its SQL and the modes (`pluck`, …) asked for it. */
+class Unprepared {
+  readonly modes: Array<[string, unknown[]]> = []
+  constructor(readonly sql: string) {}
+  pluck(...args: unknown[]) {
+    this.modes.push(['pluck', args])
+    return this
+  }
+  raw(...args: unknown[]) {
+    this.modes.push(['raw', args])
+    return this
+  }
+  expand(...args: unknown[]) {
+    this.modes.push(['expand', args])
+    return this
+  }
+}
+
+/**
+ * The statements `build` makes, each prepared at its first use instead of at once: a
+ * connection that runs few of them (an actor host's cell: opened for one read, then closed)
+ * does not prepare the thirty-odd it never runs. A prepared statement replaces its getter, so
+ * later uses read a plain property.
+ */
+export function lazyStatements<T extends object>(
+  db: SqliteDatabase,
+  build: (db: SqliteDatabase) => T,
+): T {
+  const deferred = { prepare: (sql: string) => new Unprepared(sql) } as unknown as SqliteDatabase
+  const defer = (target: Record<string, unknown>) => {
+    for (const [key, value] of Object.entries(target)) {
+      if (value instanceof Unprepared) {
+        Object.defineProperty(target, key, {
+          configurable: true,
+          enumerable: true,
+          get() {
+            let statement: any = db.prepare(value.sql)
+            for (const [mode, args] of value.modes) statement = statement[mode](...args)
+            Object.defineProperty(target, key, { value: statement, enumerable: true })
+            return statement
+          },
+        })
+      } else if (value !== null && typeof value === 'object' && value.constructor === Object) {
+        defer(value as Record<string, unknown>)
+      }
+    }
+  }
+  const built = build(deferred)
+  defer(built as Record<string, unknown>)
+  return built
+}
+
+/** Every statement the store runs, prepared once per connection at its first use. */
+export function prepareStatements(connection: SqliteDatabase): Statements {
+  return lazyStatements(connection, (db) => ({
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
@@ -152,7 +204,7 @@ export function prepareStatements(db: SqliteDatabase): Statements {
         WHERE next_deadline_at <= ? AND (lease_owner IS NULL OR lease_expires_at <= ?)
         ORDER BY next_deadline_at LIMIT ?`,
     ),
-  }
+  }))
 }
 
 /** Positional parameters of `insertEvent` (kept beside the SQL so the order cannot drift). */

@@ -1,0 +1,111 @@
+import { InvalidRequestError } from '../core/errors.js'
+import type { Json } from '../core/json.js'
+import type { EventStore } from '../core/ports.js'
+import { queryOf } from '../stores/postgres/postgres-store.js'
+import type { RegisteredRun, RunRegistry } from './run-registry.js'
+
+/**
+ * The run registry as a table in a Postgres store's schema (`skein_actor_runs`), shared by every
+ * actor host on that schema (SPEC procedure 3). Wake times are kept like `sqliteRegistry`'s,
+ * though hosts on `sharedCells` do not use them: their deadlines wait in the store's run index.
+ *
+ * @example
+ * const store = postgresStore({ connectionString })
+ * const host = createActorHost({ modules, cells: sharedCells({ store }), registry: postgresRegistry({ store }) })
+ */
+export function postgresRegistry(options: { store: EventStore }): RunRegistry {
+  const q = queryOf.get(options.store)
+  if (!q) throw new InvalidRequestError('postgresRegistry: store must be a postgresStore')
+  const s = q.schema
+  let created: Promise<unknown> | undefined
+  const ready = () => {
+    created ??= (async () => {
+      await q.read(
+        'create the actor run registry',
+        `CREATE TABLE IF NOT EXISTS ${s}.skein_actor_runs (
+          run_no bigserial PRIMARY KEY,
+          run_id text NOT NULL UNIQUE,
+          owner jsonb,
+          kind text NOT NULL,
+          definition_name text NOT NULL,
+          definition_version text,
+          created_at bigint NOT NULL,
+          wake_at bigint
+        )`,
+        [],
+      )
+      await q.read(
+        'create the actor run registry',
+        `CREATE INDEX IF NOT EXISTS skein_actor_runs_wake ON ${s}.skein_actor_runs (wake_at)
+          WHERE wake_at IS NOT NULL`,
+        [],
+      )
+    })().catch((error) => {
+      created = undefined
+      throw error
+    })
+    return created
+  }
+  const query = async (action: string, text: string, params: unknown[]) => {
+    await ready()
+    return q.read(action, text, params)
+  }
+  return {
+    async record(run) {
+      await query(
+        'record a run',
+        `INSERT INTO ${s}.skein_actor_runs
+          (run_id, owner, kind, definition_name, definition_version, created_at, wake_at)
+          VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (run_id) DO NOTHING`,
+        [
+          run.runId,
+          run.owner === null ? null : JSON.stringify(run.owner),
+          run.kind,
+          run.definitionName,
+          run.definitionVersion,
+          run.createdAt,
+        ],
+      )
+    },
+    async forget(runId) {
+      await query('forget a run', `DELETE FROM ${s}.skein_actor_runs WHERE run_id = $1`, [runId])
+    },
+    async list({ cursor, limit = 100 } = {}) {
+      const after = cursor === undefined ? 0 : Number(cursor)
+      const size = Math.max(1, Math.min(limit, 1000))
+      const rows = await query(
+        'list runs',
+        `SELECT * FROM ${s}.skein_actor_runs WHERE run_no > $1 ORDER BY run_no LIMIT $2`,
+        [Number.isFinite(after) ? after : 0, size],
+      )
+      const runs = rows.map(
+        (r: any): RegisteredRun => ({
+          runId: r.run_id,
+          owner: (r.owner ?? null) as Json | null,
+          kind: r.kind,
+          definitionName: r.definition_name,
+          definitionVersion: r.definition_version,
+          createdAt: Number(r.created_at),
+        }),
+      )
+      const last = rows.at(-1)
+      return rows.length === size && last ? { runs, nextCursor: String(last.run_no) } : { runs }
+    },
+    async setWake(runId, at) {
+      await query(
+        'set a wake time',
+        `UPDATE ${s}.skein_actor_runs SET wake_at = $1 WHERE run_id = $2`,
+        [at, runId],
+      )
+    },
+    async dueBy(at, limit) {
+      const rows = await query(
+        'list due runs',
+        `SELECT run_id, wake_at FROM ${s}.skein_actor_runs
+          WHERE wake_at IS NOT NULL AND wake_at <= $1 ORDER BY wake_at LIMIT $2`,
+        [at, limit],
+      )
+      return rows.map((r: any) => ({ runId: r.run_id, wakeAt: Number(r.wake_at) }))
+    },
+  }
+}
