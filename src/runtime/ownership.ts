@@ -202,7 +202,9 @@ export class RunLease {
     this.held = { epoch: claim.epoch, expiresAt: claim.expiresAt, stored: true, released }
     this.goneUntil = 0
     if (released) this.stopRenewal()
-    else this.armRenewal()
+    // A timer already armed stays: the commit extended the lease, and the renewal it makes
+    // later extends it from then (no timer churn on every commit of a busy run).
+    else if (this.renewTimer === undefined) this.armRenewal()
   }
 
   /** An append or renewal was refused: someone else owns the run now. */

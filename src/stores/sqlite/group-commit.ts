@@ -10,6 +10,7 @@ import { checkClaim, type StoredLease } from '../shared/lease-rule.js'
 import type { SqliteDatabase } from './driver.js'
 import {
   eventParams,
+  metaLeaseParams,
   metaParams,
   newRunParams,
   type RunRow,
@@ -166,9 +167,21 @@ export function createGroupCommit(
     const { expectedSeq, idempotencyKey, meta, lease } = options
     const newTail = expectedSeq + events.length
     // A new run's row (tail and meta included) goes first: its events carry its run_no.
+    // The lease goes on the row the append writes anyway, in the same statement: no page and
+    // no statement of its own.
     const runNo = row
       ? row.run_no
-      : Number(st.insertRun.run(...newRunParams(runId, newTail, meta)).lastInsertRowid)
+      : Number(
+          (lease
+            ? st.insertRunLease.run(
+                ...newRunParams(runId, newTail, meta),
+                lease.owner,
+                lease.epoch,
+                lease.expiresAt,
+              )
+            : st.insertRun.run(...newRunParams(runId, newTail, meta))
+          ).lastInsertRowid,
+        )
     if (idempotencyKey !== undefined) st.insertKey.run(runId, idempotencyKey, newTail)
     let position = 0
     for (const event of events) {
@@ -179,7 +192,8 @@ export function createGroupCommit(
     let status = row ? row.status : (meta?.status ?? null)
     if (row) {
       if (meta) {
-        st.setMeta.run(...metaParams(runNo, newTail, meta))
+        if (lease) st.setMetaLease.run(...metaLeaseParams(runNo, newTail, meta, lease))
+        else st.setMeta.run(...metaParams(runNo, newTail, meta))
         if (meta.status !== row.status) {
           st.setStatus.run(meta.status, runNo)
           status = meta.status
@@ -188,10 +202,10 @@ export function createGroupCommit(
           st.setDeadline.run(meta.nextDeadlineAt, runNo)
           deadline = meta.nextDeadlineAt
         }
-      } else st.setTail.run(newTail, runNo)
+      } else if (lease)
+        st.setTailLease.run(newTail, lease.owner, lease.epoch, lease.expiresAt, runNo)
+      else st.setTail.run(newTail, runNo)
     }
-    // The lease goes on the row the append updates anyway: the same page, no commit of its own.
-    if (lease) st.setLease.run(lease.owner, lease.epoch, lease.expiresAt, runNo)
     rows.set(runId, {
       run_no: runNo,
       tail: newTail,

@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '../../core/envelope.js'
-import type { RunMeta } from '../../core/ports.js'
+import type { LeaseClaim, RunMeta } from '../../core/ports.js'
 import type { EventRow } from '../shared/event-rows.js'
 import type { SummaryRow } from '../shared/summary-rows.js'
 import type { SqliteDatabase, SqliteStatement } from './driver.js'
@@ -40,6 +40,12 @@ export interface Statements {
   insertRun: Statement<unknown[]>
   setTail: Statement<[number, number]>
   setMeta: Statement<unknown[]>
+  /** `setTail` and `setLease` in one statement: `[tail, owner, epoch, expiresAt, runNo]`. */
+  setTailLease: Statement<[number, string, number, number, number]>
+  /** `setMeta` with the lease: `metaParams` with `leaseParams` before the run_no. */
+  setMetaLease: Statement<unknown[]>
+  /** `insertRun` with the lease: `newRunParams` then `[owner, epoch, expiresAt]`. */
+  insertRunLease: Statement<unknown[]>
   setStatus: Statement<[string, number]>
   setDeadline: Statement<[number | null, number]>
   read: Statement<[string, number, number], EventRow>
@@ -157,6 +163,21 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
       `INSERT INTO skein_runs (run_id, tail, ${META_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     setTail: db.prepare<[number, number]>('UPDATE skein_runs SET tail = ? WHERE run_no = ?'),
+    // An append that carries a lease writes it with the row's other columns: one statement,
+    // not two, on every commit of an owning engine (ownership is on by default).
+    setTailLease: db.prepare<[number, string, number, number, number]>(
+      `UPDATE skein_runs SET tail = ?, lease_owner = ?, lease_epoch = ?, lease_expires_at = ?
+        WHERE run_no = ?`,
+    ),
+    setMetaLease: db.prepare<unknown[]>(
+      `UPDATE skein_runs SET tail = ?, kind = ?, definition_name = ?,
+        definition_version = ?, created_at = ?, updated_at = ?,
+        lease_owner = ?, lease_epoch = ?, lease_expires_at = ? WHERE run_no = ?`,
+    ),
+    insertRunLease: db.prepare<unknown[]>(
+      `INSERT INTO skein_runs (run_id, tail, ${META_COLUMNS}, lease_owner, lease_epoch,
+        lease_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
     // The deadline and the status are left out of this SET and written by setDeadline and
     // setStatus only when they change: naming an indexed column in SET rewrites its index
     // entry, one more page in every commit's WAL write, although most appends change neither.
@@ -236,6 +257,11 @@ const metaValues = (m: RunMeta): unknown[] => [
 /** Positional parameters of `setMeta` (status and deadline are written apart). */
 export function metaParams(runNo: number, tail: number, m: RunMeta): unknown[] {
   return [tail, ...metaValues(m), runNo]
+}
+
+/** Positional parameters of `setMetaLease`. */
+export function metaLeaseParams(runNo: number, tail: number, m: RunMeta, l: LeaseClaim): unknown[] {
+  return [tail, ...metaValues(m), l.owner, l.epoch, l.expiresAt, runNo]
 }
 
 /** Positional parameters of `insertRun`; a run appended without meta has none yet. */
