@@ -1,12 +1,13 @@
 // The actor host (issue 21): default cells (one SQLite file per run, synchronous=FULL) against
 // the embed host on one SQLite file (FULL), both over HTTP on 127.0.0.1; cold cell opens; a warm
-// cell's GET /runs/:id against the embed host's. SKEIN_BENCH_ACTOR_RUNS=100000 adds the large
+// cell's GET /runs/:id against the embed host's; the same rate and cold opens on cells over one
+// shared SQLite file (sharedCells). SKEIN_BENCH_ACTOR_RUNS=100000 adds the large
 // creation figure (RSS and fds with at most 256 open cells).
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createEngine } from 'skein'
-import { createActorHost, sqliteCells } from 'skein/actor'
+import { createActorHost, sharedCells, sqliteCells } from 'skein/actor'
 import { sqliteStore } from 'skein/sqlite'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { load } from './http.js'
@@ -74,6 +75,21 @@ async function actorHost(dir: string, maxOpenCells = 256): Promise<Served & { ho
   return { url: server.url, host, stop: () => host.stop() }
 }
 
+/** An actor host whose cells share one SQLite file (the single writer from its leases). */
+async function sharedActorHost(dir: string, maxOpenCells = 256): Promise<Served & { host: any }> {
+  const store = sqliteStore({ path: join(dir, 'shared.db') })
+  const host = createActorHost({ modules: modules(), cells: sharedCells({ store }), maxOpenCells })
+  const server = await host.serve({ port: 0 })
+  return {
+    url: server.url,
+    host,
+    stop: async () => {
+      await host.stop()
+      await store.close()
+    },
+  }
+}
+
 export async function benchActor(): Promise<Row[]> {
   const rows: Row[] = []
   const root = mkdtempSync(join(tmpdir(), 'skein-bench-actor-'))
@@ -81,6 +97,7 @@ export async function benchActor(): Promise<Row[]> {
     // 1. Three-step workflow, 16 concurrent starts over HTTP, paired rounds.
     const actorRates: number[] = []
     const embedRates: number[] = []
+    const sharedRates: number[] = []
     for (let round = 0; round < ROUNDS; round++) {
       const dir = mkdtempSync(join(root, 'pair-'))
       const embed = await embedHost(dir)
@@ -89,7 +106,11 @@ export async function benchActor(): Promise<Row[]> {
       const actor = await actorHost(join(dir, 'actor'))
       actorRates.push(await startRuns(actor.url, `a${round}`, RUNS_PER_ROUND))
       await actor.stop()
+      const shared = await sharedActorHost(dir)
+      sharedRates.push(await startRuns(shared.url, `s${round}`, RUNS_PER_ROUND))
+      await shared.stop()
     }
+    const sharedRate = median(sharedRates)
     const embedRate = median(embedRates)
     const actorRate = median(actorRates)
     rows.push({
@@ -103,6 +124,13 @@ export async function benchActor(): Promise<Row[]> {
       unit: 'runs/s',
       baseline: embedRate,
       ratio: actorRate / embedRate,
+    })
+    rows.push({
+      name: '3-step workflow, 16 concurrent, actor host, cells on one shared SQLite file',
+      value: sharedRate,
+      unit: 'runs/s',
+      baseline: embedRate,
+      ratio: sharedRate / embedRate,
     })
 
     // 2. Cold cell opens: a GET of a run whose cell is closed. First on a fresh host over 400
@@ -129,6 +157,14 @@ export async function benchActor(): Promise<Row[]> {
     const small = await actorHost(coldDir, 8)
     const evictingMs = await timeGets(small.host, order)
     await small.stop()
+    // The same on cells over one shared SQLite file: a cold open is a tail read and a fold.
+    const sharedDir = mkdtempSync(join(root, 'cold-shared-'))
+    const sharedSeed = await sharedActorHost(sharedDir)
+    await startRuns(sharedSeed.url, 'c', 400)
+    await sharedSeed.stop()
+    const sharedFresh = await sharedActorHost(sharedDir, 1000)
+    const sharedColdMs = await timeGets(sharedFresh.host, order)
+    await sharedFresh.stop()
     const warmP50 = percentile(warmMs, 50)
     rows.push({
       name: 'cold cell open + GET /runs/:id, p50',
@@ -141,6 +177,16 @@ export async function benchActor(): Promise<Row[]> {
     rows.push({
       name: 'cold cell open + GET /runs/:id, p99',
       value: percentile(coldMs, 99),
+      unit: 'ms',
+    })
+    rows.push({
+      name: 'cold cell open + GET /runs/:id, cells on one shared SQLite file, p50',
+      value: percentile(sharedColdMs, 50),
+      unit: 'ms',
+    })
+    rows.push({
+      name: 'cold cell open + GET /runs/:id, cells on one shared SQLite file, p99',
+      value: percentile(sharedColdMs, 99),
       unit: 'ms',
     })
     rows.push({

@@ -157,9 +157,9 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
   async function claimDue(claim: (now: number, limit: number) => Promise<string[]>) {
     let opened = 0
     for (;;) {
-      const room = maxOpenCells - table.size
-      if (stopping || room <= 0) return opened
-      const limit = Math.min(32, room)
+      // Idle cells make room (the least recently used closes for a claimed one).
+      if (stopping || !table.hasRoom()) return opened
+      const limit = Math.min(32, Math.max(1, maxOpenCells - table.size))
       const runIds = await claim(clock.now(), limit)
       for (const runId of runIds) {
         if (stopping) break

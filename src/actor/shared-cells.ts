@@ -13,7 +13,8 @@ export interface SharedCellsOptions {
   /**
    * The cell engines' run ownership (docs/engine.md, "Several processes on one store"). One
    * owner id for the whole host process (default `<host>:<pid>:<random>`), so a run the host
-   * claims is its cells' to write.
+   * claims is its cells' to write. `pollMs` does not apply: the host claims due runs every
+   * `sweepMs` of its own.
    */
   ownership?: OwnershipOptions
 }
@@ -71,14 +72,12 @@ export function sharedCells(options: SharedCellsOptions): CellStore {
       'sharedCells: the store needs leases (store.leases): use postgresStore or sqliteStore',
     )
   }
-  const ownership: OwnershipOptions = {
-    ...options.ownership,
-    owner: options.ownership?.owner ?? defaultOwner(),
-  }
-  const leaseMs = ownership.leaseMs ?? 10_000
-  const owner = ownership.owner as string
+  const owner = options.ownership?.owner ?? defaultOwner()
+  const leaseMs = options.ownership?.leaseMs ?? 10_000
   return {
-    ownership,
+    // The cells' engines claim nothing (their view's claimDue is empty): the host claims every
+    // `sweepMs`, so their claim timer is set as far out as a timer goes.
+    ownership: { ...options.ownership, owner, pollMs: 2 ** 31 - 1 },
     async open(runId, create) {
       if (!create && (await store.tail(runId)) === 0) throw runNotFound(runId)
       return { store: runView(store, leases, runId), close: async () => {} }

@@ -1,11 +1,12 @@
 // `skein actor`: an actor host (one cell per run) over a directory, with a module file's modules.
 import { resolve } from 'node:path'
 import type { Command } from 'commander'
-import { createActorHost } from '../actor/index.js'
+import { createActorHost, postgresRegistry, sharedCells } from '../actor/index.js'
 import { PortInUseError } from '../core/errors.js'
 import { bearerAuth } from '../http/bearer-auth.js'
 import { approval } from '../modules/approval/index.js'
 import { workflow } from '../modules/workflow/index.js'
+import { type PostgresStore, postgresStore } from '../stores/postgres/postgres-store.js'
 import { CliError, type CliIo, describeError, parseCount } from './io.js'
 import { loadModules, STOP_GRACE_MS } from './serve-command.js'
 
@@ -17,6 +18,8 @@ interface ActorOptions {
   host: string
   maxOpenCells: string
   idleMs: string
+  store?: string
+  schema: string
   token?: string
 }
 
@@ -36,6 +39,11 @@ export function registerActorCommand(program: Command, io: CliIo): void {
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--max-open-cells <n>', 'open cells at most (least recently used close first)', '256')
     .option('--idle-ms <ms>', 'an unused cell closes after this long', '30000')
+    .option(
+      '--store <postgres-url>',
+      'cells over one shared Postgres store instead of --dir (several hosts on one schema)',
+    )
+    .option('--schema <name>', 'the Postgres schema of --store', 'skein')
     .action(async (modulePath: string | undefined, _o: unknown, command: Command) => {
       const o = command.optsWithGlobals<ActorOptions>()
       const cwd = io.cwd ?? process.cwd()
@@ -50,12 +58,21 @@ export function registerActorCommand(program: Command, io: CliIo): void {
         io.stderr.write('no module file given: serving workflow and approval with no definitions\n')
       }
       const dir = resolve(cwd, o.dir)
+      if (o.store !== undefined && !/^postgres(ql)?:\/\//.test(o.store)) {
+        throw new CliError('--store takes a postgres:// (or postgresql://) URL')
+      }
       const token = o.token ?? io.env?.SKEIN_TOKEN
       let host: ReturnType<typeof createActorHost>
+      let store: PostgresStore | undefined
       try {
+        store = o.store
+          ? postgresStore({ connectionString: o.store }, { schema: o.schema })
+          : undefined
         host = createActorHost({
           modules,
-          dir,
+          ...(store
+            ? { cells: sharedCells({ store }), registry: postgresRegistry({ store }) }
+            : { dir }),
           maxOpenCells,
           idleTimeoutMs,
           ...(token
@@ -70,15 +87,21 @@ export function registerActorCommand(program: Command, io: CliIo): void {
             : {}),
         })
       } catch (error) {
-        throw new CliError(`cannot open ${dir}: ${describeError(error)}`)
+        await store?.close().catch(() => {})
+        throw new CliError(
+          `cannot open ${store ? `schema ${o.schema}` : dir}: ${describeError(error)}`,
+        )
       }
+      const where = store
+        ? `  cells on Postgres schema ${o.schema} (shared: the store's leases make each run's writer)\n  GET /runs and /runs/summaries answer 501: list runs from ${o.schema}.skein_actor_runs\n`
+        : `  cells ${dir}/runs (one SQLite file per run; RECOVERED opened for due deadlines)\n  GET /runs and /runs/summaries answer 501: list runs from ${dir}/registry.db\n`
       try {
         const server = await host.serve({ port, hostname: o.host })
         const recovered = await host.recovered
         io.stdout.write(
-          `skein actor host ${server.url}\n  cells ${dir}/runs (one SQLite file per run; ${recovered} opened for due deadlines)\n  modules ${modules.map((m) => m.namespace).join(', ')}\n  GET /runs and /runs/summaries answer 501: list runs from ${dir}/registry.db\n${token ? '  bearer token required\n' : ''}`,
+          `skein actor host ${server.url}\n${where.replace('RECOVERED', String(recovered))}  modules ${modules.map((m) => m.namespace).join(', ')}\n${token ? '  bearer token required\n' : ''}`,
         )
-        io.onListening?.({ url: server.url, db: dir })
+        io.onListening?.({ url: server.url, db: store ? o.schema : dir })
         await untilAborted(io.signal)
         io.stdout.write(`stopping (in-flight effects get up to ${STOP_GRACE_MS / 1000} s)\n`)
       } catch (error) {
@@ -90,6 +113,7 @@ export function registerActorCommand(program: Command, io: CliIo): void {
         throw new CliError(`actor host failed: ${describeError(error)}`)
       } finally {
         await host.stop({ graceMs: STOP_GRACE_MS })
+        await store?.close()
       }
     })
 }

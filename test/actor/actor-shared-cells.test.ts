@@ -118,5 +118,20 @@ for (const backend of backends) {
       const events = await store.read('sleepy')
       expect(events.filter((e) => e.type === 'runtime.timer.fired').length).toBe(1)
     })
+
+    it('a due run is claimed while every open cell is idle (one closes for it)', async () => {
+      const store = open()
+      const h = host(store, { maxOpenCells: 2, idleTimeoutMs: 600_000 })
+      expect((await start(h, 'due-soon', 2500)).status).toBe(200)
+      // Two runs with far deadlines fill the table; the due one's cell is closed.
+      expect((await start(h, 'far-1', 3_600_000)).status).toBe(200)
+      expect((await start(h, 'far-2', 3_600_000)).status).toBe(200)
+      expect(h.openCells()).toBe(2)
+      await until('the due run completed (read from the store, not through the host)', async () => {
+        const events = await store.read('due-soon')
+        return events.at(-1)?.type === 'runtime.run.completed'
+      })
+      expect(h.openCells()).toBeLessThanOrEqual(2)
+    })
   })
 }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type CliIo, runCli } from '../../src/cli/index.js'
+import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-actor-cli-'))
 const fixture = join(import.meta.dirname, 'fixture-modules.ts')
@@ -72,4 +73,50 @@ describe('skein actor', () => {
     expect(JSON.parse(approved.stdout).state.status).toBe('completed')
     expect(await again.stop()).toBe(0)
   }, 60_000)
+
+  describe('with --store (cells over one shared Postgres schema)', () => {
+    if (!postgresAvailable('actor-cli')) return
+    const schemas = testSchemas('actor_cli')
+    it('two hosts on one schema serve the same run; the registry is a table of the schema', async () => {
+      const schema = schemas.next()
+      const args = [fixture, '--store', PG_URL, '--schema', schema, '--port', '0']
+      const a = await actor(args)
+      const b = await actor(args)
+      expect(a.out.join('')).toContain(`cells on Postgres schema ${schema}`)
+      const started = await cli(
+        [
+          'start',
+          'workflow',
+          'review',
+          '--input',
+          '{"topic":"a"}',
+          '--run-id',
+          'pg-kept',
+          '--json',
+        ],
+        a.url,
+      )
+      expect(started.code, started.stderr).toBe(0)
+      // Started on one host, approved through the other.
+      const approved = await cli(['approve', 'pg-kept', '--json'], b.url)
+      expect(approved.code, approved.stderr).toBe(0)
+      expect(JSON.parse(approved.stdout).state.status).toBe('completed')
+      const { rows } = await schemas.admin.query(`SELECT run_id FROM "${schema}".skein_actor_runs`)
+      expect(rows.map((r: { run_id: string }) => r.run_id)).toEqual(['pg-kept'])
+      expect(await a.stop()).toBe(0)
+      expect(await b.stop()).toBe(0)
+    }, 60_000)
+  })
+
+  it('--store takes only a Postgres URL', async () => {
+    const err: string[] = []
+    const code = await runCli(['actor', fixture, '--store', 'sqlite:x.db'], {
+      stdout: { write: () => {} },
+      stderr: { write: (t: string) => err.push(t) },
+      env: {},
+      cwd: dir,
+    })
+    expect(code).not.toBe(0)
+    expect(err.join('')).toMatch(/--store takes a postgres:\/\/ \(or postgresql:\/\/\) URL/)
+  })
 })
