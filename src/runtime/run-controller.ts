@@ -201,14 +201,33 @@ export class RunController {
       } catch (error) {
         this.writer.discard()
         if (SeqConflictError.is(error) && attempt < CONFLICT_RETRIES) continue
-        const retry = this.writer.commits === commits && lost++ < LEASE_RETRIES
-        if (LeaseLostError.is(error) && retry) {
+        const committed = this.writer.commits !== commits
+        if (LeaseLostError.is(error) && committed) {
+          // The call's input was recorded by its first commit; another process took the run
+          // before a later commit of the same pass (a deadline fell due in between). The run
+          // goes on there: the call succeeded, and resolves with what the store holds.
+          await this.viewFromStore()
+          return undefined as T
+        }
+        if (LeaseLostError.is(error) && lost++ < LEASE_RETRIES) {
           attempt = 0
           continue
         }
         throw error
       }
     }
+  }
+
+  /** The view made from the run's committed log (the writer no longer owns the run). */
+  private async viewFromStore(): Promise<void> {
+    try {
+      const fold = await this.writer.load()
+      if (fold) this.view = viewState(fold)
+    } catch {
+      // The store failed too: the previous view stands.
+    }
+    this.writer.discard()
+    this.viewStale = false
   }
 
   /**

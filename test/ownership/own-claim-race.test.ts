@@ -77,3 +77,44 @@ describe('ownership: a released lease taken again by the same pass', () => {
     }
   })
 })
+
+describe('ownership: another process claims the run between two commits of one call', () => {
+  it('the call resolves (its input is recorded once) and the run is left to the new owner', async () => {
+    const path = join(dir, 'other.db')
+    const inner = sqliteStore({ path })
+    const other = 'other-host:2:test'
+    let armed = true
+    const store: EventStore = {
+      ...inner,
+      append: async (runId, events, options) => {
+        await inner.append(runId, events, options)
+        const lease = options.lease
+        const at = options.meta?.nextDeadlineAt
+        if (!armed || !lease || lease.expiresAt > lease.now || typeof at !== 'number') return
+        armed = false
+        while (Date.now() <= at) await sleep(at - Date.now() + 1)
+        const now = Date.now()
+        await inner.leases.claimDue(other, now, now + LEASE_MS, 32)
+      },
+    }
+    const engine = createEngine({
+      store,
+      modules: [workflow({ definitions: [napThenDone] })],
+      ownership: { owner: OWNER, leaseMs: LEASE_MS, pollMs: 600_000 },
+    })
+    try {
+      await engine.ready()
+      const started = await engine.start(napThenDone, {}, { runId: 'other-1' })
+      const log = await inner.read('other-1')
+      expect(log.filter((e) => e.type === 'runtime.run.started')).toHaveLength(1)
+      // The state the call resolves with is what the store holds (the new owner goes on).
+      expect(started.state.lastSeq).toBe(log.length)
+      expect(started.state.status).toBe('running')
+      const lease = await inner.leases.readLease('other-1')
+      expect(lease?.owner).toBe(other)
+    } finally {
+      await engine.stop()
+      await inner.close()
+    }
+  })
+})
