@@ -70,6 +70,38 @@ async function allSummaries(): Promise<RunSummary[]> {
   return all
 }
 
+const runIdOf = (k: number) => `run-${String(k).padStart(3, '0')}`
+
+let reportedAt = Date.now()
+
+/** Every 5 s of a drain, on stderr: what still runs and who holds it (the test prints it). */
+async function reportProgress(running: string[], stored: number, missing: number[]) {
+  if (Date.now() - reportedAt < 5_000) return
+  reportedAt = Date.now()
+  const lines = [
+    `drain: ${stored} of ${TOTAL_RUNS} runs stored, ${running.length} running at ${new Date().toISOString()}`,
+  ]
+  for (const k of missing) {
+    const lease = await store.leases?.readLease(runIdOf(k))
+    lines.push(
+      `  not stored: ${runIdOf(k)} (tail ${await store.tail(runIdOf(k))}, lease ${lease?.epoch ?? 'none'})`,
+    )
+  }
+  for (const runId of running.slice(0, 5)) {
+    const status = await engine.inspectRun(runId)
+    const lease = await store.leases?.readLease(runId)
+    lines.push(
+      `  ${runId} tail=${status.tail} waits=${status.waits.map((w) => w.key).join(',')} deadlines=${status.deadlines.length} effects=${status.effects
+        .filter((x) => x.status !== 'completed')
+        .map((x) => `${x.effectId}:${x.status}`)
+        .join(
+          ',',
+        )} lease=${lease ? `${lease.owner}/${lease.epoch}/${lease.expiresAt - Date.now()}ms` : 'none'}`,
+    )
+  }
+  process.stderr.write(`${lines.join('\n')}\n`)
+}
+
 async function main(): Promise<void> {
   await engine.ready()
   process.stdout.write('ready\n')
@@ -78,9 +110,29 @@ async function main(): Promise<void> {
     const running = summaries.filter((s) => s.status === 'running')
     if (mode === 'drain' && summaries.length >= TOTAL_RUNS && running.length === 0) break
     // Start new runs under stable ids and keys: a start that was committed but never
-    // acknowledged (killed in between) returns the existing run when it is repeated.
+    // acknowledged (killed in between) returns the existing run when it is repeated. The
+    // lowest ids not in the store first: two starts run at once, so a kill can leave a hole
+    // (run k+1 committed, run k not), which counting the stored runs would never fill.
+    const stored = new Set(summaries.map((s) => s.runId))
+    const missing: number[] = []
+    for (let k = 0; k < TOTAL_RUNS && missing.length < 2; k++) {
+      if (!stored.has(runIdOf(k))) missing.push(k)
+    }
+    if (mode === 'drain')
+      await reportProgress(
+        running.map((s) => s.runId),
+        summaries.length,
+        missing,
+      )
+    if (mode === 'drain') {
+      await reportProgress(
+        running.map((s) => s.runId),
+        summaries.length,
+        missing,
+      )
+    }
     const starts: Promise<unknown>[] = []
-    for (let k = summaries.length; k < TOTAL_RUNS && k < summaries.length + 2; k++) {
+    for (const k of missing) {
       if (running.length + starts.length >= MAX_ACTIVE) break
       const kind = k % 3 === 2 ? 'quick' : 'mixed'
       starts.push(
@@ -88,7 +140,7 @@ async function main(): Promise<void> {
           kind: 'workflow',
           definitionName: kind,
           input: { n: k },
-          runId: `run-${String(k).padStart(3, '0')}`,
+          runId: runIdOf(k),
           idempotencyKey: `start-${k}`,
         }),
       )
