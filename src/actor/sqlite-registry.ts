@@ -1,5 +1,10 @@
 import type { Json } from '../core/json.js'
-import { loadDriver, openDatabase, type SqliteDatabase } from '../stores/sqlite/driver.js'
+import {
+  enableWal,
+  loadDriver,
+  openDatabase,
+  type SqliteDatabase,
+} from '../stores/sqlite/driver.js'
 import type { RegisteredRun, RunRegistry } from './run-registry.js'
 
 const SCHEMA = `
@@ -37,7 +42,7 @@ interface Row {
  */
 export function sqliteRegistry(options: { path: string }): RunRegistry {
   const db: SqliteDatabase = openDatabase(loadDriver(), options.path, 5000)
-  db.pragma('journal_mode = WAL')
+  enableWal(db, 5000)
   db.pragma('synchronous = FULL')
   db.exec(SCHEMA)
   const insert = db.prepare<[string, string | null, string, string, string | null, number, number]>(

@@ -101,3 +101,23 @@ function createDirectoryOf(path: string): void {
     )
   }
 }
+
+/**
+ * `PRAGMA journal_mode = WAL`, retried while SQLite answers SQLITE_BUSY, for up to `timeoutMs`.
+ * Changing a file's journal mode takes an exclusive lock, and where another process is opening
+ * or converting the same file at that moment SQLite may answer busy at once, without calling
+ * the busy handler (two actor hosts starting together on one directory did). Returns the mode.
+ */
+export function enableWal(db: SqliteDatabase, timeoutMs: number): unknown {
+  const until = Date.now() + Math.max(0, timeoutMs)
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    try {
+      return db.pragma('journal_mode = WAL', { simple: true })
+    } catch (error) {
+      const code = (error as { code?: string })?.code
+      if (!code?.startsWith('SQLITE_BUSY') || Date.now() >= until) throw error
+      // Opening is synchronous (better-sqlite3): wait without spinning.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause)
+    }
+  }
+}

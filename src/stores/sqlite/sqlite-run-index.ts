@@ -10,7 +10,7 @@ import {
   type RunIndexEntry,
   type RunIndexOptions,
 } from '../../core/run-index.js'
-import { loadDriver, openDatabase, type SqliteDriver } from './driver.js'
+import { enableWal, loadDriver, openDatabase, type SqliteDriver } from './driver.js'
 import { storeError } from './group-commit.js'
 import { connectionOf } from './sqlite-store.js'
 
@@ -83,7 +83,7 @@ export function sqliteRunIndex(options: SqliteRunIndexOptions): RunIndex {
   const where = shared ? 'the store' : options.path
   try {
     if (!shared) {
-      db.pragma('journal_mode = WAL')
+      enableWal(db, timeout)
       db.pragma(`busy_timeout = ${timeout}`)
     }
     db.exec(`

@@ -14,7 +14,13 @@ import type {
 import { checkBatch } from '../shared/append-batch.js'
 import { rowToEnvelope } from '../shared/event-rows.js'
 import { changeFeed } from './change-feed.js'
-import { loadDriver, openDatabase, type SqliteDatabase, type SqliteDriver } from './driver.js'
+import {
+  enableWal,
+  loadDriver,
+  openDatabase,
+  type SqliteDatabase,
+  type SqliteDriver,
+} from './driver.js'
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteFeed } from './sqlite-feed.js'
@@ -103,7 +109,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const db = openDatabase(driver, path, busyTimeoutMs)
   let journalMode: unknown
   try {
-    journalMode = db.pragma('journal_mode = WAL', { simple: true })
+    journalMode = enableWal(db, busyTimeoutMs)
     db.pragma(`synchronous = ${synchronous.toUpperCase()}`)
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)
     migrate(db, { onUpgrade: options.onUpgrade ?? announceUpgrade })
