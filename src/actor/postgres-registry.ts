@@ -2,7 +2,7 @@ import { InvalidRequestError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { EventStore } from '../core/ports.js'
 import { queryOf } from '../stores/postgres/postgres-store.js'
-import type { RegisteredRun, RunRegistry } from './run-registry.js'
+import { type RegisteredRun, type RunRegistry, registryValues } from './run-registry.js'
 
 /**
  * The run registry as a table in a Postgres store's schema (`skein_actor_runs`), shared by every
@@ -57,14 +57,7 @@ export function postgresRegistry(options: { store: EventStore }): RunRegistry {
         `INSERT INTO ${s}.skein_actor_runs
           (run_id, owner, kind, definition_name, definition_version, created_at, wake_at)
           VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (run_id) DO NOTHING`,
-        [
-          run.runId,
-          run.owner === null ? null : JSON.stringify(run.owner),
-          run.kind,
-          run.definitionName,
-          run.definitionVersion,
-          run.createdAt,
-        ],
+        registryValues(run),
       )
     },
     async forget(runId) {

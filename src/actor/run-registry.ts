@@ -82,3 +82,20 @@ export function memoryRegistry(): RunRegistry {
     },
   }
 }
+
+/**
+ * A run's registry columns, in table order (run_id, owner as JSON text, kind, definition name,
+ * definition version, created_at): what the SQLite and Postgres registries insert.
+ */
+export function registryValues(
+  run: RegisteredRun,
+): [string, string | null, string, string, string | null, number] {
+  return [
+    run.runId,
+    run.owner === null ? null : JSON.stringify(run.owner),
+    run.kind,
+    run.definitionName,
+    run.definitionVersion,
+    run.createdAt,
+  ]
+}

@@ -5,7 +5,7 @@ import {
   openDatabase,
   type SqliteDatabase,
 } from '../stores/sqlite/driver.js'
-import type { RegisteredRun, RunRegistry } from './run-registry.js'
+import { type RegisteredRun, type RunRegistry, registryValues } from './run-registry.js'
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS actor_runs (
@@ -61,15 +61,8 @@ export function sqliteRegistry(options: { path: string }): RunRegistry {
   )
   return {
     async record(run) {
-      insert.run(
-        run.runId,
-        run.owner === null ? null : JSON.stringify(run.owner),
-        run.kind,
-        run.definitionName,
-        run.definitionVersion,
-        run.createdAt,
-        run.createdAt,
-      )
+      // A new run's cell is due at once (the host opens it; a crash leaves "open me").
+      insert.run(...registryValues(run), run.createdAt)
     },
     async forget(runId) {
       remove.run(runId)
