@@ -32,9 +32,10 @@ const napThenDone = defineWorkflow({
 /**
  * A SQLite store whose first append that releases the lease returns only after the run's
  * next deadline passed and a claim of due runs (as the engine's own tick makes it) took the
- * run for the same owner: the interleaving the kill loop hit by chance, made certain.
+ * run for `claimant` (by default the engine's own owner: the interleaving the kill loop hit by
+ * chance, made certain; or another process's).
  */
-function racingStore(path: string) {
+function racingStore(path: string, claimant = OWNER) {
   const inner = sqliteStore({ path })
   const claims: Array<{ runId: string; epoch: number }> = []
   let armed = true
@@ -48,7 +49,7 @@ function racingStore(path: string) {
       armed = false
       while (Date.now() <= at) await sleep(at - Date.now() + 1)
       const now = Date.now()
-      claims.push(...(await inner.leases.claimDue(OWNER, now, now + LEASE_MS, 32)))
+      claims.push(...(await inner.leases.claimDue(claimant, now, now + LEASE_MS, 32)))
     },
   }
   return { store, inner, claims }
@@ -80,23 +81,8 @@ describe('ownership: a released lease taken again by the same pass', () => {
 
 describe('ownership: another process claims the run between two commits of one call', () => {
   it('the call resolves (its input is recorded once) and the run is left to the new owner', async () => {
-    const path = join(dir, 'other.db')
-    const inner = sqliteStore({ path })
     const other = 'other-host:2:test'
-    let armed = true
-    const store: EventStore = {
-      ...inner,
-      append: async (runId, events, options) => {
-        await inner.append(runId, events, options)
-        const lease = options.lease
-        const at = options.meta?.nextDeadlineAt
-        if (!armed || !lease || lease.expiresAt > lease.now || typeof at !== 'number') return
-        armed = false
-        while (Date.now() <= at) await sleep(at - Date.now() + 1)
-        const now = Date.now()
-        await inner.leases.claimDue(other, now, now + LEASE_MS, 32)
-      },
-    }
+    const { store, inner } = racingStore(join(dir, 'other.db'), other)
     const engine = createEngine({
       store,
       modules: [workflow({ definitions: [napThenDone] })],
