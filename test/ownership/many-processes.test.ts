@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sqliteStore } from 'skein/sqlite'
 import { afterEach, describe, expect, it } from 'vitest'
-import { call, ownershipCluster, until } from '../support/ownership-cluster.js'
+import { call, ownershipCluster, signalWhileInFlight, until } from '../support/ownership-cluster.js'
 
 const dirs: string[] = []
 const clusters: Array<ReturnType<typeof ownershipCluster>> = []
@@ -42,50 +42,16 @@ describe('several processes on one SQLite file (issue 19)', () => {
       const nodes = await Promise.all(
         Array.from({ length: processes }, (_, i) => cluster.spawnNode(`n${i}`)),
       )
-      const runIds = Array.from({ length: 50 }, (_, i) => `run-${i}`)
-      await Promise.all(
-        runIds.map(async (runId, i) => {
-          const started = await call(nodes[i % processes].url, 'POST', '/runs', {
-            kind: 'workflow',
-            definitionName: 'gated',
-            runId,
-          })
-          expect([200, 201]).toContain(started.status)
-        }),
-      )
-      // Every process signals every run `go` under one key: appended once, effect started.
-      const signal = (runId: string, type: string, node: number) =>
-        call(nodes[node].url, 'POST', `/runs/${runId}/events`, {
-          events: [{ type }],
-          idempotencyKey: `${type}-${runId}`,
-        })
-      const first = await Promise.all(
-        runIds.flatMap((runId) => nodes.map((_, n) => signal(runId, 'go', n))),
-      )
-      expect(first.filter((r) => r.status !== 200)).toEqual([])
-      // While those effects run (1 s), every process signals `go2` to every run.
-      const second = await Promise.all(
-        runIds.flatMap((runId) => nodes.map((_, n) => signal(runId, 'go2', n))),
-      )
-      expect(second.filter((r) => r.status !== 200)).toEqual([])
-      await until(
-        'every run to complete',
-        async () => {
-          const s = await statuses(db, runIds)
-          return runIds.every((id) => s[id] === 'completed' || s[id] === 'failed')
-        },
-        90_000,
-      )
-      const final = await statuses(db, runIds)
-      const failed = runIds.filter((id) => final[id] !== 'completed')
-      const calls = cluster.calls()
-      const effects = new Set(calls.map((c) => `${c.runId}/${c.round}`))
+      const r = await signalWhileInFlight(nodes, cluster, (ids) => statuses(db, ids), 90_000)
+      for (const status of r.startStatuses) expect([200, 201]).toContain(status)
+      expect(r.refusedGo).toEqual([])
+      expect(r.refusedGo2).toEqual([])
       console.log(
-        `SCORE ownership-${processes}p runs=50 failed=${failed.length} effects=${effects.size} external_calls=${calls.length}`,
+        `SCORE ownership-${processes}p runs=${r.runs} failed=${r.failed.length} effects=${r.effects} external_calls=${r.calls}`,
       )
-      expect(failed).toEqual([])
-      expect(effects.size).toBe(100)
-      expect(calls.length).toBe(100)
+      expect(r.failed).toEqual([])
+      expect(r.effects).toBe(100)
+      expect(r.calls).toBe(100)
       for (const node of nodes) expect(node.output()).not.toContain('interrupted')
     }, 150_000)
   }

@@ -141,3 +141,60 @@ export async function call(
   const text = await response.text()
   return { status: response.status, body: text ? JSON.parse(text) : null }
 }
+
+/**
+ * Issue 19's proof 1 on any store: 50 runs started across `nodes`, then every node signals
+ * every run `go` (the effect starts) and, while those effects are in flight, `go2`, each under
+ * one idempotency key; waits until every run has ended. `statuses` reads the runs' statuses
+ * from the store. What the test asserts comes back: start statuses, refused signals, the runs
+ * that did not complete, and the external calls against the effects they were for.
+ */
+export async function signalWhileInFlight(
+  nodes: ClusterNode[],
+  cluster: { calls(): ExternalCall[] },
+  statuses: (runIds: string[]) => Promise<Record<string, string>>,
+  waitMs: number,
+) {
+  const runIds = Array.from({ length: 50 }, (_, i) => `run-${i}`)
+  const started = await Promise.all(
+    runIds.map((runId, i) =>
+      call(nodes[i % nodes.length].url, 'POST', '/runs', {
+        kind: 'workflow',
+        definitionName: 'gated',
+        runId,
+      }),
+    ),
+  )
+  const signal = (runId: string, type: string, node: number) =>
+    call(nodes[node].url, 'POST', `/runs/${runId}/events`, {
+      events: [{ type }],
+      idempotencyKey: `${type}-${runId}`,
+    })
+  const refused = async (type: string) =>
+    (
+      await Promise.all(runIds.flatMap((runId) => nodes.map((_, n) => signal(runId, type, n))))
+    ).filter((r) => r.status !== 200)
+  // Every process signals every run `go` under one key: appended once, effect started.
+  const refusedGo = await refused('go')
+  // While those effects run, every process signals `go2` to every run.
+  const refusedGo2 = await refused('go2')
+  await until(
+    'every run to complete',
+    async () => {
+      const s = await statuses(runIds)
+      return runIds.every((id) => s[id] === 'completed' || s[id] === 'failed')
+    },
+    waitMs,
+  )
+  const final = await statuses(runIds)
+  const calls = cluster.calls()
+  return {
+    runs: runIds.length,
+    startStatuses: started.map((r) => r.status),
+    refusedGo,
+    refusedGo2,
+    failed: runIds.filter((id) => final[id] !== 'completed'),
+    effects: new Set(calls.map((c) => `${c.runId}/${c.round}`)).size,
+    calls: calls.length,
+  }
+}
