@@ -17,6 +17,11 @@ import { Causes } from './runtime/causes.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
 import { RuntimeEngine } from './runtime/engine.js'
+import {
+  type EngineSchedules,
+  resolveTickerOptions,
+  startSchedules,
+} from './runtime/engine-schedules.js'
 import type {
   CallerContext,
   Engine,
@@ -37,6 +42,7 @@ import { type ResolvedTrim, resolveOptions } from './runtime/options.js'
 import { resolveOwnership } from './runtime/ownership.js'
 import { ProjectorRunner } from './runtime/projectors.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
+import { memorySchedules } from './stores/memory/memory-schedules.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 import { memoryStore } from './stores/memory/memory-store.js'
 
@@ -56,6 +62,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   if (options.debugger !== undefined) validateDebuggerHost(options.debugger, apiBasePath)
   // Checked now, not at the first request: a bad bound is a mistake in the caller's code.
   resolveSseLimits(options.http?.sse)
+  resolveTickerOptions(options.scheduleOptions)
   const clock = options.clock ?? systemClock
   const scheduler = options.scheduler ?? localScheduler()
   const observer = options.observer
@@ -121,7 +128,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
     projectors.start()
-    return { store, runtime: rt, projectors }
+    const schedules = await startSchedules(
+      ctx,
+      store.schedules ?? memorySchedules(),
+      rt,
+      options.schedules ?? [],
+      options.scheduleOptions,
+    )
+    return { store, runtime: rt, projectors, schedules }
   }
   const projectorRunner = (store: EventStore): ProjectorRunner => {
     const list = [
@@ -259,6 +273,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     get store() {
       return lifecycle.boot().then(({ store }) => store)
     },
+    schedules: engineSchedules(async () => {
+      await rt()
+      return (await lifecycle.boot()).schedules.service
+    }),
   }
 
   markApiBasePath(engine, apiBasePath)
@@ -273,6 +291,21 @@ export function createEngine(options: EngineOptions = {}): Engine {
     })
   }
   return engine
+}
+
+/** `engine.schedules`: each call waits for the boot, and is refused once the engine stops. */
+function engineSchedules(service: () => Promise<Booted['schedules']['service']>): EngineSchedules {
+  return {
+    list: async () => (await service()).list(),
+    get: async (name) => (await service()).get(name),
+    create: async (schedule) => (await service()).create(schedule),
+    update: async (name, patch) => (await service()).update(name, patch),
+    pause: async (name) => (await service()).pause(name),
+    resume: async (name) => (await service()).resume(name),
+    delete: async (name) => (await service()).delete(name),
+    trigger: async (name) => (await service()).trigger(name),
+    backfill: async (name, range) => (await service()).backfill(name, range),
+  }
 }
 
 function runtimeView(runtime: RuntimeEngine): EngineRuntime {

@@ -27,6 +27,7 @@ import type {
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
+import type { EngineSchedules } from './engine-schedules.js'
 
 export interface SignalOptions extends CallerContext {
   /**
@@ -149,4 +150,6 @@ export interface Engine {
   stop(options?: StopOptions): Promise<void>
   readonly runtime: Promise<EngineRuntime>
   readonly store: Promise<EventStore>
+  /** Schedules: create, change, pause, trigger, backfill (docs/schedules.md). */
+  readonly schedules: EngineSchedules
 }

@@ -16,6 +16,7 @@ import type {
 import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../core/summaries.js'
 import { checkClaim, type StoredLease, toLease } from '../shared/lease-rule.js'
 import { memoryFeed } from './memory-feed.js'
+import { memorySchedules, memoryWaitUrls } from './memory-schedules.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
 
 interface RunLog {
@@ -85,6 +86,8 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
     snapshots,
     leases,
     feed: feed.feed,
+    schedules: memorySchedules(),
+    waitUrls: memoryWaitUrls(),
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)
       const tail = log?.tail ?? 0

@@ -1,0 +1,119 @@
+import type { RunState } from '../core/envelope.js'
+import type { ScheduleStore } from '../core/ports.js'
+import type { EngineContext } from './context.js'
+import type { RuntimeEngine } from './engine.js'
+import {
+  type BackfillResult,
+  type ScheduleInfo,
+  ScheduleService,
+  type ScheduleUpdate,
+} from './schedule-service.js'
+import type { ScheduleDefinition, ScheduleOptions } from './schedule-spec.js'
+import { ScheduleTicker, type TickerClaim } from './schedule-ticker.js'
+import { Ticks } from './schedule-ticks.js'
+
+/** `engine.schedules` (docs/schedules.md): durable in the store, the same on every host. */
+export interface EngineSchedules {
+  list(): Promise<ScheduleInfo[]>
+  get(name: string): Promise<ScheduleInfo>
+  create(schedule: ScheduleOptions | ScheduleDefinition): Promise<ScheduleInfo>
+  update(name: string, patch: ScheduleUpdate): Promise<ScheduleInfo>
+  pause(name: string): Promise<ScheduleInfo>
+  resume(name: string): Promise<ScheduleInfo>
+  delete(name: string): Promise<void>
+  /** Starts a run now, outside the ticks; overlap does not apply. */
+  trigger(name: string): Promise<{ runId: string; state: RunState | null }>
+  /** Starts the run of every tick in `[from, to]` not started yet (at most 1,000 ticks). */
+  backfill(name: string, range: { from: number; to: number }): Promise<BackfillResult>
+}
+
+/** `createEngine({ scheduleOptions })`: how schedules are ticked (docs/schedules.md). */
+export interface ScheduleTickerOptions {
+  /** The longest sleep between looks at the store; default 1000 ms. */
+  pollMs?: number
+  /** How long the ticker's claim lasts without renewal; default 10 000 ms. */
+  leaseMs?: number
+  /**
+   * A gap with no host ticking longer than this is an outage, whose ticks follow each
+   * schedule's `catchUp`; shorter gaps (a failover) start every tick late. Default 30 000 ms.
+   */
+  graceMs?: number
+  /** Run no ticker in this process (it still changes and lists schedules). */
+  disabled?: boolean
+}
+
+/** The schedules part of one engine: the service and its ticker. */
+export interface Schedules {
+  service: ScheduleService
+  ticker: ScheduleTicker | undefined
+  stop(): Promise<void>
+}
+
+const positive = (name: string, value: number | undefined, fallback: number): number => {
+  const v = value ?? fallback
+  if (!Number.isFinite(v) || v <= 0) {
+    throw new TypeError(
+      `createEngine: scheduleOptions.${name} must be a positive number, got ${value}`,
+    )
+  }
+  return v
+}
+
+/** Checks `scheduleOptions` (at creation: a bad option is the caller's code). */
+export function resolveTickerOptions(options: ScheduleTickerOptions = {}) {
+  return {
+    pollMs: positive('pollMs', options.pollMs, 1000),
+    leaseMs: positive('leaseMs', options.leaseMs, 10_000),
+    graceMs: positive('graceMs', options.graceMs, 30_000),
+    disabled: options.disabled === true,
+  }
+}
+
+/** One process, no claim to take: the ticker always holds. */
+const alwaysHeld: TickerClaim = { hold: async () => 1, release: async () => {} }
+
+/**
+ * Builds the engine's schedules over its runtime and the store's schedule table: the code's
+ * schedules registered, and the ticker started.
+ */
+export async function startSchedules(
+  ctx: EngineContext,
+  store: ScheduleStore,
+  rt: RuntimeEngine,
+  definitions: readonly ScheduleDefinition[],
+  option: ScheduleTickerOptions | undefined,
+  claim: TickerClaim = alwaysHeld,
+): Promise<Schedules> {
+  const options = resolveTickerOptions(option)
+  const ticks = new Ticks()
+  let ticker: ScheduleTicker | undefined
+  const host = {
+    startRun: (args: Parameters<RuntimeEngine['startRun']>[0]) => rt.startRun(args),
+    getRun: (runId: string) => rt.getRun(runId),
+    cancel: (runId: string) => rt.cancel(runId),
+    log: ctx.log,
+  }
+  const service = new ScheduleService(
+    store,
+    ctx.registry,
+    ticks,
+    ctx.clock,
+    host,
+    options.pollMs,
+    () => ticker?.kick(),
+  )
+  await service.syncCode(definitions)
+  if (!options.disabled) {
+    ticker = new ScheduleTicker(
+      store,
+      service.tickHost,
+      ticks,
+      claim,
+      ctx.clock,
+      { pollMs: options.pollMs, graceMs: options.graceMs, batch: 256, concurrency: 16 },
+      ctx.log,
+    )
+    ticker.start()
+  }
+  return { service, ticker, stop: async () => ticker?.stop() }
+}
