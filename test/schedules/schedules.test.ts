@@ -103,9 +103,7 @@ describe('schedules (one process, manual clock)', () => {
     })
     await clock.advance(5 * 60_000)
     expect(await runIds(engine, 'sched:skip:')).toEqual(['sched:skip:2025-01-01T00:01:00.000Z'])
-    expect(await runIds(engine, 'sched:buffer:')).toEqual([
-      'sched:buffer:2025-01-01T00:01:00.000Z',
-    ])
+    expect(await runIds(engine, 'sched:buffer:')).toEqual(['sched:buffer:2025-01-01T00:01:00.000Z'])
     const buffer = await engine.schedules.get('buffer')
     expect(buffer.state.buffered).toBe(T0 + 120_000)
     expect(buffer.state.skipped).toBe(3)

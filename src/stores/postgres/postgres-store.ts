@@ -30,6 +30,7 @@ import {
 } from './driver.js'
 import { createGroupCommit, type LeaseRow } from './group-commit.js'
 import { postgresFeed } from './postgres-feed.js'
+import { postgresSchedules } from './postgres-schedules.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
 import {
   migrationSql,
@@ -311,6 +312,7 @@ export function postgresStore(
     sql: { latest: sql.snapshotLatest, list: sql.snapshotList, prune: sql.snapshotPrune },
   })
   const projection = postgresFeed(schema.sql, read)
+  const { schedules, waitUrls } = postgresSchedules(schema.sql, read)
   const group = createGroupCommit(query, sql, {
     onCommitted: (runId, events) => {
       feed.local(runId, events)
@@ -325,6 +327,8 @@ export function postgresStore(
     schema: schema.name,
     snapshots,
     feed: projection.feed,
+    schedules,
+    waitUrls,
     ready,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {

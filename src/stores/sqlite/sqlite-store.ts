@@ -25,6 +25,7 @@ import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteFeed } from './sqlite-feed.js'
 import { sqliteLeases } from './sqlite-leases.js'
+import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { prepareStatements } from './statements.js'
 import { summaryPage } from './summary-page.js'
@@ -158,12 +159,15 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   const call = guardedCall(guard)
   const leases = sqliteLeases(db, st, call, group.forget)
+  const { schedules, waitUrls } = sqliteSchedules(db, call)
 
   const store: SqliteStore = {
     path,
     snapshots,
     leases,
     feed: feed.feed,
+    schedules,
+    waitUrls,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
         guard()
