@@ -42,7 +42,8 @@ import { type ResolvedTrim, resolveOptions } from './runtime/options.js'
 import { resolveOwnership } from './runtime/ownership.js'
 import { ProjectorRunner } from './runtime/projectors.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
-import { memorySchedules } from './stores/memory/memory-schedules.js'
+import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
+import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 import { memoryStore } from './stores/memory/memory-store.js'
 
@@ -63,6 +64,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   // Checked now, not at the first request: a bad bound is a mistake in the caller's code.
   resolveSseLimits(options.http?.sse)
   resolveTickerOptions(options.scheduleOptions)
+  const waitUrlConfig = resolveWaitUrlConfig(options.waitUrls)
   const clock = options.clock ?? systemClock
   const scheduler = options.scheduler ?? localScheduler()
   const observer = options.observer
@@ -112,6 +114,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       fingerprints: new Fingerprints(),
       requestDrive: (runId) => lifecycle.runtime?.requestDrive(runId),
       publishTransient: (event) => lifecycle.runtime?.publishTransient(event),
+      waitUrls: { ...waitUrlConfig, store: store.waitUrls ?? memoryWaitUrls() },
       ownership: resolveOwnership(options.ownership, store.leases, {
         owner: defaultOwner,
         isGone: ownerGone,
@@ -229,6 +232,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       (await rt()).retryEffect(runId, effectId, caller),
     workerCallback: async (runId: string, input: WorkerCallbackInput) =>
       (await rt()).workerCallback(runId, input),
+    completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),
     rescanTimers: async () => (await rt()).rescanTimers(),
     recoverDeadlines: async () => (await rt()).recoverDeadlines(),
     projectors: async () => {

@@ -104,7 +104,11 @@ export {
   type StandardSchema,
   TerminalError,
   toErrorInfo,
+  WAIT_URL_KEY,
   type WaitCondition,
+  type WaitUrl,
+  type WaitUrlOptions,
+  waitUrl,
 } from './core/module-api.js'
 export type {
   AppendOptions,

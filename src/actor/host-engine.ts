@@ -145,6 +145,7 @@ export function hostEngine(p: HostEngineParts): Engine {
     },
     listDefinitions: async () => describeDefinitions(p.modules),
     schedules: noSchedules,
+    completeWaitUrl: noSchedule,
     project: on((e, runId, projection) => e.project(runId, projection)) as Engine['project'],
     replayTo: on((e, runId, seq: number) => e.replayTo(runId, seq)),
     inspectRun: on((e, runId) => e.inspectRun(runId)),

@@ -220,7 +220,8 @@ export interface WaitUrlRecord {
   tokenId: string
   runId: string
   threadId: string
-  waitId: string
+  /** The key of the wait it completes (the thread's `wait` command key). */
+  waitKey: string
   expiresAt: number
   /** The options the URL was made with (payload input type, signature secret's hash, …). */
   options: Json

@@ -10,6 +10,7 @@ import type { Fingerprints } from './fingerprint.js'
 import type { Logger } from './logger.js'
 import type { Observation, ResolvedOptions, ResolvedTrim } from './options.js'
 import type { Ownership } from './ownership.js'
+import type { WaitUrls } from './wait-urls.js'
 
 /** What the engine's parts share: built once by createEngine, never global. */
 export interface EngineContext {
@@ -37,6 +38,8 @@ export interface EngineContext {
   requestDrive(runId: string): void
   /** Run ownership through the store's leases (several processes on one store), if enforced. */
   ownership?: Ownership
+  /** Wait URL tokens and their config (docs/schedules.md, "Wait URLs"). */
+  waitUrls?: WaitUrls
 }
 
 /** How an in-process execution of one attempt ended. */

@@ -5,6 +5,7 @@ import type { ProjectorOptions } from '../core/projector-status.js'
 import type { ScheduleTickerOptions } from './engine-schedules.js'
 import type { Logger } from './logger.js'
 import type { ScheduleDefinition } from './schedule-spec.js'
+import type { WaitUrlConfig } from './wait-urls.js'
 
 /** Where and how `serve` (and the `serve` option) listens. */
 export interface ServeOptions {
@@ -146,6 +147,8 @@ export interface RuntimeOptions {
   schedules?: readonly ScheduleDefinition[]
   /** How schedules are ticked: polling, the ticker's claim, the outage grace. */
   scheduleOptions?: ScheduleTickerOptions
+  /** Wait URLs: their public base URL and the host's signature secret (docs/schedules.md). */
+  waitUrls?: WaitUrlConfig
 }
 
 export interface ResolvedOptions {

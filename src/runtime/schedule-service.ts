@@ -10,41 +10,23 @@ import {
 import { canonicalJson, type Json } from '../core/json.js'
 import type { Clock, ScheduleRecord, ScheduleStore } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
+import type { BackfillResult, ScheduleInfo, ScheduleSpec } from '../core/schedule-types.js'
 import {
   type ScheduleDefinition,
   type ScheduleOptions,
-  type ScheduleSpec,
   type ScheduleTick,
   toSpec,
 } from './schedule-spec.js'
-import { initialState, type ScheduleState, specOf, stateOf, wakeAtOf } from './schedule-state.js'
+
+export type { BackfillResult, ScheduleInfo }
+
+import { initialState, specOf, stateOf, wakeAtOf } from './schedule-state.js'
 import { fireTime, type Ticks, tickRunId, triggerRunId } from './schedule-ticks.js'
 import { type ScheduleHost, startTick } from './tick-runner.js'
 import { validateWith } from './validate.js'
 
-/** A schedule as `engine.schedules` and `GET /schedules` show it. */
-export interface ScheduleInfo {
-  name: string
-  spec: ScheduleSpec
-  paused: boolean
-  /** When the next tick fires (its time plus jitter); null while paused or never again. */
-  nextFireAt: number | null
-  /** The next few fire times (up to 5), for a look ahead; empty while paused. */
-  upcoming: number[]
-  state: ScheduleState
-  version: number
-  createdAt: number
-  updatedAt: number
-}
-
 /** What `update` takes: any field of the options but the name. */
 export type ScheduleUpdate = Partial<Omit<ScheduleOptions, 'name'>>
-
-/** What `backfill` started: each tick's run id, and how many of those existed already. */
-export interface BackfillResult {
-  runIds: string[]
-  existing: number
-}
 
 /** Ticks a backfill may cover at most (a larger range is refused, nothing started). */
 export const MAX_BACKFILL = 1000

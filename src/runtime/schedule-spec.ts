@@ -1,12 +1,10 @@
 import type { Definition } from '../core/definition.js'
 import { InvalidScheduleError } from '../core/errors.js'
 import { checkJson, type Json, type JsonObject } from '../core/json.js'
+import type { CatchUpPolicy, OverlapPolicy, ScheduleSpec } from '../core/schedule-types.js'
 import { checkCron, checkTimezone } from './schedule-ticks.js'
 
-/** What a schedule does when a tick comes while its previous run is still going. */
-export type OverlapPolicy = 'skip' | 'buffer-one' | 'allow' | 'cancel-previous'
-/** What a schedule does with ticks that fell due while no host was ticking (an outage). */
-export type CatchUpPolicy = 'none' | 'latest' | 'all'
+export type { CatchUpPolicy, OverlapPolicy, ScheduleSpec }
 
 /** The tick a run is started for: the input function's argument. */
 export interface ScheduleTick {
@@ -48,27 +46,6 @@ export interface ScheduleOptions {
 /** A schedule as `defineSchedule` returns it: checked, frozen. */
 export interface ScheduleDefinition extends Readonly<ScheduleOptions> {
   readonly kindOf: 'schedule'
-}
-
-/** A schedule's definition as the store keeps it (JSON): what every host ticks by. */
-export interface ScheduleSpec extends JsonObject {
-  name: string
-  cron: string | null
-  every: number | null
-  timezone: string
-  start: {
-    kind: string
-    definitionName: string
-    definitionVersion: string | null
-    /** The input, unless it is a function (`inputFromCode`): then each host's code computes it. */
-    input: Json
-    inputFromCode: boolean
-  }
-  overlap: OverlapPolicy
-  catchUp: CatchUpPolicy
-  maxCatchUp: number
-  jitterMs: number
-  description: string | null
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/

@@ -1,36 +1,14 @@
-import type { JsonObject } from '../core/json.js'
 import type { ScheduleRecord } from '../core/ports.js'
-import type { ScheduleSpec } from './schedule-spec.js'
+import type {
+  ScheduleRunEntry,
+  ScheduleSpec,
+  ScheduleState,
+  StartReason,
+} from '../core/schedule-types.js'
+
+export type { ScheduleRunEntry, ScheduleState, StartReason }
+
 import { fireTime, type Ticks } from './schedule-ticks.js'
-
-/** Why a schedule started a run. */
-export type StartReason = 'tick' | 'catch-up' | 'buffered' | 'trigger' | 'backfill'
-
-export interface ScheduleRunEntry extends JsonObject {
-  runId: string
-  /** The tick the run is for (a trigger: when it was asked). */
-  tick: number
-  startedAt: number
-  reason: StartReason
-}
-
-/** A schedule's progress, kept in its row's `state` (JSON). */
-export interface ScheduleState extends JsonObject {
-  /** The next tick not handled yet; null when the rule never fires again. */
-  nextTick: number | null
-  /** `buffer-one`: a tick waiting for the schedule's active run to end. */
-  buffered: number | null
-  /** The run the schedule started last (what `overlap` looks at). */
-  lastRunId: string | null
-  /** The latest runs it started, newest first (at most RECENT). */
-  recent: ScheduleRunEntry[]
-  /** Runs started, ticks skipped by `overlap`, ticks missed in an outage and not caught up. */
-  started: number
-  skipped: number
-  missed: number
-  /** The last tick that could not start its run (a definition gone, an input refused). */
-  lastError: { at: number; tick: number; code: string; message: string } | null
-}
 
 export const RECENT = 10
 

@@ -80,7 +80,7 @@ export function describeScheduleStore(
         tokenId: 'wt_1',
         runId: 'r',
         threadId: 't',
-        waitId: 'w',
+        waitKey: 'w',
         expiresAt: 500,
         options: { input: null },
         usedAt: null,

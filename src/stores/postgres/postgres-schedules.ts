@@ -34,7 +34,7 @@ export function postgresSchedules(
     readMark: `SELECT at FROM ${s}.skein_schedule_mark WHERE id = 1`,
     writeMark: `INSERT INTO ${s}.skein_schedule_mark (id, at) VALUES (1, $1)
       ON CONFLICT (id) DO UPDATE SET at = greatest(${s}.skein_schedule_mark.at, excluded.at)`,
-    insertUrl: `INSERT INTO ${s}.skein_wait_urls (hash, token_id, run_id, thread_id, wait_id,
+    insertUrl: `INSERT INTO ${s}.skein_wait_urls (hash, token_id, run_id, thread_id, wait_key,
         expires_at, options, used_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     findUrl: `SELECT * FROM ${s}.skein_wait_urls WHERE hash = $1`,
     useUrl: `UPDATE ${s}.skein_wait_urls SET used_at = $1 WHERE hash = $2 AND used_at IS NULL

@@ -168,7 +168,7 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
     token_id text NOT NULL,
     run_id text NOT NULL,
     thread_id text NOT NULL,
-    wait_id text NOT NULL,
+    wait_key text NOT NULL,
     expires_at bigint NOT NULL,
     options text NOT NULL,
     used_at bigint,

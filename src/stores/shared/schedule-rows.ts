@@ -42,7 +42,7 @@ export interface WaitUrlRow {
   token_id: string
   run_id: string
   thread_id: string
-  wait_id: string
+  wait_key: string
   expires_at: number | string
   options: string
   used_at: number | string | null
@@ -54,7 +54,7 @@ export const rowToWaitUrl = (row: WaitUrlRow): WaitUrlRecord => ({
   tokenId: row.token_id,
   runId: row.run_id,
   threadId: row.thread_id,
-  waitId: row.wait_id,
+  waitKey: row.wait_key,
   expiresAt: Number(row.expires_at),
   options: JSON.parse(row.options) as Json,
   usedAt: row.used_at === null ? null : Number(row.used_at),
@@ -67,7 +67,7 @@ export const waitUrlParams = (r: WaitUrlRecord) =>
     r.tokenId,
     r.runId,
     r.threadId,
-    r.waitId,
+    r.waitKey,
     r.expiresAt,
     JSON.stringify(r.options),
     r.usedAt,

@@ -181,7 +181,7 @@ const MIGRATIONS: readonly string[] = [
     token_id TEXT NOT NULL,
     run_id TEXT NOT NULL,
     thread_id TEXT NOT NULL,
-    wait_id TEXT NOT NULL,
+    wait_key TEXT NOT NULL,
     expires_at INTEGER NOT NULL,
     options TEXT NOT NULL,
     used_at INTEGER,

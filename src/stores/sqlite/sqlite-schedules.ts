@@ -53,7 +53,7 @@ export function sqliteSchedules(
       'INSERT INTO skein_schedule_mark (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at',
     ),
     insertUrl: lazy.prepare(
-      `INSERT INTO skein_wait_urls (hash, token_id, run_id, thread_id, wait_id, expires_at, options,
+      `INSERT INTO skein_wait_urls (hash, token_id, run_id, thread_id, wait_key, expires_at, options,
         used_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     findUrl: lazy.prepare<[string], WaitUrlRow>('SELECT * FROM skein_wait_urls WHERE hash = ?'),
