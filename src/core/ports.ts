@@ -57,6 +57,7 @@ export interface Lease {
  *   stored epoch (a take-over: the writer read the lease and claims `stored.epoch + 1`),
  * and then stores `{ owner, epoch, expiresAt }`. Anything else fails with `LeaseLostError`
  * and writes nothing (events, meta, lease). `expiresAt <= now` releases the run on commit.
+ * The rule is `decideClaim` (core/claim-rule.ts), with its table of cases in the contract.
  */
 export interface LeaseClaim {
   owner: string

@@ -1,5 +1,9 @@
 import { InvalidRequestError } from '../../core/errors.js'
-import { appendFunction, appendFunctionWithLeases } from './append-function.js'
+import {
+  appendFunction,
+  appendFunctionNullSafe,
+  appendFunctionWithLeases,
+} from './append-function.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
 export interface SchemaName {
@@ -143,6 +147,9 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
     updated_at bigint NOT NULL DEFAULT 0
   );
   `,
+  // v5: skein_append's renewal check made null-safe (append-function.ts): every statement of
+  // the claim rule then answers its table of cases alike (`describeLeaseStore`).
+  (s, channel) => appendFunctionNullSafe(s, channel),
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length
