@@ -16,6 +16,7 @@ import type {
 } from '../../core/ports.js'
 import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../core/summaries.js'
 import { checkClaim, toLease } from '../shared/lease-rule.js'
+import { memoryClaims } from './memory-claims.js'
 import { memoryFeed } from './memory-feed.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
 
@@ -85,6 +86,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
   return {
     snapshots,
     leases,
+    claims: memoryClaims(),
     feed: feed.feed,
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)

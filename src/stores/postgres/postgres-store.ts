@@ -1,5 +1,6 @@
 import { InvalidRequestError, StoreError, StoreUnavailableError } from '../../core/errors.js'
 import type {
+  ClaimStore,
   EventListener,
   EventStore,
   LeaseStore,
@@ -22,6 +23,7 @@ import {
   type PostgresQueryable,
 } from './driver.js'
 import { createGroupCommit } from './group-commit.js'
+import { postgresClaims } from './postgres-claims.js'
 import { postgresFeed } from './postgres-feed.js'
 import { postgresLeases } from './postgres-leases.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
@@ -75,6 +77,8 @@ export interface PostgresStore extends EventStore {
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
   readonly leases: LeaseStore
+  /** Named claims shared by every host on this schema (docs/storage.md, "Claims"). */
+  readonly claims: ClaimStore
   /** Makes every deferred append committed so far durable. */
   flush(): Promise<void>
   /** Commits what is queued; ends the pool if the store made it (never a pool you handed in). */
@@ -255,6 +259,7 @@ export function postgresStore(
   }
 
   const leases = postgresLeases(sql, read)
+  const claims = postgresClaims(schema.sql, read)
 
   const snapshots = postgresSnapshotStore({
     read,
@@ -290,6 +295,7 @@ export function postgresStore(
       })
     },
     leases,
+    claims,
     read: async (runId, { fromSeq = 1, limit } = {}) => {
       const bounded = limit === undefined ? null : Math.max(0, limit)
       const rows = await read(`read run ${runId}`, sql.read, [runId, fromSeq, bounded])

@@ -150,6 +150,17 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   // v5: skein_append's renewal check made null-safe (append-function.ts): every statement of
   // the claim rule then answers its table of cases alike (`describeLeaseStore`).
   (s, channel) => appendFunctionNullSafe(s, channel),
+  // v6: named claims (ClaimStore, docs/storage.md): a keyed lease per name ('projector:<name>',
+  // 'sweep:retention', …), taken and renewed by one upsert under the claim rule. expires_at = 0:
+  // let go (owner and epoch kept, so the next take-over bumps the epoch).
+  (s) => `
+  CREATE TABLE ${s}.skein_claims (
+    name text PRIMARY KEY,
+    owner text NOT NULL,
+    epoch bigint NOT NULL,
+    expires_at bigint NOT NULL
+  );
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length
