@@ -34,6 +34,7 @@ import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
 import type { Observation } from './runtime/options.js'
 import { type ResolvedTrim, resolveOptions } from './runtime/options.js'
+import { ClaimedTasks } from './runtime/ownership/claimed-task.js'
 import { resolveOwnership } from './runtime/ownership.js'
 import { ProjectorRunner } from './runtime/projectors.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
@@ -88,6 +89,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     const snapshots: SnapshotStore =
       options.snapshotStore ?? store.snapshots ?? memorySnapshotStore()
     const projectors = projectorRunner(store)
+    const ownership = resolveOwnership(options.ownership, store.leases, {
+      owner: defaultOwner,
+      isGone: ownerGone,
+    })
     const ctx: EngineContext = {
       registry,
       ids: options.ids ?? defaultIds(),
@@ -105,9 +110,12 @@ export function createEngine(options: EngineOptions = {}): Engine {
       fingerprints: new Fingerprints(),
       requestDrive: (runId) => lifecycle.runtime?.requestDrive(runId),
       publishTransient: (event) => lifecycle.runtime?.publishTransient(event),
-      ownership: resolveOwnership(options.ownership, store.leases, {
-        owner: defaultOwner,
-        isGone: ownerGone,
+      ownership,
+      tasks: new ClaimedTasks({
+        clock,
+        claims: store.claims,
+        owner: ownership?.owner ?? defaultOwner(),
+        log,
       }),
     }
     const rt = new RuntimeEngine(ctx)
