@@ -88,11 +88,17 @@ export function createEngine(options: EngineOptions = {}): Engine {
     const store = await resolveStore(options.store)
     const snapshots: SnapshotStore =
       options.snapshotStore ?? store.snapshots ?? memorySnapshotStore()
-    const projectors = projectorRunner(store)
     const ownership = resolveOwnership(options.ownership, store.leases, {
       owner: defaultOwner,
       isGone: ownerGone,
     })
+    const tasks = new ClaimedTasks({
+      clock,
+      claims: store.claims,
+      owner: ownership?.owner ?? defaultOwner(),
+      log,
+    })
+    const projectors = projectorRunner(store, tasks)
     const ctx: EngineContext = {
       registry,
       ids: options.ids ?? defaultIds(),
@@ -111,12 +117,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       requestDrive: (runId) => lifecycle.runtime?.requestDrive(runId),
       publishTransient: (event) => lifecycle.runtime?.publishTransient(event),
       ownership,
-      tasks: new ClaimedTasks({
-        clock,
-        claims: store.claims,
-        owner: ownership?.owner ?? defaultOwner(),
-        log,
-      }),
+      tasks,
     }
     const rt = new RuntimeEngine(ctx)
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
@@ -131,7 +132,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     projectors.start()
     return { store, runtime: rt, projectors }
   }
-  const projectorRunner = (store: EventStore): ProjectorRunner => {
+  const projectorRunner = (store: EventStore, tasks: ClaimedTasks): ProjectorRunner => {
     const list = [
       ...(options.projectors ?? []),
       ...(options.modules ?? []).flatMap((m) => m.projectors ?? []),
@@ -146,6 +147,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
       list,
       {
         feed: feed ?? (undefined as never),
+        claims: store.claims,
+        tasks,
         clock,
         observe,
         observing: sink !== undefined,

@@ -3,10 +3,20 @@ import type { Claim, ClaimStore } from '../../core/ports.js'
 
 const toClaim = (name: string, held: HeldClaim): Claim => ({ name, ...held })
 
-/** Named claims of one process (the memory store): the claim rule applied to a map. */
-export function memoryClaims(): ClaimStore {
+/**
+ * Named claims of one process (the memory store): the claim rule applied to a map. `holds`
+ * tells the feed whether a checkpoint's writer still holds its projector's claim.
+ */
+export function memoryClaims(): {
+  claims: ClaimStore
+  holds: (name: string, owner: string, epoch: number) => boolean
+} {
   const claims = new Map<string, HeldClaim>()
-  return {
+  const holds = (name: string, owner: string, epoch: number) => {
+    const stored = claims.get(name)
+    return stored?.owner === owner && stored.epoch === epoch && stored.expiresAt > 0
+  }
+  const store: ClaimStore = {
     shared: false,
     async claim(name, owner, now, expiresAt) {
       const stored = claims.get(name) ?? null
@@ -30,4 +40,5 @@ export function memoryClaims(): ClaimStore {
       return out.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0))
     },
   }
+  return { claims: store, holds }
 }

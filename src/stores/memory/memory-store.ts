@@ -73,7 +73,8 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       return due
     },
   }
-  const feed = memoryFeed((runId) => runs.get(runId)?.events)
+  const claims = memoryClaims()
+  const feed = memoryFeed((runId) => runs.get(runId)?.events, claims.holds)
   const logOf = (runId: string): RunLog => {
     let log = runs.get(runId)
     if (!log) {
@@ -86,7 +87,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
   return {
     snapshots,
     leases,
-    claims: memoryClaims(),
+    claims: claims.claims,
     feed: feed.feed,
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)

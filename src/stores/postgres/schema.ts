@@ -160,6 +160,8 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
     epoch bigint NOT NULL,
     expires_at bigint NOT NULL
   );
+  -- A projector's claim is 'projector:<name>' here now; its checkpoint keeps the position.
+  ALTER TABLE ${s}.skein_projectors DROP COLUMN owner, DROP COLUMN expires_at;
   `,
 ]
 

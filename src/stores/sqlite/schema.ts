@@ -169,6 +169,9 @@ const MIGRATIONS: readonly string[] = [
     epoch INTEGER NOT NULL,
     expires_at INTEGER NOT NULL
   ) WITHOUT ROWID;
+  -- A projector's claim is 'projector:<name>' here now; its checkpoint keeps the position.
+  ALTER TABLE skein_projectors DROP COLUMN owner;
+  ALTER TABLE skein_projectors DROP COLUMN expires_at;
   `,
 ]
 
