@@ -12,7 +12,10 @@ export interface ProjectorContext {
   projector: string
   /** 1 on first delivery of this batch, then 2, 3, … after failures. */
   attempt: number
-  /** Aborted when the engine stops or this process loses the projector's claim; a long handler should give up. */
+  /**
+   * Aborted when the engine stops or this process loses the projector's claim; a long handler
+   * should give up.
+   */
   signal: AbortSignal
 }
 

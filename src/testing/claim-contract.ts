@@ -135,6 +135,34 @@ export function describeClaimStore(
       expect(await a.list('slot:%')).toEqual([])
     })
 
+    it('a projector checkpoint moves only under its claim, held at the writer’s epoch', async () => {
+      const pair = await makePair()
+      pairs.push(pair)
+      const [fa, fb] = [pair.a.feed, pair.b.feed]
+      if (!fa || !fb) return
+      const a = claimsOf(pair.a)
+      const b = claimsOf(pair.b)
+      // Nobody holds it: no save.
+      expect(await fa.saveCheckpoint('p', 'A', 1, 5, 1000)).toBe(false)
+      expect(await fb.checkpoint('p')).toBeNull()
+      await a.claim('projector:p', 'A', 1000, 2000)
+      expect(await fa.saveCheckpoint('p', 'A', 1, 5, 1001)).toBe(true)
+      expect(await fb.saveCheckpoint('p', 'B', 1, 9, 1001)).toBe(false)
+      expect(await fb.checkpoint('p')).toEqual({ name: 'p', position: 5, updatedAt: 1001 })
+      // Never backwards.
+      expect(await fa.saveCheckpoint('p', 'A', 1, 3, 1002)).toBe(true)
+      expect(await fb.checkpoint('p')).toEqual({ name: 'p', position: 5, updatedAt: 1001 })
+      // B takes over after expiry: A, paused, is fenced by its old epoch.
+      await b.claim('projector:p', 'B', 2000, 3000)
+      expect(await fa.saveCheckpoint('p', 'A', 1, 8, 2001)).toBe(false)
+      expect(await fb.saveCheckpoint('p', 'B', 2, 7, 2001)).toBe(true)
+      expect(await fa.checkpoint('p')).toEqual({ name: 'p', position: 7, updatedAt: 2001 })
+      // Let go: not even the former holder saves.
+      await b.release('projector:p', 'B', 2)
+      expect(await fb.saveCheckpoint('p', 'B', 2, 9, 2002)).toBe(false)
+      expect((await fa.checkpoint('p'))?.position).toBe(7)
+    })
+
     it('claimants racing through both handles: exactly one is granted each round', async () => {
       const { a, b } = await open()
       for (let round = 0; round < 5; round++) {
