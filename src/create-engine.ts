@@ -34,6 +34,7 @@ import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
 import type { Observation } from './runtime/options.js'
 import { type ResolvedTrim, resolveOptions } from './runtime/options.js'
+import { ClaimedTasks } from './runtime/ownership/claimed-task.js'
 import { resolveOwnership } from './runtime/ownership.js'
 import { ProjectorRunner } from './runtime/projectors.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
@@ -87,7 +88,17 @@ export function createEngine(options: EngineOptions = {}): Engine {
     const store = await resolveStore(options.store)
     const snapshots: SnapshotStore =
       options.snapshotStore ?? store.snapshots ?? memorySnapshotStore()
-    const projectors = projectorRunner(store)
+    const ownership = resolveOwnership(options.ownership, store.leases, {
+      owner: defaultOwner,
+      isGone: ownerGone,
+    })
+    const tasks = new ClaimedTasks({
+      clock,
+      claims: store.claims,
+      owner: ownership?.owner ?? defaultOwner(),
+      log,
+    })
+    const projectors = projectorRunner(store, tasks)
     const ctx: EngineContext = {
       registry,
       ids: options.ids ?? defaultIds(),
@@ -105,10 +116,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
       fingerprints: new Fingerprints(),
       requestDrive: (runId) => lifecycle.runtime?.requestDrive(runId),
       publishTransient: (event) => lifecycle.runtime?.publishTransient(event),
-      ownership: resolveOwnership(options.ownership, store.leases, {
-        owner: defaultOwner,
-        isGone: ownerGone,
-      }),
+      ownership,
+      tasks,
     }
     const rt = new RuntimeEngine(ctx)
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
@@ -123,7 +132,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     projectors.start()
     return { store, runtime: rt, projectors }
   }
-  const projectorRunner = (store: EventStore): ProjectorRunner => {
+  const projectorRunner = (store: EventStore, tasks: ClaimedTasks): ProjectorRunner => {
     const list = [
       ...(options.projectors ?? []),
       ...(options.modules ?? []).flatMap((m) => m.projectors ?? []),
@@ -138,6 +147,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
       list,
       {
         feed: feed ?? (undefined as never),
+        claims: store.claims,
+        tasks,
         clock,
         observe,
         observing: sink !== undefined,

@@ -358,6 +358,7 @@ export class RuntimeEngine implements EngineRuntime {
     if (graceMs > 0) await this.idleWithin(graceMs)
     this.host.stopped = true
     await this.runs.halt()
+    await this.ctx.tasks.stop()
   }
 
   /** Resolves when every run is idle or `ms` passed on the engine's clock. */

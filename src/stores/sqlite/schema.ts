@@ -159,6 +159,20 @@ const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL DEFAULT 0
   );
   `,
+  `
+  -- v6: named claims (ClaimStore, docs/storage.md): a keyed lease per name ('projector:<name>',
+  -- 'sweep:retention', …), taken and renewed by one statement under the claim rule.
+  -- expires_at = 0: let go (owner and epoch kept, so the next take-over bumps the epoch).
+  CREATE TABLE skein_claims (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  -- A projector's claim is 'projector:<name>' here now; its checkpoint keeps the position.
+  ALTER TABLE skein_projectors DROP COLUMN owner;
+  ALTER TABLE skein_projectors DROP COLUMN expires_at;
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length
