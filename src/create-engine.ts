@@ -39,6 +39,7 @@ import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
 import type { Observation } from './runtime/options.js'
 import { type ResolvedTrim, resolveOptions } from './runtime/options.js'
+import { ClaimedTasks } from './runtime/ownership/claimed-task.js'
 import { resolveOwnership } from './runtime/ownership.js'
 import { ProjectorRunner } from './runtime/projectors.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
@@ -96,7 +97,13 @@ export function createEngine(options: EngineOptions = {}): Engine {
     const store = await resolveStore(options.store)
     const snapshots: SnapshotStore =
       options.snapshotStore ?? store.snapshots ?? memorySnapshotStore()
-    const projectors = projectorRunner(store)
+    const ownership = resolveOwnership(options.ownership, store.leases, {
+      owner: defaultOwner,
+      isGone: ownerGone,
+    })
+    const owner = ownership?.owner ?? defaultOwner()
+    const tasks = new ClaimedTasks({ clock, claims: store.claims, owner, log })
+    const projectors = projectorRunner(store, tasks)
     const ctx: EngineContext = {
       registry,
       ids: options.ids ?? defaultIds(),
@@ -115,10 +122,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
       requestDrive: (runId) => lifecycle.runtime?.requestDrive(runId),
       publishTransient: (event) => lifecycle.runtime?.publishTransient(event),
       waitUrls: { ...waitUrlConfig, store: store.waitUrls ?? memoryWaitUrls() },
-      ownership: resolveOwnership(options.ownership, store.leases, {
-        owner: defaultOwner,
-        isGone: ownerGone,
-      }),
+      ownership,
+      tasks,
     }
     const rt = new RuntimeEngine(ctx)
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
@@ -137,10 +142,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
       rt,
       options.schedules ?? [],
       options.scheduleOptions,
+      owner,
     )
     return { store, runtime: rt, projectors, schedules }
   }
-  const projectorRunner = (store: EventStore): ProjectorRunner => {
+  const projectorRunner = (store: EventStore, tasks: ClaimedTasks): ProjectorRunner => {
     const list = [
       ...(options.projectors ?? []),
       ...(options.modules ?? []).flatMap((m) => m.projectors ?? []),
@@ -155,6 +161,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
       list,
       {
         feed: feed ?? (undefined as never),
+        claims: store.claims,
+        tasks,
         clock,
         observe,
         observing: sink !== undefined,

@@ -10,6 +10,12 @@ export type {
   StartRunArgs,
   WaitFor,
 } from './core/api-types.js'
+export {
+  type ClaimAttempt,
+  type ClaimDecision,
+  decideClaim,
+  type HeldClaim,
+} from './core/claim-rule.js'
 export type {
   EventOrigin,
   RunState,
@@ -112,6 +118,8 @@ export {
 } from './core/module-api.js'
 export type {
   AppendOptions,
+  Claim,
+  ClaimStore,
   Clock,
   EventStore,
   FeedEntry,

@@ -1,6 +1,6 @@
 import type { EffectDefinition } from '../core/effect.js'
 import type { TransientEvent } from '../core/envelope.js'
-import type { RunFold } from '../core/fold.js'
+import type { RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
@@ -9,6 +9,7 @@ import type { Causes } from './causes.js'
 import type { Fingerprints } from './fingerprint.js'
 import type { Logger } from './logger.js'
 import type { Observation, ResolvedOptions, ResolvedTrim } from './options.js'
+import type { ClaimedTasks } from './ownership/claimed-task.js'
 import type { Ownership } from './ownership.js'
 import type { WaitUrls } from './wait-urls.js'
 
@@ -40,6 +41,8 @@ export interface EngineContext {
   ownership?: Ownership
   /** Wait URL tokens and their config (docs/schedules.md, "Wait URLs"). */
   waitUrls?: WaitUrls
+  /** Background work done under a claim in the store, stopped with the engine. */
+  tasks: ClaimedTasks
 }
 
 /** How an in-process execution of one attempt ended. */

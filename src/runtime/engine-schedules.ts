@@ -1,5 +1,5 @@
 import type { RunState } from '../core/envelope.js'
-import type { ScheduleStore } from '../core/ports.js'
+import type { Claim, ClaimStore, ScheduleStore } from '../core/ports.js'
 import type { EngineContext } from './context.js'
 import type { RuntimeEngine } from './engine.js'
 import {
@@ -69,8 +69,34 @@ export function resolveTickerOptions(options: ScheduleTickerOptions = {}) {
   }
 }
 
-/** One process, no claim to take: the ticker always holds. */
+/** The store has no claims (a custom store): this process alone ticks. */
 const alwaysHeld: TickerClaim = { hold: async () => 1, release: async () => {} }
+
+/** The name of the claim the ticker works under (one per store). */
+export const SCHEDULES_CLAIM = 'schedules'
+
+/**
+ * The ticker's claim through the store's claim port (`EventStore.claims`): taken or renewed at
+ * every pass (passes come at least every `pollMs`, well inside the lease), let go on stop.
+ */
+export function storeClaim(
+  claims: ClaimStore | undefined,
+  owner: string,
+  leaseMs: number,
+): TickerClaim {
+  if (!claims) return alwaysHeld
+  let held: Claim | null = null
+  return {
+    async hold(now) {
+      held = await claims.claim(SCHEDULES_CLAIM, owner, now, now + leaseMs)
+      return held?.epoch ?? null
+    },
+    async release() {
+      if (held) await claims.release(SCHEDULES_CLAIM, owner, held.epoch)
+      held = null
+    },
+  }
+}
 
 /**
  * Builds the engine's schedules over its runtime and the store's schedule table: the code's
@@ -82,9 +108,10 @@ export async function startSchedules(
   rt: RuntimeEngine,
   definitions: readonly ScheduleDefinition[],
   option: ScheduleTickerOptions | undefined,
-  claim: TickerClaim = alwaysHeld,
+  owner: string,
 ): Promise<Schedules> {
   const options = resolveTickerOptions(option)
+  const claim = storeClaim(ctx.store.claims, owner, options.leaseMs)
   const ticks = new Ticks()
   let ticker: ScheduleTicker | undefined
   const host = {

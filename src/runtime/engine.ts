@@ -23,7 +23,7 @@ import {
   WaitUrlGoneError,
   WaitUrlNotFoundError,
 } from '../core/errors.js'
-import { type RunFold, viewState } from '../core/fold.js'
+import { type RunFold, viewState } from '../core/fold/index.js'
 import type { EventStore, SummaryPage, SummaryQuery, WorkerCallbackInput } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
@@ -389,6 +389,7 @@ export class RuntimeEngine implements EngineRuntime {
     if (graceMs > 0) await this.idleWithin(graceMs)
     this.host.stopped = true
     await this.runs.halt()
+    await this.ctx.tasks.stop()
   }
 
   /** Resolves when every run is idle or `ms` passed on the engine's clock. */

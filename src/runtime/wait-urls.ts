@@ -5,7 +5,7 @@ import {
   WaitUrlGoneError,
   WaitUrlNotFoundError,
 } from '../core/errors.js'
-import type { RunFold, WaitRecord } from '../core/fold.js'
+import type { RunFold, WaitRecord } from '../core/fold/index.js'
 import type { Json, JsonObject } from '../core/json.js'
 import type { WaitUrlRecord, WaitUrlStore } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'

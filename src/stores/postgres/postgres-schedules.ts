@@ -11,7 +11,7 @@ type Read = (action: string, text: string, params: unknown[]) => Promise<any[]>
 const COLUMNS = 'name, spec, paused, wake_at, state, version, created_at, updated_at'
 
 /**
- * Schedules and wait URL tokens in a Postgres schema (migration v5). Single statements, each
+ * Schedules and wait URL tokens in a Postgres schema (migration v7). Single statements, each
  * atomic across hosts; an update is a compare-and-set on the row's version.
  */
 export function postgresSchedules(

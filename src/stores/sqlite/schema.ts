@@ -160,7 +160,21 @@ const MIGRATIONS: readonly string[] = [
   );
   `,
   `
-  -- v6 (schedules, wait URLs; docs/schedules.md): one row per schedule, its definition and
+  -- v6: named claims (ClaimStore, docs/storage.md): a keyed lease per name ('projector:<name>',
+  -- 'sweep:retention', …), taken and renewed by one statement under the claim rule.
+  -- expires_at = 0: let go (owner and epoch kept, so the next take-over bumps the epoch).
+  CREATE TABLE skein_claims (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  -- A projector's claim is 'projector:<name>' here now; its checkpoint keeps the position.
+  ALTER TABLE skein_projectors DROP COLUMN owner;
+  ALTER TABLE skein_projectors DROP COLUMN expires_at;
+  `,
+  `
+  -- v7 (schedules, wait URLs; docs/schedules.md): one row per schedule, its definition and
   -- progress as JSON, found by when the ticker must look at it next; the ticker's liveness
   -- mark; wait URL tokens by their SHA-256 (the token itself is never stored).
   CREATE TABLE skein_schedules (

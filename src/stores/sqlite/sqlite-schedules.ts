@@ -15,7 +15,7 @@ type Call = <T>(action: string, fn: () => T) => Promise<T>
 const COLUMNS = 'name, spec, paused, wake_at, state, version, created_at, updated_at'
 
 /**
- * Schedules and wait URL tokens of a SQLite file (schema v6). Every write is one statement,
+ * Schedules and wait URL tokens of a SQLite file (schema v7). Every write is one statement,
  * atomic against the other connections to the file; an update is a compare-and-set on the
  * row's version.
  */
