@@ -11,7 +11,7 @@ import type { Logger } from './logger.js'
 import type { Observation, ResolvedOptions, ResolvedTrim } from './options.js'
 import type { ClaimedTasks } from './ownership/claimed-task.js'
 import type { Ownership } from './ownership.js'
-import type { WaitUrls } from './wait-urls.js'
+import type { WaitUrls } from './schedule-api.js'
 
 /** What the engine's parts share: built once by createEngine, never global. */
 export interface EngineContext {

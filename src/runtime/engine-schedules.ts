@@ -1,46 +1,11 @@
-import type { RunState } from '../core/envelope.js'
 import type { Claim, ClaimStore, ScheduleStore } from '../core/ports.js'
 import type { EngineContext } from './context.js'
 import type { RuntimeEngine } from './engine.js'
-import {
-  type BackfillResult,
-  type ScheduleInfo,
-  ScheduleService,
-  type ScheduleUpdate,
-} from './schedule-service.js'
-import type { ScheduleDefinition, ScheduleOptions } from './schedule-spec.js'
+import type { EngineSchedules, ScheduleTickerOptions } from './schedule-api.js'
+import { ScheduleService } from './schedule-service.js'
+import type { ScheduleDefinition } from './schedule-spec.js'
 import { ScheduleTicker, type TickerClaim } from './schedule-ticker.js'
 import { Ticks } from './schedule-ticks.js'
-
-/** `engine.schedules` (docs/schedules.md): durable in the store, the same on every host. */
-export interface EngineSchedules {
-  list(): Promise<ScheduleInfo[]>
-  get(name: string): Promise<ScheduleInfo>
-  create(schedule: ScheduleOptions | ScheduleDefinition): Promise<ScheduleInfo>
-  update(name: string, patch: ScheduleUpdate): Promise<ScheduleInfo>
-  pause(name: string): Promise<ScheduleInfo>
-  resume(name: string): Promise<ScheduleInfo>
-  delete(name: string): Promise<void>
-  /** Starts a run now, outside the ticks; overlap does not apply. */
-  trigger(name: string): Promise<{ runId: string; state: RunState | null }>
-  /** Starts the run of every tick in `[from, to]` not started yet (at most 1,000 ticks). */
-  backfill(name: string, range: { from: number; to: number }): Promise<BackfillResult>
-}
-
-/** `createEngine({ scheduleOptions })`: how schedules are ticked (docs/schedules.md). */
-export interface ScheduleTickerOptions {
-  /** The longest sleep between looks at the store; default 1000 ms. */
-  pollMs?: number
-  /** How long the ticker's claim lasts without renewal; default 10 000 ms. */
-  leaseMs?: number
-  /**
-   * A gap with no host ticking longer than this is an outage, whose ticks follow each
-   * schedule's `catchUp`; shorter gaps (a failover) start every tick late. Default 30 000 ms.
-   */
-  graceMs?: number
-  /** Run no ticker in this process (it still changes and lists schedules). */
-  disabled?: boolean
-}
 
 /** The schedules part of one engine: the service and its ticker. */
 export interface Schedules {
@@ -144,3 +109,5 @@ export async function startSchedules(
   }
   return { service, ticker, stop: async () => ticker?.stop() }
 }
+
+export type { EngineSchedules, ScheduleTickerOptions }

@@ -27,8 +27,7 @@ import type {
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
-import type { EngineSchedules } from './engine-schedules.js'
-import type { WaitUrlOutcome, WaitUrlRequest } from './wait-urls.js'
+import type { EngineSchedules, WaitUrlOutcome, WaitUrlRequest } from './schedule-api.js'
 
 export interface SignalOptions extends CallerContext {
   /**

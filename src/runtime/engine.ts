@@ -45,12 +45,8 @@ import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
 import { TransientListeners } from './transient-listeners.js'
 import { checkId, checkIdempotencyKey, checkWait } from './validate.js'
-import {
-  checkWaitUrl,
-  completeWaitOp,
-  type WaitUrlOutcome,
-  type WaitUrlRequest,
-} from './wait-urls.js'
+import { completeWaitOp } from './wait-url-complete.js'
+import { checkWaitUrl, type WaitUrlOutcome, type WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
 import { workerCallbackOp } from './worker-callback.js'
 

@@ -2,10 +2,9 @@ import type { Module } from '../core/module.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
 import type { ProjectorDefinition } from '../core/projector.js'
 import type { ProjectorOptions } from '../core/projector-status.js'
-import type { ScheduleTickerOptions } from './engine-schedules.js'
 import type { Logger } from './logger.js'
+import type { ScheduleTickerOptions, WaitUrlConfig } from './schedule-api.js'
 import type { ScheduleDefinition } from './schedule-spec.js'
-import type { WaitUrlConfig } from './wait-urls.js'
 
 /** Where and how `serve` (and the `serve` option) listens. */
 export interface ServeOptions {

@@ -18,15 +18,14 @@ import {
   toSpec,
 } from './schedule-spec.js'
 
-export type { BackfillResult, ScheduleInfo }
+export type { BackfillResult, ScheduleInfo, ScheduleUpdate }
+
+import type { ScheduleUpdate } from './schedule-api.js'
 
 import { initialState, specOf, stateOf, wakeAtOf } from './schedule-state.js'
 import { fireTime, type Ticks, tickRunId, triggerRunId } from './schedule-ticks.js'
 import { type ScheduleHost, startTick } from './tick-runner.js'
 import { validateWith } from './validate.js'
-
-/** What `update` takes: any field of the options but the name. */
-export type ScheduleUpdate = Partial<Omit<ScheduleOptions, 'name'>>
 
 /** Ticks a backfill may cover at most (a larger range is refused, nothing started). */
 export const MAX_BACKFILL = 1000

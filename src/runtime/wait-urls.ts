@@ -6,31 +6,11 @@ import {
   WaitUrlNotFoundError,
 } from '../core/errors.js'
 import type { RunFold, WaitRecord } from '../core/fold/index.js'
-import type { Json, JsonObject } from '../core/json.js'
-import type { WaitUrlRecord, WaitUrlStore } from '../core/ports.js'
-import { RT } from '../core/runtime-events.js'
+import type { JsonObject } from '../core/json.js'
+import type { WaitUrlRecord } from '../core/ports.js'
 import { WAIT_URL_KEY, type WaitUrl } from '../core/wait-url.js'
 import type { EngineContext } from './context.js'
-import type { RunWriter } from './run-writer.js'
-import { validateSignalEvents } from './validate.js'
-
-/** `createEngine({ waitUrls })` (docs/schedules.md, "Wait URLs"). */
-export interface WaitUrlConfig {
-  /**
-   * What URLs start with: the public address of this API, e.g. `https://hooks.example.com`.
-   * Default: none, so `url` is the path alone (`/wait-urls/<token>`).
-   */
-  baseUrl?: string
-  /** The host's HMAC secret for URLs made with `signature: {}` (no secret of their own). */
-  signatureSecret?: string
-}
-
-/** The wait URLs part of an engine's context: the token store and the config. */
-export interface WaitUrls {
-  store: WaitUrlStore
-  baseUrl: string
-  signatureSecret?: string
-}
+import type { WaitUrlConfig, WaitUrlOutcome, WaitUrlRequest, WaitUrls } from './schedule-api.js'
 
 const DAY = 86_400_000
 /** 32 random bytes: 256 bits, unguessable. */
@@ -138,22 +118,6 @@ async function mint(
   }
 }
 
-/** What a POST to a wait URL brought. */
-export interface WaitUrlRequest {
-  body: Json
-  /** The raw body text (the signature is over it). */
-  text: string
-  header(name: string): string | null
-}
-
-/** What a POST to a wait URL did. */
-export interface WaitUrlOutcome {
-  runId: string
-  /** False only for a repeat POST to a URL made with `singleUse: false`. */
-  completed: boolean
-  tokenId: string
-}
-
 /**
  * Looks a POSTed token up and checks what needs no run: known (else WAIT_URL_NOT_FOUND),
  * unused and unexpired (else WAIT_URL_GONE), signed when it must be (else SIGNATURE_INVALID).
@@ -213,46 +177,4 @@ export function urlWaitOf(fold: RunFold, record: WaitUrlRecord): WaitRecord | un
   return undefined
 }
 
-/**
- * Completes the token's wait in the run's queue: the wait must still be open (a run's wait is
- * satisfied once, so two racing POSTs complete it once), the body passes the wait's input
- * schema, then one append records the token id and satisfies the wait with the body.
- */
-export async function completeWaitOp(
-  writer: RunWriter,
-  fold: RunFold | null,
-  record: WaitUrlRecord,
-  body: Json,
-): Promise<boolean> {
-  const wait = fold ? urlWaitOf(fold, record) : undefined
-  if (!fold || !wait) return false
-  const { ctx } = writer
-  const input = 'url' in wait.on ? wait.on.url.input : undefined
-  let value = body
-  if (input !== undefined) {
-    const [checked] = await validateSignalEvents(
-      ctx.registry,
-      [{ type: input, payload: body }],
-      ctx.options.maxEventBytes,
-    )
-    value = (checked?.payload ?? null) as Json
-  }
-  await writer.pass(
-    fold,
-    ({ batch }) => {
-      const { waitId, threadId } = wait
-      const done = batch.add(
-        RT.waitUrlCompleted,
-        { waitId, threadId, tokenId: record.tokenId },
-        { threadId, origin: 'external' },
-      )
-      batch.add(
-        RT.waitSatisfied,
-        { waitId, threadId, event: { seq: done.seq, type: done.type }, value },
-        { threadId, causationId: done.id },
-      )
-    },
-    'input',
-  )
-  return true
-}
+export type { WaitUrlConfig, WaitUrlOutcome, WaitUrlRequest, WaitUrls }
