@@ -16,6 +16,7 @@ export type {
 } from './http-contract/index.js'
 export { describeHttpHost } from './http-contract/index.js'
 export { describeLeaseStore, type StorePair } from './lease-contract.js'
+export { describeScheduleStore, type ScheduleStorePair } from './schedule-contract.js'
 export type {
   ContractTest,
   SnapshotContractOptions,

@@ -18,6 +18,7 @@ import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../
 import { checkClaim, toLease } from '../shared/lease-rule.js'
 import { memoryClaims } from './memory-claims.js'
 import { memoryFeed } from './memory-feed.js'
+import { memorySchedules, memoryWaitUrls } from './memory-schedules.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
 
 interface RunLog {
@@ -89,6 +90,8 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
     leases,
     claims: claims.claims,
     feed: feed.feed,
+    schedules: memorySchedules(),
+    waitUrls: memoryWaitUrls(),
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)
       const tail = log?.tail ?? 0

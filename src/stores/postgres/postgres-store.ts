@@ -26,6 +26,7 @@ import { createGroupCommit } from './group-commit.js'
 import { postgresClaims } from './postgres-claims.js'
 import { postgresFeed } from './postgres-feed.js'
 import { postgresLeases } from './postgres-leases.js'
+import { postgresSchedules } from './postgres-schedules.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
 import {
   migrationSql,
@@ -270,6 +271,7 @@ export function postgresStore(
     sql: { latest: sql.snapshotLatest, list: sql.snapshotList, prune: sql.snapshotPrune },
   })
   const projection = postgresFeed(schema.sql, read)
+  const { schedules, waitUrls } = postgresSchedules(schema.sql, read)
   const group = createGroupCommit(query, sql, {
     onCommitted: (runId, events) => {
       feed.local(runId, events)
@@ -284,6 +286,8 @@ export function postgresStore(
     schema: schema.name,
     snapshots,
     feed: projection.feed,
+    schedules,
+    waitUrls,
     ready,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {

@@ -27,6 +27,7 @@ import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteClaims } from './sqlite-claims.js'
 import { sqliteFeed } from './sqlite-feed.js'
 import { sqliteLeases } from './sqlite-leases.js'
+import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { prepareStatements } from './statements.js'
 import { summaryPage } from './summary-page.js'
@@ -163,6 +164,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const call = guardedCall(guard)
   const leases = sqliteLeases(db, st, call, group.forget)
   const claims = sqliteClaims(db, call)
+  const { schedules, waitUrls } = sqliteSchedules(db, call)
 
   const store: SqliteStore = {
     path,
@@ -170,6 +172,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     leases,
     claims,
     feed: feed.feed,
+    schedules,
+    waitUrls,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
         guard()
