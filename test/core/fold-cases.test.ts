@@ -6,7 +6,7 @@ import { waitCases } from '../../src/core/fold/waits.js'
 import { RT } from '../../src/core/runtime-events.js'
 
 /** Runtime types the fold records nothing for beyond `lastSeq` (the runtime acts on them). */
-const NOT_FOLDED: string[] = [RT.cancelRequested]
+const NOT_FOLDED: string[] = [RT.cancelRequested, RT.waitUrlCompleted]
 
 describe('the fold by event family', () => {
   it('folds every runtime event type in exactly one family file', () => {

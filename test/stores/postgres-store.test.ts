@@ -105,8 +105,11 @@ if (postgresAvailable('postgres-store')) {
         'skein_idempotency',
         'skein_projectors',
         'skein_runs',
+        'skein_schedule_mark',
+        'skein_schedules',
         'skein_schema_version',
         'skein_snapshots',
+        'skein_wait_urls',
       ])
       // Every store works on the one schema; nothing landed in public.
       await stores[0].append('r', makeEnvelopes('r', 1, 1), { expectedSeq: 0 })

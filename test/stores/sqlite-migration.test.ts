@@ -104,7 +104,10 @@ describe('sqlite schema migration', () => {
         'skein_idempotency',
         'skein_projectors',
         'skein_runs',
+        'skein_schedule_mark',
+        'skein_schedules',
         'skein_snapshots',
+        'skein_wait_urls',
         'sqlite_sequence',
       ])
       expect(db.prepare('SELECT count(*) FROM skein_events').pluck().get()).toBe(11)
