@@ -21,6 +21,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['workers', './worker.ts', 'benchWorker'],
   ['replication to nats', './nats-replication.ts', 'benchNatsReplication'],
   ['opentelemetry', './otel.ts', 'benchOtel'],
+  ['skein vs peers (DBOS, Restate)', './peers.ts', 'benchPeers'],
 ]
 
 async function runSuite(title: string, file: string, fn: string): Promise<void> {
