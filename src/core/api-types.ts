@@ -1,6 +1,6 @@
 import type { EventEnvelope, RunState, ThreadState } from './envelope.js'
 import type { ErrorInfo } from './errors.js'
-import type { EffectStatus } from './fold-types.js'
+import type { EffectStatus } from './fold/index.js'
 import type { Json, JsonObject } from './json.js'
 import type { WaitOn } from './runtime-events.js'
 

@@ -1,5 +1,5 @@
 import { isTerminal } from './envelope.js'
-import type { RunFold } from './fold.js'
+import type { RunFold } from './fold/index.js'
 
 export interface Deadline {
   kind: 'timer' | 'retry' | 'effect-deadline' | 'interrupted-attempt'

@@ -1,5 +1,5 @@
 import type { EventEnvelope } from './envelope.js'
-import type { WaitRecord } from './fold.js'
+import type { WaitRecord } from './fold/index.js'
 import { isSubset } from './json.js'
 import { RUNTIME_PREFIX } from './runtime-events.js'
 

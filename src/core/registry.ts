@@ -33,7 +33,7 @@ export class Registry {
    * Whether new runs' folds hold every registered projection (and so their snapshots do).
    * Needed only when trimming can remove the events they come from; otherwise `project` folds
    * the log on demand and runs' folds (and snapshots) stay small. What an existing fold holds
-   * is recorded in the fold itself (fold-projections.ts), never decided by this flag.
+   * is recorded in the fold itself (core/fold/projections.ts), never decided by this flag.
    */
   foldProjections = false
   /** The projections as a list, for the per-event fold loop (no iterator allocations). */

@@ -97,7 +97,7 @@ export function indexEvent(
       next.status = 'cancelled'
       break
     case RT.effectRetryScheduled:
-      // An operator retry reopens a failed run (fold-effects.ts, reopenEffect).
+      // An operator retry reopens a failed run (fold/effects.ts, reopenEffect).
       if (payload.reason === 'operator' && next.status === 'failed') next.status = 'running'
       break
   }

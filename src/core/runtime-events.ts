@@ -15,7 +15,7 @@ export interface RunStartedPayload {
   input: Json
   rootThreadId: string
   /**
-   * The log protocol version the run is recorded with (fold-protocol.ts); absent in logs
+   * The log protocol version the run is recorded with (fold/protocol.ts); absent in logs
    * written before it existed, which are version 1.
    */
   protocolVersion?: number

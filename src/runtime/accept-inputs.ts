@@ -1,7 +1,7 @@
 import type { EventEnvelope } from '../core/envelope.js'
 import { isTerminal } from '../core/envelope.js'
 import { InvalidEventError } from '../core/errors.js'
-import type { RunFold } from '../core/fold.js'
+import type { RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import { matchesWait } from '../core/matching.js'
 import type { InputContext, InputWaiter } from '../core/module.js'

@@ -2,7 +2,7 @@
 // the next attempt's schedule. Where the attempt ran (in this process, inline, on a worker) is
 // not this file's concern: it is handed a Settlement or an error.
 import { type ErrorInfo, TerminalError, toErrorInfo } from '../core/errors.js'
-import type { EffectRecord } from '../core/fold.js'
+import type { EffectRecord } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import { backoffDelay, type RetryPolicy, resolveRetry } from '../core/retry.js'
 import { RT } from '../core/runtime-events.js'

@@ -1,7 +1,7 @@
 import type { Outcome } from '../core/commands.js'
 import type { EventEnvelope, EventOrigin } from '../core/envelope.js'
 import { isTerminal } from '../core/envelope.js'
-import { applyEvent, type RunFold, type ThreadRuntime } from '../core/fold.js'
+import { applyEvent, type RunFold, type ThreadRuntime } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import { matchesWait } from '../core/matching.js'
 import type { Ids } from '../core/ports.js'

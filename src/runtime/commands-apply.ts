@@ -8,7 +8,7 @@ import type { EffectDefinition } from '../core/effect.js'
 import { isTerminal } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
 import { toErrorInfo } from '../core/errors.js'
-import { commandOf, threadContext } from '../core/fold.js'
+import { commandOf, threadContext } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import {
   type EffectExecution,

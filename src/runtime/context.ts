@@ -1,6 +1,6 @@
 import type { EffectDefinition } from '../core/effect.js'
 import type { TransientEvent } from '../core/envelope.js'
-import type { RunFold } from '../core/fold.js'
+import type { RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'

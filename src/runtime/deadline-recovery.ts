@@ -1,5 +1,5 @@
 import { nextDeadline } from '../core/deadlines.js'
-import type { RunFold } from '../core/fold.js'
+import type { RunFold } from '../core/fold/index.js'
 import type { EngineContext } from './context.js'
 
 /** How many runs got a deadline scheduled, and how many of those were due already. */

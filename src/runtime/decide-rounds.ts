@@ -5,7 +5,7 @@
 import type { Command } from '../core/commands.js'
 import { isTerminal } from '../core/envelope.js'
 import { type ErrorInfo, toErrorInfo } from '../core/errors.js'
-import { type EffectRecord, requestedEffect, threadContext } from '../core/fold.js'
+import { type EffectRecord, requestedEffect, threadContext } from '../core/fold/index.js'
 import { type EffectExecution, RT } from '../core/runtime-events.js'
 import { checkResult, recordSettlement } from './attempt-outcomes.js'
 import type { EphemeralRequest } from './batch.js'

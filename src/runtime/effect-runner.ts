@@ -2,7 +2,7 @@
 // ends in a Settlement, which a pass records (attempt-outcomes.ts).
 import type { EffectContext, EffectDefinition } from '../core/effect.js'
 import { TerminalError } from '../core/errors.js'
-import type { EffectRecord } from '../core/fold.js'
+import type { EffectRecord } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import {
   type EngineContext,

@@ -21,7 +21,7 @@ import {
   InvalidRequestError,
   RunNotFoundError,
 } from '../core/errors.js'
-import { type RunFold, viewState } from '../core/fold.js'
+import { type RunFold, viewState } from '../core/fold/index.js'
 import type { EventStore, SummaryPage, SummaryQuery, WorkerCallbackInput } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'

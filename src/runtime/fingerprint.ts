@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Definition } from '../core/definition.js'
 import { definitionLabel } from '../core/definition.js'
 import { DefinitionChangedError } from '../core/errors.js'
-import type { RunFold } from '../core/fold.js'
+import type { RunFold } from '../core/fold/index.js'
 import { canonicalJson, type Json } from '../core/json.js'
 
 /**

@@ -1,6 +1,6 @@
 import type { RunState } from '../core/envelope.js'
 import { EngineStoppedError, StoreError, StoreUnavailableError } from '../core/errors.js'
-import type { RunFold } from '../core/fold.js'
+import type { RunFold } from '../core/fold/index.js'
 import type { EngineContext } from './context.js'
 import { errorFields } from './logger.js'
 import { type ControllerHost, RunController } from './run-controller.js'

@@ -1,6 +1,6 @@
 // Log lines for what went wrong in a run (docs/operations.md, "Logs"). Failures only: the
 // hot path of a healthy run never builds a log entry.
-import type { EffectRecord, RunFold } from '../core/fold.js'
+import type { EffectRecord, RunFold } from '../core/fold/index.js'
 import type { EngineContext } from './context.js'
 
 /** A pass that failed its run. */

@@ -12,8 +12,7 @@ import {
   RunNotFoundError,
   StartConflictError,
 } from '../core/errors.js'
-import { allCommands, type RunFold } from '../core/fold.js'
-import { LOG_PROTOCOL_VERSION } from '../core/fold-protocol.js'
+import { allCommands, LOG_PROTOCOL_VERSION, type RunFold } from '../core/fold/index.js'
 import { canonicalJson, type Json } from '../core/json.js'
 import { RT, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'

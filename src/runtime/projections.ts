@@ -1,14 +1,17 @@
 import { ProjectionNotFoundError, ProjectionUnavailableError } from '../core/errors.js'
-import type { RunFold } from '../core/fold.js'
-import { holdsProjection, missingProjections } from '../core/fold-projections.js'
-import { snapshotFold } from '../core/fold-snapshot.js'
+import {
+  holdsProjection,
+  missingProjections,
+  type RunFold,
+  snapshotFold,
+} from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import { foldProjection, type ProjectionDefinition } from '../core/projection.js'
 import type { EngineContext } from './context.js'
 
 /**
  * A projection's value for a run at the fold's seq. A projection the fold holds
- * (fold-projections.ts) is read from it; any other is folded from where its value can still be
+ * (core/fold/projections.ts) is read from it; any other is folded from where its value can still be
  * had: the log's start, or the newest snapshot that holds it (a log trimmed behind such a
  * snapshot). When neither is left, PROJECTION_UNAVAILABLE: a partial fold would be a wrong value.
  */

@@ -3,8 +3,14 @@ import { withProps } from '../core/copy.js'
 import { deadlinesOf } from '../core/deadlines.js'
 import type { EventEnvelope } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
-import { applyEvent, emptyFold, foldEvents, type RunFold, viewState } from '../core/fold.js'
-import { foldFromSnapshot } from '../core/fold-snapshot.js'
+import {
+  applyEvent,
+  emptyFold,
+  foldEvents,
+  foldFromSnapshot,
+  type RunFold,
+  viewState,
+} from '../core/fold/index.js'
 import { asRuntimeEvent, RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
 

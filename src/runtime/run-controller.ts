@@ -6,7 +6,7 @@ import {
   SeqConflictError,
   WakeLimitError,
 } from '../core/errors.js'
-import { type RunFold, viewState } from '../core/fold.js'
+import { type RunFold, viewState } from '../core/fold/index.js'
 import type { EngineContext } from './context.js'
 import { type FoldCache, RunWriter } from './run-writer.js'
 

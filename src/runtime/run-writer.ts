@@ -1,6 +1,6 @@
 import { nextDeadline } from '../core/deadlines.js'
 import { isTerminal } from '../core/envelope.js'
-import { emptyFold, type RunFold } from '../core/fold.js'
+import { emptyFold, type RunFold } from '../core/fold/index.js'
 import { type EngineContext, newRunMemory, type RunMemory } from './context.js'
 import { RunLease } from './ownership.js'
 import { catchUp, loadFold, saveSnapshot } from './snapshots.js'

@@ -1,11 +1,14 @@
 import { DeterminismError } from '../core/errors.js'
-import { cloneFold, emptyFold, foldEvents, type RunFold } from '../core/fold.js'
 import {
+  cloneFold,
+  emptyFold,
+  foldEvents,
   foldFromSnapshot,
   isReadableSnapshot,
+  type RunFold,
   SNAPSHOT_FORMAT,
   snapshotFold,
-} from '../core/fold-snapshot.js'
+} from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import type { Snapshot } from '../core/ports.js'
 import type { EngineContext, RunMemory } from './context.js'

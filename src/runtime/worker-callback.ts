@@ -1,6 +1,6 @@
 import { isTerminal } from '../core/envelope.js'
 import { InvalidInputError, RunNotFoundError } from '../core/errors.js'
-import type { EffectRecord, RunFold } from '../core/fold.js'
+import type { EffectRecord, RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import type { WorkerCallbackInput } from '../core/ports.js'
 import { type EffectAttemptStartedPayload, RT } from '../core/runtime-events.js'

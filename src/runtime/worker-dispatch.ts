@@ -2,7 +2,7 @@
 // enforcing their recorded deadlines, and recording what the worker's calls told us.
 // What the worker reports through its callback is recorded by worker-callback.ts.
 import { isTerminal } from '../core/envelope.js'
-import type { EffectRecord } from '../core/fold.js'
+import type { EffectRecord } from '../core/fold/index.js'
 import type { WorkerTask } from '../core/ports.js'
 import { RT, type WorkerTimeouts } from '../core/runtime-events.js'
 import { failAttempt } from './attempt-outcomes.js'

@@ -12,11 +12,11 @@ import {
   commandOf,
   emptyFold,
   foldEvents,
+  foldFromSnapshot,
   type RunFold,
   threadContext,
   viewState,
-} from '../core/fold.js'
-import { foldFromSnapshot } from '../core/fold-snapshot.js'
+} from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import type { Module } from '../core/module.js'
 import type { Snapshot } from '../core/ports.js'

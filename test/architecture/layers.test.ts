@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { importCycles, importGraph } from './import-graph.js'
 
-// The layers (DESIGN §1): core ← runtime ← http ← facade ← cli; stores, workers and modules
+// The layers (docs/architecture.md, The layers): core ← runtime ← http ← facade ← cli; stores, workers and modules
 // import only core; the client imports only core and the wire format both sides speak. Lint
 // (biome.json, noRestrictedImports) enforces it; these tests prove each rule fires, and check
 // the real import graph against the same table independently of the linter.
@@ -21,7 +21,7 @@ const PROBES: Array<[file: string, statement: string, allowed: boolean]> = [
   ['src/runtime/p.ts', "import { x } from '../create-engine.js'", false],
   ['src/runtime/p.ts', "import { x } from '../workers/worker-queue.js'", false],
   ['src/runtime/p.ts', "import { x } from '../modules/workflow/index.js'", false],
-  ['src/runtime/p.ts', "import { x } from '../core/fold.js'", true],
+  ['src/runtime/p.ts', "import { x } from '../core/fold/index.js'", true],
   ['src/runtime/p.ts', "import { x } from './batch.js'", true],
   ['src/http/p.ts', "import { x } from '../create-engine.js'", false],
   ['src/http/p.ts', "import { x } from '../index.js'", false],
@@ -51,7 +51,7 @@ const PROBES: Array<[file: string, statement: string, allowed: boolean]> = [
   ['src/stores/sqlite/p.ts', "import { x } from '../../http/handler.js'", false],
   ['src/stores/sqlite/p.ts', "import { x } from '../../core/ports.js'", true],
   ['src/stores/sqlite/p.ts', "import { x } from '../shared/event-rows.js'", true],
-  ['src/modules/workflow/p.ts', "import { x } from '../../core/fold.js'", false],
+  ['src/modules/workflow/p.ts', "import { x } from '../../core/fold/index.js'", false],
   ['src/modules/workflow/p.ts', "import { x } from '../../core/copy.js'", false],
   ['src/modules/workflow/p.ts', "import { x } from '../approval/gate.js'", false],
   ['src/modules/workflow/p.ts', "import { x } from '../../runtime/engine.js'", false],
@@ -80,6 +80,10 @@ const PROBES: Array<[file: string, statement: string, allowed: boolean]> = [
   ['src/actor/p.ts', "import { x } from '../http/handler.js'", true],
   ['src/testing/p.ts', "import { x } from '../cli/index.js'", false],
   ['src/testing/p.ts', "import { x } from '../create-engine.js'", true],
+  ['src/core/fold/p.ts', "import { x } from '../runtime-events.js'", true],
+  ['src/core/fold/p.ts', "import { x } from './run-fold.js'", true],
+  ['src/core/fold/p.ts', "import { x } from '../../runtime/engine.js'", false],
+  ['src/core/fold/p.ts', "import { x } from 'node:fs'", false],
 ]
 
 const dirs: string[] = []
@@ -124,7 +128,7 @@ function layerOf(file: string): string {
   return parts[1]
 }
 
-/** What each layer may import besides itself (DESIGN §1 and biome.json). */
+/** What each layer may import besides itself (docs/architecture.md and biome.json). */
 const MAY_IMPORT: Record<string, readonly string[] | 'all'> = {
   core: [],
   runtime: ['core'],

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { createEngine, memoryStore } from 'skein'
 import { decision, pendingApprovals } from 'skein/approval'
 import { describe, expect, it } from 'vitest'
-import { cloneFold, emptyFold, foldEvents, viewState } from '../../src/core/fold.js'
+import { cloneFold, emptyFold, foldEvents, viewState } from '../../src/core/fold/index.js'
 import { cloneJson } from '../../src/core/json.js'
 import { definitions, gated, makeEngine } from '../support/fixtures.js'
 

@@ -1,6 +1,6 @@
 // Invariants every log must keep, whatever happened to the process that wrote it.
 import type { EventEnvelope, EventStore, Module } from 'skein'
-import { emptyFold, foldEvents } from '../../src/core/fold.js'
+import { emptyFold, foldEvents } from '../../src/core/fold/index.js'
 import { Registry } from '../../src/core/registry.js'
 import type { Ack } from './ack-store.js'
 

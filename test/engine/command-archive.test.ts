@@ -1,7 +1,7 @@
 import { createEngine, type Engine, memoryStore } from 'skein'
 import { agent, defineAgent, type ModelAdapter, userMessage } from 'skein/agent'
 import { afterEach, describe, expect, it } from 'vitest'
-import { cloneFold, commandOf, foldEvents } from '../../src/core/fold.js'
+import { cloneFold, commandOf, foldEvents } from '../../src/core/fold/index.js'
 import { cloneJson } from '../../src/core/json.js'
 import { storeKinds } from '../support/store-kinds.js'
 

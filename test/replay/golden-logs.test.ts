@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { checkGoldenLogs, parseLog, replayLog } from 'skein/testing'
 import { afterEach, describe, expect, it } from 'vitest'
-import { LOG_PROTOCOL_VERSION } from '../../src/core/fold-protocol.js'
+import { LOG_PROTOCOL_VERSION } from '../../src/core/fold/index.js'
 import { goldenModules } from '../fixtures/logs/golden-modules.js'
 
 const fixtures = fileURLToPath(new URL('../fixtures/logs', import.meta.url))

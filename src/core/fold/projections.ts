@@ -1,6 +1,6 @@
-import type { EventEnvelope } from './envelope.js'
-import type { RunFold } from './fold-types.js'
-import type { Registry } from './registry.js'
+import type { EventEnvelope } from '../envelope.js'
+import type { Registry } from '../registry.js'
+import type { RunFold } from './run-fold.js'
 
 // A fold holds a projection's value exactly when `fold.projections` has its name: then the value
 // is the projection folded over every event from seq 1 to the fold's `lastSeq`. Nothing else

@@ -1,6 +1,6 @@
-import { readableProtocol } from './fold-protocol.js'
-import { cloneFold, type RunFold } from './fold-types.js'
-import type { Snapshot } from './ports.js'
+import type { Snapshot } from '../ports.js'
+import { readableProtocol } from './protocol.js'
+import { cloneFold, type RunFold } from './run-fold.js'
 
 /**
  * The fold format snapshots are written in. 2 added the per-thread command archive

@@ -1,4 +1,4 @@
-import { UnsupportedProtocolError } from './errors.js'
+import { UnsupportedProtocolError } from '../errors.js'
 
 /**
  * The log protocol version this Skein writes, and the newest it reads. A run records it in

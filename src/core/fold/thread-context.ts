@@ -1,10 +1,11 @@
-import type { Outcome } from './commands.js'
-import type { Definition } from './definition.js'
-import { definitionLabel } from './definition.js'
-import { DeterminismError } from './errors.js'
-import { commandOf, outcomeOf, type RunFold, type ThreadBook } from './fold-types.js'
-import type { DecideContext, KindContext, KindDefinition } from './kind.js'
-import type { Registry } from './registry.js'
+import type { Outcome } from '../commands.js'
+import type { Definition } from '../definition.js'
+import { definitionLabel } from '../definition.js'
+import { DeterminismError } from '../errors.js'
+import type { DecideContext, KindContext, KindDefinition } from '../kind.js'
+import type { Registry } from '../registry.js'
+import type { RunFold } from './run-fold.js'
+import { commandOf, outcomeOf, type ThreadBook } from './thread-book.js'
 
 /**
  * The kind and contexts of a thread, cached on its book under a symbol key: invisible to JSON

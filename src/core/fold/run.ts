@@ -1,0 +1,42 @@
+import { RT } from '../runtime-events.js'
+import { dict } from './dict.js'
+import { startProjections } from './projections.js'
+import { readableProtocol } from './protocol.js'
+import type { FoldCases } from './run-fold.js'
+
+// The run family: `runtime.run.*` and `runtime.signal.received`, what the run as a whole
+// records: how it started (kind, definition, input, log protocol), how it ended, and the
+// idempotency keys of the signals it took.
+
+export const runCases: FoldCases = {
+  [RT.runStarted]: (fold, event, registry) => {
+    const start = event.payload
+    const state = fold.state
+    // Everything after this event folds by the version the run was recorded with.
+    fold.protocol = readableProtocol(state.runId, start.protocolVersion, 'its log')
+    startProjections(registry, fold)
+    state.rootThreadId = start.rootThreadId
+    state.kind = start.kind
+    state.definitionName = start.definitionName
+    state.definitionVersion = start.definitionVersion
+    state.createdAt = event.ts
+    fold.startInput = start.input
+    if (event.idempotencyKey !== undefined) fold.startKey = event.idempotencyKey
+  },
+  [RT.signalReceived]: (fold, event) => {
+    const key = event.payload.idempotencyKey
+    if (fold.signalKeys[key] === undefined) fold.signalKeys[key] = event.seq
+    ;(fold.signalDigests ??= dict())[key] = event.payload.digest
+  },
+  [RT.runCompleted]: (fold, event) => {
+    fold.state.status = 'completed'
+    fold.state.output = event.payload.output ?? null
+  },
+  [RT.runFailed]: (fold, event) => {
+    fold.state.status = 'failed'
+    fold.state.error = event.payload.error
+  },
+  [RT.runCancelled]: (fold) => {
+    fold.state.status = 'cancelled'
+  },
+}
