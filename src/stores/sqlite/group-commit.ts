@@ -10,8 +10,8 @@ import { checkClaim, type StoredLease } from '../shared/lease-rule.js'
 import type { SqliteDatabase } from './driver.js'
 import {
   eventParams,
-  metaLeaseParams,
   metaParams,
+  metaSetBits,
   newRunParams,
   type RunRow,
   type Statements,
@@ -192,16 +192,14 @@ export function createGroupCommit(
     let status = row ? row.status : (meta?.status ?? null)
     if (row) {
       if (meta) {
-        if (lease) st.setMetaLease.run(...metaLeaseParams(runNo, newTail, meta, lease))
-        else st.setMeta.run(...metaParams(runNo, newTail, meta))
-        if (meta.status !== row.status) {
-          st.setStatus.run(meta.status, runNo)
-          status = meta.status
-        }
-        if (meta.nextDeadlineAt !== row.next_deadline_at) {
-          st.setDeadline.run(meta.nextDeadlineAt, runNo)
-          deadline = meta.nextDeadlineAt
-        }
+        const bits = metaSetBits(
+          lease !== undefined,
+          meta.status !== row.status,
+          meta.nextDeadlineAt !== row.next_deadline_at,
+        )
+        st.setMeta[bits].run(...metaParams(runNo, newTail, meta, lease, bits))
+        status = meta.status
+        deadline = meta.nextDeadlineAt
       } else if (lease)
         st.setTailLease.run(newTail, lease.owner, lease.epoch, lease.expiresAt, runNo)
       else st.setTail.run(newTail, runNo)
