@@ -21,6 +21,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['workers', './worker.ts', 'benchWorker'],
   ['replication to nats', './nats-replication.ts', 'benchNatsReplication'],
   ['opentelemetry', './otel.ts', 'benchOtel'],
+  ['schedules', './schedules.ts', 'benchSchedules'],
   ['skein vs peers (DBOS, Restate)', './peers.ts', 'benchPeers'],
 ]
 

@@ -17,6 +17,11 @@ import { Causes } from './runtime/causes.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
 import { RuntimeEngine } from './runtime/engine.js'
+import {
+  type EngineSchedules,
+  resolveTickerOptions,
+  startSchedules,
+} from './runtime/engine-schedules.js'
 import type {
   CallerContext,
   Engine,
@@ -34,9 +39,12 @@ import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
 import type { Observation } from './runtime/options.js'
 import { type ResolvedTrim, resolveOptions } from './runtime/options.js'
+import { ClaimedTasks } from './runtime/ownership/claimed-task.js'
 import { resolveOwnership } from './runtime/ownership.js'
 import { ProjectorRunner } from './runtime/projectors.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
+import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
+import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 import { memoryStore } from './stores/memory/memory-store.js'
 
@@ -56,6 +64,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
   if (options.debugger !== undefined) validateDebuggerHost(options.debugger, apiBasePath)
   // Checked now, not at the first request: a bad bound is a mistake in the caller's code.
   resolveSseLimits(options.http?.sse)
+  resolveTickerOptions(options.scheduleOptions)
+  const waitUrlConfig = resolveWaitUrlConfig(options.waitUrls)
   const clock = options.clock ?? systemClock
   const scheduler = options.scheduler ?? localScheduler()
   const observer = options.observer
@@ -87,7 +97,13 @@ export function createEngine(options: EngineOptions = {}): Engine {
     const store = await resolveStore(options.store)
     const snapshots: SnapshotStore =
       options.snapshotStore ?? store.snapshots ?? memorySnapshotStore()
-    const projectors = projectorRunner(store)
+    const ownership = resolveOwnership(options.ownership, store.leases, {
+      owner: defaultOwner,
+      isGone: ownerGone,
+    })
+    const owner = ownership?.owner ?? defaultOwner()
+    const tasks = new ClaimedTasks({ clock, claims: store.claims, owner, log })
+    const projectors = projectorRunner(store, tasks)
     const ctx: EngineContext = {
       registry,
       ids: options.ids ?? defaultIds(),
@@ -105,10 +121,9 @@ export function createEngine(options: EngineOptions = {}): Engine {
       fingerprints: new Fingerprints(),
       requestDrive: (runId) => lifecycle.runtime?.requestDrive(runId),
       publishTransient: (event) => lifecycle.runtime?.publishTransient(event),
-      ownership: resolveOwnership(options.ownership, store.leases, {
-        owner: defaultOwner,
-        isGone: ownerGone,
-      }),
+      waitUrls: { ...waitUrlConfig, store: store.waitUrls ?? memoryWaitUrls() },
+      ownership,
+      tasks,
     }
     const rt = new RuntimeEngine(ctx)
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
@@ -121,9 +136,17 @@ export function createEngine(options: EngineOptions = {}): Engine {
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
     projectors.start()
-    return { store, runtime: rt, projectors }
+    const schedules = await startSchedules(
+      ctx,
+      store.schedules ?? memorySchedules(),
+      rt,
+      options.schedules ?? [],
+      options.scheduleOptions,
+      owner,
+    )
+    return { store, runtime: rt, projectors, schedules }
   }
-  const projectorRunner = (store: EventStore): ProjectorRunner => {
+  const projectorRunner = (store: EventStore, tasks: ClaimedTasks): ProjectorRunner => {
     const list = [
       ...(options.projectors ?? []),
       ...(options.modules ?? []).flatMap((m) => m.projectors ?? []),
@@ -138,6 +161,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
       list,
       {
         feed: feed ?? (undefined as never),
+        claims: store.claims,
+        tasks,
         clock,
         observe,
         observing: sink !== undefined,
@@ -215,6 +240,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       (await rt()).retryEffect(runId, effectId, caller),
     workerCallback: async (runId: string, input: WorkerCallbackInput) =>
       (await rt()).workerCallback(runId, input),
+    completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),
     rescanTimers: async () => (await rt()).rescanTimers(),
     recoverDeadlines: async () => (await rt()).recoverDeadlines(),
     projectors: async () => {
@@ -259,6 +285,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     get store() {
       return lifecycle.boot().then(({ store }) => store)
     },
+    schedules: engineSchedules(async () => {
+      await rt()
+      return (await lifecycle.boot()).schedules.service
+    }),
   }
 
   markApiBasePath(engine, apiBasePath)
@@ -273,6 +303,21 @@ export function createEngine(options: EngineOptions = {}): Engine {
     })
   }
   return engine
+}
+
+/** `engine.schedules`: each call waits for the boot, and is refused once the engine stops. */
+function engineSchedules(service: () => Promise<Booted['schedules']['service']>): EngineSchedules {
+  return {
+    list: async () => (await service()).list(),
+    get: async (name) => (await service()).get(name),
+    create: async (schedule) => (await service()).create(schedule),
+    update: async (name, patch) => (await service()).update(name, patch),
+    pause: async (name) => (await service()).pause(name),
+    resume: async (name) => (await service()).resume(name),
+    delete: async (name) => (await service()).delete(name),
+    trigger: async (name) => (await service()).trigger(name),
+    backfill: async (name, range) => (await service()).backfill(name, range),
+  }
 }
 
 function runtimeView(runtime: RuntimeEngine): EngineRuntime {

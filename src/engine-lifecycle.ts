@@ -7,6 +7,7 @@ import {
 import type { EventStore } from './core/ports.js'
 import { serveHandler } from './http/server.js'
 import type { RuntimeEngine } from './runtime/engine.js'
+import type { Schedules } from './runtime/engine-schedules.js'
 import type { ServeOptions, ServerHandle, StopOptions } from './runtime/engine-types.js'
 import { errorFields, type Logger } from './runtime/logger.js'
 import type { Observation } from './runtime/options.js'
@@ -16,6 +17,7 @@ export interface Booted {
   store: EventStore
   runtime: RuntimeEngine
   projectors: ProjectorRunner
+  schedules: Schedules
 }
 
 interface LifecycleDeps {
@@ -135,6 +137,7 @@ export class EngineLifecycle {
     this.deps.closeStreams()
     await Promise.allSettled([...this.servers].map((s) => s.close()))
     const booted = this.booting ? await this.booting.catch(() => undefined) : undefined
+    if (booted) await booted.schedules.stop()
     if (booted) await booted.runtime.stop(graceMs)
     if (booted) await booted.projectors.stop()
     this.deps.log.info({ graceMs }, 'engine stopped')

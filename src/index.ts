@@ -10,6 +10,12 @@ export type {
   StartRunArgs,
   WaitFor,
 } from './core/api-types.js'
+export {
+  type ClaimAttempt,
+  type ClaimDecision,
+  decideClaim,
+  type HeldClaim,
+} from './core/claim-rule.js'
 export type {
   EventOrigin,
   RunState,
@@ -31,6 +37,7 @@ export {
   IdempotencyConflictError,
   InvalidEventError,
   InvalidRequestError,
+  InvalidScheduleError,
   LeaseLostError,
   NotConfiguredError,
   PortInUseError,
@@ -38,12 +45,17 @@ export {
   ProjectionUnavailableError,
   RunNotFoundError,
   RunOverloadedError,
+  ScheduleExistsError,
+  ScheduleNotFoundError,
   SeqConflictError,
   ServeError,
+  SignatureInvalidError,
   StartConflictError,
   StoreError,
   StoreUnavailableError,
   UnsupportedProtocolError,
+  WaitUrlGoneError,
+  WaitUrlNotFoundError,
   WakeLimitError,
 } from './core/errors.js'
 // The module API (core/module-api.ts), which the built-in modules are built on too.
@@ -98,10 +110,16 @@ export {
   type StandardSchema,
   TerminalError,
   toErrorInfo,
+  WAIT_URL_KEY,
   type WaitCondition,
+  type WaitUrl,
+  type WaitUrlOptions,
+  waitUrl,
 } from './core/module-api.js'
 export type {
   AppendOptions,
+  Claim,
+  ClaimStore,
   Clock,
   EventStore,
   FeedEntry,
@@ -115,11 +133,15 @@ export type {
   ReadOptions,
   RunMeta,
   RunSummary,
+  ScheduleRecord,
+  ScheduleStore,
   Snapshot,
   SnapshotStore,
   StoreSummaryQuery,
   SummaryPage,
   SummaryQuery,
+  WaitUrlRecord,
+  WaitUrlStore,
   WakeScheduler,
   Worker,
   WorkerCallbackInput,
@@ -166,6 +188,7 @@ export {
   httpStatusOf,
 } from './http/wire/status.js'
 export { type ConsoleLoggerOptions, consoleLogger } from './runtime/console-logger.js'
+export type { EngineSchedules, ScheduleTickerOptions } from './runtime/engine-schedules.js'
 export type {
   CallerContext,
   Engine,
@@ -191,6 +214,23 @@ export type {
   TrimCoverageFunction,
   TrimOptions,
 } from './runtime/options.js'
+export type {
+  BackfillResult,
+  ScheduleInfo,
+  ScheduleUpdate,
+} from './runtime/schedule-service.js'
+export {
+  type CatchUpPolicy,
+  defineSchedule,
+  type OverlapPolicy,
+  type ScheduleDefinition,
+  type ScheduleInput,
+  type ScheduleOptions,
+  type ScheduleSpec,
+  type ScheduleStart,
+  type ScheduleTick,
+} from './runtime/schedule-spec.js'
+export type { ScheduleRunEntry, ScheduleState, StartReason } from './runtime/schedule-state.js'
 export { memoryRunIndex } from './stores/memory/memory-run-index.js'
 export { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 export { memoryStore } from './stores/memory/memory-store.js'

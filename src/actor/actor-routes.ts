@@ -2,8 +2,15 @@ import type { Route } from '../http/route-types.js'
 import { ROUTES } from '../http/routes/index.js'
 import { notSupported } from './host-engine.js'
 
-/** The routes an actor host answers 501 NOT_SUPPORTED (SPEC "HTTP routes"): the listings. */
-export const NOT_SUPPORTED_ROUTES: readonly string[] = ['runs.list', 'runs.summaries']
+/**
+ * The routes an actor host answers 501 NOT_SUPPORTED (SPEC "HTTP routes"): the listings, and
+ * schedules (each run is its own cell: schedules live on an engine over a shared store).
+ */
+export const NOT_SUPPORTED_ROUTES: readonly string[] = [
+  'runs.list',
+  'runs.summaries',
+  ...ROUTES.filter((route) => route.name.startsWith('schedules.')).map((route) => route.name),
+]
 
 /**
  * The embed route table with the one difference of an actor host: the listing routes still

@@ -12,6 +12,25 @@ import type { Cell, CellTable } from './cell-table.js'
 import type { RunRegistry } from './run-registry.js'
 
 /** The 501 of the routes an actor host does not have, saying what to use instead. */
+/** An actor host's cells are separate engines: schedules live on an embed engine's store. */
+const noSchedule = async (): Promise<never> => {
+  throw new SkeinError(
+    'NOT_SUPPORTED',
+    'an actor host has no schedules (each run is its own cell): run schedules on an engine over a shared store (createEngine({ schedules }))',
+  )
+}
+const noSchedules: Engine['schedules'] = {
+  list: noSchedule,
+  get: noSchedule,
+  create: noSchedule,
+  update: noSchedule,
+  pause: noSchedule,
+  resume: noSchedule,
+  delete: noSchedule,
+  trigger: noSchedule,
+  backfill: noSchedule,
+}
+
 export function notSupported(what: string): SkeinError {
   return new SkeinError(
     'NOT_SUPPORTED',
@@ -125,6 +144,8 @@ export function hostEngine(p: HostEngineParts): Engine {
       throw notSupported('GET /runs/summaries')
     },
     listDefinitions: async () => describeDefinitions(p.modules),
+    schedules: noSchedules,
+    completeWaitUrl: noSchedule,
     project: on((e, runId, projection) => e.project(runId, projection)) as Engine['project'],
     replayTo: on((e, runId, seq: number) => e.replayTo(runId, seq)),
     inspectRun: on((e, runId) => e.inspectRun(runId)),

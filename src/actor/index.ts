@@ -5,6 +5,7 @@ export {
   type CellEngineOptions,
   createActorHost,
 } from './actor-host.js'
+export { NOT_SUPPORTED_ROUTES } from './actor-routes.js'
 export { type CellStorage, type CellStore, memoryCells } from './cell-store.js'
 export { postgresRegistry } from './postgres-registry.js'
 export {

@@ -28,7 +28,7 @@ interface GlobalOptions {
   json?: boolean
 }
 
-interface Context {
+export interface Context {
   client: EngineClient
   url: string
   json: boolean
@@ -39,7 +39,8 @@ interface Context {
 
 const TERMINAL = new Set(['runtime.run.completed', 'runtime.run.failed', 'runtime.run.cancelled'])
 
-export function registerClientCommands(program: Command, io: CliIo): void {
+/** The `action` wrapper of client commands: a client for the command's --url and --token. */
+export function clientAction(io: CliIo) {
   const context = (command: Command): Context => {
     const opts = command.optsWithGlobals<GlobalOptions>()
     const url = opts.url ?? io.env?.SKEIN_URL ?? DEFAULT_URL
@@ -72,6 +73,11 @@ export function registerClientCommands(program: Command, io: CliIo): void {
         throw new CliError(describeError(error, ctx.url))
       }
     }
+  return action
+}
+
+export function registerClientCommands(program: Command, io: CliIo): void {
+  const action = clientAction(io)
 
   program
     .command('start')

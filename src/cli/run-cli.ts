@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander'
 import { registerActorCommand } from './actor-command.js'
 import { registerClientCommands } from './client-commands.js'
 import { CliError, type CliIo, describeError } from './io.js'
+import { registerScheduleCommands } from './schedule-commands.js'
 import { registerServeCommand } from './serve-command.js'
 
 // src/cli/ and dist/cli/ are both two levels below the package root.
@@ -33,6 +34,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerServeCommand(program, io)
   registerActorCommand(program, io)
   registerClientCommands(program, io)
+  registerScheduleCommands(program, io)
   for (const command of program.commands) {
     command.exitOverride().configureOutput(program.configureOutput())
   }

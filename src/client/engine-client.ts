@@ -15,9 +15,10 @@ import type {
   ThreadState,
   TransientEvent,
 } from '../core/envelope.js'
-import type { Json } from '../core/json.js'
+import type { Json, JsonObject } from '../core/json.js'
 import type { RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
+import type { BackfillResult, ScheduleInfo } from '../core/schedule-types.js'
 import { newRunId, startKeyRunId } from '../core/uuid.js'
 import { clientErrorOf, networkError } from './client-error.js'
 import { openRunStream, type RunStream } from './run-stream.js'
@@ -91,7 +92,7 @@ export function createEngineClient(options: EngineClientOptions) {
   }
 
   async function call<T>(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'DELETE',
     path: string,
     body?: unknown,
     extra?: Record<string, string>,
@@ -220,6 +221,46 @@ export function createEngineClient(options: EngineClientOptions) {
     rescanDeadlines: () => call<{ scheduled: number }>('POST', '/operations/deadlines/rescan'),
     /** Each projector's state, checkpoint, lag and last error (operations access). */
     projectors: () => call<{ projectors: ProjectorStatus[] }>('GET', '/operations/projectors'),
+    /** Schedules (docs/schedules.md): listing needs read access, every change operations. */
+    schedules: {
+      list: () => call<{ schedules: ScheduleInfo[] }>('GET', '/schedules'),
+      get: (name: string) => call<{ schedule: ScheduleInfo }>('GET', `/schedules/${seg(name)}`),
+      /** The schedule's options as JSON: `start` names its definition, its input is JSON. */
+      create: (schedule: JsonObject) =>
+        call<{ schedule: ScheduleInfo }>('POST', '/schedules', schedule),
+      update: (name: string, patch: JsonObject) =>
+        call<{ schedule: ScheduleInfo }>('POST', `/schedules/${seg(name)}`, patch),
+      pause: (name: string) =>
+        call<{ schedule: ScheduleInfo }>('POST', `/schedules/${seg(name)}/pause`),
+      resume: (name: string) =>
+        call<{ schedule: ScheduleInfo }>('POST', `/schedules/${seg(name)}/resume`),
+      delete: (name: string) => call<{ deleted: string }>('DELETE', `/schedules/${seg(name)}`),
+      trigger: (name: string) =>
+        call<{ runId: string; state: RunState | null }>('POST', `/schedules/${seg(name)}/trigger`),
+      /** Starts every tick of `[from, to]` not started yet (epoch ms or ISO 8601 times). */
+      backfill: (name: string, range: { from: number | string; to: number | string }) =>
+        call<BackfillResult>('POST', `/schedules/${seg(name)}/backfill`, range),
+    },
+    /**
+     * POSTs `body` to a wait URL (the URL's token is its credential). Resolves with what it
+     * completed; refusals reject (404 unknown, 410 used or expired, 401 bad signature).
+     */
+    completeWaitUrl: async (url: string, body: Json, extraHeaders: Record<string, string> = {}) => {
+      let response: Response
+      try {
+        response = await doFetch(
+          new Request(url.startsWith('/') ? base + url : url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...extraHeaders },
+            body: JSON.stringify(body),
+          }),
+        )
+      } catch (error) {
+        throw networkError(error)
+      }
+      if (!response.ok) throw await clientErrorOf(response)
+      return (await response.json()) as { runId: string; completed: boolean; tokenId: string }
+    },
     subscribeEvents: (
       runId: string,
       onEvent: (event: EventEnvelope) => void,

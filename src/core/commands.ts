@@ -16,6 +16,17 @@ export type WaitCondition =
       timeoutAt?: number
     }
   | { timer: { at: number } | { afterMs: number } }
+  | {
+      /**
+       * A wait completed through a wait URL (docs/schedules.md, "Wait URLs"): only a POST to
+       * a URL made for it (`waitUrl(key)` in an effect's input) satisfies it, with the posted
+       * JSON as its value. `input` names a module input (`defineInput`) whose schema and
+       * `accept` check the posted JSON first.
+       */
+      url: { input?: string }
+      timeoutMs?: number
+      timeoutAt?: number
+    }
 
 export type Command =
   | {

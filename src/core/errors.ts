@@ -80,6 +80,12 @@ export type EngineErrorCode =
   | 'STORE_UNAVAILABLE'
   | 'LEASE_LOST'
   | 'TERMINAL'
+  | 'INVALID_SCHEDULE'
+  | 'SCHEDULE_NOT_FOUND'
+  | 'SCHEDULE_EXISTS'
+  | 'WAIT_URL_NOT_FOUND'
+  | 'WAIT_URL_GONE'
+  | 'SIGNATURE_INVALID'
 
 const define = <C extends EngineErrorCode>(code: C, name: string): SkeinErrorClass<C> => {
   const cls = class extends SkeinError {
@@ -96,6 +102,17 @@ const define = <C extends EngineErrorCode>(code: C, name: string): SkeinErrorCla
 }
 
 export const InvalidRequestError = define('INVALID_REQUEST', 'InvalidRequestError')
+/** A schedule that cannot be created or updated: its cron, time zone, period or start (docs/schedules.md). */
+export const InvalidScheduleError = define('INVALID_SCHEDULE', 'InvalidScheduleError')
+export const ScheduleNotFoundError = define('SCHEDULE_NOT_FOUND', 'ScheduleNotFoundError')
+/** Creating a schedule whose name is taken. */
+export const ScheduleExistsError = define('SCHEDULE_EXISTS', 'ScheduleExistsError')
+/** A wait URL's token that no wait URL has (a typo, a forgery): nothing was written. */
+export const WaitUrlNotFoundError = define('WAIT_URL_NOT_FOUND', 'WaitUrlNotFoundError')
+/** A wait URL already used, expired, or whose wait is over: nothing was written. */
+export const WaitUrlGoneError = define('WAIT_URL_GONE', 'WaitUrlGoneError')
+/** A wait URL's request whose HMAC signature header is missing or wrong: nothing was written. */
+export const SignatureInvalidError = define('SIGNATURE_INVALID', 'SignatureInvalidError')
 export const InvalidInputError = define('INVALID_INPUT', 'InvalidInputError')
 export const InvalidEventError = define('INVALID_EVENT', 'InvalidEventError')
 export const RunNotFoundError = define('RUN_NOT_FOUND', 'RunNotFoundError')

@@ -54,3 +54,9 @@ export type {
   StandardSchema,
 } from './schema.js'
 export { formatIssues, payload } from './schema.js'
+export {
+  WAIT_URL_KEY,
+  type WaitUrl,
+  type WaitUrlOptions,
+  waitUrl,
+} from './wait-url.js'

@@ -57,6 +57,7 @@ export interface Lease {
  *   stored epoch (a take-over: the writer read the lease and claims `stored.epoch + 1`),
  * and then stores `{ owner, epoch, expiresAt }`. Anything else fails with `LeaseLostError`
  * and writes nothing (events, meta, lease). `expiresAt <= now` releases the run on commit.
+ * The rule is `decideClaim` (core/claim-rule.ts), with its table of cases in the contract.
  */
 export interface LeaseClaim {
   owner: string
@@ -103,6 +104,41 @@ export interface LeaseStore {
   ): Promise<Array<{ runId: string; epoch: number; nextDeadlineAt: number }>>
 }
 
+/**
+ * A keyed lease over an arbitrary name: 'projector:<name>', 'sweep:retention',
+ * 'schedule:<name>', 'slot:<queue>:<key>'. `epoch` is the fencing token (bumped by each
+ * take-over), `expiresAt` when it lapses (engine clock ms; 0 once let go).
+ */
+export interface Claim {
+  name: string
+  owner: string
+  epoch: number
+  expiresAt: number
+}
+
+/**
+ * Named claims in the store (docs/storage.md, "Claims"): how background work (projector rounds,
+ * schedule ticks, sweeps, admissions) is done by one process at a time, and how a dead
+ * process's claim expires. The rule is the run lease's (`decideClaim`, core/claim-rule.ts).
+ */
+export interface ClaimStore {
+  /** Whether other processes reach these claims (SQLite file, Postgres). */
+  readonly shared: boolean
+  /**
+   * Takes or renews `name` for `owner` until `expiresAt` by decideClaim's rule: a renewal when
+   * `owner` holds it (same epoch); a take-over (stored epoch + 1) when it is free, released or
+   * expired before `now`. Returns the claim now held, or null when another owner holds it
+   * live. Atomic across processes.
+   */
+  claim(name: string, owner: string, now: number, expiresAt: number): Promise<Claim | null>
+  /** Lets it go (expiresAt 0, epoch kept) if `owner` at `epoch` still holds it; otherwise nothing. */
+  release(name: string, owner: string, epoch: number): Promise<void>
+  /** The stored claim, live, lapsed or let go; null if `name` was never claimed. */
+  read(name: string): Promise<Claim | null>
+  /** Stored claims whose name starts with `prefix`, by name. */
+  list(prefix: string): Promise<Claim[]>
+}
+
 /** A committed event with its place in the store's commit order. */
 export interface FeedEntry {
   /** Increases with commit order across all runs; within a run it follows seq. Never reused. */
@@ -110,24 +146,23 @@ export interface FeedEntry {
   event: EventEnvelope
 }
 
-/** A projector's durable progress and who works it (one process at a time). */
+/**
+ * A projector's durable progress. Who works it is its claim `projector:<name>` in the store's
+ * `ClaimStore` (`projectorClaimName`), not part of the checkpoint.
+ */
 export interface ProjectorCheckpoint {
   name: string
   /** Every event with a position up to this one has been handled. */
   position: number
-  /** The process holding the claim, or null when free. */
-  owner: string | null
-  /** When the claim lapses (engine clock ms). */
-  expiresAt: number
   /** When the position last moved (engine clock ms), 0 if never. */
   updatedAt: number
 }
 
 /**
  * The store's side of post-commit projectors (DESIGN §7): a read of committed events after a
- * position, and per projector a checkpoint with a claim, so one process at a time works a
- * projector and a restarted process resumes where the last one stopped. A store several
- * processes share makes `claim` and `saveCheckpoint` atomic against each other.
+ * position, and per projector a checkpoint, so a restarted process resumes where the last one
+ * stopped. One process at a time works a projector by holding its claim (`EventStore.claims`,
+ * `projector:<name>`); `saveCheckpoint` checks that claim in the same statement as the write.
  */
 export interface ProjectionFeed {
   /** Committed events with `position > after`, ascending, at most `limit`. */
@@ -136,28 +171,106 @@ export interface ProjectionFeed {
   headPosition(): Promise<number>
   /** Called after each commit of this process (a hint; other processes' commits are polled). */
   watch(listener: () => void): () => void
-  /** The stored checkpoint, null for a projector that never ran. */
+  /** The stored checkpoint, null for a projector that never saved one. */
   checkpoint(name: string): Promise<ProjectorCheckpoint | null>
   /**
-   * Takes or renews the claim on a projector until `expiresAt`: granted when it is free,
-   * expired before `now`, or held by `owner`. Returns the checkpoint, or null when another
-   * owner holds it.
+   * Moves the position forward if the projector's claim (`projector:<name>`) is still held by
+   * `owner` at `epoch` and not let go; false (nothing written) otherwise. The check and the write
+   * are one statement, atomic against every other process's claims and saves.
    */
-  claim(
+  saveCheckpoint(
     name: string,
     owner: string,
+    epoch: number,
+    position: number,
     now: number,
-    expiresAt: number,
-  ): Promise<ProjectorCheckpoint | null>
-  /** Moves the position forward if `owner` still holds the claim; false (nothing written) otherwise. */
-  saveCheckpoint(name: string, owner: string, position: number, now: number): Promise<boolean>
-  /** Lets the claim go if `owner` holds it. */
-  release(name: string, owner: string): Promise<void>
+  ): Promise<boolean>
   /**
    * The highest seq of the run's retained events at a position up to `position` (0 if none):
    * what a projector checkpointed at `position` has seen of the run (trim coverage).
    */
   coveredSeq(runId: string, position: number): Promise<number>
+}
+
+/**
+ * A schedule as the store keeps it (docs/schedules.md). `spec` and `state` are JSON the
+ * runtime owns; the store reads only the columns it indexes: `paused` and `wakeAt`.
+ */
+export interface ScheduleRecord {
+  name: string
+  /** The schedule's definition in its JSON form (cron or every, time zone, start, policies). */
+  spec: Json
+  paused: boolean
+  /** When the ticker must look at this schedule next (engine clock ms); null: never (paused). */
+  wakeAt: number | null
+  /** The ticker's progress: the next tick, a buffered tick, the last runs, counters. */
+  state: Json
+  /** Bumped by every write; `update` is a compare-and-set on it. */
+  version: number
+  createdAt: number
+  updatedAt: number
+}
+
+/**
+ * Schedules in the store (docs/schedules.md): rows every process sharing the store reads and
+ * writes, so a change on one host is seen by all. Writes are compare-and-set on `version`, so
+ * two processes never overwrite each other's change unseen.
+ */
+export interface ScheduleStore {
+  /** Every schedule, by name. */
+  list(): Promise<ScheduleRecord[]>
+  get(name: string): Promise<ScheduleRecord | null>
+  /** Writes a new schedule (its `version` as given); false, and nothing written, if the name is taken. */
+  insert(record: ScheduleRecord): Promise<boolean>
+  /**
+   * Replaces the schedule if its stored version is `expectedVersion` (the record carries the
+   * next version); false, and nothing written, otherwise (changed or deleted meanwhile).
+   */
+  update(record: ScheduleRecord, expectedVersion: number): Promise<boolean>
+  /** Deletes the schedule; false if there was none. */
+  delete(name: string): Promise<boolean>
+  /** Unpaused schedules with `wakeAt <= until`, earliest first, at most `limit`. */
+  due(until: number, limit: number): Promise<ScheduleRecord[]>
+  /** The earliest `wakeAt` of unpaused schedules, null if none. */
+  nextWakeAt(): Promise<number | null>
+  /**
+   * The ticker's liveness mark: when a ticker last said it was ticking (null: never). A new
+   * ticker reads it to tell a failover (a short gap) from an outage (docs/schedules.md).
+   */
+  readMark(): Promise<number | null>
+  writeMark(at: number): Promise<void>
+}
+
+/**
+ * A wait URL's token as the store keeps it: the token's SHA-256 (`hash`, hex), never the token.
+ * `usedAt` is set once the wait is completed through it; the row stays, so a replay is told
+ * "used".
+ */
+export interface WaitUrlRecord {
+  hash: string
+  /** The token's public id, recorded in the run's log when it completes the wait. */
+  tokenId: string
+  runId: string
+  threadId: string
+  /** The key of the wait it completes (the thread's `wait` command key). */
+  waitKey: string
+  expiresAt: number
+  /** The options the URL was made with (payload input type, signature secret's hash, …). */
+  options: Json
+  usedAt: number | null
+  createdAt: number
+}
+
+/** Wait URL tokens (docs/schedules.md, "Wait URLs"). */
+export interface WaitUrlStore {
+  insert(record: WaitUrlRecord): Promise<void>
+  /** The token with this hash, used or not; null if none. */
+  find(hash: string): Promise<WaitUrlRecord | null>
+  /**
+   * Marks it used at `now` if it is not yet: true for the one caller that wins. The wait
+   * itself is the guard (a run's wait is satisfied once); this is the record a replay reads.
+   */
+  use(hash: string, now: number): Promise<boolean>
 }
 
 export interface ReadOptions {
@@ -238,6 +351,12 @@ export interface EventStore {
   readonly leases?: LeaseStore
   /** Committed events in commit order and projector checkpoints (docs/projectors.md). */
   readonly feed?: ProjectionFeed
+  /** Named claims: background work done by one process at a time (docs/storage.md). */
+  readonly claims?: ClaimStore
+  /** Schedules (docs/schedules.md); stores without it hold schedules in the engine's memory. */
+  readonly schedules?: ScheduleStore
+  /** Wait URL tokens (docs/schedules.md, "Wait URLs"). */
+  readonly waitUrls?: WaitUrlStore
   close?(): Promise<void>
 }
 

@@ -12,7 +12,10 @@ export interface ProjectorContext {
   projector: string
   /** 1 on first delivery of this batch, then 2, 3, … after failures. */
   attempt: number
-  /** Aborted when the engine stops; a long handler should give up. */
+  /**
+   * Aborted when the engine stops or this process loses the projector's claim; a long handler
+   * should give up.
+   */
   signal: AbortSignal
 }
 
@@ -33,6 +36,9 @@ export interface ProjectorDefinition {
    */
   flush?(ctx: ProjectorContext): void | Promise<void>
 }
+
+/** The claim that one process at a time holds to work projector `name` (`EventStore.claims`). */
+export const projectorClaimName = (name: string): string => `projector:${name}`
 
 export function defineProjector(definition: ProjectorDefinition): ProjectorDefinition {
   if (typeof definition.name !== 'string' || !/^[A-Za-z0-9_.-]{1,100}$/.test(definition.name)) {

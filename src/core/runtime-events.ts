@@ -70,12 +70,23 @@ export interface ThreadCancelledPayload {
 export type WaitOn =
   | { event: { type: string; match?: Json; threadId?: string; expect?: Json }; timeoutAt?: number }
   | { timer: { at: number } }
+  | { url: { input?: string }; timeoutAt?: number }
 
 export interface WaitRegisteredPayload {
   waitId: string
   threadId: string
   key: string
   on: WaitOn
+}
+
+/**
+ * A wait URL completed its wait (the `runtime.wait.satisfied` that follows carries the posted
+ * JSON). Names the token by its id: the token itself is never recorded.
+ */
+export interface WaitUrlCompletedPayload {
+  waitId: string
+  threadId: string
+  tokenId: string
 }
 
 export interface WaitSatisfiedPayload {
@@ -235,6 +246,7 @@ export interface RuntimeEventPayloads {
   'runtime.thread.cancelled': ThreadCancelledPayload
   'runtime.wait.registered': WaitRegisteredPayload
   'runtime.wait.satisfied': WaitSatisfiedPayload
+  'runtime.wait.url.completed': WaitUrlCompletedPayload
   'runtime.timer.set': TimerSetPayload
   'runtime.timer.fired': TimerFiredPayload
   'runtime.effect.requested': EffectRequestedPayload
@@ -276,6 +288,7 @@ export const RT = {
   threadCancelled: 'runtime.thread.cancelled',
   waitRegistered: 'runtime.wait.registered',
   waitSatisfied: 'runtime.wait.satisfied',
+  waitUrlCompleted: 'runtime.wait.url.completed',
   timerSet: 'runtime.timer.set',
   timerFired: 'runtime.timer.fired',
   effectRequested: 'runtime.effect.requested',

@@ -1,8 +1,12 @@
 import type { Json } from '../core/json.js'
 import { errorResponse, httpError } from './error-response.js'
 
-/** What a route needs (`bearerAuth` levels; the debugger is `read`). */
-export type Access = 'read' | 'write' | 'worker' | 'operations'
+/**
+ * What a route needs (`bearerAuth` levels; the debugger is `read`). `capability`: the request
+ * carries its own credential (a wait URL's token), so no API token is asked for; a hook still
+ * sees it and may refuse (an address allow-list).
+ */
+export type Access = 'read' | 'write' | 'worker' | 'operations' | 'capability'
 
 export interface AuthorizeContext {
   route: string

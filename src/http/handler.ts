@@ -152,7 +152,7 @@ async function observed(
     method,
     route: route.path,
     name: route.name,
-    path: url.pathname,
+    path: route.secretPath ? route.path : url.pathname,
     traceparent,
     tracestate,
   })

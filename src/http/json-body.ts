@@ -12,6 +12,14 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
  * Every failure is a 4xx SkeinError; nothing here touches the store.
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<Json> {
+  return (await readJsonBodyText(request, maxBytes)).value
+}
+
+/** `readJsonBody`, and the body's text as it came (a signature is over the raw text). */
+export async function readJsonBodyText(
+  request: Request,
+  maxBytes: number,
+): Promise<{ value: Json; text: string }> {
   checkContentType(request.headers.get('content-type'))
   const declared = request.headers.get('content-length')
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > maxBytes) {
@@ -41,7 +49,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
       key: forbidden,
     })
   }
-  return value
+  return { value, text }
 }
 
 function checkContentType(header: string | null): void {

@@ -28,7 +28,7 @@ export interface RouteContext {
  * (STYLE 14). `path` uses `:param` segments.
  */
 export interface Route {
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'DELETE'
   path: string
   name: string
   access: Access
@@ -37,6 +37,8 @@ export interface Route {
    * parameter the server does not have must not be silently answered as if it were absent.
    */
   query?: readonly string[]
+  /** The path holds a secret (a wait URL's token): observations get the route's pattern. */
+  secretPath?: boolean
   handle(context: RouteContext): Promise<Response>
 }
 

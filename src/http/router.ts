@@ -8,6 +8,8 @@ export const API_ROOTS: ReadonlySet<string> = new Set([
   'definitions',
   'operations',
   'workers',
+  'schedules',
+  'wait-urls',
 ])
 
 interface CompiledRoute {

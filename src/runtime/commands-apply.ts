@@ -203,6 +203,11 @@ function applyWait(
     if (!Number.isFinite(timerAt))
       return { code: 'INVALID_WAIT', message: 'timer time must be finite' }
     recorded = { timer: { at: timerAt } }
+  } else if ('url' in on) {
+    const url: { input?: string } = {}
+    if (typeof on.url?.input === 'string') url.input = on.url.input
+    timerAt = on.timeoutAt ?? (on.timeoutMs !== undefined ? now + on.timeoutMs : undefined)
+    recorded = timerAt === undefined ? { url } : { url, timeoutAt: timerAt }
   } else {
     const event: Extract<WaitOn, { event: unknown }>['event'] = { type: on.event.type }
     if (on.event.match !== undefined) event.match = on.event.match

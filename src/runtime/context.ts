@@ -9,7 +9,9 @@ import type { Causes } from './causes.js'
 import type { Fingerprints } from './fingerprint.js'
 import type { Logger } from './logger.js'
 import type { Observation, ResolvedOptions, ResolvedTrim } from './options.js'
+import type { ClaimedTasks } from './ownership/claimed-task.js'
 import type { Ownership } from './ownership.js'
+import type { WaitUrls } from './schedule-api.js'
 
 /** What the engine's parts share: built once by createEngine, never global. */
 export interface EngineContext {
@@ -37,6 +39,10 @@ export interface EngineContext {
   requestDrive(runId: string): void
   /** Run ownership through the store's leases (several processes on one store), if enforced. */
   ownership?: Ownership
+  /** Wait URL tokens and their config (docs/schedules.md, "Wait URLs"). */
+  waitUrls?: WaitUrls
+  /** Background work done under a claim in the store, stopped with the engine. */
+  tasks: ClaimedTasks
 }
 
 /** How an in-process execution of one attempt ended. */

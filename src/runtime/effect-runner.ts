@@ -12,6 +12,7 @@ import {
   type Settlement,
 } from './context.js'
 import type { MaybePromise } from './validate.js'
+import { hasWaitUrl, mintWaitUrls } from './wait-urls.js'
 
 const NEVER_ABORTED = new AbortController()
 const neverAborted = () => NEVER_ABORTED.signal
@@ -80,7 +81,11 @@ export function executeInline(
   attempt: number,
 ): MaybePromise<Settlement> {
   const definition = executorOf(ctx, mem, effect)
-  if (!definition?.execute || (effect.timeoutMs ?? definition.timeoutMs)) {
+  if (
+    !definition?.execute ||
+    (effect.timeoutMs ?? definition.timeoutMs) ||
+    (ctx.waitUrls && hasWaitUrl(effect.input))
+  ) {
     return execute(ctx, definition, runId, effect, attempt).done
   }
   const emitted: Emitted = []
@@ -158,8 +163,13 @@ export function execute(
       return
     }
     const run = definition.execute
-    Promise.resolve()
-      .then(() => run(effect.input, handlerCtx))
+    // A `waitUrl(key)` in the input becomes a fresh URL for the handler only (wait-urls.ts).
+    const input =
+      ctx.waitUrls && hasWaitUrl(effect.input)
+        ? mintWaitUrls(ctx, runId, effect.threadId, effect.input)
+        : effect.input
+    Promise.resolve(input)
+      .then((value) => run(value, handlerCtx))
       .then(
         (result) => finish({ kind: 'ok', result, emitted }),
         (error) => finish({ kind: 'error', error }),

@@ -27,6 +27,7 @@ import type {
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
+import type { EngineSchedules, WaitUrlOutcome, WaitUrlRequest } from './schedule-api.js'
 
 export interface SignalOptions extends CallerContext {
   /**
@@ -149,4 +150,11 @@ export interface Engine {
   stop(options?: StopOptions): Promise<void>
   readonly runtime: Promise<EngineRuntime>
   readonly store: Promise<EventStore>
+  /**
+   * What `POST /wait-urls/:token` does: completes the token's wait with the posted JSON, or
+   * refuses (WAIT_URL_NOT_FOUND, WAIT_URL_GONE, SIGNATURE_INVALID, INVALID_EVENT) writing nothing.
+   */
+  completeWaitUrl(token: string, request: WaitUrlRequest): Promise<WaitUrlOutcome>
+  /** Schedules: create, change, pause, trigger, backfill (docs/schedules.md). */
+  readonly schedules: EngineSchedules
 }

@@ -20,6 +20,8 @@ import {
   IdempotencyConflictError,
   InvalidRequestError,
   RunNotFoundError,
+  WaitUrlGoneError,
+  WaitUrlNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
 import type { EventStore, SummaryPage, SummaryQuery, WorkerCallbackInput } from '../core/ports.js'
@@ -43,6 +45,8 @@ import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
 import { TransientListeners } from './transient-listeners.js'
 import { checkId, checkIdempotencyKey, checkWait } from './validate.js'
+import { completeWaitOp } from './wait-url-complete.js'
+import { checkWaitUrl, type WaitUrlOutcome, type WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
 import { workerCallbackOp } from './worker-callback.js'
 
@@ -254,6 +258,29 @@ export class RuntimeEngine implements EngineRuntime {
     )
   }
 
+  /**
+   * A POST to a wait URL (docs/schedules.md, "Wait URLs"): the token is looked up by its hash
+   * and checked, then its wait is completed in the run's queue. Anything refused writes nothing.
+   */
+  async completeWaitUrl(token: string, request: WaitUrlRequest): Promise<WaitUrlOutcome> {
+    const urls = this.ctx.waitUrls
+    if (!urls) throw new WaitUrlNotFoundError('no wait URL has this token: nothing was written')
+    const { record, repeat } = await checkWaitUrl(urls, token, request, this.ctx.clock.now())
+    const outcome = { runId: record.runId, tokenId: record.tokenId }
+    if (repeat) return { ...outcome, completed: false }
+    let completed = false
+    await this.mutate(record.runId, 'waitUrl', async (fold, controller) => {
+      completed = await completeWaitOp(controller.writer, fold, record, request.body)
+    })
+    if (!completed) {
+      throw new WaitUrlGoneError('the wait this URL completes is over: nothing was written', {
+        tokenId: record.tokenId,
+      })
+    }
+    await urls.store.use(record.hash, this.ctx.clock.now())
+    return { ...outcome, completed: true }
+  }
+
   listRuns(): Promise<string[]> {
     return this.ctx.store.listRuns()
   }
@@ -358,6 +385,7 @@ export class RuntimeEngine implements EngineRuntime {
     if (graceMs > 0) await this.idleWithin(graceMs)
     this.host.stopped = true
     await this.runs.halt()
+    await this.ctx.tasks.stop()
   }
 
   /** Resolves when every run is idle or `ms` passed on the engine's clock. */

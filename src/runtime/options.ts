@@ -3,6 +3,8 @@ import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } fro
 import type { ProjectorDefinition } from '../core/projector.js'
 import type { ProjectorOptions } from '../core/projector-status.js'
 import type { Logger } from './logger.js'
+import type { ScheduleTickerOptions, WaitUrlConfig } from './schedule-api.js'
+import type { ScheduleDefinition } from './schedule-spec.js'
 
 /** Where and how `serve` (and the `serve` option) listens. */
 export interface ServeOptions {
@@ -137,6 +139,15 @@ export interface RuntimeOptions {
    * `shared`), off for the memory store; pass options to tune it, `false` to turn it off.
    */
   ownership?: OwnershipOptions | false
+  /**
+   * Schedules defined in code (`defineSchedule`, docs/schedules.md): registered in the store at
+   * boot (a stored one takes the code's definition and keeps its pause and progress).
+   */
+  schedules?: readonly ScheduleDefinition[]
+  /** How schedules are ticked: polling, the ticker's claim, the outage grace. */
+  scheduleOptions?: ScheduleTickerOptions
+  /** Wait URLs: their public base URL and the host's signature secret (docs/schedules.md). */
+  waitUrls?: WaitUrlConfig
 }
 
 export interface ResolvedOptions {

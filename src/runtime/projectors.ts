@@ -1,14 +1,18 @@
 import type { EventEnvelope } from '../core/envelope.js'
-import type { Clock, FeedEntry, ProjectionFeed } from '../core/ports.js'
-import type { ProjectorDefinition } from '../core/projector.js'
+import type { ClaimStore, Clock, FeedEntry, ProjectionFeed } from '../core/ports.js'
+import { type ProjectorDefinition, projectorClaimName } from '../core/projector.js'
 import type { ProjectorOptions, ProjectorState, ProjectorStatus } from '../core/projector-status.js'
 import { feedCache } from './feed-cache.js'
 import type { Observation } from './options.js'
+import type { ClaimedRound, ClaimedTask, ClaimedTasks } from './ownership/claimed-task.js'
 
 interface Worked {
   definition: ProjectorDefinition
   state: ProjectorState
-  active: boolean
+  /** Its claimed task while the runner runs. */
+  task: ClaimedTask | undefined
+  /** The claim epoch `position` was read or saved under (null: read it again). */
+  epoch: number | null
   position: number
   failures: number
   lastError: ProjectorStatus['lastError']
@@ -17,14 +21,16 @@ interface Worked {
 
 interface RunnerDeps {
   feed: ProjectionFeed
+  /** The store's claims: who works each projector (`projector:<name>`). */
+  claims: ClaimStore | undefined
+  /** The engine's claimed tasks: one per projector, stopped with the engine. */
+  tasks: ClaimedTasks
   clock: Clock
   observe(observation: Omit<Observation, 'at'>): void
   /** Whether anyone observes (lag observations cost a read of the head). */
   observing: boolean
   owner: string
 }
-
-const STOP_WAIT_MS = 5_000
 
 const DEFAULTS = { leaseMs: 15_000, pollMs: 500, delayMs: 20, batchSize: 500, failAfter: 5 }
 
@@ -34,17 +40,15 @@ export function projectorBackoff(failures: number, initialMs: number, maxMs: num
 }
 
 /**
- * Works every projector of an engine off the commit path: per projector a loop that claims it
- * in the store, reads committed events after its checkpoint, hands them over grouped by run in
- * seq order, then moves the checkpoint. Runs never wait for it; a failing projector retries
- * its batch with capped backoff and holds only itself back.
+ * Works every projector of an engine off the commit path: per projector a claimed task
+ * (ownership/claimed-task.ts, claim `projector:<name>`) whose rounds read committed events after
+ * the checkpoint, hand them over grouped by run in seq order, then move the checkpoint, until
+ * caught up. Runs never wait for it; a failing projector retries its batch with capped backoff
+ * and holds only itself back.
  */
 export class ProjectorRunner {
   private readonly worked: Worked[]
-  private readonly abort = new AbortController()
   private stopped = false
-  private loops: Promise<void>[] = []
-  private readonly sleepers = new Set<() => void>()
   private unwatch: (() => void) | undefined
   private readonly opts: Required<Omit<ProjectorOptions, 'owner' | 'backoff'>> & {
     initialMs: number
@@ -64,7 +68,8 @@ export class ProjectorRunner {
     this.worked = projectors.map((definition) => ({
       definition,
       state: 'running',
-      active: false,
+      task: undefined,
+      epoch: null,
       position: 0,
       failures: 0,
       lastError: null,
@@ -88,32 +93,28 @@ export class ProjectorRunner {
 
   start(): void {
     if (this.worked.length === 0) return
-    this.unwatch = this.deps.feed.watch(() => this.poke())
-    this.loops = this.worked.map((w) => this.loop(w))
+    // A commit wakes the projectors this process works, `delayMs` later (others poll).
+    this.unwatch = this.deps.feed.watch(() => {
+      for (const w of this.worked) if (w.task?.holding) w.task.kick(this.opts.delayMs)
+    })
+    for (const w of this.worked) {
+      w.task = this.deps.tasks.start({
+        name: projectorClaimName(w.definition.name),
+        owner: this.deps.owner,
+        intervalMs: this.opts.pollMs,
+        leaseMs: this.opts.leaseMs,
+        work: (round) => this.round(w, round),
+      })
+    }
   }
 
-  /** Stops every loop, lets in-flight handlers see the abort, and releases the claims. */
+  /** Stops every projector's task: in-flight handlers see the abort, the claims are let go. */
   async stop(): Promise<void> {
     if (this.stopped) return
     this.stopped = true
-    this.abort.abort()
     this.unwatch?.()
-    this.poke()
-    // A handler that ignores the abort signal is not waited for past STOP_WAIT_MS: its round
-    // is not checkpointed and comes again after the restart.
-    let timer: unknown
-    await Promise.race([
-      Promise.allSettled(this.loops),
-      new Promise<void>((resolve) => {
-        timer = this.deps.clock.setTimeout(resolve, STOP_WAIT_MS)
-      }),
-    ])
-    this.deps.clock.clearTimeout(timer)
-    for (const w of this.worked) {
-      w.state = 'stopped'
-      if (w.active) await this.deps.feed.release(w.definition.name, this.deps.owner).catch(() => {})
-      w.active = false
-    }
+    await Promise.allSettled(this.worked.map((w) => w.task?.stop()))
+    for (const w of this.worked) w.state = 'stopped'
   }
 
   /** Every projector's status, lag read from the store now. */
@@ -125,6 +126,7 @@ export class ProjectorRunner {
     const out: ProjectorStatus[] = []
     for (const w of this.worked) {
       const stored = await feed.checkpoint(w.definition.name)
+      const claim = await this.deps.claims?.read(projectorClaimName(w.definition.name))
       const position = Math.max(w.position, stored?.position ?? 0)
       let lagMs = 0
       if (head > position) {
@@ -134,8 +136,8 @@ export class ProjectorRunner {
       out.push({
         name: w.definition.name,
         state: w.state,
-        active: w.active,
-        owner: stored?.owner && stored.expiresAt > now ? stored.owner : null,
+        active: w.task?.holding ?? false,
+        owner: claim && claim.expiresAt > now ? claim.owner : null,
         position,
         headPosition: head,
         lagEvents: Math.max(0, head - position),
@@ -160,73 +162,38 @@ export class ProjectorRunner {
     return Number.isFinite(covered) ? covered : 0
   }
 
-  private poke(): void {
-    const sleepers = [...this.sleepers]
-    this.sleepers.clear()
-    for (const wake of sleepers) wake()
-  }
-
-  /** Waits `ms` on the engine clock; `wakeOnCommit` also ends the wait at the next commit. */
-  private sleep(ms: number, wakeOnCommit: boolean): Promise<void> {
-    if (this.stopped) return Promise.resolve()
-    return new Promise<void>((resolve) => {
-      let done = false
-      const finish = () => {
-        if (done) return
-        done = true
-        this.deps.clock.clearTimeout(timer)
-        this.sleepers.delete(finish)
-        this.stopSleepers.delete(finish)
-        resolve()
-      }
-      const timer = this.deps.clock.setTimeout(finish, ms)
-      if (wakeOnCommit) this.sleepers.add(finish)
-      this.stopSleepers.add(finish)
-    })
-  }
-
-  private readonly stopSleepers = new Set<() => void>()
   private readonly reads: ReturnType<typeof feedCache>
 
-  private async loop(w: Worked): Promise<void> {
+  /**
+   * One round while this process holds the projector's claim at `epoch`: pages of committed
+   * events after the checkpoint, handed over and checkpointed, until caught up (or the claim is
+   * lost, or the engine stops). A failure (handler, flush or store) waits out the backoff and
+   * the page comes again.
+   */
+  private async round(w: Worked, round: ClaimedRound): Promise<void> {
     const { feed, clock, owner } = this.deps
     const name = w.definition.name
-    let renewAt = 0
-    this.abort.signal.addEventListener('abort', () => {
-      for (const wake of [...this.stopSleepers]) wake()
-    })
-    while (!this.stopped) {
+    const { epoch } = round
+    while (round.held()) {
       try {
-        if (!w.active || clock.now() >= renewAt) {
-          const now = clock.now()
-          const claimed = await feed.claim(name, owner, now, now + this.opts.leaseMs)
-          if (!claimed) {
-            w.active = false
-            await this.sleep(this.opts.pollMs, false)
-            continue
-          }
-          // We save after every page, so while we hold it the stored position is ours.
-          w.position = claimed.position
-          w.active = true
-          renewAt = now + this.opts.leaseMs / 3
+        if (w.epoch !== epoch) {
+          // Taken (again): another process may have moved the checkpoint meanwhile.
+          w.position = (await feed.checkpoint(name))?.position ?? 0
+          w.epoch = epoch
         }
         const page = await this.reads.readAfter(w.position, this.opts.batchSize)
         if (page.length === 0) {
           // Caught up with the store answering again: a run of store failures is over.
           if (w.failures > 0) this.succeeded(w, '')
-          await this.sleep(this.opts.pollMs, true)
-          // Woken by a commit (or the poll): let more commits land before the next round.
-          if (this.opts.delayMs > 0) await this.sleep(this.opts.delayMs, false)
-          continue
+          return
         }
-        const delivered = await this.deliver(w, page)
-        if (!delivered) continue
+        if (!(await this.deliver(w, page, round))) continue
         const last = page[page.length - 1].position
         const now = clock.now()
-        if (!(await feed.saveCheckpoint(name, owner, last, now))) {
+        if (!(await feed.saveCheckpoint(name, owner, epoch, last, now))) {
           // Another process took the claim (ours lapsed): it redoes this page.
-          w.active = false
-          continue
+          w.epoch = null
+          return
         }
         w.position = last
         w.updatedAt = now
@@ -243,8 +210,8 @@ export class ProjectorRunner {
           })
         }
       } catch (error) {
-        // The store failed (claim, read or save): count it like a handler failure.
-        await this.failed(w, error, null, 0)
+        // The store failed (read or save): count it like a handler failure.
+        await this.failed(w, error, null, 0, round.signal)
       }
     }
   }
@@ -255,7 +222,7 @@ export class ProjectorRunner {
    * handled in this page are not handed over again. False if the projector stopped or lost
    * its claim meanwhile (the page is read again).
    */
-  private async deliver(w: Worked, page: readonly FeedEntry[]): Promise<boolean> {
+  private async deliver(w: Worked, page: readonly FeedEntry[], round: ClaimedRound) {
     const byRun = new Map<string, EventEnvelope[]>()
     for (const { event } of page) {
       const events = byRun.get(event.runId)
@@ -265,33 +232,27 @@ export class ProjectorRunner {
     for (const [runId, events] of byRun) {
       let attempt = 1
       for (;;) {
-        if (this.stopped) return false
+        if (!round.held()) return false
         try {
           await w.definition.handle(
             { runId, events },
-            { projector: w.definition.name, attempt, signal: this.abort.signal },
+            { projector: w.definition.name, attempt, signal: round.signal },
           )
           if (w.failures > 0) this.succeeded(w, runId)
           break
         } catch (error) {
-          await this.failed(w, error, runId, attempt)
+          await this.failed(w, error, runId, attempt, round.signal)
           attempt++
-          if (!(await this.renew(w))) return false
         }
       }
     }
     if (w.definition.flush) {
-      if (this.stopped) return false
+      if (!round.held()) return false
       try {
-        await w.definition.flush({
-          projector: w.definition.name,
-          attempt: 1,
-          signal: this.abort.signal,
-        })
+        await w.definition.flush({ projector: w.definition.name, attempt: 1, signal: round.signal })
       } catch (error) {
         // What the round buffered is lost: the page is read and handed over again.
-        await this.failed(w, error, null, 1)
-        await this.renew(w)
+        await this.failed(w, error, null, 1, round.signal)
         return false
       }
     }
@@ -305,24 +266,14 @@ export class ProjectorRunner {
     this.deps.observe({ type: 'projector.recovered', runId, projector: w.definition.name })
   }
 
-  private async renew(w: Worked): Promise<boolean> {
-    if (this.stopped) return false
-    const now = this.deps.clock.now()
-    try {
-      const claimed = await this.deps.feed.claim(
-        w.definition.name,
-        this.deps.owner,
-        now,
-        now + this.opts.leaseMs,
-      )
-      if (claimed && claimed.position === w.position) return true
-    } catch {}
-    w.active = false
-    return false
-  }
-
-  private async failed(w: Worked, error: unknown, runId: string | null, attempt: number) {
-    if (this.stopped) return
+  private async failed(
+    w: Worked,
+    error: unknown,
+    runId: string | null,
+    attempt: number,
+    signal: AbortSignal,
+  ) {
+    if (signal.aborted) return
     w.failures++
     const message = error instanceof Error ? error.message : String(error)
     w.lastError = { message, runId, at: this.deps.clock.now(), attempt }
@@ -336,7 +287,21 @@ export class ProjectorRunner {
       state: w.state,
       error: message,
     })
-    await this.sleep(projectorBackoff(w.failures, this.opts.initialMs, this.opts.maxMs), false)
+    await this.sleep(projectorBackoff(w.failures, this.opts.initialMs, this.opts.maxMs), signal)
+  }
+
+  /** Waits `ms` on the engine clock, or until `signal` aborts. */
+  private sleep(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.resolve()
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.deps.clock.clearTimeout(timer)
+        signal.removeEventListener('abort', done)
+        resolve()
+      }
+      const timer = this.deps.clock.setTimeout(done, ms)
+      signal.addEventListener('abort', done)
+    })
   }
 }
 

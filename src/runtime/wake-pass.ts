@@ -271,7 +271,7 @@ export class WakePass implements Pass {
         { threadId },
       )
       if (wait?.status !== 'open') continue
-      const timedOut = 'event' in wait.on
+      const timedOut = !('timer' in wait.on)
       const payload = {
         waitId: wait.waitId,
         threadId: wait.threadId,

@@ -159,8 +159,9 @@ export function faultyStore(inner: EventStore, plan?: FaultPlan): FaultyStore {
     }),
     ...(inner.flush && { flush: wrap('flush', inner.flush.bind(inner)) }),
     ...(snapshots && { snapshots }),
-    // Ownership and the projection feed pass through unfaulted: the faults are the log's.
+    // Ownership, claims and the projection feed pass through unfaulted: the faults are the log's.
     ...(inner.leases && { leases: inner.leases }),
+    ...(inner.claims && { claims: inner.claims }),
     ...(inner.feed && { feed: inner.feed }),
     ...(inner.close && { close: inner.close.bind(inner) }),
     failNext(method, when = 'before', options = {}) {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { LeaseLostError } from '../core/errors.js'
 import type { EventStore, LeaseClaim, LeaseStore, RunMeta } from '../core/ports.js'
+import { leaseRuleCases } from './lease-rule-cases.js'
 import { makeEnvelopes } from './make-envelopes.js'
 
 /** Two handles on one database (two processes' stores); the memory store passes itself twice. */
@@ -45,7 +46,8 @@ const leasesOf = (store: EventStore): LeaseStore => {
 /**
  * The lease contract (DESIGN §7): what `EventStore.leases` and `AppendOptions.lease` promise,
  * proven with two store handles on one database, so a claim written through one is fenced by
- * the other. Time is data here: every claim carries its `now`, nothing sleeps.
+ * the other. Time is data here: every claim carries its `now`, nothing sleeps. Every way the
+ * store checks a claim is held to the claim rule's table of cases (`decideClaim`).
  *
  * @example
  * describeLeaseStore('sqlite', () => {
@@ -69,6 +71,9 @@ export function describeLeaseStore(
     afterEach(async () => {
       for (const pair of pairs.splice(0)) await pair.close()
     })
+
+    // Every store's statements of the claim rule (`decideClaim`) answer its table of cases.
+    leaseRuleCases(open)
 
     it('takes a free lease with an append, and a take-over after expiry bumps the epoch', async () => {
       const { a, b } = await open()

@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createActorHost } from 'skein/actor'
+import { createActorHost, NOT_SUPPORTED_ROUTES } from 'skein/actor'
 import { describeHttpHost } from 'skein/testing/vitest'
 import { afterAll } from 'vitest'
 
 // The HTTP host contract on the actor host (DESIGN §7), in process and over 127.0.0.1: the
 // embed route suite, with the one declared difference (no global run listing: 501).
-const differences = { notSupported: ['runs.list', 'runs.summaries'] }
+const differences = { notSupported: [...NOT_SUPPORTED_ROUTES] }
 
 describeHttpHost('actor host, memory cells', (setup) => createActorHost(setup), { differences })
 

@@ -1,4 +1,9 @@
-import { describeEventStore, describeLeaseStore, describeSnapshotStore } from 'skein/testing/vitest'
+import {
+  describeClaimStore,
+  describeEventStore,
+  describeLeaseStore,
+  describeSnapshotStore,
+} from 'skein/testing/vitest'
 import { memorySnapshotStore } from '../../src/stores/memory/memory-snapshot-store.js'
 import { memoryStore } from '../../src/stores/memory/memory-store.js'
 
@@ -6,6 +11,10 @@ describeEventStore('memory', () => memoryStore())
 describeSnapshotStore('memory', () => memorySnapshotStore())
 
 describeLeaseStore('memory (one store, two handles)', () => {
+  const store = memoryStore()
+  return { a: store, b: store, close: () => store.close?.() }
+})
+describeClaimStore('memory (one store, two handles)', () => {
   const store = memoryStore()
   return { a: store, b: store, close: () => store.close?.() }
 })

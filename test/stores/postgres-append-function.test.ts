@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import {
   appendFunction,
+  appendFunctionNullSafe,
   appendFunctionWithLeases,
 } from '../../src/stores/postgres/append-function.js'
 
@@ -28,7 +29,14 @@ describe('skein_append as shipped', () => {
     expect(digest(appendFunctionWithLeases('"sch"', 'chan'))).toBe(MIGRATION_3)
   })
 
-  it('only migration 3 checks leases and notifies', () => {
+  it('migration 5 generates the function it shipped with (a null-safe renewal check)', () => {
+    const v5 = appendFunctionNullSafe('"sch"', 'chan')
+    expect(digest(v5)).toBe(MIGRATION_5)
+    expect(v5).toMatch(/^\s*CREATE OR REPLACE FUNCTION "sch"\.skein_append\(/)
+    expect(v5).toContain('coalesce(l_owners[j] = p_lease_owner[i]')
+  })
+
+  it('only migrations 3 and 5 check leases and notify', () => {
     expect(sql(appendFunction('"sch"'))).not.toMatch(/lease|pg_notify|DROP FUNCTION/)
     const v3 = appendFunctionWithLeases('"sch"', 'chan')
     expect(v3).toMatch(/^\s*DROP FUNCTION "sch"\.skein_append\(/)
@@ -38,3 +46,4 @@ describe('skein_append as shipped', () => {
 
 const MIGRATION_1 = '0ba7e446acbe6a72520f0c51573d48f47f384ba1d1a486955c27932dd132b197'
 const MIGRATION_3 = '495c8c1735363801eb3233c355a5dc978e8c8c37adb278034025a2f7964e3164'
+const MIGRATION_5 = '224400e7727a8ae4ccf861b1116f6937bf96da2c6368b2ee9e6a05664c0d10bf'

@@ -1,5 +1,5 @@
 import type { PostgresStore } from 'skein/postgres'
-import { describeLeaseStore } from 'skein/testing/vitest'
+import { describeClaimStore, describeLeaseStore } from 'skein/testing/vitest'
 import { describeLeaseContract } from '../support/lease-contract.js'
 import { freshPostgresStore, postgresAvailable, testSchemas } from '../support/postgres.js'
 
@@ -16,8 +16,8 @@ if (postgresAvailable('postgres-leases')) {
     },
     (a) => schemas.drop((a as PostgresStore).schema),
   )
-  // The shared lease contract (the one SQLite and memory run too).
-  describeLeaseStore('postgres (two stores on one schema)', async () => {
+  // The shared lease and claim contracts (the ones SQLite and memory run too).
+  const twoStores = async () => {
     const a = freshPostgresStore(schemas)
     await a.ready()
     const b = freshPostgresStore(schemas, { schema: a.schema })
@@ -30,5 +30,7 @@ if (postgresAvailable('postgres-leases')) {
         await schemas.drop(a.schema)
       },
     }
-  })
+  }
+  describeLeaseStore('postgres (two stores on one schema)', twoStores)
+  describeClaimStore('postgres (two stores on one schema)', twoStores)
 }

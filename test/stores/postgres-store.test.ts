@@ -100,6 +100,7 @@ if (postgresAvailable('postgres-store')) {
         [schema],
       )
       expect(tables.rows.map((r) => r.table_name)).toEqual([
+        'skein_claims',
         'skein_events',
         'skein_idempotency',
         'skein_projectors',

@@ -99,6 +99,7 @@ describe('sqlite schema migration', () => {
         .pluck()
         .all()
       expect(tables).toEqual([
+        'skein_claims',
         'skein_events',
         'skein_idempotency',
         'skein_projectors',

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import Database from 'better-sqlite3'
 import { makeEnvelopes } from 'skein/testing'
-import { describeEventStore, describeLeaseStore } from 'skein/testing/vitest'
+import { describeClaimStore, describeEventStore, describeLeaseStore } from 'skein/testing/vitest'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import {
   IdempotencyConflictError,
@@ -25,7 +25,7 @@ describeEventStore('sqlite (synchronous full)', () => sqliteStore({ path: freshP
 describeEventStore('sqlite (synchronous normal)', () =>
   sqliteStore({ path: freshPath(), synchronous: 'normal' }),
 )
-describeLeaseStore('sqlite (two stores on one file)', () => {
+const twoStores = () => {
   const path = freshPath()
   const a = sqliteStore({ path })
   const b = sqliteStore({ path })
@@ -37,7 +37,9 @@ describeLeaseStore('sqlite (two stores on one file)', () => {
       await b.close()
     },
   }
-})
+}
+describeLeaseStore('sqlite (two stores on one file)', twoStores)
+describeClaimStore('sqlite (two stores on one file)', twoStores)
 
 const opened: Array<SqliteStore | Database.Database> = []
 const open = (options: Parameters<typeof sqliteStore>[0]) => {

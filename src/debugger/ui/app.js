@@ -6,9 +6,11 @@ import { config, token } from './api.js'
 import { html } from './html.js'
 import { RunPage } from './run-page.js'
 import { RunsPage } from './runs-page.js'
+import { SchedulesPage } from './schedules-page.js'
 
 const parseRoute = () => {
   const hash = location.hash.replace(/^#/, '')
+  if (hash.startsWith('/schedules')) return { page: 'schedules' }
   const match = /^\/runs\/([^?]+)/.exec(hash)
   return match ? { page: 'run', runId: decodeURIComponent(match[1]) } : { page: 'runs' }
 }
@@ -64,12 +66,18 @@ function App() {
   }, [route])
   return html`<header class="top">
       <a class="brand" href="#/">${config.title}</a>
-      <nav aria-label="Main"><a href="#/">Runs</a></nav>
+      <nav aria-label="Main"><a href="#/">Runs</a> <a href="#/schedules">Schedules</a></nav>
       <${TokenForm} onChange=${() => setGeneration((g) => g + 1)} />
     </header>
     <main id="main">
       <${Boundary} key=${`${route.page}:${route.runId ?? ''}:${generation}`}>
-        ${route.page === 'run' ? html`<${RunPage} runId=${route.runId} />` : html`<${RunsPage} />`}
+        ${
+          route.page === 'run'
+            ? html`<${RunPage} runId=${route.runId} />`
+            : route.page === 'schedules'
+              ? html`<${SchedulesPage} />`
+              : html`<${RunsPage} />`
+        }
       <//>
     </main>`
 }

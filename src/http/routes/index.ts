@@ -6,6 +6,8 @@ import { operationRoutes } from './operations.js'
 import { runEventRoutes } from './run-events.js'
 import { runInspectRoutes } from './run-inspect.js'
 import { runRoutes } from './runs.js'
+import { scheduleRoutes } from './schedules.js'
+import { waitUrlRoutes } from './wait-urls.js'
 import { workerRoutes } from './worker-tasks.js'
 
 /** Every HTTP route of the embed handler, in one table (docs and the auth matrix read it). */
@@ -18,4 +20,6 @@ export const ROUTES: readonly Route[] = Object.freeze([
   ...effectRoutes,
   ...operationRoutes,
   ...workerRoutes,
+  ...scheduleRoutes,
+  ...waitUrlRoutes,
 ])

@@ -3,7 +3,9 @@ import type {
   EffectDefinition,
   InputArgs,
   Json,
+  JsonObject,
   OutputOf,
+  WaitUrlOptions,
 } from '../../core/module-api.js'
 import type { ApprovalDecision, GateDirective, GateSpec } from '../approval/index.js'
 
@@ -22,7 +24,30 @@ export type DirectiveStep =
   | { $directive: 'invoke'; effect: string; input: Json }
   | { $directive: 'spawn'; kind: string; name: string; version: string; input: Json }
   | { $directive: 'waitFor'; type: string; match?: Json; timeoutMs?: number }
+  | {
+      $directive: 'waitForUrl'
+      effect: string
+      input: JsonObject
+      as: string
+      event?: string
+      timeoutMs?: number
+      url?: JsonObject
+    }
   | GateDirective
+
+/** `ctx.waitForUrl(options)` (docs/schedules.md, "Wait URLs"). */
+export interface WaitForUrlOptions extends WaitUrlOptions {
+  /** The effect that sends the URL (e-mail, Slack): it runs before the node parks. */
+  send: string | EffectDefinition
+  /** The effect's input; the URL (`{ url, token, tokenId, expiresAt }`) is added as `as`. */
+  input?: JsonObject
+  /** The field of the input the URL goes in; default `waitUrl`. */
+  as?: string
+  /** A module input (`defineInput`) whose schema and `accept` check the posted JSON. */
+  event?: string
+  /** The node fails with WAIT_TIMEOUT if no POST came by then (the URL expires with it). */
+  timeoutMs?: number
+}
 
 /** The result of an effect object invoked from a node. */
 type EffectResult<E> = E extends EffectDefinition<any, infer O> ? Awaited<O> : unknown
@@ -59,6 +84,11 @@ export interface NodeContext<I = any, R = Record<string, any>> {
   spawn<D extends Definition>(definition: D, ...input: InputArgs<D>): Directive<OutputOf<D>>
   /** Result: the matched event's payload (`P`, untyped unless given). */
   waitFor<P = any>(type: string, options?: { match?: Json; timeoutMs?: number }): Directive<P>
+  /**
+   * Result: the JSON posted to a wait URL made for this node, which `options.send` sends
+   * before the node parks (the URL's token never enters the log).
+   */
+  waitForUrl<P = any>(options: WaitForUrlOptions): Directive<P>
   /** Result: the decision, or `{ approvalId, outcome: 'timed_out' }`. */
   gate(spec: GateSpec): Directive<ApprovalDecision>
   /** Result: the evaluation `{ route, score?, reason? }`, its route typed by the evaluator. */
@@ -69,7 +99,7 @@ export function directiveBuilders(
   effectType: (effect: EffectDefinition) => string | undefined,
 ): Pick<
   NodeContext,
-  'sleep' | 'sleepUntil' | 'invoke' | 'spawn' | 'waitFor' | 'gate' | 'evaluate'
+  'sleep' | 'sleepUntil' | 'invoke' | 'spawn' | 'waitFor' | 'waitForUrl' | 'gate' | 'evaluate'
 > {
   // Loosely typed inside: NodeContext's signatures carry the result and input types.
   const spawn = (definition: Definition, input: unknown = null): Directive<any> => {
@@ -102,6 +132,24 @@ export function directiveBuilders(
     },
     spawn,
     waitFor: (type, options = {}) => ({ $directive: 'waitFor', type, ...options }),
+    waitForUrl: (options: WaitForUrlOptions): Directive<any> => {
+      const effect = typeof options?.send === 'string' ? options.send : effectType(options?.send)
+      if (!effect) throw new TypeError('ctx.waitForUrl needs { send }: a registered effect')
+      const url: JsonObject = {}
+      if (options.expiresInMs !== undefined) url.expiresInMs = options.expiresInMs
+      if (options.singleUse !== undefined) url.singleUse = options.singleUse
+      if (options.signature !== undefined) url.signature = options.signature as JsonObject
+      const directive: Extract<DirectiveStep, { $directive: 'waitForUrl' }> = {
+        $directive: 'waitForUrl',
+        effect,
+        input: options.input ?? {},
+        as: options.as ?? 'waitUrl',
+        url,
+      }
+      if (options.event !== undefined) directive.event = options.event
+      if (options.timeoutMs !== undefined) directive.timeoutMs = options.timeoutMs
+      return directive
+    },
     gate: (spec) => {
       if (typeof spec?.title !== 'string') throw new TypeError('ctx.gate needs { title }')
       return Object.assign({}, spec, { $directive: 'gate' as const })

@@ -58,6 +58,9 @@ export class NodeBodyContext implements NodeContext {
   get waitFor(): Builders['waitFor'] {
     return this.builder('waitFor')
   }
+  get waitForUrl(): Builders['waitForUrl'] {
+    return this.builder('waitForUrl')
+  }
   get gate(): Builders['gate'] {
     return this.builder('gate')
   }

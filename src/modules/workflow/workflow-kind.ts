@@ -9,6 +9,7 @@ import {
   type Json,
   type Outcome,
   toErrorInfo,
+  waitUrl,
 } from '../../core/module-api.js'
 import { gateStep } from '../approval/index.js'
 import type { WorkflowDefinition } from './define-workflow.js'
@@ -58,6 +59,7 @@ function withEntry<V>(record: Readonly<Record<string, V>>, id: string, value: V)
 }
 
 const runKey = (id: string) => `run:${id}`
+const sendKey = (id: string) => `send:${id}`
 const doKey = (id: string) => `do:${id}`
 
 /**
@@ -328,12 +330,49 @@ function directiveStep(
       ? step.commands
       : [...step.commands, ...finish(id, step.result)]
   }
+  if (directive.$directive === 'waitForUrl') return waitForUrlStep(def, id, directive, ctx)
   const outcome = ctx.outcome(doKey(id))
   if (outcome.status === 'completed') return finish(id, outcome.value)
   // Issued and not finished: nothing new (its effect type, a string, needs no executor bound).
   if (outcome.status === 'pending') return []
   if (outcome.status !== 'none') return failNode(def, id, errorOf(outcome, directive.$directive))
   return [directiveCommand(def, id, directive)]
+}
+
+/**
+ * A node waiting on a wait URL: the url wait first (so it is open before the URL exists), then
+ * the effect that sends the URL, with a `waitUrl` placeholder the runtime fills for its handler.
+ */
+function waitForUrlStep(
+  def: WorkflowDefinition,
+  id: string,
+  d: Extract<Directive, { $directive: 'waitForUrl' }>,
+  ctx: Ctx,
+): Command[] {
+  const key = doKey(id)
+  const waited = ctx.outcome(key)
+  if (waited.status === 'completed') return finish(id, waited.value)
+  if (waited.status !== 'none' && waited.status !== 'pending') {
+    return failNode(def, id, errorOf(waited, 'the wait URL'))
+  }
+  const sent = ctx.outcome(sendKey(id))
+  if (sent.status === 'failed' || sent.status === 'timed_out' || sent.status === 'cancelled') {
+    return failNode(def, id, errorOf(sent, `sending the wait URL (${d.effect})`))
+  }
+  const out: Command[] = []
+  if (waited.status === 'none') {
+    const url = d.event === undefined ? {} : { input: d.event }
+    const on = d.timeoutMs === undefined ? { url } : { url, timeoutMs: d.timeoutMs }
+    out.push(commands.wait(on, { key }))
+  }
+  if (sent.status === 'none') {
+    const input = Object.assign({}, d.input, { [d.as]: waitUrl(key, d.url ?? {}) })
+    const retry = def.nodes[id].retry
+    out.push(
+      commands.invoke(d.effect, input, retry ? { key: sendKey(id), retry } : { key: sendKey(id) }),
+    )
+  }
+  return out
 }
 
 function directiveCommand(def: WorkflowDefinition, id: string, d: Directive): Command {

@@ -1,13 +1,17 @@
 import type { EventEnvelope } from '../../core/envelope.js'
 import { firstAfter } from '../../core/feed-position.js'
 import type { FeedEntry, ProjectionFeed, ProjectorCheckpoint } from '../../core/ports.js'
+import { projectorClaimName } from '../../core/projector.js'
 
 /**
  * The memory store's projection feed: every committed event in commit order, with the
- * checkpoints beside it. Trimmed events leave the feed too (`compact`), so a long-lived
+ * checkpoints beside it (a save checks the projector's claim: `holds`). Trimmed events leave the feed too (`compact`), so a long-lived
  * memory store does not keep what its runs no longer hold.
  */
-export function memoryFeed(runEvents: (runId: string) => readonly EventEnvelope[] | undefined) {
+export function memoryFeed(
+  runEvents: (runId: string) => readonly EventEnvelope[] | undefined,
+  holds: (claim: string, owner: string, epoch: number) => boolean,
+) {
   let entries: FeedEntry[] = []
   let position = 0
   let trimmed = 0
@@ -33,22 +37,10 @@ export function memoryFeed(runEvents: (runId: string) => readonly EventEnvelope[
       const row = checkpoints.get(name)
       return row ? { ...row } : null
     },
-    async claim(name, owner, now, expiresAt) {
-      const row = checkpoints.get(name)
-      if (row && row.owner !== null && row.owner !== owner && row.expiresAt > now) return null
-      const next = {
-        name,
-        position: row?.position ?? 0,
-        owner,
-        expiresAt,
-        updatedAt: row?.updatedAt ?? 0,
-      }
-      checkpoints.set(name, next)
-      return { ...next }
-    },
-    async saveCheckpoint(name, owner, at, now) {
-      const row = checkpoints.get(name)
-      if (!row || row.owner !== owner) return false
+    async saveCheckpoint(name, owner, epoch, at, now) {
+      if (!holds(projectorClaimName(name), owner, epoch)) return false
+      let row = checkpoints.get(name)
+      if (!row) checkpoints.set(name, (row = { name, position: 0, updatedAt: 0 }))
       if (at > row.position) {
         row.position = at
         row.updatedAt = now
@@ -61,13 +53,6 @@ export function memoryFeed(runEvents: (runId: string) => readonly EventEnvelope[
         if ((positions.get(events[i]) ?? 0) <= at) return events[i].seq
       }
       return 0
-    },
-    async release(name, owner) {
-      const row = checkpoints.get(name)
-      if (row && row.owner === owner) {
-        row.owner = null
-        row.expiresAt = 0
-      }
     },
   }
 

@@ -1,3 +1,4 @@
+import { claimFree, type HeldClaim } from '../../core/claim-rule.js'
 import type { EventEnvelope } from '../../core/envelope.js'
 import {
   IdempotencyConflictError,
@@ -14,8 +15,10 @@ import type {
   SnapshotStore,
 } from '../../core/ports.js'
 import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../core/summaries.js'
-import { checkClaim, type StoredLease, toLease } from '../shared/lease-rule.js'
+import { checkClaim, toLease } from '../shared/lease-rule.js'
+import { memoryClaims } from './memory-claims.js'
 import { memoryFeed } from './memory-feed.js'
+import { memorySchedules, memoryWaitUrls } from './memory-schedules.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
 
 interface RunLog {
@@ -39,7 +42,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
   /** Run ids in creation order: `created[position - 1]` (summary pages walk it backwards). */
   const created: string[] = []
   const snapshots = options.snapshots ?? memorySnapshotStore()
-  const leaseOf = new Map<string, StoredLease>()
+  const leaseOf = new Map<string, HeldClaim>()
   const leases: LeaseStore = {
     shared: false,
     async readLease(runId) {
@@ -61,8 +64,8 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       for (const [runId, log] of runs) {
         const at = log.meta?.nextDeadlineAt
         if (at === null || at === undefined || at > now) continue
-        const stored = leaseOf.get(runId)
-        if (stored && stored.expiresAt > now) continue
+        const stored = leaseOf.get(runId) ?? null
+        if (!claimFree(stored, now)) continue
         due.push({ runId, epoch: (stored?.epoch ?? 0) + 1, nextDeadlineAt: at })
       }
       due.sort((a, b) => a.nextDeadlineAt - b.nextDeadlineAt)
@@ -71,7 +74,8 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       return due
     },
   }
-  const feed = memoryFeed((runId) => runs.get(runId)?.events)
+  const claims = memoryClaims()
+  const feed = memoryFeed((runId) => runs.get(runId)?.events, claims.holds)
   const logOf = (runId: string): RunLog => {
     let log = runs.get(runId)
     if (!log) {
@@ -84,7 +88,10 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
   return {
     snapshots,
     leases,
+    claims: claims.claims,
     feed: feed.feed,
+    schedules: memorySchedules(),
+    waitUrls: memoryWaitUrls(),
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)
       const tail = log?.tail ?? 0

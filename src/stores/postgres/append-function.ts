@@ -23,7 +23,9 @@
  * plus, per request, a lease claim checked against the run's locked row and written with the
  * tail and meta, and a `pg_notify` per written run. A claim passes when the row's lease is held
  * by the same owner and epoch (a renewal), or is free (never taken, released, or expired at
- * the claim's `now`) and the claim's epoch is greater than the stored one (a take-over). It is
+ * the claim's `now`) and the claim's epoch is greater than the stored one (a take-over): the
+ * rule of `decideClaim` (core/claim-rule.ts), restated in SQL below and held to its cases by
+ * `describeLeaseStore` (a keyed append, or a group, goes through this function). It is
  * checked before the tail: a writer that lost the run hears LEASE_LOST, not a seq conflict it
  * would retry. A refused claim comes back as `(o_req, 'lease', stored epoch, stored owner)` and
  * writes nothing of that request. Claims of one group on one run see each other (the group
@@ -44,11 +46,24 @@ export function appendFunctionWithLeases(s: string, channel: string): string {
   return `
   DROP FUNCTION ${s}.skein_append(text[], bigint[], text[], integer[], text[], text[], text[],
     text[], bigint[], bigint[], bigint[], json, text[], bigint[], bigint[], integer[], text[],
-    boolean, boolean);${skeinAppend(s, channel)}`
+    boolean, boolean);${skeinAppend(s, channel, false)}`
 }
 
-/** The function's text; `channel` set: with leases and notifications (migration 3). */
-function skeinAppend(s: string, channel: string | undefined): string {
+/**
+ * Migration 5's `skein_append`: migration 3's with a renewal check that cannot be NULL. On a run
+ * row never leased (owner NULL) migration 3's `owner = claimant AND ...` is NULL, and `NOT (NULL
+ * OR false)` let a claim at epoch 0 through, which `decideClaim` refuses as stale (the engine
+ * never claims epoch 0, so no log was written that way; the claim rule's table found it).
+ */
+export function appendFunctionNullSafe(s: string, channel: string): string {
+  return skeinAppend(s, channel, true).replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION')
+}
+
+/**
+ * The function's text; `channel` set: with leases and notifications (migration 3), `nullSafe`:
+ * the renewal check of migration 5.
+ */
+function skeinAppend(s: string, channel: string | undefined, nullSafe = false): string {
   const leases = channel !== undefined
   /** `text` only with leases. */
   const L = (text: string) => (leases ? text : '')
@@ -121,7 +136,7 @@ function skeinAppend(s: string, channel: string | undefined): string {
       j := array_position(l_ids, p_run_ids[i]);${L(`
       IF p_lease_owner[i] IS NOT NULL AND NOT (
         CASE WHEN j IS NULL THEN p_lease_epoch[i] > 0
-        ELSE (l_owners[j] = p_lease_owner[i] AND l_epochs[j] = p_lease_epoch[i])
+        ELSE ${nullSafe ? 'coalesce(' : '('}l_owners[j] = p_lease_owner[i] AND l_epochs[j] = p_lease_epoch[i]${nullSafe ? ', false)' : ')'}
           OR ((l_owners[j] IS NULL OR l_expires[j] <= p_lease_now[i])
             AND p_lease_epoch[i] > l_epochs[j])
         END

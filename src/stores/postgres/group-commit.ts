@@ -1,3 +1,4 @@
+import { claimGranted, decideClaim, type HeldClaim } from '../../core/claim-rule.js'
 import type { EventEnvelope } from '../../core/envelope.js'
 import {
   IdempotencyConflictError,
@@ -5,7 +6,6 @@ import {
   SeqConflictError,
   StoreError,
 } from '../../core/errors.js'
-import type { LeaseClaim } from '../../core/ports.js'
 import type { AppendRequest } from '../shared/append-batch.js'
 import type { PendingSnapshots } from './postgres-snapshot-store.js'
 import type { Statements } from './statements.js'
@@ -124,13 +124,15 @@ const plain = ({ events, options }: AppendRequest) =>
 const writesSomething = ({ events, options }: AppendRequest) =>
   events.length > 0 || options.meta !== undefined
 
-/** The rule of `LeaseClaim`, on a run row as read (renewal by the holder, or take-over). */
-export function leaseHolds(claim: LeaseClaim, row: LeaseRow): boolean {
-  const epoch = Number(row.lease_epoch)
-  if (row.lease_owner === claim.owner && epoch === claim.epoch) return true
-  const free = row.lease_owner === null || Number(row.lease_expires_at) <= claim.now
-  return free && claim.epoch > epoch
-}
+/** The lease a run row holds as the drivers return it, or null when it was never leased. */
+export const rowLease = (row: LeaseRow): HeldClaim | null =>
+  row.lease_owner === null
+    ? null
+    : {
+        owner: row.lease_owner,
+        epoch: Number(row.lease_epoch),
+        expiresAt: Number(row.lease_expires_at),
+      }
 
 function conflictOf(request: AppendRequest, row: AppendResultRow): unknown {
   const { runId, options } = request
@@ -251,7 +253,7 @@ export function createGroupCommit(
     // as skein_append does). Read after the fact, so it is a diagnosis, not a second check.
     const [run] = (await query(sql.runLease, [runId])).rows
     const claim = options.lease
-    if (claim && run && !leaseHolds(claim, run)) {
+    if (claim && run && !claimGranted(decideClaim(rowLease(run), claim))) {
       return [{ o_req: 1, o_outcome: 'lease', o_tail: run.lease_epoch, o_detail: run.lease_owner }]
     }
     return [{ o_req: 1, o_outcome: 'seq', o_tail: run ? run.tail : 0, o_detail: null }]

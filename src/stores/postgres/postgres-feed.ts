@@ -1,4 +1,5 @@
 import type { FeedEntry, ProjectionFeed, ProjectorCheckpoint } from '../../core/ports.js'
+import { projectorClaimName } from '../../core/projector.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 
 type Read = (action: string, text: string, params: unknown[]) => Promise<any[]>
@@ -6,17 +7,16 @@ type Read = (action: string, text: string, params: unknown[]) => Promise<any[]>
 const toCheckpoint = (row: any): ProjectorCheckpoint => ({
   name: row.name,
   position: Number(row.position),
-  owner: row.owner,
-  expiresAt: Number(row.expires_at),
   updatedAt: Number(row.updated_at),
 })
 
-const CHECKPOINT = 'name, position, owner, expires_at, updated_at'
+const CHECKPOINT = 'name, position, updated_at'
 
 /**
  * The Postgres store's projection feed: positions come from `skein_feed_pos`, drawn under a
  * transaction-scoped lock so they follow commit order (schema.ts, migration v4); checkpoints
- * live in `skein_projectors`, claimed and saved by single statements (atomic across hosts).
+ * live in `skein_projectors`, each save one statement that checks the projector's claim
+ * (`skein_claims`), atomic across hosts.
  */
 export function postgresFeed(s: string, read: Read) {
   const sql = {
@@ -27,15 +27,15 @@ export function postgresFeed(s: string, read: Read) {
     head: `SELECT greatest(coalesce((SELECT max(pos) FROM ${s}.skein_events), 0),
         (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ${s}.skein_feed_pos)) AS head`,
     checkpoint: `SELECT ${CHECKPOINT} FROM ${s}.skein_projectors WHERE name = $1`,
-    claim: `INSERT INTO ${s}.skein_projectors AS p (name, owner, expires_at) VALUES ($1, $2, $3)
-      ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-      WHERE p.owner IS NULL OR p.owner = $2 OR p.expires_at <= $4
-      RETURNING ${CHECKPOINT}`,
-    save: `UPDATE ${s}.skein_projectors SET position = greatest(position, $1),
-        updated_at = CASE WHEN $1 > position THEN $2 ELSE updated_at END
-      WHERE name = $3 AND owner = $4 RETURNING name`,
-    release: `UPDATE ${s}.skein_projectors SET owner = NULL, expires_at = 0
-      WHERE name = $1 AND owner = $2`,
+    // Written only while the projector's claim is held at the writer's epoch, not let go. The
+    // claim row is locked (FOR SHARE) so a take-over cannot commit between check and write.
+    save: `INSERT INTO ${s}.skein_projectors AS p (name, position, updated_at)
+        SELECT $1, $2::bigint, $3::bigint WHERE EXISTS (SELECT 1 FROM ${s}.skein_claims
+          WHERE name = $4 AND owner = $5 AND epoch = $6::bigint AND expires_at > 0 FOR SHARE)
+      ON CONFLICT (name) DO UPDATE SET position = greatest(p.position, excluded.position),
+        updated_at = CASE WHEN excluded.position > p.position THEN excluded.updated_at
+          ELSE p.updated_at END
+      RETURNING name`,
     coveredSeq: `SELECT coalesce(max(e.seq), 0) AS seq FROM ${s}.skein_events e
       WHERE e.run_no = (SELECT run_no FROM ${s}.skein_runs WHERE run_id = $1) AND e.pos <= $2`,
   }
@@ -64,16 +64,10 @@ export function postgresFeed(s: string, read: Read) {
       const [row] = await read(`read checkpoint ${name}`, sql.checkpoint, [name])
       return row ? toCheckpoint(row) : null
     },
-    async claim(name, owner, now, expiresAt) {
-      const [row] = await read(`claim projector ${name}`, sql.claim, [name, owner, expiresAt, now])
-      return row ? toCheckpoint(row) : null
-    },
-    async saveCheckpoint(name, owner, position, now) {
-      const rows = await read(`save checkpoint ${name}`, sql.save, [position, now, name, owner])
+    async saveCheckpoint(name, owner, epoch, position, now) {
+      const params = [name, position, now, projectorClaimName(name), owner, epoch]
+      const rows = await read(`save checkpoint ${name}`, sql.save, params)
       return rows.length > 0
-    },
-    async release(name, owner) {
-      await read(`release projector ${name}`, sql.release, [name, owner])
     },
     async coveredSeq(runId, position) {
       const [row] = await read(`covered seq of ${runId}`, sql.coveredSeq, [runId, position])

@@ -1,13 +1,8 @@
-import {
-  InvalidRequestError,
-  LeaseLostError,
-  StoreError,
-  StoreUnavailableError,
-} from '../../core/errors.js'
+import { InvalidRequestError, StoreError, StoreUnavailableError } from '../../core/errors.js'
 import type {
+  ClaimStore,
   EventListener,
   EventStore,
-  Lease,
   LeaseStore,
   LogBounds,
   SnapshotStore,
@@ -17,7 +12,6 @@ import type {
 import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.js'
 import { checkBatch } from '../shared/append-batch.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
-import { checkClaim } from '../shared/lease-rule.js'
 import { runListeners } from '../shared/run-listeners.js'
 import { rowToSummary } from '../shared/summary-rows.js'
 import { createChangeFeed } from './change-feed.js'
@@ -28,8 +22,11 @@ import {
   type OwnPool,
   type PostgresQueryable,
 } from './driver.js'
-import { createGroupCommit, type LeaseRow } from './group-commit.js'
+import { createGroupCommit } from './group-commit.js'
+import { postgresClaims } from './postgres-claims.js'
 import { postgresFeed } from './postgres-feed.js'
+import { postgresLeases } from './postgres-leases.js'
+import { postgresSchedules } from './postgres-schedules.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
 import {
   migrationSql,
@@ -81,6 +78,8 @@ export interface PostgresStore extends EventStore {
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
   readonly leases: LeaseStore
+  /** Named claims shared by every host on this schema (docs/storage.md, "Claims"). */
+  readonly claims: ClaimStore
   /** Makes every deferred append committed so far durable. */
   flush(): Promise<void>
   /** Commits what is queued; ends the pool if the store made it (never a pool you handed in). */
@@ -260,47 +259,8 @@ export function postgresStore(
     }
   }
 
-  const toLease = (runId: string, row: LeaseRow | undefined): Lease | null =>
-    !row || row.lease_owner === null
-      ? null
-      : {
-          runId,
-          owner: row.lease_owner,
-          epoch: Number(row.lease_epoch),
-          expiresAt: Number(row.lease_expires_at),
-        }
-  const leases: LeaseStore = {
-    shared: true,
-    readLease: async (runId) => {
-      const [row] = await read(`read lease of ${runId}`, sql.readLease, [runId])
-      return toLease(runId, row)
-    },
-    renewLease: async (runId, claim) => {
-      const { owner, epoch, expiresAt, now } = claim
-      const params = [runId, owner, epoch, expiresAt, now]
-      const rows = await read(`renew lease of ${runId}`, sql.renewLease, params)
-      if (rows.length > 0) return { runId, owner, epoch, expiresAt }
-      // Refused: the stored lease says why (checkClaim throws LeaseLostError with it).
-      const [row] = await read(`read lease of ${runId}`, sql.readLease, [runId])
-      const held = toLease(runId, row)
-      checkClaim(runId, held, claim)
-      // It changed hands again since: refused all the same.
-      throw new LeaseLostError(`run ${runId}: the claim of ${owner} at epoch ${epoch} is refused`, {
-        runId,
-        owner,
-        epoch,
-      })
-    },
-    releaseLease: async (runId, owner, epoch) => {
-      await read(`release lease of ${runId}`, sql.releaseLease, [runId, owner, epoch])
-    },
-    claimDue: async (owner, now, expiresAt, limit) =>
-      (await read('claim due runs', sql.claimDue, [owner, now, expiresAt, limit])).map((r) => ({
-        runId: r.run_id,
-        epoch: Number(r.lease_epoch),
-        nextDeadlineAt: Number(r.next_deadline_at),
-      })),
-  }
+  const leases = postgresLeases(sql, read)
+  const claims = postgresClaims(schema.sql, read)
 
   const snapshots = postgresSnapshotStore({
     read,
@@ -311,6 +271,7 @@ export function postgresStore(
     sql: { latest: sql.snapshotLatest, list: sql.snapshotList, prune: sql.snapshotPrune },
   })
   const projection = postgresFeed(schema.sql, read)
+  const { schedules, waitUrls } = postgresSchedules(schema.sql, read)
   const group = createGroupCommit(query, sql, {
     onCommitted: (runId, events) => {
       feed.local(runId, events)
@@ -325,6 +286,8 @@ export function postgresStore(
     schema: schema.name,
     snapshots,
     feed: projection.feed,
+    schedules,
+    waitUrls,
     ready,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
@@ -336,6 +299,7 @@ export function postgresStore(
       })
     },
     leases,
+    claims,
     read: async (runId, { fromSeq = 1, limit } = {}) => {
       const bounded = limit === undefined ? null : Math.max(0, limit)
       const rows = await read(`read run ${runId}`, sql.read, [runId, fromSeq, bounded])

@@ -1,5 +1,9 @@
 import { InvalidRequestError } from '../../core/errors.js'
-import { appendFunction, appendFunctionWithLeases } from './append-function.js'
+import {
+  appendFunction,
+  appendFunctionNullSafe,
+  appendFunctionWithLeases,
+} from './append-function.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
 export interface SchemaName {
@@ -141,6 +145,54 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
     owner text,
     expires_at bigint NOT NULL DEFAULT 0,
     updated_at bigint NOT NULL DEFAULT 0
+  );
+  `,
+  // v5: skein_append's renewal check made null-safe (append-function.ts): every statement of
+  // the claim rule then answers its table of cases alike (`describeLeaseStore`).
+  (s, channel) => appendFunctionNullSafe(s, channel),
+  // v6: named claims (ClaimStore, docs/storage.md): a keyed lease per name ('projector:<name>',
+  // 'sweep:retention', …), taken and renewed by one upsert under the claim rule. expires_at = 0:
+  // let go (owner and epoch kept, so the next take-over bumps the epoch).
+  (s) => `
+  CREATE TABLE ${s}.skein_claims (
+    name text PRIMARY KEY,
+    owner text NOT NULL,
+    epoch bigint NOT NULL,
+    expires_at bigint NOT NULL
+  );
+  -- A projector's claim is 'projector:<name>' here now; its checkpoint keeps the position.
+  ALTER TABLE ${s}.skein_projectors DROP COLUMN owner, DROP COLUMN expires_at;
+  `,
+  // v7 (schedules, wait URLs; docs/schedules.md): one row per schedule, its definition and
+  // progress as JSON text, found by when the ticker must look at it next; the ticker's
+  // liveness mark; wait URL tokens by their SHA-256 (the token itself is never stored).
+  (s) => `
+  CREATE TABLE ${s}.skein_schedules (
+    name text PRIMARY KEY,
+    spec text NOT NULL,
+    paused boolean NOT NULL DEFAULT false,
+    wake_at bigint,
+    state text NOT NULL,
+    version bigint NOT NULL,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL
+  );
+  CREATE INDEX skein_schedules_wake ON ${s}.skein_schedules (wake_at)
+    WHERE NOT paused AND wake_at IS NOT NULL;
+  CREATE TABLE ${s}.skein_schedule_mark (
+    id integer PRIMARY KEY CHECK (id = 1),
+    at bigint NOT NULL
+  );
+  CREATE TABLE ${s}.skein_wait_urls (
+    hash text PRIMARY KEY,
+    token_id text NOT NULL,
+    run_id text NOT NULL,
+    thread_id text NOT NULL,
+    wait_key text NOT NULL,
+    expires_at bigint NOT NULL,
+    options text NOT NULL,
+    used_at bigint,
+    created_at bigint NOT NULL
   );
   `,
 ]

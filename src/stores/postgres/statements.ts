@@ -52,7 +52,9 @@ export function statements(s: string, channel: string): Statements {
     append: `SELECT o_req, o_outcome, o_tail, o_detail FROM ${s}.skein_append(${casts},
       $${n + 1}::text::json, ${snapshotCasts}, $${m + 1}::boolean, $${m + 2}::boolean)`,
     // The tail check is the UPDATE's own WHERE: the row it locks moved on, or it matched
-    // nothing (a conflict, with run_no null). Meta columns keep their values when status is
+    // nothing (a conflict, with run_no null). The lease check beside it is `decideClaim`
+    // (core/claim-rule.ts) restated: a renewal, or a take-over of a free lease with a greater
+    // epoch; `describeLeaseStore` holds it to the rule's cases (a plain append takes this path). Meta columns keep their values when status is
     // null (no meta). The events insert reads the run_no the UPDATE returned.
     appendOne: `WITH run AS (
         UPDATE ${s}.skein_runs SET tail = $3,
@@ -114,6 +116,8 @@ export function statements(s: string, channel: string): Statements {
       WHERE run_id = $1`,
     // $1 run, $2 owner, $3 epoch, $4 expiresAt, $5 now. A run without a row gets one (tail 0,
     // no meta: listed nowhere until its first append). Nothing returned: the claim is refused.
+    // The WHERE is `decideClaim` (core/claim-rule.ts) restated, held to its cases by
+    // `describeLeaseStore`.
     renewLease: `INSERT INTO ${s}.skein_runs AS r (run_id, lease_owner, lease_epoch, lease_expires_at)
         SELECT $1, $2, $3::bigint, $4::bigint WHERE $3::bigint > 0
       ON CONFLICT (run_id) DO UPDATE SET lease_owner = EXCLUDED.lease_owner,
@@ -127,7 +131,8 @@ export function statements(s: string, channel: string): Statements {
       WHERE run_id = $1 AND lease_owner = $2 AND lease_epoch = $3::bigint
         AND lease_expires_at > 0`,
     // $1 owner, $2 now, $3 expiresAt, $4 limit. Rows another host is appending to or claiming
-    // are skipped, not waited for; the lease check is repeated on the locked row.
+    // are skipped, not waited for; the lease check is repeated on the locked row. "Free" is
+    // `claimFree` (core/claim-rule.ts) restated, held to the rule's cases by `describeLeaseStore`.
     claimDue: `WITH due AS (
         SELECT run_no FROM ${s}.skein_runs
         WHERE next_deadline_at <= $2::bigint

@@ -1,25 +1,17 @@
+import { claimGranted, decideClaim, type HeldClaim } from '../../core/claim-rule.js'
 import { LeaseLostError } from '../../core/errors.js'
 import type { Lease, LeaseClaim } from '../../core/ports.js'
 
-/** A stored lease as a store keeps it (no run id), or null when the run was never leased. */
-export interface StoredLease {
-  owner: string
-  epoch: number
-  expiresAt: number
-}
-
 /**
- * The one rule every store applies to a `LeaseClaim` (ports.ts): a renewal by the holder of
- * the stored epoch, or a take-over of a free or expired lease with a greater epoch. Throws
- * LeaseLostError otherwise; the caller then writes nothing.
+ * `decideClaim` (core/claim-rule.ts) applied to a `LeaseClaim` (ports.ts): returns on a renewal
+ * or a take-over, throws LeaseLostError (saying why) otherwise; the caller then writes nothing.
  */
-export function checkClaim(runId: string, stored: StoredLease | null, claim: LeaseClaim): void {
-  if (stored && stored.owner === claim.owner && stored.epoch === claim.epoch) return
+export function checkClaim(runId: string, stored: HeldClaim | null, claim: LeaseClaim): void {
+  const decision = decideClaim(stored, claim)
+  if (claimGranted(decision)) return
   const storedEpoch = stored?.epoch ?? 0
-  const free = !stored || stored.expiresAt <= claim.now
-  if (free && claim.epoch > storedEpoch) return
   throw new LeaseLostError(
-    free
+    decision === 'stale'
       ? `run ${runId}: lease epoch ${claim.epoch} is stale (the store is at epoch ${storedEpoch}); another process took the run over`
       : `run ${runId}: the lease is held by ${stored?.owner} (epoch ${storedEpoch}) until ${stored?.expiresAt}; nothing was written`,
     {
@@ -33,7 +25,7 @@ export function checkClaim(runId: string, stored: StoredLease | null, claim: Lea
   )
 }
 
-export const toLease = (runId: string, stored: StoredLease): Lease => ({
+export const toLease = (runId: string, stored: HeldClaim): Lease => ({
   runId,
   owner: stored.owner,
   epoch: stored.epoch,

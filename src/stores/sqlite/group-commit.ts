@@ -1,3 +1,4 @@
+import type { HeldClaim } from '../../core/claim-rule.js'
 import type { EventEnvelope } from '../../core/envelope.js'
 import {
   IdempotencyConflictError,
@@ -6,7 +7,7 @@ import {
   StoreError,
 } from '../../core/errors.js'
 import type { AppendRequest } from '../shared/append-batch.js'
-import { checkClaim, type StoredLease } from '../shared/lease-rule.js'
+import { checkClaim } from '../shared/lease-rule.js'
 import type { SqliteDatabase } from './driver.js'
 import {
   eventParams,
@@ -59,7 +60,7 @@ type AppendRow = Pick<
 /** The lease a run row holds, or null when it was never leased. */
 export const storedLease = (
   row: Pick<RunRow, 'lease_owner' | 'lease_epoch' | 'lease_expires_at'> | null | undefined,
-): StoredLease | null =>
+): HeldClaim | null =>
   row?.lease_owner == null
     ? null
     : { owner: row.lease_owner, epoch: row.lease_epoch, expiresAt: row.lease_expires_at ?? 0 }

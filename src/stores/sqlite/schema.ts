@@ -159,6 +159,49 @@ const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL DEFAULT 0
   );
   `,
+  `
+  -- v6: named claims (ClaimStore, docs/storage.md): a keyed lease per name ('projector:<name>',
+  -- 'sweep:retention', …), taken and renewed by one statement under the claim rule.
+  -- expires_at = 0: let go (owner and epoch kept, so the next take-over bumps the epoch).
+  CREATE TABLE skein_claims (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  -- A projector's claim is 'projector:<name>' here now; its checkpoint keeps the position.
+  ALTER TABLE skein_projectors DROP COLUMN owner;
+  ALTER TABLE skein_projectors DROP COLUMN expires_at;
+  `,
+  `
+  -- v7 (schedules, wait URLs; docs/schedules.md): one row per schedule, its definition and
+  -- progress as JSON, found by when the ticker must look at it next; the ticker's liveness
+  -- mark; wait URL tokens by their SHA-256 (the token itself is never stored).
+  CREATE TABLE skein_schedules (
+    name TEXT PRIMARY KEY,
+    spec TEXT NOT NULL,
+    paused INTEGER NOT NULL DEFAULT 0,
+    wake_at INTEGER,
+    state TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX skein_schedules_wake ON skein_schedules (wake_at)
+    WHERE paused = 0 AND wake_at IS NOT NULL;
+  CREATE TABLE skein_schedule_mark (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL);
+  CREATE TABLE skein_wait_urls (
+    hash TEXT PRIMARY KEY,
+    token_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    wait_key TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    options TEXT NOT NULL,
+    used_at INTEGER,
+    created_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

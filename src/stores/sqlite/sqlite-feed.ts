@@ -1,6 +1,7 @@
 import type { EventEnvelope } from '../../core/envelope.js'
 import { firstAfter } from '../../core/feed-position.js'
 import type { FeedEntry, ProjectionFeed, ProjectorCheckpoint } from '../../core/ports.js'
+import { projectorClaimName } from '../../core/projector.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import type { SqliteDatabase } from './driver.js'
 import { lazyStatements } from './statements.js'
@@ -8,23 +9,29 @@ import { lazyStatements } from './statements.js'
 interface CheckpointRow {
   name: string
   position: number
-  owner: string | null
-  expires_at: number
   updated_at: number
 }
 
 const toCheckpoint = (row: CheckpointRow): ProjectorCheckpoint => ({
   name: row.name,
   position: row.position,
-  owner: row.owner,
-  expiresAt: row.expires_at,
   updatedAt: row.updated_at,
 })
 
+interface SaveParams {
+  name: string
+  claim: string
+  owner: string
+  epoch: number
+  position: number
+  now: number
+}
+
 /**
  * The SQLite store's projection feed: positions are the events table's AUTOINCREMENT key
- * (commit order, never reused), checkpoints live in `skein_projectors`. A claim and a save
- * are single statements, atomic against other processes on the same file. With `relaxSaves`
+ * (commit order, never reused), checkpoints live in `skein_projectors`. A save is one
+ * statement that checks the projector's claim (`skein_claims`), atomic against other processes
+ * on the same file. With `relaxSaves`
  * (a FULL store on a WAL file) a save commits without its own fsync.
  */
 export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: boolean) {
@@ -44,21 +51,16 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
       )
       .pluck(),
     checkpoint: lazy.prepare<[string], CheckpointRow>(
-      'SELECT name, position, owner, expires_at, updated_at FROM skein_projectors WHERE name = ?',
+      'SELECT name, position, updated_at FROM skein_projectors WHERE name = ?',
     ),
-    claim: lazy.prepare<[string, string, number, string, number], CheckpointRow>(
-      `INSERT INTO skein_projectors (name, owner, expires_at) VALUES (?, ?, ?)
-        ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-        WHERE skein_projectors.owner IS NULL OR skein_projectors.owner = ?
-          OR skein_projectors.expires_at <= ?
-        RETURNING name, position, owner, expires_at, updated_at`,
-    ),
-    save: lazy.prepare<[number, number, number, string, string]>(
-      `UPDATE skein_projectors SET position = max(position, ?), updated_at = CASE WHEN ? > position
-        THEN ? ELSE updated_at END WHERE name = ? AND owner = ?`,
-    ),
-    release: lazy.prepare<[string, string]>(
-      'UPDATE skein_projectors SET owner = NULL, expires_at = 0 WHERE name = ? AND owner = ?',
+    // Written only while the projector's claim is held at the writer's epoch, not let go.
+    save: lazy.prepare<[SaveParams]>(
+      `INSERT INTO skein_projectors (name, position, updated_at)
+        SELECT @name, @position, @now WHERE EXISTS (SELECT 1 FROM skein_claims
+          WHERE name = @claim AND owner = @owner AND epoch = @epoch AND expires_at > 0)
+        ON CONFLICT (name) DO UPDATE SET position = max(position, excluded.position),
+          updated_at = CASE WHEN excluded.position > position THEN excluded.updated_at
+            ELSE updated_at END`,
     ),
     coveredSeq: lazy
       .prepare<[string, number], number>(
@@ -112,26 +114,18 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
       const row = st.checkpoint.get(name)
       return row ? toCheckpoint(row) : null
     },
-    async claim(name, owner, now, expiresAt) {
+    async saveCheckpoint(name, owner, epoch, position, now) {
       guard()
-      const row = st.claim.get(name, owner, expiresAt, owner, now)
-      return row ? toCheckpoint(row) : null
-    },
-    async saveCheckpoint(name, owner, position, now) {
-      guard()
+      const params = { name, claim: projectorClaimName(name), owner, epoch, position, now }
       // A checkpoint that a power loss takes back only hands events over again (at least
       // once), so its write skips the fsync; the store's next FULL commit makes it durable.
-      if (!relaxSaves) return st.save.run(position, position, now, name, owner).changes > 0
+      if (!relaxSaves) return st.save.run(params).changes > 0
       db.exec('PRAGMA synchronous = NORMAL')
       try {
-        return st.save.run(position, position, now, name, owner).changes > 0
+        return st.save.run(params).changes > 0
       } finally {
         db.exec('PRAGMA synchronous = FULL')
       }
-    },
-    async release(name, owner) {
-      guard()
-      st.release.run(name, owner)
     },
     async coveredSeq(runId, position) {
       guard()

@@ -3,6 +3,7 @@ import { resolve as resolvePath } from 'node:path'
 import { promisify } from 'node:util'
 import { InvalidRequestError, StoreError } from '../../core/errors.js'
 import type {
+  ClaimStore,
   EventListener,
   EventStore,
   LeaseStore,
@@ -23,8 +24,10 @@ import {
 } from './driver.js'
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
+import { sqliteClaims } from './sqlite-claims.js'
 import { sqliteFeed } from './sqlite-feed.js'
 import { sqliteLeases } from './sqlite-leases.js'
+import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { prepareStatements } from './statements.js'
 import { summaryPage } from './summary-page.js'
@@ -63,6 +66,8 @@ export interface SqliteStore extends EventStore {
   readonly snapshots: SnapshotStore
   /** Run ownership for several processes on this file (DESIGN §7). */
   readonly leases: LeaseStore
+  /** Named claims for several processes on this file (docs/storage.md, "Claims"). */
+  readonly claims: ClaimStore
   trim(runId: string, beforeSeq: number): Promise<number>
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
@@ -158,12 +163,17 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   const call = guardedCall(guard)
   const leases = sqliteLeases(db, st, call, group.forget)
+  const claims = sqliteClaims(db, call)
+  const { schedules, waitUrls } = sqliteSchedules(db, call)
 
   const store: SqliteStore = {
     path,
     snapshots,
     leases,
+    claims,
     feed: feed.feed,
+    schedules,
+    waitUrls,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
         guard()

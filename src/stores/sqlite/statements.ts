@@ -205,6 +205,8 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
       `UPDATE skein_runs SET lease_expires_at = 0
         WHERE run_id = ? AND lease_owner = ? AND lease_epoch = ?`,
     ),
+    // "Free" is `claimFree` (core/claim-rule.ts) restated, held to the rule's cases by
+    // `describeLeaseStore`; every other lease check of this store calls `decideClaim` itself.
     dueUnleased: db.prepare(
       `SELECT run_no, run_id, next_deadline_at, lease_epoch FROM skein_runs
         WHERE next_deadline_at <= ? AND (lease_owner IS NULL OR lease_expires_at <= ?)

@@ -23,7 +23,7 @@ const CASES = [
 type Case = (typeof CASES)[number]
 
 function authHeader(sample: RouteSample, c: Case): Record<string, string> {
-  const right = TOKENS[sample.route.access]
+  const right = TOKENS[sample.route.access as keyof typeof TOKENS]
   if (c === 'right token') return { authorization: `Bearer ${right}` }
   if (c === 'wrong token, same length')
     return { authorization: `Bearer ${'x'.repeat(right.length)}` }

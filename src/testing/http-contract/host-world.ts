@@ -1,5 +1,6 @@
-import type { AuthorizeHook, Clock, Module } from '../../index.js'
-import { newControl, suiteModules } from '../engine-contract/definitions.js'
+import type { AuthorizeHook, Clock, Module, ScheduleDefinition } from '../../index.js'
+import { defineSchedule } from '../../index.js'
+import { newControl, release, suiteModules } from '../engine-contract/definitions.js'
 import { type ManualClock, manualClock } from '../manual-clock.js'
 import type { WorldCase } from '../world-case.js'
 
@@ -8,7 +9,15 @@ export interface HttpHostSetup {
   modules: Module[]
   authorize?: AuthorizeHook
   clock: Clock
+  /** One schedule (`nightly`), for the schedule routes; a host without schedules ignores it. */
+  schedules: ScheduleDefinition[]
 }
+
+const nightly = defineSchedule({
+  name: 'nightly',
+  cron: '0 3 * * *',
+  start: { definition: release, input: { topic: 'nightly' } },
+})
 
 /** A running server of a host, on 127.0.0.1. */
 export interface HttpHostServer {
@@ -72,7 +81,11 @@ export function openHostWorld(make: MakeHttpHost, transport: Transport): HostWor
     transport,
     async boot(options = {}) {
       if (host) throw new Error('http host contract: the world has booted already')
-      const setup: HttpHostSetup = { modules: suiteModules(newControl()), clock }
+      const setup: HttpHostSetup = {
+        modules: suiteModules(newControl()),
+        clock,
+        schedules: [nightly],
+      }
       if (options.authorize) setup.authorize = options.authorize
       host = await make(setup)
       if (transport === 'over 127.0.0.1') {

@@ -48,8 +48,18 @@ export async function seedRuns(
   return { effectId: effects[0].effectId }
 }
 
+/** The schedule every HTTP host contract engine has (`HttpHostSetup.schedules`). */
+export const SAMPLE_SCHEDULE = 'nightly'
+
 const BODIES: Record<string, unknown> = {
   'runs.start': { ...START_RELEASE, runId: 'new-run' },
+  'schedules.create': {
+    name: 'hourly',
+    cron: '0 * * * *',
+    start: { kind: 'workflow', definitionName: release.name, input: { topic: 'hourly' } },
+  },
+  'schedules.update': { description: 'every night' },
+  'schedules.backfill': { from: '2020-01-01T00:00:00Z', to: '2020-01-01T00:00:00Z' },
   'runs.signal': { events: [{ type: 'app.ping', payload: { n: 1 } }] },
   'effects.callback': { attempt: 1, kind: 'heartbeat' },
   'workers.claim': {},
@@ -67,6 +77,8 @@ export function samplesFor(
 ): RouteSample[] {
   const out: RouteSample[] = []
   for (const route of routes) {
+    // A capability route's credential is in its path (a wait URL's token): its own tests.
+    if (route.access === 'capability') continue
     const params = paramsOf(route)
     let path = route.path.replace(/:(\w+)/g, (_, name: string) => {
       if (!(name in params)) throw new Error(`no sample value for :${name} in ${route.path}`)
@@ -90,7 +102,11 @@ export function samplesFor(
 
 /** A valid request for every route of the table, against the runs `seedRuns` made. */
 export function routeSamples(seeded: SeededRuns): RouteSample[] {
-  const params = { effectId: encodeURIComponent(seeded.effectId), name: 'pendingApprovals' }
+  const params = {
+    effectId: encodeURIComponent(seeded.effectId),
+    name: 'pendingApprovals',
+    schedule: SAMPLE_SCHEDULE,
+  }
   // The effect routes address r2, whose effect is the one an operator may retry.
   return samplesFor(
     ROUTES,
@@ -101,7 +117,11 @@ export function routeSamples(seeded: SeededRuns): RouteSample[] {
 
 /** The labels of `routeSamples`, known before any run exists (for `it.each`). */
 export const SAMPLE_LABELS: readonly string[] = ROUTES.flatMap((route) =>
-  route.name === 'runs.events' ? [route.name, 'runs.events (SSE)'] : [route.name],
+  route.access === 'capability'
+    ? []
+    : route.name === 'runs.events'
+      ? [route.name, 'runs.events (SSE)']
+      : [route.name],
 )
 
 /** Every run's log, to compare before and after a request that must write nothing. */
