@@ -60,6 +60,8 @@ afterEach(async () => {
 function instrumentedDriver(hooks: {
   begins: number
   savepoints?: number
+  /** SELECTs of a run's row. */
+  rowReads?: number
   failInsertFor?: string
   /** How many COMMITs to fail (each throws before it runs). */
   failCommits?: number
@@ -80,6 +82,12 @@ function instrumentedDriver(hooks: {
             throw new Error('injected commit failure')
           }
           return run(...args)
+        }
+      } else if (source.startsWith('SELECT run_no, head, tail')) {
+        const get = statement.get.bind(statement)
+        statement.get = (...args: unknown[]) => {
+          hooks.rowReads = (hooks.rowReads ?? 0) + 1
+          return get(...args)
         }
       } else if (source.startsWith('SAVEPOINT')) {
         statement.run = (...args: unknown[]) => {
@@ -291,6 +299,55 @@ describe('sqlite store', () => {
     await store.append('boom', makeEnvelopes('boom', 1, 2), { expectedSeq: 0, idempotencyKey: 'k' })
     expect(await store.tail('boom')).toBe(2)
     for (let i = 0; i < 20; i++) expect(await store.tail(`r${i}`)).toBe(3)
+  })
+
+  it('takes a run at expected tail 0 to be new without reading its row, and refuses one that exists', async () => {
+    const path = freshPath()
+    const hooks = { begins: 0, savepoints: 0, rowReads: 0 }
+    const a = open({ path })
+    const b = open({ path, driver: () => instrumentedDriver(hooks) })
+    await Promise.all(
+      Array.from({ length: 4 }, (_, i) =>
+        b.append(`new${i}`, makeEnvelopes(`new${i}`, 1, 2), { expectedSeq: 0 }),
+      ),
+    )
+    expect(hooks.rowReads).toBe(0)
+    // Runs another connection created: b has never seen them, so it takes them to be new.
+    await a.append(
+      'taken',
+      makeEnvelopes('taken', 1, 2, () => 'a'),
+      { expectedSeq: 0 },
+    )
+    await a.append(
+      'taken2',
+      makeEnvelopes('taken2', 1, 1, () => 'a'),
+      { expectedSeq: 0 },
+    )
+    const alone = await b
+      .append(
+        'taken',
+        makeEnvelopes('taken', 1, 1, () => 'b'),
+        { expectedSeq: 0 },
+      )
+      .catch((e) => e)
+    expect(SeqConflictError.is(alone) && alone.details).toMatchObject({ tail: 2 })
+    const grouped = [
+      b.append(
+        'taken2',
+        makeEnvelopes('taken2', 1, 1, () => 'b'),
+        { expectedSeq: 0 },
+      ),
+      b.append(
+        'fresh',
+        makeEnvelopes('fresh', 1, 1, () => 'b'),
+        { expectedSeq: 0 },
+      ),
+    ]
+    expect(SeqConflictError.is(await grouped[0].catch((e) => e))).toBe(true)
+    await grouped[1]
+    expect((await a.read('taken')).map((e) => e.payload)).toEqual(['a', 'a'])
+    expect((await a.read('taken2')).map((e) => e.payload)).toEqual(['a'])
+    expect((await a.read('fresh')).map((e) => e.payload)).toEqual(['b'])
   })
 
   it('forgets the tail a failed commit wrote: the next append sees the log as committed', async () => {

@@ -11,8 +11,8 @@ import { checkClaim } from '../shared/lease-rule.js'
 import type { SqliteDatabase } from './driver.js'
 import {
   eventParams,
-  metaLeaseParams,
   metaParams,
+  metaSetBits,
   newRunParams,
   type RunRow,
   type Statements,
@@ -140,8 +140,16 @@ export function createGroupCommit(
   }
 
   /** The run's row, or null for a run not yet in the file; throws on a conflict. */
-  const check = ({ runId, options }: AppendRequest): AppendRow | null => {
+  const check = ({ runId, options }: AppendRequest, assumeNew: boolean): AppendRow | null => {
     const { expectedSeq, idempotencyKey, lease } = options
+    // A run its writer starts (expected tail 0) that this connection has not seen is taken to
+    // be new without a SELECT: if it exists after all, the INSERT of its row fails on the
+    // run_id key, and the group is redone with every row read. A new run has no lease and no
+    // idempotency keys to check against.
+    if (assumeNew && expectedSeq === 0 && !rows.has(runId)) {
+      if (lease) checkClaim(runId, null, lease)
+      return null
+    }
     const row = rowOf(runId)
     if (lease) checkClaim(runId, storedLease(row), lease)
     const tail = row?.tail ?? 0
@@ -193,16 +201,14 @@ export function createGroupCommit(
     let status = row ? row.status : (meta?.status ?? null)
     if (row) {
       if (meta) {
-        if (lease) st.setMetaLease.run(...metaLeaseParams(runNo, newTail, meta, lease))
-        else st.setMeta.run(...metaParams(runNo, newTail, meta))
-        if (meta.status !== row.status) {
-          st.setStatus.run(meta.status, runNo)
-          status = meta.status
-        }
-        if (meta.nextDeadlineAt !== row.next_deadline_at) {
-          st.setDeadline.run(meta.nextDeadlineAt, runNo)
-          deadline = meta.nextDeadlineAt
-        }
+        const bits = metaSetBits(
+          lease !== undefined,
+          meta.status !== row.status,
+          meta.nextDeadlineAt !== row.next_deadline_at,
+        )
+        st.setMeta[bits].run(...metaParams(runNo, newTail, meta, lease, bits))
+        status = meta.status
+        deadline = meta.nextDeadlineAt
       } else if (lease)
         st.setTailLease.run(newTail, lease.owner, lease.epoch, lease.expiresAt, runNo)
       else st.setTail.run(newTail, runNo)
@@ -226,12 +232,16 @@ export function createGroupCommit(
     redo?: unknown
   }
 
-  const applyGroup = (group: AppendRequest[], isolated: boolean): GroupResult => {
+  const applyGroup = (
+    group: AppendRequest[],
+    isolated: boolean,
+    assumeNew = !isolated,
+  ): GroupResult => {
     const failed = new Map<AppendRequest, unknown>()
     for (const request of group) {
       let row: AppendRow | null
       try {
-        row = check(request)
+        row = check(request, assumeNew)
       } catch (error) {
         failed.set(request, error)
         continue
@@ -267,13 +277,23 @@ export function createGroupCommit(
     if (fast.redo === undefined) return fast
     rows.clear()
     if (db.inTransaction) st.rollback.run()
-    if (group.length === 1) return { failed: new Map([[group[0], fast.redo]]), aborted: fast.redo }
+    const lone = group.length === 1
+    // A lone request fails alone, unless it took its run to be new: the run may exist after
+    // all (a conflict, or a row without events yet), so it is redone once with its row read.
+    if (lone && group[0].options.expectedSeq !== 0) {
+      return { failed: new Map([[group[0], fast.redo]]), aborted: fast.redo }
+    }
     try {
       st.begin.run()
     } catch (error) {
       return { failed: new Map(), aborted: storeError('begin transaction', error) }
     }
-    return applyGroup(group, true)
+    if (!lone) return applyGroup(group, true)
+    const again = applyGroup(group, false, false)
+    if (again.redo === undefined) return again
+    rows.clear()
+    if (db.inTransaction) st.rollback.run()
+    return { failed: new Map([[group[0], again.redo]]), aborted: again.redo }
   }
 
   const flush = (): void => {

@@ -39,15 +39,12 @@ export interface Statements {
   insertEvent: Statement<unknown[]>
   insertRun: Statement<unknown[]>
   setTail: Statement<[number, number]>
-  setMeta: Statement<unknown[]>
+  /** The row's one UPDATE of an append with meta, by `metaSetBits` (`metaParams`). */
+  setMeta: Record<number, Statement<unknown[]>>
   /** `setTail` and `setLease` in one statement: `[tail, owner, epoch, expiresAt, runNo]`. */
   setTailLease: Statement<[number, string, number, number, number]>
-  /** `setMeta` with the lease: `metaParams` with `leaseParams` before the run_no. */
-  setMetaLease: Statement<unknown[]>
   /** `insertRun` with the lease: `newRunParams` then `[owner, epoch, expiresAt]`. */
   insertRunLease: Statement<unknown[]>
-  setStatus: Statement<[string, number]>
-  setDeadline: Statement<[number | null, number]>
   read: Statement<[string, number, number], EventRow>
   trimEvents: Statement<[number, number]>
   setHead: Statement<[number, number]>
@@ -169,25 +166,13 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
       `UPDATE skein_runs SET tail = ?, lease_owner = ?, lease_epoch = ?, lease_expires_at = ?
         WHERE run_no = ?`,
     ),
-    setMetaLease: db.prepare<unknown[]>(
-      `UPDATE skein_runs SET tail = ?, kind = ?, definition_name = ?,
-        definition_version = ?, created_at = ?, updated_at = ?,
-        lease_owner = ?, lease_epoch = ?, lease_expires_at = ? WHERE run_no = ?`,
-    ),
     insertRunLease: db.prepare<unknown[]>(
       `INSERT INTO skein_runs (run_id, tail, ${META_COLUMNS}, lease_owner, lease_epoch,
         lease_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    // The deadline and the status are left out of this SET and written by setDeadline and
-    // setStatus only when they change: naming an indexed column in SET rewrites its index
-    // entry, one more page in every commit's WAL write, although most appends change neither.
-    setMeta: db.prepare<unknown[]>(
-      `UPDATE skein_runs SET tail = ?, kind = ?, definition_name = ?,
-        definition_version = ?, created_at = ?, updated_at = ? WHERE run_no = ?`,
-    ),
-    setStatus: db.prepare<[string, number]>('UPDATE skein_runs SET status = ? WHERE run_no = ?'),
-    setDeadline: db.prepare<[number | null, number]>(
-      'UPDATE skein_runs SET next_deadline_at = ? WHERE run_no = ?',
+    // One statement per variant, so the row is updated once per append whatever changed.
+    setMeta: Object.fromEntries(
+      [0, 1, 2, 3, 4, 5, 6, 7].map((bits) => [bits, db.prepare<unknown[]>(setMetaSql(bits))]),
     ),
     read: db.prepare<[string, number, number], EventRow>(
       `SELECT seq, id, ts, type, thread_id, origin, causation_id, effect_id, idempotency_key,
@@ -256,14 +241,37 @@ const metaValues = (m: RunMeta): unknown[] => [
   m.updatedAt,
 ]
 
-/** Positional parameters of `setMeta` (status and deadline are written apart). */
-export function metaParams(runNo: number, tail: number, m: RunMeta): unknown[] {
-  return [tail, ...metaValues(m), runNo]
+/** Bits of a `setMeta` variant: it also writes the lease (1), the status (2), the deadline (4). */
+export const metaSetBits = (lease: boolean, status: boolean, deadline: boolean): number =>
+  (lease ? 1 : 0) | (status ? 2 : 0) | (deadline ? 4 : 0)
+
+/**
+ * The `setMeta` variant's SQL. The status and the deadline are named only when they change:
+ * naming an indexed column in SET rewrites its index entry, one more page in the commit's WAL
+ * write, although most appends change neither. Every variant is one statement, so an append
+ * that also moves the status or the deadline updates its row once, not two or three times.
+ */
+function setMetaSql(bits: number): string {
+  return `UPDATE skein_runs SET tail = ?, kind = ?, definition_name = ?, definition_version = ?,
+    created_at = ?, updated_at = ?${bits & 1 ? ', lease_owner = ?, lease_epoch = ?, lease_expires_at = ?' : ''}${
+      bits & 2 ? ', status = ?' : ''
+    }${bits & 4 ? ', next_deadline_at = ?' : ''} WHERE run_no = ?`
 }
 
-/** Positional parameters of `setMetaLease`. */
-export function metaLeaseParams(runNo: number, tail: number, m: RunMeta, l: LeaseClaim): unknown[] {
-  return [tail, ...metaValues(m), l.owner, l.epoch, l.expiresAt, runNo]
+/** Positional parameters of the `setMeta` variant `bits` (kept beside its SQL). */
+export function metaParams(
+  runNo: number,
+  tail: number,
+  m: RunMeta,
+  lease: LeaseClaim | undefined,
+  bits: number,
+): unknown[] {
+  const params = [tail, ...metaValues(m)]
+  if (bits & 1) params.push(lease!.owner, lease!.epoch, lease!.expiresAt)
+  if (bits & 2) params.push(m.status)
+  if (bits & 4) params.push(m.nextDeadlineAt)
+  params.push(runNo)
+  return params
 }
 
 /** Positional parameters of `insertRun`; a run appended without meta has none yet. */
