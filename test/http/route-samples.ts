@@ -9,7 +9,12 @@ const BODIES: Record<string, unknown> = {
   'effects.callback': { attempt: 1, kind: 'complete', result: { ok: true } },
 }
 
-const PARAMS: Record<string, string> = { id: 'r1', effectId: 'e1', name: 'count', schedule: 'nightly' }
+const PARAMS: Record<string, string> = {
+  id: 'r1',
+  effectId: 'e1',
+  name: 'count',
+  schedule: 'nightly',
+}
 
 /**
  * A well-formed request for each route of the table, for the bad-input corpus and generator
