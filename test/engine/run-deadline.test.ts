@@ -24,21 +24,17 @@ afterEach(async () => {
 
 /** An effect that runs until its abort signal fires; `aborted` counts the aborts it saw. */
 const slow = { started: 0, aborted: 0 }
-const shipping = defineModule({
-  namespace: 'ship',
-  effects: {
-    book: defineEffect({
-      execute: (_input: null, ctx) =>
-        new Promise((_resolve, reject) => {
-          slow.started++
-          ctx.signal.addEventListener('abort', () => {
-            slow.aborted++
-            reject(new Error('aborted'))
-          })
-        }),
+const book = defineEffect({
+  execute: (_input: null, ctx) =>
+    new Promise((_resolve, reject) => {
+      slow.started++
+      ctx.signal.addEventListener('abort', () => {
+        slow.aborted++
+        reject(new Error('aborted'))
+      })
     }),
-  },
 })
+const shipping = defineModule({ namespace: 'ship', effects: { book } })
 
 const waiting = defineWorkflow({
   name: 'waiting',
@@ -47,7 +43,7 @@ const waiting = defineWorkflow({
 })
 const booking = defineWorkflow({
   name: 'booking',
-  nodes: { book: { run: (ctx) => ctx.invoke(shipping.effects.book, null) } },
+  nodes: { book: { run: (ctx) => ctx.invoke(book, null) } },
 })
 const quick = defineWorkflow({
   name: 'quick',
