@@ -24,7 +24,9 @@ const LEASE_MS = 10_000
 const napThenDone = defineWorkflow({
   name: 'napThenDone',
   nodes: {
-    nap: { run: (ctx) => ctx.sleep(15) },
+    // Long enough that even a loaded machine commits the release before the timer is due (at
+    // 15 ms a slow pass found the timer due already and never released the lease).
+    nap: { run: (ctx) => ctx.sleep(400) },
     done: { after: ['nap'], run: () => 'done' },
   },
 })
