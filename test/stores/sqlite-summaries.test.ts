@@ -66,10 +66,10 @@ describe('sqlite summary pages', () => {
     other.prepare("UPDATE skein_runs SET status = 'running' WHERE run_id = 'r1'").run()
     other.close()
     await store.append('r1', makeEnvelopes('r1', 4, 1), { expectedSeq: 3, meta: meta('failed', 4) })
-    expect((await store.listSummaries({ limit: 5, status: 'failed' })).runs).toEqual([
+    expect((await store.listSummaries({ limit: 5, status: ['failed'] })).runs).toEqual([
       { runId: 'r1', ...meta('failed', 4) },
     ])
-    expect((await store.listSummaries({ limit: 5, status: 'running' })).runs).toEqual([])
+    expect((await store.listSummaries({ limit: 5, status: ['running'] })).runs).toEqual([])
     await store.close()
   })
 })

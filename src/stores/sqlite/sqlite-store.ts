@@ -30,7 +30,7 @@ import { sqliteLeases } from './sqlite-leases.js'
 import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { prepareStatements } from './statements.js'
-import { summaryPage } from './summary-page.js'
+import { summaryPages } from './summary-page.js'
 
 export interface SqliteStoreOptions {
   /** Database file, created with its missing directories. `':memory:'` works but is lost on exit. */
@@ -162,6 +162,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   })
 
   const call = guardedCall(guard)
+  const summaryPage = summaryPages(db)
   const leases = sqliteLeases(db, st, call, group.forget)
   const claims = sqliteClaims(db, call)
   const { schedules, waitUrls } = sqliteSchedules(db, call)
@@ -209,7 +210,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }
       group.markSynced(mark)
     },
-    listSummaries: (query) => call('list summaries', () => summaryPage(st, query)),
+    listSummaries: (query) => call('list summaries', () => summaryPage(query)),
     listRunsWithDeadlines: () => call('list deadlines', () => st.deadlines.all()),
     async close() {
       if (closed) return
