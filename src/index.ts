@@ -137,6 +137,7 @@ export type {
   ScheduleStore,
   Snapshot,
   SnapshotStore,
+  StoredWorkerTask,
   StoreSummaryQuery,
   SummaryPage,
   SummaryQuery,
@@ -146,6 +147,9 @@ export type {
   Worker,
   WorkerCallbackInput,
   WorkerTask,
+  WorkerTaskClaimQuery,
+  WorkerTaskKey,
+  WorkerTaskStore,
 } from './core/ports.js'
 export {
   defineProjector,
