@@ -3,7 +3,7 @@ import { ROUTES } from '../http/routes/index.js'
 import { notSupported } from './host-engine.js'
 
 /**
- * The routes an actor host answers 501 NOT_SUPPORTED (SPEC "HTTP routes"): the listings, and
+ * The routes an actor host answers 501 NOT_SUPPORTED (docs/http.md, "Actor host"): the listings, and
  * schedules (each run is its own cell: schedules live on an engine over a shared store).
  */
 export const NOT_SUPPORTED_ROUTES: readonly string[] = [

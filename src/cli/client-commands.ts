@@ -1,4 +1,4 @@
-// The HTTP client commands: thin wrappers over `skein/client` (STYLE 17).
+// The HTTP client commands: thin wrappers over `skein/client`.
 import type { Command } from 'commander'
 import { createEngineClient, type EngineClient } from '../client/index.js'
 import type { EventEnvelope, RunStatus } from '../core/envelope.js'

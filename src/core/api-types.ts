@@ -4,7 +4,7 @@ import type { EffectStatus } from './fold/index.js'
 import type { Json, JsonObject } from './json.js'
 import type { WaitOn } from './runtime-events.js'
 
-// Shapes the engine API takes and returns (SPEC "Resource shapes"): the embed methods, the
+// Shapes the engine API takes and returns (docs/engine.md, docs/http.md): the embed methods, the
 // HTTP routes and the client all speak them, so they live below all three.
 
 /**

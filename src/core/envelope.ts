@@ -42,7 +42,7 @@ export interface ThreadState {
   error?: ErrorInfo
 }
 
-/** The folded state of a run (DESIGN §2). */
+/** The folded state of a run (docs/engine.md, "The model"). */
 export interface RunState {
   runId: string
   status: RunStatus

@@ -148,7 +148,7 @@ export const StoreError = define('STORE_ERROR', 'StoreError')
  */
 export const StoreUnavailableError = define('STORE_UNAVAILABLE', 'StoreUnavailableError')
 /**
- * An append or lease renewal by a process that no longer owns the run (DESIGN §7): another
+ * An append or lease renewal by a process that no longer owns the run (docs/storage.md): another
  * process took the run's lease with a newer epoch, or the lease expired and was taken. The
  * writer drops what it folded and does not run the attempts it would have started.
  */

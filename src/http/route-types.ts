@@ -25,7 +25,7 @@ export interface RouteContext {
 
 /**
  * One route: data, so auth, docs and the auth-matrix test all key off `name` and `access`
- * (STYLE 14). `path` uses `:param` segments.
+ *. `path` uses `:param` segments.
  */
 export interface Route {
   method: 'GET' | 'POST' | 'DELETE'

@@ -56,7 +56,7 @@ import { checkWaitUrl, type WaitUrlOutcome, type WaitUrlRequest } from './wait-u
 import { metaOf } from './wake-pass.js'
 import { startClaimedOp, workerCallbackOp } from './worker-callback.js'
 
-/** The embed API over one EngineContext: everything of SPEC "Embed methods" except HTTP. */
+/** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
   private readonly runs: LocalRuns
   private readonly transient = new TransientListeners()

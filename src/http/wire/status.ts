@@ -15,7 +15,7 @@ export type HttpErrorCode =
 export type ErrorCode = EngineErrorCode | HttpErrorCode
 
 /**
- * The one table from error code to HTTP status (DESIGN §4, STYLE 11). Typed: a code without a
+ * The one table from error code to HTTP status (docs/http.md, "Errors"). Typed: a code without a
  * status, or a status for a code that does not exist, fails the type-check. It lives with the
  * wire format because the client reads it too (the status of a streaming start's `error` frame).
  */

@@ -17,7 +17,7 @@ const nest = (depth: number) => '['.repeat(depth) + ']'.repeat(depth)
 
 /**
  * Requests a host must refuse before anything is written: query parameters a route does not
- * take (issue 25: ignoring them answers another question), and bodies outside the limits.
+ * take (ignoring them answers another question), and bodies outside the limits.
  */
 export function requestCases(test: HostCase): void {
   describe('unknown query parameters', () => {
