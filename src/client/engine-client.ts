@@ -54,6 +54,8 @@ export interface StartOptions {
   idempotencyKey?: string
   /** `'settled'`: the server answers once the run is finished, or parked with nothing in flight. */
   wait?: WaitFor
+  /** The run's deadline in ms from its start (docs/workflows.md, "Run deadline"). */
+  timeoutMs?: number
 }
 
 export interface SignalOptions {

@@ -56,6 +56,8 @@ export interface RunState {
   lastSeq: number
   createdAt: number
   updatedAt: number
+  /** When the run fails with RUN_TIMED_OUT unless it finished (a start's or definition's `timeoutMs`). */
+  deadlineAt?: number
 }
 
 /**

@@ -24,6 +24,12 @@ export interface RunStartedPayload {
    * and in logs written before fingerprints existed). See `Definition.shape`.
    */
   definitionFingerprint?: string
+  /**
+   * The run's deadline (docs/workflows.md, "Run deadline"): the `timeoutMs` it started with and
+   * the time it ends at, failed with RUN_TIMED_OUT, unless it finished first.
+   */
+  timeoutMs?: number
+  deadlineAt?: number
 }
 
 export interface RunCompletedPayload {

@@ -152,7 +152,7 @@ export class RuntimeEngine implements EngineRuntime {
     checkId(runId, 'runId')
     await hooks?.onRunId?.(runId)
     if (options.threadId !== undefined) checkId(options.threadId, 'threadId')
-    const prepared = await startOp.prepare(this.ctx, definition, input)
+    const prepared = await startOp.prepare(this.ctx, definition, input, options)
     let threadId = ''
     const start = async (fold: RunFold | null, controller: RunController) => {
       const result = await startOp.run(controller.writer, fold, prepared, options)

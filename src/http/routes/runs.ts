@@ -21,6 +21,7 @@ const START_FIELDS = [
   'threadId',
   'idempotencyKey',
   'wait',
+  'timeoutMs',
 ]
 
 async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
@@ -38,6 +39,8 @@ async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
   if (threadId !== undefined) args.threadId = threadId
   const key = idempotencyKeyOf(ctx.request, optionalString(body, 'idempotencyKey'))
   if (key !== undefined) args.idempotencyKey = key
+  // Checked by the engine (a positive integer) before it writes.
+  if (body.timeoutMs !== undefined) args.timeoutMs = body.timeoutMs as number
   // 'quick' or 'settled'; the engine refuses anything else (400) before it writes.
   const wait = optionalString(body, 'wait')
   if (wait !== undefined) args.wait = wait as WaitFor
