@@ -9,7 +9,7 @@ import {
 type Read = (action: string, text: string, params: unknown[]) => Promise<any[]>
 
 /**
- * Worker tasks on a Postgres schema (migration 8). Every call is one statement; a claim locks
+ * Worker tasks on a Postgres schema (migration 9). Every call is one statement; a claim locks
  * the rows it picks and skips rows another host's claim is locking (`FOR UPDATE SKIP LOCKED`),
  * so concurrent claims on several hosts never wait for each other or pick the same row.
  */

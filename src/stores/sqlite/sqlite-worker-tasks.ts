@@ -11,7 +11,7 @@ import { lazyStatements } from './statements.js'
 type Call = <T>(action: string, fn: () => T) => Promise<T>
 
 /**
- * Worker tasks of a SQLite file (schema v8). A claim is one statement (SQLite has one writer
+ * Worker tasks of a SQLite file (schema v9). A claim is one statement (SQLite has one writer
  * at a time, so two connections never claim the same row at once); `enqueue` and `take` write
  * their whole list in one transaction.
  */
