@@ -1,5 +1,5 @@
-import { InvalidRequestError } from './errors.js'
 import type { RunStatus } from './envelope.js'
+import { InvalidRequestError } from './errors.js'
 import type { RunSummary, StoreSummaryQuery, SummaryQuery } from './ports.js'
 
 export const DEFAULT_SUMMARY_LIMIT = 100
@@ -25,10 +25,9 @@ export function normalizeSummaryQuery(query: SummaryQuery = {}): StoreSummaryQue
   if (status !== undefined) {
     const list: unknown[] = Array.isArray(status) ? status : [status]
     if (list.length === 0 || list.some((s) => typeof s !== 'string' || !STATUSES.has(s))) {
-      throw new InvalidRequestError(
-        `status must be one or more of ${[...STATUSES].join(', ')}`,
-        { status: String(status) },
-      )
+      throw new InvalidRequestError(`status must be one or more of ${[...STATUSES].join(', ')}`, {
+        status: String(status),
+      })
     }
     out.status = [...new Set(list as RunStatus[])]
   }

@@ -15,14 +15,15 @@ export async function foldedSummaryPage(
   const newest = query.order !== 'oldest'
   const from = query.cursor === undefined ? undefined : decodeSummaryCursor(query.cursor)
   // Position p is index p - 1; newest first the page after p starts at p - 2, oldest first at p.
-  let i = newest ? Math.min(from === undefined ? runIds.length : from - 1, runIds.length) - 1 : (from ?? 0)
+  let i = newest
+    ? Math.min(from === undefined ? runIds.length : from - 1, runIds.length) - 1
+    : (from ?? 0)
   const runs: RunSummary[] = []
   for (; i >= 0 && i < runIds.length && runs.length < query.limit; i += newest ? -1 : 1) {
     const summary = await summarize(runIds[i])
     if (summaryMatches(summary, query)) runs.push(summary)
   }
   // i is the next index to look at: the next page starts there, if anything is left.
-  const nextCursor =
-    i >= 0 && i < runIds.length ? encodeSummaryCursor(newest ? i + 2 : i) : null
+  const nextCursor = i >= 0 && i < runIds.length ? encodeSummaryCursor(newest ? i + 2 : i) : null
   return { runs, nextCursor }
 }

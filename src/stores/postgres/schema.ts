@@ -244,6 +244,10 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   );
   CREATE INDEX skein_worker_tasks_free ON ${s}.skein_worker_tasks (claim_expires_at, position);
   `,
+  // 10: summaries filtered by definition (and status) walk this index in creation order.
+  (s) => `
+  CREATE INDEX skein_runs_definition ON ${s}.skein_runs (definition_name, status, run_no);
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

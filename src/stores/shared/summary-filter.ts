@@ -9,8 +9,7 @@ const LAST_CHAR = String.fromCodePoint(0x10ffff)
 /**
  * The SQL of one page of summaries, shared by SQLite and Postgres: every filter of the query as
  * a condition on an indexed column of the run row, the cursor as a range on `run_no` (creation
- * order), `limit + 1` rows to see whether a next page exists. `placeholder(n)` spells the n-th
- * parameter (`?` or `$n`). Only filters the query has appear, so the planner sees a statement
+ * order), `limit + 1` rows to see whether a next page exists. Only filters the query has appear, so the planner sees a statement
  * shaped for them (and each shape is prepared once).
  */
 export function summaryPageSql(
@@ -18,8 +17,9 @@ export function summaryPageSql(
   columns: string,
   query: StoreSummaryQuery,
   cursor: number | undefined,
-  placeholder: (n: number) => string,
+  dialect: 'sqlite' | 'postgres',
 ): { sql: string; params: unknown[] } {
+  const placeholder = dialect === 'sqlite' ? () => '?' : (n: number) => `$${n}`
   const params: unknown[] = []
   const p = (value: unknown) => {
     params.push(value)
@@ -34,7 +34,13 @@ export function summaryPageSql(
     where.push(`definition_version = ${p(query.definitionVersion)}`)
   }
   if (query.runIdPrefix !== undefined) {
-    where.push(`run_id >= ${p(query.runIdPrefix)} AND run_id < ${p(query.runIdPrefix + LAST_CHAR)}`)
+    // SQLite compares text by code point, so a prefix is a range of the run id's index; a
+    // Postgres database's collation need not, so there it is starts_with.
+    where.push(
+      dialect === 'sqlite'
+        ? `run_id >= ${p(query.runIdPrefix)} AND run_id < ${p(query.runIdPrefix + LAST_CHAR)}`
+        : `starts_with(run_id, ${p(query.runIdPrefix)})`,
+    )
   }
   if (query.createdFrom !== undefined) where.push(`created_at >= ${p(query.createdFrom)}`)
   if (query.createdBefore !== undefined) where.push(`created_at < ${p(query.createdBefore)}`)

@@ -237,6 +237,11 @@ const MIGRATIONS: readonly string[] = [
   CREATE UNIQUE INDEX skein_worker_tasks_key ON skein_worker_tasks (run_id, effect_id, attempt);
   CREATE INDEX skein_worker_tasks_free ON skein_worker_tasks (claim_expires_at, position);
   `,
+  `
+  -- v10: summaries filtered by definition (and status) read only that definition's entries,
+  -- in creation order (the index holds the rowid, run_no): "failed runs of order".
+  CREATE INDEX skein_runs_definition ON skein_runs (definition_name, status);
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -17,7 +17,7 @@ export function summaryPages(db: SqliteDatabase) {
   const prepared = new Map<string, SqliteStatement<unknown[], Row>>()
   return (query: StoreSummaryQuery): SummaryPage => {
     const cursor = query.cursor === undefined ? undefined : decodeSummaryCursor(query.cursor)
-    const { sql, params } = summaryPageSql('skein_runs', META_COLUMNS, query, cursor, () => '?')
+    const { sql, params } = summaryPageSql('skein_runs', META_COLUMNS, query, cursor, 'sqlite')
     let statement = prepared.get(sql)
     if (!statement) {
       statement = db.prepare<unknown[], Row>(sql)
