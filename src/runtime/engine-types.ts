@@ -2,6 +2,7 @@ import type {
   DefinitionInfo,
   EffectAttemptView,
   ReplayStep,
+  ResultOptions,
   RunOperationalStatus,
   StartOptions,
   StartRunArgs,
@@ -28,7 +29,6 @@ import type {
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
-import type { ResultOptions } from './await-terminal.js'
 import type { EngineSchedules, WaitUrlOutcome, WaitUrlRequest } from './schedule-api.js'
 
 export interface SignalOptions extends CallerContext {
