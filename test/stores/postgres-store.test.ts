@@ -102,6 +102,7 @@ if (postgresAvailable('postgres-store')) {
       expect(tables.rows.map((r) => r.table_name)).toEqual([
         'skein_claims',
         'skein_events',
+        'skein_flow',
         'skein_idempotency',
         'skein_projectors',
         'skein_runs',

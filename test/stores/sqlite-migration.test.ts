@@ -101,6 +101,7 @@ describe('sqlite schema migration', () => {
       expect(tables).toEqual([
         'skein_claims',
         'skein_events',
+        'skein_flow',
         'skein_idempotency',
         'skein_projectors',
         'skein_runs',

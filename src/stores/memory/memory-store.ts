@@ -18,6 +18,7 @@ import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../
 import { checkClaim, toLease } from '../shared/lease-rule.js'
 import { memoryClaims } from './memory-claims.js'
 import { memoryFeed } from './memory-feed.js'
+import { memoryFlow } from './memory-flow.js'
 import { memorySchedules, memoryWaitUrls } from './memory-schedules.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
 
@@ -92,6 +93,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
     feed: feed.feed,
     schedules: memorySchedules(),
     waitUrls: memoryWaitUrls(),
+    flow: memoryFlow((runId) => runs.get(runId)?.meta?.status),
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)
       const tail = log?.tail ?? 0

@@ -4,6 +4,7 @@ import {
   appendFunctionNullSafe,
   appendFunctionWithLeases,
 } from './append-function.js'
+import { flowMigration } from './postgres-flow.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
 export interface SchemaName {
@@ -195,6 +196,9 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
     created_at bigint NOT NULL
   );
   `,
+  // v8 (flow control; docs/flow-control.md): the queues and their admission function
+  // (postgres-flow.ts).
+  (s) => flowMigration(s),
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length
