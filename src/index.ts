@@ -43,6 +43,9 @@ export {
   PortInUseError,
   ProjectionNotFoundError,
   ProjectionUnavailableError,
+  ResultTimeoutError,
+  RunCancelledError,
+  RunFailedError,
   RunNotFoundError,
   RunOverloadedError,
   ScheduleExistsError,
@@ -142,6 +145,7 @@ export type {
   ScheduleStore,
   Snapshot,
   SnapshotStore,
+  StoredWorkerTask,
   StoreSummaryQuery,
   SummaryPage,
   SummaryQuery,
@@ -151,6 +155,9 @@ export type {
   Worker,
   WorkerCallbackInput,
   WorkerTask,
+  WorkerTaskClaimQuery,
+  WorkerTaskKey,
+  WorkerTaskStore,
 } from './core/ports.js'
 export {
   defineProjector,

@@ -31,6 +31,11 @@ export interface Definition<I = any, O = any> {
   readonly shape?: Json
   /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
   readonly flow?: FlowControl<I>
+  /**
+   * The run's deadline, when this definition is started as a run: past it the run fails with
+   * RUN_TIMED_OUT (docs/workflows.md, "Run deadline"). A start's `timeoutMs` overrides it.
+   */
+  readonly timeoutMs?: number
 }
 
 /** The input a definition's start or spawn takes (`unknown` for an untyped definition). */

@@ -32,7 +32,7 @@ export interface AppendOptions {
    */
   durability?: 'immediate' | 'deferred'
   /**
-   * The writer's claim on the run (DESIGN §7), checked and written in the same transaction as
+   * The writer's claim on the run (docs/storage.md), checked and written in the same transaction as
    * the events, so taking and renewing a lease costs no commit of its own. See `LeaseClaim`.
    * Without it the store checks nothing about ownership (one process, or the memory store).
    */
@@ -68,7 +68,7 @@ export interface LeaseClaim {
 }
 
 /**
- * Ownership of runs across processes sharing one store (DESIGN §7). A store that several
+ * Ownership of runs across processes sharing one store (docs/storage.md). A store that several
  * processes can open implements it; the memory store does too (trivially one process), so
  * one contract suite covers all three.
  */
@@ -159,7 +159,7 @@ export interface ProjectorCheckpoint {
 }
 
 /**
- * The store's side of post-commit projectors (DESIGN §7): a read of committed events after a
+ * The store's side of post-commit projectors (docs/projectors.md): a read of committed events after a
  * position, and per projector a checkpoint, so a restarted process resumes where the last one
  * stopped. One process at a time works a projector by holding its claim (`EventStore.claims`,
  * `projector:<name>`); `saveCheckpoint` checks that claim in the same statement as the write.
@@ -346,6 +346,65 @@ export interface FlowStore {
   keys(): Promise<FlowKeyState[]>
 }
 
+/** Which attempt of which effect: a worker task's key. */
+export interface WorkerTaskKey {
+  runId: string
+  effectId: string
+  attempt: number
+}
+
+/**
+ * A worker task as the store keeps it (docs/workers.md, "Durable tasks"): from its dispatch
+ * until a worker is handed it. `epoch` is bumped by every claim (the claim's fencing token);
+ * `claimExpiresAt` 0 means nobody holds it.
+ */
+export interface StoredWorkerTask {
+  task: WorkerTask
+  owner: string | null
+  epoch: number
+  claimExpiresAt: number
+  createdAt: number
+}
+
+/** What `WorkerTaskStore.claim` takes. */
+export interface WorkerTaskClaimQuery {
+  /** Only tasks of these effect types; null: any type. */
+  types: readonly string[] | null
+  max: number
+  owner: string
+  now: number
+  /** When the claim lapses unless its tasks were taken by then (engine clock ms). */
+  expiresAt: number
+}
+
+/**
+ * Worker tasks waiting to be handed to a worker (docs/workers.md, "Durable tasks"), shared by
+ * every process on the store. A claim holds a task for one process at a time until it
+ * expires; `take` then removes it under that claim, so of two processes that both claimed a
+ * task (the first one's claim lapsed) exactly one takes it.
+ */
+export interface WorkerTaskStore {
+  /** Whether other processes see these tasks (a database file or server). */
+  readonly shared: boolean
+  /** Stores each task unless one with its key is stored already. */
+  enqueue(tasks: readonly WorkerTask[], now: number): Promise<void>
+  /**
+   * Claims up to `max` tasks nobody holds (never claimed, or the claim expired by `now`),
+   * oldest first; each is returned with its new epoch. On Postgres rows another host is
+   * claiming are skipped (`FOR UPDATE SKIP LOCKED`), never waited for.
+   */
+  claim(query: WorkerTaskClaimQuery): Promise<StoredWorkerTask[]>
+  /** Removes each task still held under that `epoch`; returns the keys removed. */
+  take(claims: ReadonlyArray<WorkerTaskKey & { epoch: number }>): Promise<WorkerTaskKey[]>
+  /**
+   * Removes the task; with `unclaimedAt` only if nobody holds it at that time. True if it
+   * was removed.
+   */
+  remove(key: WorkerTaskKey, options?: { unclaimedAt?: number }): Promise<boolean>
+  /** Stored tasks, oldest first (one run's, or all). */
+  list(runId?: string): Promise<StoredWorkerTask[]>
+}
+
 export interface ReadOptions {
   fromSeq?: number
   limit?: number
@@ -392,7 +451,7 @@ export interface SummaryPage {
 export type EventListener = (events: readonly EventEnvelope[]) => void
 
 /**
- * The event store port (DESIGN §5). Envelopes arrive with their seq already assigned
+ * The event store port (docs/storage.md). Envelopes arrive with their seq already assigned
  * (`expectedSeq + 1`, `+ 2`, …); the store checks the tail and writes atomically.
  */
 export interface EventStore {
@@ -420,7 +479,7 @@ export interface EventStore {
   flush?(): Promise<void>
   /** The store's attached snapshot store. */
   readonly snapshots?: SnapshotStore
-  /** Run ownership across processes (DESIGN §7); stores several processes can share have it. */
+  /** Run ownership across processes (docs/storage.md); stores several processes can share have it. */
   readonly leases?: LeaseStore
   /** Committed events in commit order and projector checkpoints (docs/projectors.md). */
   readonly feed?: ProjectionFeed
@@ -432,6 +491,8 @@ export interface EventStore {
   readonly waitUrls?: WaitUrlStore
   /** Flow control's queues (docs/flow-control.md); a store without it refuses flow control. */
   readonly flow?: FlowStore
+  /** Worker tasks not yet handed to a worker (docs/workers.md, "Durable tasks"). */
+  readonly workerTasks?: WorkerTaskStore
   close?(): Promise<void>
 }
 
@@ -440,7 +501,7 @@ export interface Snapshot {
   /** The snapshot covers events 1..seq. */
   seq: number
   createdAt: number
-  /** Format version of `data`, decided by the writer (STYLE: version inside the log). */
+  /** Format version of `data`, decided by the writer (decisions.md, "The log protocol version"). */
   format: number
   data: Json
 }
@@ -494,7 +555,7 @@ export interface WakeScheduler {
   stop(): Promise<void> | void
 }
 
-// The worker port (DESIGN §3, docs/workers.md): what the engine hands an external executor
+// The worker port (docs/workers.md): what the engine hands an external executor
 // of effects, and what that executor reports back.
 
 /** One attempt of an effect handed to a worker. `effectId` is the idempotency key to use. */

@@ -25,7 +25,13 @@ import {
   WaitUrlNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
-import type { EventStore, SummaryPage, SummaryQuery, WorkerCallbackInput } from '../core/ports.js'
+import type {
+  EventStore,
+  SummaryPage,
+  SummaryQuery,
+  WorkerCallbackInput,
+  WorkerTask,
+} from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
 import { RT } from '../core/runtime-events.js'
@@ -50,12 +56,12 @@ import { checkId, checkIdempotencyKey, checkWait } from './validate.js'
 import { completeWaitOp } from './wait-url-complete.js'
 import { checkWaitUrl, type WaitUrlOutcome, type WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
-import { workerCallbackOp } from './worker-callback.js'
+import { startClaimedOp, workerCallbackOp } from './worker-callback.js'
 
 /** How often a `wait: 'settled'` start that is queued looks at its run besides listening. */
 const ADMISSION_POLL_MS = 1000
 
-/** The embed API over one EngineContext: everything of SPEC "Embed methods" except HTTP. */
+/** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
   private readonly runs: LocalRuns
   private readonly transient = new TransientListeners()
@@ -157,7 +163,7 @@ export class RuntimeEngine implements EngineRuntime {
     checkId(runId, 'runId')
     await hooks?.onRunId?.(runId)
     if (options.threadId !== undefined) checkId(options.threadId, 'threadId')
-    const prepared = await startOp.prepare(this.ctx, definition, input)
+    const prepared = await startOp.prepare(this.ctx, definition, input, options)
     let threadId = ''
     const start = async (fold: RunFold | null, controller: RunController) => {
       const result = await startOp.run(controller.writer, fold, prepared, options)
@@ -304,6 +310,38 @@ export class RuntimeEngine implements EngineRuntime {
     return this.mutate(runId, 'workerCallback', (fold, controller) =>
       workerCallbackOp(controller.writer, fold, input),
     )
+  }
+
+  /**
+   * Records the attempts of tasks a worker queue claimed `started`, each run in one pass
+   * (docs/workers.md, "Durable tasks"). A run whose pass fails contributes neither list: its
+   * tasks' claims lapse and they are claimed again.
+   */
+  async startClaimedTasks(
+    tasks: readonly WorkerTask[],
+  ): Promise<{ ready: WorkerTask[]; stale: WorkerTask[] }> {
+    const byRun = new Map<string, WorkerTask[]>()
+    for (const task of tasks) {
+      const list = byRun.get(task.runId)
+      if (list) list.push(task)
+      else byRun.set(task.runId, [task])
+    }
+    const ready: WorkerTask[] = []
+    const stale: WorkerTask[] = []
+    await Promise.all(
+      [...byRun].map(async ([runId, list]) => {
+        try {
+          await this.mutate(runId, 'startClaimed', async (fold, controller) => {
+            const started = await startClaimedOp(controller.writer, fold, list)
+            ready.push(...started.ready)
+            stale.push(...started.stale)
+          })
+        } catch (error) {
+          this.ctx.log.warn({ runId, error: String(error) }, 'claimed worker tasks not started')
+        }
+      }),
+    )
+    return { ready, stale }
   }
 
   /**

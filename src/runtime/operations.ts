@@ -15,7 +15,7 @@ import {
 import type { FlowPlace } from '../core/flow.js'
 import { allCommands, LOG_PROTOCOL_VERSION, type RunFold } from '../core/fold/index.js'
 import { canonicalJson, type Json } from '../core/json.js'
-import { RT, type SignalReceivedPayload } from '../core/runtime-events.js'
+import { RT, type RunStartedPayload, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'
 import { cancelSubtree } from './commands-apply.js'
 import type { EngineContext, FlowAdmissions } from './context.js'
@@ -25,6 +25,7 @@ import type { RunWriter } from './run-writer.js'
 import {
   type CheckedEvent,
   checkIdempotencyKey,
+  checkRunTimeout,
   checkWait,
   requireJson,
   validateSignalEvents,
@@ -36,6 +37,8 @@ interface PreparedStart {
   input: Json
   /** Its place in the definition's queue, with flow control (docs/flow-control.md). */
   place: FlowPlace | null
+  /** The run's deadline in ms from its start (the start's `timeoutMs`, else the definition's). */
+  timeoutMs?: number
 }
 
 /** Start: validate before anything is written; create the run or recognise a retry of it. */
@@ -44,12 +47,20 @@ export const startOp = {
     ctx: EngineContext,
     definition: Definition,
     input: unknown,
+    options: StartOptions,
   ): Promise<PreparedStart> {
-    const label = `${definition.kind} ${definition.name}@${definition.version} input`
+    const name = `${definition.kind} ${definition.name}@${definition.version}`
+    const timeoutMs =
+      options.timeoutMs !== undefined
+        ? checkRunTimeout(options.timeoutMs, `start of ${name}`)
+        : checkRunTimeout(definition.timeoutMs, name)
+    const label = `${name} input`
     const value = await validateWith(definition.input, input, label)
     const json = requireJson(value, label, ctx.options.maxEventBytes)
     const place = ctx.flow?.place(definition, json, ctx.clock.now()) ?? null
-    return { definition, input: json, place }
+    const prepared: PreparedStart = { definition, input: json, place }
+    if (timeoutMs !== undefined) prepared.timeoutMs = timeoutMs
+    return prepared
   },
 
   async run(
@@ -59,7 +70,7 @@ export const startOp = {
     options: StartOptions,
   ): Promise<{ threadId: string }> {
     const { ctx, runId } = writer
-    const { definition, input } = prepared
+    const { definition, input, timeoutMs } = prepared
     if (fold) {
       const mismatched: string[] = []
       if (fold.state.kind !== definition.kind) mismatched.push('kind')
@@ -94,20 +105,25 @@ export const startOp = {
     })
     await writer.pass(
       fresh,
-      ({ batch }) => {
+      ({ batch, now }) => {
         batch.idempotencyKey = options.idempotencyKey
-        batch.add(
-          RT.runStarted,
-          ctx.fingerprints.stamp(definition, {
-            kind: definition.kind,
-            definitionName: definition.name,
-            definitionVersion: definition.version,
-            input,
-            rootThreadId: threadId,
-            protocolVersion: LOG_PROTOCOL_VERSION,
-          }),
-          { threadId: null, origin: 'external', idempotencyKey: options.idempotencyKey },
-        )
+        const started: RunStartedPayload & Record<string, Json> = {
+          kind: definition.kind,
+          definitionName: definition.name,
+          definitionVersion: definition.version,
+          input,
+          rootThreadId: threadId,
+          protocolVersion: LOG_PROTOCOL_VERSION,
+        }
+        if (timeoutMs !== undefined) {
+          started.timeoutMs = timeoutMs
+          started.deadlineAt = now + timeoutMs
+        }
+        batch.add(RT.runStarted, ctx.fingerprints.stamp(definition, started), {
+          threadId: null,
+          origin: 'external',
+          idempotencyKey: options.idempotencyKey,
+        })
         if (place && !admitted) {
           const limit = (flow as FlowAdmissions).limitOf(place.queue)
           batch.add(RT.runQueued, { ...place, reason: 'concurrency', limit }, { threadId: null })

@@ -224,3 +224,28 @@ describe('flow control: the admission sweep', () => {
     expect(Object.keys(state.threads)).toHaveLength(1)
   })
 })
+
+describe('flow control: run deadlines', () => {
+  it('a run still queued at its deadline fails with RUN_TIMED_OUT and never starts', async () => {
+    const clock = manualClock(1_000_000)
+    const timed = defineWorkflow({
+      name: 'timed',
+      timeoutMs: 5000,
+      flow: { concurrency: { limit: 1 } },
+      nodes: { wait: { run: (ctx) => ctx.waitFor('app.go') } },
+    })
+    const engine = createEngine({ clock, modules: [workflow({ definitions: [timed] })] })
+    engines.push(engine)
+    await engine.start(timed, undefined, { runId: 't0' })
+    expect((await engine.start(timed, undefined, { runId: 't1' })).state.status).toBe('queued')
+    await clock.advance(6000)
+    const state = await until(
+      () => engine.getRun('t1'),
+      (s) => s.status !== 'queued',
+    )
+    expect(state.status).toBe('failed')
+    expect(state.error?.code).toBe('RUN_TIMED_OUT')
+    const types = (await engine.getEvents('t1')).map((e) => e.type)
+    expect(types).not.toContain(RuntimeEvents.threadStarted)
+  })
+})

@@ -21,6 +21,7 @@ import { memoryFeed } from './memory-feed.js'
 import { memoryFlow } from './memory-flow.js'
 import { memorySchedules, memoryWaitUrls } from './memory-schedules.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
+import { memoryWorkerTasks } from './memory-worker-tasks.js'
 
 interface RunLog {
   /** events[i] has seq head + i. */
@@ -94,6 +95,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
     schedules: memorySchedules(),
     waitUrls: memoryWaitUrls(),
     flow: memoryFlow((runId) => runs.get(runId)?.meta?.status),
+    workerTasks: memoryWorkerTasks(),
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)
       const tail = log?.tail ?? 0

@@ -8,7 +8,7 @@ const FINISHED = `('completed', 'failed', 'cancelled')`
 const FLOW_LOCK_SEED = 0x736b666c // 'skfl'
 
 /**
- * Migration 8 (flow control; docs/flow-control.md): one row per run that waits for admission or
+ * Migration 10 (flow control; docs/flow-control.md): one row per run that waits for admission or
  * holds a slot, in queueing order (seq), and `skein_flow_admit`, one admission round of a key
  * in one call. It takes a transaction lock on the key (`pg_advisory_xact_lock`): the rounds of
  * one key on every host run one after another, each counting what the previous committed, so
@@ -78,7 +78,7 @@ export function flowMigration(s: string): string {
   `
 }
 
-/** Flow control's queues in a Postgres schema (migration 8; see `flowMigration`). */
+/** Flow control's queues in a Postgres schema (migration 10; see `flowMigration`). */
 export function postgresFlow(s: string, read: Read): FlowStore {
   const sql = {
     admit: `SELECT run_id FROM ${s}.skein_flow_admit($1, $2, $3, $4, $5, $6, $7, $8, $9) AS run_id`,

@@ -15,7 +15,7 @@ interface KeyRow {
 }
 
 /**
- * Flow control's queues in `skein_flow` (schema v8, docs/flow-control.md). An admission round
+ * Flow control's queues in `skein_flow` (schema v10, docs/flow-control.md). An admission round
  * is one `BEGIN IMMEDIATE` transaction, so the processes on the file admit one after another
  * and a key's count is exact. A slot is an admitted row whose run (`skein_runs.status`) has
  * not finished, or whose log does not exist yet while its hold lasts: the commit that ends a
