@@ -13,6 +13,7 @@ import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
 import { markApiBasePath } from './http/node-middleware.js'
 import { resolveSseLimits } from './http/sse-limits.js'
+import { type ResultOptions, TerminalWaits } from './runtime/await-terminal.js'
 import { Causes } from './runtime/causes.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
@@ -47,6 +48,8 @@ import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
 import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 import { memoryStore } from './stores/memory/memory-store.js'
+import { memoryWorkerTasks } from './stores/memory/memory-worker-tasks.js'
+import { isClaimable } from './workers/worker-queue.js'
 
 /**
  * Creates a Skein engine: the embed API, a Web `fetch` handler and an optional Node server.
@@ -112,7 +115,9 @@ export function createEngine(options: EngineOptions = {}): Engine {
       store,
       snapshots,
       scheduler,
-      worker: options.worker,
+      worker: isClaimable(options.worker)
+        ? options.worker.bind({ tasks: store.workerTasks ?? memoryWorkerTasks(), clock, owner })
+        : options.worker,
       trim: resolveTrim(options.trimAfterSnapshot, projectors),
       observing: sink !== undefined,
       observe,
@@ -221,6 +226,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     startRun: async (args: StartRunArgs, hooks?: StartHooks): Promise<StartResult> =>
       (await rt()).startRun(args, hooks),
     getRun: async (runId: string) => (await rt()).getRun(runId),
+    result: (runId: string, resultOptions?: ResultOptions) => waits.result(runId, resultOptions),
     getEvents: async (runId: string, opts?: { fromSeq?: number; limit?: number }) =>
       (await rt()).getEvents(runId, opts),
     signal: async (runId: string, events: readonly EventInput[], opts?: SignalOptions) =>
@@ -278,7 +284,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
     },
     serve: (serveOptions: ServeOptions = {}) =>
       lifecycle.serve((request) => handler().fetch(request), serveOptions),
-    stop: (stopOptions?: StopOptions) => lifecycle.stop(stopOptions).finally(() => causes?.close()),
+    stop: (stopOptions?: StopOptions) =>
+      lifecycle.stop(stopOptions).finally(() => {
+        waits.stop()
+        causes?.close()
+      }),
     get runtime() {
       return lifecycle.boot().then(({ runtime }) => runtimeView(runtime))
     },
@@ -291,6 +301,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     }),
   }
 
+  const waits = new TerminalWaits(engine, clock)
   markApiBasePath(engine, apiBasePath)
   // Boot now, not at the first call: a restarted process resumes interrupted attempts and due
   // timers by itself. Failures reach ready(), the observer and the logger.
@@ -321,7 +332,12 @@ function engineSchedules(service: () => Promise<Booted['schedules']['service']>)
 }
 
 function runtimeView(runtime: RuntimeEngine): EngineRuntime {
-  return { registry: runtime.registry, idle: () => runtime.idle(), worker: runtime.ctx.worker }
+  return {
+    registry: runtime.registry,
+    idle: () => runtime.idle(),
+    worker: runtime.ctx.worker,
+    startClaimedTasks: (tasks) => runtime.startClaimedTasks(tasks),
+  }
 }
 
 /** Projector names in `coverage` become a function of the projectors' checkpoints. */

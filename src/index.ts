@@ -43,6 +43,9 @@ export {
   PortInUseError,
   ProjectionNotFoundError,
   ProjectionUnavailableError,
+  ResultTimeoutError,
+  RunCancelledError,
+  RunFailedError,
   RunNotFoundError,
   RunOverloadedError,
   ScheduleExistsError,
@@ -137,6 +140,7 @@ export type {
   ScheduleStore,
   Snapshot,
   SnapshotStore,
+  StoredWorkerTask,
   StoreSummaryQuery,
   SummaryPage,
   SummaryQuery,
@@ -146,6 +150,9 @@ export type {
   Worker,
   WorkerCallbackInput,
   WorkerTask,
+  WorkerTaskClaimQuery,
+  WorkerTaskKey,
+  WorkerTaskStore,
 } from './core/ports.js'
 export {
   defineProjector,

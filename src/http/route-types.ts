@@ -1,4 +1,5 @@
 import type { Json } from '../core/json.js'
+import type { TerminalWaits } from '../runtime/await-terminal.js'
 import type { Causes } from '../runtime/causes.js'
 import type { Engine } from '../runtime/engine-types.js'
 import type { Observation } from '../runtime/options.js'
@@ -19,6 +20,8 @@ export interface RouteContext {
   options: HandlerOptions
   streams: LiveStreams
   sse: SseContext
+  /** Long-polls on runs (`GET /runs/:id?wait=terminal`), ended when the server closes. */
+  waits: TerminalWaits
   /** Reads and validates the JSON body (415/413/400 as needed). */
   body(): Promise<Json>
 }

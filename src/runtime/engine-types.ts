@@ -23,10 +23,12 @@ import type {
   SummaryQuery,
   Worker,
   WorkerCallbackInput,
+  WorkerTask,
 } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
+import type { ResultOptions } from './await-terminal.js'
 import type { EngineSchedules, WaitUrlOutcome, WaitUrlRequest } from './schedule-api.js'
 
 export interface SignalOptions extends CallerContext {
@@ -91,6 +93,14 @@ export interface EngineRuntime {
   idle(): Promise<void>
   /** The configured worker (the HTTP task-claim route hands out an httpWorkerQueue's tasks). */
   readonly worker?: Worker
+  /**
+   * Records claimed tasks' attempts `started` before they are handed out; `stale` ones (their
+   * attempt is over) are dropped (docs/workers.md, "Durable tasks"). Absent where no worker
+   * queue can be configured (the actor host).
+   */
+  startClaimedTasks?(
+    tasks: readonly WorkerTask[],
+  ): Promise<{ ready: WorkerTask[]; stale: WorkerTask[] }>
 }
 
 /** Identity of whoever asked (HTTP auth identity, or a name for embed callers). */
@@ -117,6 +127,12 @@ export interface Engine {
   start<D extends Definition>(definition: D, ...args: StartArgs<D>): Promise<StartResult>
   startRun(args: StartRunArgs, hooks?: StartHooks): Promise<StartResult>
   getRun(runId: string): Promise<RunState>
+  /**
+   * Resolves with the run's output once it completes; rejects with RUN_FAILED (the run's error
+   * in `details.error`) or RUN_CANCELLED, or with RESULT_TIMEOUT once `timeoutMs` passes first.
+   * Works for a run another process drives on a shared store (docs/operating-runs.md).
+   */
+  result(runId: string, options?: ResultOptions): Promise<Json | undefined>
   getEvents(runId: string, options?: { fromSeq?: number; limit?: number }): Promise<EventEnvelope[]>
   signal(runId: string, events: readonly EventInput[], options?: SignalOptions): Promise<RunState>
   wake(runId: string): Promise<RunState>

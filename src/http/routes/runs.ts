@@ -4,6 +4,7 @@ import type { Route, RouteContext } from '../route-types.js'
 import { wantsEventStream } from '../sse-request.js'
 import { streamStart } from '../stream-start.js'
 import { summaryQueryOf } from '../summary-query.js'
+import { terminalWaitOf } from '../terminal-wait.js'
 import {
   expectObject,
   idempotencyKeyOf,
@@ -85,8 +86,15 @@ export const runRoutes: Route[] = [
     path: '/runs/:id',
     name: 'runs.get',
     access: 'read',
-    handle: async (ctx) =>
-      jsonResponse({ runId: ctx.params.id, state: await ctx.engine.getRun(ctx.params.id) }),
+    query: ['wait', 'timeoutMs'],
+    handle: async (ctx) => {
+      const timeoutMs = terminalWaitOf(ctx.url)
+      if (timeoutMs === undefined) {
+        return jsonResponse({ runId: ctx.params.id, state: await ctx.engine.getRun(ctx.params.id) })
+      }
+      const { state } = await ctx.waits.wait(ctx.params.id, timeoutMs, ctx.request.signal)
+      return jsonResponse({ runId: ctx.params.id, state })
+    },
   },
   {
     method: 'POST',

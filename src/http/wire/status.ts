@@ -41,6 +41,8 @@ const STATUS = {
   SEQ_CONFLICT: 409,
   IDEMPOTENCY_CONFLICT: 409,
   SCHEDULE_EXISTS: 409,
+  RUN_FAILED: 409,
+  RUN_CANCELLED: 409,
   PROJECTION_UNAVAILABLE: 410,
   WAIT_URL_GONE: 410,
   PAYLOAD_TOO_LARGE: 413,
@@ -62,6 +64,7 @@ const STATUS = {
   ENGINE_STOPPED: 503,
   STORE_UNAVAILABLE: 503,
   LEASE_LOST: 503,
+  RESULT_TIMEOUT: 504,
 } as const satisfies Record<ErrorCode, number>
 
 /** The table, readable by any string code (a module's own code is not in it). */
