@@ -140,7 +140,7 @@ describe('ctx.map', () => {
     const run = await engine.getRun(runId)
     expect(run.status).toBe('failed')
     expect(run.error?.code).toBe('NODE_FAILED')
-    expect((run.error?.details as any).error).toMatchObject({
+    expect((run.error as any).details.error).toMatchObject({
       code: 'ITEM_FAILED',
       details: { index: 3, error: { message: 'no stock of s3' } },
     })
@@ -178,7 +178,7 @@ describe('ctx.map', () => {
     for (const [definition, message] of cases) {
       const { runId, state } = await engine.start(definition, undefined, { wait: 'settled' })
       expect(state.status).toBe('failed')
-      const error = (state.error?.details as any).error
+      const error = (state.error as any).details.error
       expect(error.code).toBe('INVALID_FAN_OUT')
       expect(error.message).toMatch(message)
       expect(error.message).toContain('node m')
