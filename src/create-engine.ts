@@ -36,6 +36,7 @@ import type {
   StopOptions,
 } from './runtime/engine-types.js'
 import { Fingerprints } from './runtime/fingerprint.js'
+import { holdProcessDuringCalls } from './runtime/keep-alive.js'
 import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
 import type { Observation } from './runtime/options.js'
@@ -48,6 +49,8 @@ import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
 import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 import { memoryStore } from './stores/memory/memory-store.js'
+import { memoryWorkerTasks } from './stores/memory/memory-worker-tasks.js'
+import { isClaimable } from './workers/worker-queue.js'
 
 /**
  * Creates a Skein engine: the embed API, a Web `fetch` handler and an optional Node server.
@@ -113,7 +116,9 @@ export function createEngine(options: EngineOptions = {}): Engine {
       store,
       snapshots,
       scheduler,
-      worker: options.worker,
+      worker: isClaimable(options.worker)
+        ? options.worker.bind({ tasks: store.workerTasks ?? memoryWorkerTasks(), clock, owner })
+        : options.worker,
       trim: resolveTrim(options.trimAfterSnapshot, projectors),
       observing: sink !== undefined,
       observe,
@@ -297,6 +302,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
     }),
   }
 
+  // A pending call keeps the process alive; the engine's own timers do not (keep-alive.ts).
+  holdProcessDuringCalls(engine)
   const waits = new TerminalWaits(engine, clock)
   markApiBasePath(engine, apiBasePath)
   // Boot now, not at the first call: a restarted process resumes interrupted attempts and due
@@ -328,7 +335,12 @@ function engineSchedules(service: () => Promise<Booted['schedules']['service']>)
 }
 
 function runtimeView(runtime: RuntimeEngine): EngineRuntime {
-  return { registry: runtime.registry, idle: () => runtime.idle(), worker: runtime.ctx.worker }
+  return {
+    registry: runtime.registry,
+    idle: () => runtime.idle(),
+    worker: runtime.ctx.worker,
+    startClaimedTasks: (tasks) => runtime.startClaimedTasks(tasks),
+  }
 }
 
 /** Projector names in `coverage` become a function of the projectors' checkpoints. */

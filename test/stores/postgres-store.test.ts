@@ -115,6 +115,7 @@ if (postgresAvailable('postgres-store')) {
         'skein_schema_version',
         'skein_snapshots',
         'skein_wait_urls',
+        'skein_worker_tasks',
       ])
       // Every store works on the one schema; nothing landed in public.
       await stores[0].append('r', makeEnvelopes('r', 1, 1), { expectedSeq: 0 })

@@ -110,6 +110,7 @@ describe('sqlite schema migration', () => {
         'skein_schedules',
         'skein_snapshots',
         'skein_wait_urls',
+        'skein_worker_tasks',
         'sqlite_sequence',
       ])
       expect(db.prepare('SELECT count(*) FROM skein_events').pluck().get()).toBe(11)

@@ -20,6 +20,7 @@ import { memoryClaims } from './memory-claims.js'
 import { memoryFeed } from './memory-feed.js'
 import { memorySchedules, memoryWaitUrls } from './memory-schedules.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
+import { memoryWorkerTasks } from './memory-worker-tasks.js'
 
 interface RunLog {
   /** events[i] has seq head + i. */
@@ -92,6 +93,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
     feed: feed.feed,
     schedules: memorySchedules(),
     waitUrls: memoryWaitUrls(),
+    workerTasks: memoryWorkerTasks(),
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)
       const tail = log?.tail ?? 0

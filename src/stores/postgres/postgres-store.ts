@@ -28,6 +28,7 @@ import { postgresFeed } from './postgres-feed.js'
 import { postgresLeases } from './postgres-leases.js'
 import { postgresSchedules } from './postgres-schedules.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
+import { postgresWorkerTasks } from './postgres-worker-tasks.js'
 import {
   migrationSql,
   NEWER_SCHEMA_SQLSTATE,
@@ -277,6 +278,7 @@ export function postgresStore(
   })
   const projection = postgresFeed(schema.sql, read)
   const { schedules, waitUrls } = postgresSchedules(schema.sql, read)
+  const workerTasks = postgresWorkerTasks(schema.sql, read)
   const group = createGroupCommit(query, sql, {
     onCommitted: (runId, events) => {
       feed.local(runId, events)
@@ -294,6 +296,7 @@ export function postgresStore(
     feed: projection.feed,
     schedules,
     waitUrls,
+    workerTasks,
     ready,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {

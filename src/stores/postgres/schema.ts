@@ -225,6 +225,25 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   CREATE INDEX IF NOT EXISTS skein_actor_runs_wake ON ${s}.skein_actor_runs (wake_at)
     WHERE wake_at IS NOT NULL;
   `,
+  // v9 (durable worker tasks; docs/workers.md): a task from its dispatch until a worker is
+  // handed it, in queue order (position); claim_expires_at 0: nobody holds it. Claims skip
+  // rows another host is claiming (FOR UPDATE SKIP LOCKED).
+  (s) => `
+  CREATE TABLE ${s}.skein_worker_tasks (
+    run_id text NOT NULL,
+    effect_id text NOT NULL,
+    attempt integer NOT NULL,
+    type text NOT NULL,
+    body text NOT NULL,
+    owner text,
+    epoch bigint NOT NULL DEFAULT 0,
+    claim_expires_at bigint NOT NULL DEFAULT 0,
+    created_at bigint NOT NULL,
+    position bigserial NOT NULL,
+    PRIMARY KEY (run_id, effect_id, attempt)
+  );
+  CREATE INDEX skein_worker_tasks_free ON ${s}.skein_worker_tasks (claim_expires_at, position);
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -219,6 +219,24 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX IF NOT EXISTS skein_run_index_created
     ON skein_run_index (created_at DESC, run_id DESC);
   `,
+  `
+  -- v9 (durable worker tasks; docs/workers.md): a task from its dispatch until a worker is
+  -- handed it, in queue order (position); claim_expires_at 0: nobody holds it.
+  CREATE TABLE skein_worker_tasks (
+    position INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    effect_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    owner TEXT,
+    epoch INTEGER NOT NULL DEFAULT 0,
+    claim_expires_at INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL
+  );
+  CREATE UNIQUE INDEX skein_worker_tasks_key ON skein_worker_tasks (run_id, effect_id, attempt);
+  CREATE INDEX skein_worker_tasks_free ON skein_worker_tasks (claim_expires_at, position);
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

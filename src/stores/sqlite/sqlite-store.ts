@@ -29,6 +29,7 @@ import { sqliteFeed } from './sqlite-feed.js'
 import { sqliteLeases } from './sqlite-leases.js'
 import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
+import { sqliteWorkerTasks } from './sqlite-worker-tasks.js'
 import { prepareStatements } from './statements.js'
 import { summaryPage } from './summary-page.js'
 
@@ -170,6 +171,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const leases = sqliteLeases(db, st, call, group.forget)
   const claims = sqliteClaims(db, call)
   const { schedules, waitUrls } = sqliteSchedules(db, call)
+  const workerTasks = sqliteWorkerTasks(db, call)
 
   const store: SqliteStore = {
     path,
@@ -179,6 +181,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     feed: feed.feed,
     schedules,
     waitUrls,
+    workerTasks,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
         guard()
