@@ -265,6 +265,10 @@ export function postgresStore(
     }
   }
 
+  const workerTasks = postgresWorkerTasks(schema.sql, read, {
+    channel,
+    watch: (listener) => feed.watchTasks(listener),
+  })
   const leases = postgresLeases(sql, read)
   const claims = postgresClaims(schema.sql, read)
 
@@ -278,7 +282,6 @@ export function postgresStore(
   })
   const projection = postgresFeed(schema.sql, read)
   const { schedules, waitUrls } = postgresSchedules(schema.sql, read)
-  const workerTasks = postgresWorkerTasks(schema.sql, read)
   const group = createGroupCommit(query, sql, {
     onCommitted: (runId, events) => {
       feed.local(runId, events)
