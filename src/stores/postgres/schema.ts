@@ -4,6 +4,7 @@ import {
   appendFunctionNullSafe,
   appendFunctionWithLeases,
 } from './append-function.js'
+import { flowMigration } from './postgres-flow.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
 export interface SchemaName {
@@ -244,7 +245,10 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   );
   CREATE INDEX skein_worker_tasks_free ON ${s}.skein_worker_tasks (claim_expires_at, position);
   `,
-  // 10: summaries filtered by definition (and status) walk this index in creation order.
+  // v10 (flow control; docs/flow-control.md): the queues and their admission function
+  // (postgres-flow.ts).
+  (s) => flowMigration(s),
+  // v11: summaries filtered by definition (and status) walk this index in creation order.
   (s) => `
   CREATE INDEX skein_runs_definition ON ${s}.skein_runs (definition_name, status, run_no);
   `,
