@@ -1,4 +1,5 @@
 import type { StoredWorkerTask, WorkerTaskKey, WorkerTaskStore } from '../../core/ports.js'
+import { hintListeners } from '../shared/hint-listeners.js'
 
 const keyOf = (key: WorkerTaskKey) => `${key.runId}\u0000${key.effectId}\u0000${key.attempt}`
 const copy = (stored: StoredWorkerTask): StoredWorkerTask => ({
@@ -11,6 +12,7 @@ export function memoryWorkerTasks(): WorkerTaskStore {
   // A Map keeps insertion order: the queue's order.
   const tasks = new Map<string, StoredWorkerTask>()
   const free = (stored: StoredWorkerTask, now: number) => stored.claimExpiresAt <= now
+  const hints = hintListeners()
   return {
     shared: false,
     async enqueue(list, now) {
@@ -25,6 +27,7 @@ export function memoryWorkerTasks(): WorkerTaskStore {
             createdAt: now,
           })
       }
+      if (list.length > 0) hints.notify()
     },
     async claim({ types, max, owner, now, expiresAt }) {
       const wanted = types ? new Set(types) : null
@@ -61,5 +64,6 @@ export function memoryWorkerTasks(): WorkerTaskStore {
         if (runId === undefined || stored.task.runId === runId) out.push(copy(stored))
       return out
     },
+    watch: (listener) => hints.watch(listener),
   }
 }

@@ -6,6 +6,7 @@ import type {
   ClaimStore,
   EventListener,
   EventStore,
+  FlowStore,
   LeaseStore,
   LogBounds,
   SnapshotStore,
@@ -26,6 +27,7 @@ import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteClaims } from './sqlite-claims.js'
 import { sqliteFeed } from './sqlite-feed.js'
+import { sqliteFlow } from './sqlite-flow.js'
 import { sqliteLeases } from './sqlite-leases.js'
 import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
@@ -47,8 +49,9 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number
   /**
    * How often `subscribe` looks for events other processes appended to the file (one
-   * `PRAGMA data_version` read while anyone listens; the run's events only when it moved);
-   * default 50 ms, 0 = only this store's own appends.
+   * `PRAGMA data_version` read while anyone listens; the run's events only when it moved),
+   * and a waiting worker task claim for their worker tasks; default 50 ms, 0 = only this
+   * store's own appends.
    */
   changePollMs?: number
   /** Where a throwing `subscribe` listener's error goes; default `console.error`. */
@@ -69,6 +72,8 @@ export interface SqliteStore extends EventStore {
   readonly leases: LeaseStore
   /** Named claims for several processes on this file (docs/storage.md, "Claims"). */
   readonly claims: ClaimStore
+  /** Flow control's queues for every process on this file (docs/flow-control.md). */
+  readonly flow: FlowStore
   trim(runId: string, beforeSeq: number): Promise<number>
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
@@ -171,7 +176,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const leases = sqliteLeases(db, st, call, group.forget)
   const claims = sqliteClaims(db, call)
   const { schedules, waitUrls } = sqliteSchedules(db, call)
-  const workerTasks = sqliteWorkerTasks(db, call)
+  const flow = sqliteFlow(db, call, synchronous === 'full' && walPath !== undefined)
+  const workerTasks = sqliteWorkerTasks(db, call, options.changePollMs ?? 50, () => closed)
 
   const store: SqliteStore = {
     path,
@@ -181,6 +187,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     feed: feed.feed,
     schedules,
     waitUrls,
+    flow,
     workerTasks,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
