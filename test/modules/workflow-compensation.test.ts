@@ -110,7 +110,7 @@ describe('compensation', () => {
     expect(shop.log).toEqual(['reserve A1', 'charge 500', 'book', 'refund c-500', 'release h-A1'])
     expect(run.status).toBe('failed')
     expect(run.error?.code).toBe('NODE_FAILED')
-    expect((run.error?.details as any).compensated).toEqual(['charge', 'reserve'])
+    expect((run.error as any).details.compensated).toEqual(['charge', 'reserve'])
     const types = await typesOf(engine, runId)
     expect(types.filter((t) => t === 'workflow.compensation.started')).toHaveLength(1)
     expect(types.filter((t) => t === 'workflow.node.compensated')).toHaveLength(2)
@@ -147,7 +147,7 @@ describe('compensation', () => {
     expect(shop.log.slice(4)).toEqual(['refund c-500', 'release h-A1'])
     expect(run.status).toBe('failed')
     expect(run.error?.code).toBe('NODE_FAILED')
-    expect((run.error?.details as any).compensated).toEqual(['charge', 'reserve'])
+    expect((run.error as any).details.compensated).toEqual(['charge', 'reserve'])
   })
 
   it('compensate on a node that returned no effect fails it with INVALID_COMPENSATION', async () => {
