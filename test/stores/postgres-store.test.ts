@@ -101,6 +101,7 @@ if (postgresAvailable('postgres-store')) {
       )
       expect(tables.rows.map((r) => r.table_name)).toEqual([
         'skein_claims',
+        'skein_deletions',
         'skein_events',
         'skein_idempotency',
         'skein_projectors',

@@ -100,6 +100,7 @@ describe('sqlite schema migration', () => {
         .all()
       expect(tables).toEqual([
         'skein_claims',
+        'skein_deletions',
         'skein_events',
         'skein_idempotency',
         'skein_projectors',

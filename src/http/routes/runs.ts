@@ -9,6 +9,7 @@ import {
   idempotencyKeyOf,
   optionalId,
   optionalString,
+  queryFlag,
   requiredString,
 } from '../validate.js'
 
@@ -84,6 +85,18 @@ export const runRoutes: Route[] = [
     access: 'read',
     handle: async (ctx) =>
       jsonResponse({ runId: ctx.params.id, state: await ctx.engine.getRun(ctx.params.id) }),
+  },
+  {
+    // Deletes the run whole (docs/data-lifecycle.md); ?force=true deletes an unfinished one.
+    method: 'DELETE',
+    path: '/runs/:id',
+    name: 'runs.delete',
+    access: 'operations',
+    query: ['force'],
+    handle: async (ctx) => {
+      const force = queryFlag(ctx.url, 'force')
+      return jsonResponse({ deleted: await ctx.engine.deleteRun(ctx.params.id, { force }) })
+    },
   },
   {
     method: 'POST',

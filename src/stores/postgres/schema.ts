@@ -4,6 +4,7 @@ import {
   appendFunctionNullSafe,
   appendFunctionWithLeases,
 } from './append-function.js'
+import { deleteRunsFunction } from './delete-function.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
 export interface SchemaName {
@@ -194,6 +195,21 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
     used_at bigint,
     created_at bigint NOT NULL
   );
+  `,
+  // v8 (data lifecycle; docs/data-lifecycle.md): a deleted run's record for projectors at a
+  // feed position (drawn under the feed-order lock, as events are), kept until every projector
+  // checkpoint passed it; wait-URL tokens found by run; and skein_delete_runs, the one
+  // statement that deletes runs whole (deletion.ts).
+  (s) => `
+  CREATE TABLE ${s}.skein_deletions (
+    pos bigint PRIMARY KEY,
+    run_id text NOT NULL,
+    tail bigint NOT NULL,
+    deleted_at bigint NOT NULL,
+    reason text NOT NULL
+  );
+  CREATE INDEX skein_wait_urls_run ON ${s}.skein_wait_urls (run_id);
+  ${deleteRunsFunction(s, FEED_LOCK_CLASS)}
   `,
 ]
 

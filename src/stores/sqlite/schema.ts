@@ -202,6 +202,19 @@ const MIGRATIONS: readonly string[] = [
     created_at INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  `
+  -- v8 (data lifecycle; docs/data-lifecycle.md): a deleted run's record for projectors, at a
+  -- feed position drawn from the events' AUTOINCREMENT sequence (no event ever gets it), kept
+  -- until every projector checkpoint passed it; wait-URL tokens found by run to be deleted.
+  CREATE TABLE skein_deletions (
+    pos INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    tail INTEGER NOT NULL,
+    deleted_at INTEGER NOT NULL,
+    reason TEXT NOT NULL
+  );
+  CREATE INDEX skein_wait_urls_run ON skein_wait_urls (run_id);
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length
