@@ -11,7 +11,7 @@ import type { FoldCache } from './run-writer.js'
  * dropped once the run is idle, the LRU of folds kept between calls (`runCacheSize`), and the
  * drives that reach runs from outside any call (a deadline fell due, an attempt settled). A
  * process-local map: it says which controller (and so which writer) serves a run here, never
- * who owns the run (across processes that is the store's business, issue 19).
+ * who owns the run (across processes that is the store's business: docs/storage.md).
  */
 export class LocalRuns {
   private readonly controllers = new Map<string, RunController>()
