@@ -48,6 +48,8 @@ import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
 import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 import { memoryStore } from './stores/memory/memory-store.js'
+import { memoryWorkerTasks } from './stores/memory/memory-worker-tasks.js'
+import { isClaimable } from './workers/worker-queue.js'
 
 /**
  * Creates a Skein engine: the embed API, a Web `fetch` handler and an optional Node server.
@@ -113,7 +115,9 @@ export function createEngine(options: EngineOptions = {}): Engine {
       store,
       snapshots,
       scheduler,
-      worker: options.worker,
+      worker: isClaimable(options.worker)
+        ? options.worker.bind({ tasks: store.workerTasks ?? memoryWorkerTasks(), clock, owner })
+        : options.worker,
       trim: resolveTrim(options.trimAfterSnapshot, projectors),
       observing: sink !== undefined,
       observe,
@@ -329,7 +333,12 @@ function engineSchedules(service: () => Promise<Booted['schedules']['service']>)
 }
 
 function runtimeView(runtime: RuntimeEngine): EngineRuntime {
-  return { registry: runtime.registry, idle: () => runtime.idle(), worker: runtime.ctx.worker }
+  return {
+    registry: runtime.registry,
+    idle: () => runtime.idle(),
+    worker: runtime.ctx.worker,
+    startClaimedTasks: (tasks) => runtime.startClaimedTasks(tasks),
+  }
 }
 
 /** Projector names in `coverage` become a function of the projectors' checkpoints. */

@@ -140,6 +140,7 @@ export type {
   ScheduleStore,
   Snapshot,
   SnapshotStore,
+  StoredWorkerTask,
   StoreSummaryQuery,
   SummaryPage,
   SummaryQuery,
@@ -149,6 +150,9 @@ export type {
   Worker,
   WorkerCallbackInput,
   WorkerTask,
+  WorkerTaskClaimQuery,
+  WorkerTaskKey,
+  WorkerTaskStore,
 } from './core/ports.js'
 export {
   defineProjector,

@@ -30,6 +30,7 @@ import type {
   SummaryPage,
   SummaryQuery,
   WorkerCallbackInput,
+  WorkerTask,
 } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
@@ -60,7 +61,7 @@ import { checkId, checkIdempotencyKey, checkWait } from './validate.js'
 import { completeWaitOp } from './wait-url-complete.js'
 import { checkWaitUrl, type WaitUrlOutcome, type WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
-import { workerCallbackOp } from './worker-callback.js'
+import { startClaimedOp, workerCallbackOp } from './worker-callback.js'
 
 /** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
@@ -289,6 +290,38 @@ export class RuntimeEngine implements EngineRuntime {
     return this.mutate(runId, 'workerCallback', (fold, controller) =>
       workerCallbackOp(controller.writer, fold, input),
     )
+  }
+
+  /**
+   * Records the attempts of tasks a worker queue claimed `started`, each run in one pass
+   * (docs/workers.md, "Durable tasks"). A run whose pass fails contributes neither list: its
+   * tasks' claims lapse and they are claimed again.
+   */
+  async startClaimedTasks(
+    tasks: readonly WorkerTask[],
+  ): Promise<{ ready: WorkerTask[]; stale: WorkerTask[] }> {
+    const byRun = new Map<string, WorkerTask[]>()
+    for (const task of tasks) {
+      const list = byRun.get(task.runId)
+      if (list) list.push(task)
+      else byRun.set(task.runId, [task])
+    }
+    const ready: WorkerTask[] = []
+    const stale: WorkerTask[] = []
+    await Promise.all(
+      [...byRun].map(async ([runId, list]) => {
+        try {
+          await this.mutate(runId, 'startClaimed', async (fold, controller) => {
+            const started = await startClaimedOp(controller.writer, fold, list)
+            ready.push(...started.ready)
+            stale.push(...started.stale)
+          })
+        } catch (error) {
+          this.ctx.log.warn({ runId, error: String(error) }, 'claimed worker tasks not started')
+        }
+      }),
+    )
+    return { ready, stale }
   }
 
   /**

@@ -146,7 +146,8 @@ function sqliteRows(path: string, runId: string): RowCount {
           .pluck()
           .get(runId) as number
       }
-      if (columns.includes('run_no') && runNo !== undefined) {
+      // A table keyed by run id is checked by it (an actor registry's run_no is its own).
+      else if (columns.includes('run_no') && runNo !== undefined) {
         n += db
           .prepare(`SELECT count(*) FROM ${table} WHERE run_no = ?`)
           .pluck()
@@ -179,8 +180,10 @@ async function postgresRows(
     runNos.set(runId, found.rows[0].n)
   }
   const runNo = runNos.get(runId)
+  const byId = new Set(rows.filter((r) => r.column_name === 'run_id').map((r) => r.table_name))
   for (const { table_name: table, column_name: column } of rows) {
-    if (column === 'run_no' && runNo === undefined) continue
+    // A table keyed by run id is checked by it (an actor registry's run_no is its own).
+    if (column === 'run_no' && (runNo === undefined || byId.has(table))) continue
     const value = column === 'run_id' ? runId : runNo
     const found = await admin.query(
       `SELECT count(*)::int AS n FROM "${schema}"."${table}" WHERE ${column} = $1`,

@@ -22,6 +22,7 @@ import { memoryClaims } from './memory-claims.js'
 import { memoryFeed } from './memory-feed.js'
 import { memorySchedules, memoryWaitUrls } from './memory-schedules.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
+import { memoryWorkerTasks } from './memory-worker-tasks.js'
 
 interface RunLog {
   /** events[i] has seq head + i. */
@@ -79,12 +80,14 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
     },
   }
   const waitUrls = memoryWaitUrls()
+  const workerTasks = memoryWorkerTasks()
   /** Removes the run whole and records its deletion in the feed (`deleteRun`, `deleteFinished`). */
   const remove = (runId: string, log: RunLog, at: number, reason: string): DeletedRun => {
     runs.delete(runId)
     if (log.position > 0) created[log.position - 1] = ''
     leaseOf.delete(runId)
     waitUrls.forgetRun(runId)
+    workerTasks.forgetRun(runId)
     void snapshots.prune(runId, 0)
     feed.deleted(log.events, (position) => deletionRecord(runId, log.tail, at, reason, position))
     // Live readers keep listening: a later run with this id reaches them as a new run.
@@ -109,6 +112,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
     feed: feed.feed,
     schedules: memorySchedules(),
     waitUrls,
+    workerTasks,
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)
       const tail = log?.tail ?? 0

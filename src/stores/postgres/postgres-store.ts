@@ -29,6 +29,7 @@ import { postgresFeed } from './postgres-feed.js'
 import { postgresLeases } from './postgres-leases.js'
 import { postgresSchedules } from './postgres-schedules.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
+import { postgresWorkerTasks } from './postgres-worker-tasks.js'
 import {
   migrationSql,
   NEWER_SCHEMA_SQLSTATE,
@@ -69,6 +70,18 @@ export interface PostgresStoreOptions {
   driver?: () => ReturnType<typeof loadPg>
 }
 
+/**
+ * What a companion keeping tables in the store's schema uses (the run index, an actor host's
+ * registry): the schema as a quoted SQL identifier, and a query through the store's pool that
+ * first waits for the schema's migrations and fails like the store's own calls (closed store,
+ * STORE_UNAVAILABLE). The tables are the store's, created by its migrations (docs/storage.md,
+ * "Schema and migrations"); not for application queries.
+ */
+export interface PostgresCompanion {
+  readonly schema: string
+  query(action: string, text: string, params: unknown[]): Promise<any[]>
+}
+
 export interface PostgresStore extends EventStore {
   readonly schema: string
   readonly snapshots: SnapshotStore
@@ -85,6 +98,8 @@ export interface PostgresStore extends EventStore {
   flush(): Promise<void>
   /** Commits what is queued; ends the pool if the store made it (never a pool you handed in). */
   close(): Promise<void>
+  /** For companions with tables in this schema (`postgresRunIndex`, `postgresRegistry`). */
+  readonly companion: PostgresCompanion
 }
 
 const positive = (name: string, value: number | undefined, fallback: number): number => {
@@ -107,15 +122,6 @@ const positive = (name: string, value: number | undefined, fallback: number): nu
  * const store = postgresStore({ connectionString: process.env.DATABASE_URL }, { schema: 'billing' })
  * const engine = createEngine({ store, modules: [workflow()] })
  */
-/**
- * Each open store's guarded, migrated query and quoted schema, for companions that keep
- * tables in the store's schema (the run index). Internal.
- */
-export const queryOf = new WeakMap<
-  EventStore,
-  { read: (action: string, text: string, params: unknown[]) => Promise<any[]>; schema: string }
->()
-
 export function postgresStore(
   connection: PostgresConnection,
   options: PostgresStoreOptions = {},
@@ -273,6 +279,7 @@ export function postgresStore(
   })
   const projection = postgresFeed(schema.sql, read)
   const { schedules, waitUrls } = postgresSchedules(schema.sql, read)
+  const workerTasks = postgresWorkerTasks(schema.sql, read)
   const group = createGroupCommit(query, sql, {
     onCommitted: (runId, events) => {
       feed.local(runId, events)
@@ -298,10 +305,12 @@ export function postgresStore(
 
   const store: PostgresStore = {
     schema: schema.name,
+    companion: { schema: schema.sql, query: read },
     snapshots,
     feed: projection.feed,
     schedules,
     waitUrls,
+    workerTasks,
     ready,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
@@ -380,6 +389,5 @@ export function postgresStore(
       await owned?.end()
     },
   }
-  queryOf.set(store, { read, schema: schema.sql })
   return store
 }

@@ -30,6 +30,7 @@ import { sqliteFeed } from './sqlite-feed.js'
 import { sqliteLeases } from './sqlite-leases.js'
 import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
+import { sqliteWorkerTasks } from './sqlite-worker-tasks.js'
 import { prepareStatements } from './statements.js'
 import { summaryPage } from './summary-page.js'
 
@@ -76,19 +77,24 @@ export interface SqliteStore extends EventStore {
   /** fsyncs the WAL if a deferred append committed since the last fsync. */
   flush(): Promise<void>
   close(): Promise<void>
+  /** For companions with tables in this file (`sqliteRunIndex({ store })`). */
+  readonly companion: SqliteCompanion
 }
 
 const datasync = promisify(fdatasync)
 
 /**
- * Each open store's connection and whether its writes may skip their own fsync (a FULL store
- * on a WAL file), for companions that write in the same file through the same connection (the
- * run index): one connection in one thread never waits on its own lock. Internal.
+ * What a companion keeping tables in the store's file uses (the run index): the store's own
+ * connection (one connection in one thread never waits on its own lock), whether a write may
+ * skip its own fsync (a FULL store on a WAL file, where the next fsync covers it), and a check
+ * that throws once the store is closed. The tables are the store's, created by its migrations
+ * (docs/storage.md, "Schema"); not for application queries.
  */
-export const connectionOf = new WeakMap<
-  EventStore,
-  { db: SqliteDatabase; relaxed: boolean; guard: () => void }
->()
+export interface SqliteCompanion {
+  readonly db: SqliteDatabase
+  readonly relaxed: boolean
+  guard(): void
+}
 
 const announceUpgrade: OnUpgrade = ({ path, from, to }) =>
   console.warn(
@@ -174,6 +180,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const leases = sqliteLeases(db, st, call, group.forget)
   const claims = sqliteClaims(db, call)
   const { schedules, waitUrls } = sqliteSchedules(db, call)
+  const workerTasks = sqliteWorkerTasks(db, call)
 
   const store: SqliteStore = {
     path,
@@ -183,6 +190,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     feed: feed.feed,
     schedules,
     waitUrls,
+    workerTasks,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
         guard()
@@ -230,6 +238,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }),
     listSummaries: (query) => call('list summaries', () => summaryPage(st, query)),
     listRunsWithDeadlines: () => call('list deadlines', () => st.deadlines.all()),
+    companion: { db, relaxed: synchronous === 'full' && walPath !== undefined, guard },
     async close() {
       if (closed) return
       group.flush()
@@ -244,10 +253,5 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       if (walFd !== undefined) closeSync(walFd)
     },
   }
-  connectionOf.set(store, {
-    db,
-    relaxed: synchronous === 'full' && walPath !== undefined,
-    guard,
-  })
   return store
 }
