@@ -36,6 +36,7 @@ import type {
   StopOptions,
 } from './runtime/engine-types.js'
 import { Fingerprints } from './runtime/fingerprint.js'
+import { holdProcessDuringCalls } from './runtime/keep-alive.js'
 import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
 import type { Observation } from './runtime/options.js'
@@ -302,6 +303,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
     }),
   }
 
+  // A pending call keeps the process alive; the engine's own timers do not (keep-alive.ts).
+  holdProcessDuringCalls(engine)
   const waits = new TerminalWaits(engine, clock)
   markApiBasePath(engine, apiBasePath)
   // Boot now, not at the first call: a restarted process resumes interrupted attempts and due
