@@ -330,6 +330,12 @@ export interface WorkerTaskStore {
   remove(key: WorkerTaskKey, options?: { unclaimedAt?: number }): Promise<boolean>
   /** Stored tasks, oldest first (one run's, or all). */
   list(runId?: string): Promise<StoredWorkerTask[]>
+  /**
+   * Calls `listener` when any process may have stored new tasks (a hint: claim to find out),
+   * until the returned function is called. SQLite: another connection's commit seen by a
+   * `PRAGMA data_version` poll; Postgres: a NOTIFY on the schema's channel.
+   */
+  watch(listener: () => void): () => void
 }
 
 export interface ReadOptions {

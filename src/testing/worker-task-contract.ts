@@ -86,6 +86,32 @@ export function describeWorkerTaskStore(
       expect(claimed.length).toBe(60)
     })
 
+    it('watch hears tasks stored through either handle until unwatched', async () => {
+      const { a, b } = await open()
+      let heard = 0
+      let resolveHeard: () => void = () => {}
+      const next = () =>
+        new Promise<void>((resolve) => {
+          resolveHeard = resolve
+        })
+      const unwatch = a.watch(() => {
+        heard++
+        resolveHeard()
+      })
+      let hint = next()
+      await b.enqueue([task('other-handle')], 1)
+      await hint
+      hint = next()
+      await a.enqueue([task('own-handle')], 2)
+      await hint
+      unwatch()
+      const before = heard
+      await b.enqueue([task('after')], 3)
+      await a.enqueue([task('after-2')], 4)
+      await a.list()
+      expect(heard).toBe(before)
+    })
+
     it('remove: any task, or only one nobody holds', async () => {
       const { a, b } = await open()
       await a.enqueue([task('e1'), task('e2'), task('e3')], 1)

@@ -37,8 +37,9 @@ export interface HttpWorkerQueueOptions {
    */
   claimTtlMs?: number
   /**
-   * How often a long poll looks at the store again for tasks another process dispatched
-   * (default 1 s; tasks dispatched by this process wake it at once).
+   * How often a long poll looks at the store again even without a hint (default 5 s): for a
+   * claim that lapsed on a host that died, or a lost hint. New tasks on any host wake it at
+   * once (`WorkerTaskStore.watch`).
    */
   pollMs?: number
 }
@@ -57,14 +58,13 @@ export interface HttpWorkerQueue extends Worker {
 }
 
 interface Waiter {
-  types: ReadonlySet<string> | null
   wake: () => void
 }
 
 const MAX_CLAIM = 100
 const MAX_WAIT_MS = 60_000
 const DEFAULT_CLAIM_TTL_MS = 30_000
-const DEFAULT_POLL_MS = 1_000
+const DEFAULT_POLL_MS = 5_000
 
 /**
  * A pull queue for workers in other processes. Its tasks live in the engine's store
@@ -100,16 +100,26 @@ function boundQueue(options: HttpWorkerQueueOptions, binding: WorkerQueueBinding
   const claimTtlMs = options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS
   let waiters: Waiter[] = []
-  /** Dispatches by this process so far: a claim that raced one looks again before waiting. */
-  let dispatches = 0
-  const matches = (types: ReadonlySet<string> | null, task: WorkerTask) =>
-    types === null || types.has(task.type)
 
-  const wakeFor = (task: WorkerTask) => {
-    const waiter = waiters.find((w) => matches(w.types, task))
-    if (!waiter) return
-    waiters = waiters.filter((w) => w !== waiter)
-    waiter.wake()
+  /** Hints seen (`WorkerTaskStore.watch`): a claim that raced one looks again before waiting. */
+  let hinted = 0
+  /** A hint that some host stored tasks: every waiter looks (their types are unknown). */
+  const wakeAll = () => {
+    hinted++
+    const woken = waiters
+    waiters = []
+    for (const waiter of woken) waiter.wake()
+  }
+  // The store is watched while any claim runs, so no hint falls between a look and a wait.
+  let claiming = 0
+  let unwatch: (() => void) | undefined
+  const claimStarts = () => {
+    if (claiming++ === 0) unwatch = tasks.watch(wakeAll)
+  }
+  const claimEnds = () => {
+    if (--claiming > 0) return
+    unwatch?.()
+    unwatch = undefined
   }
 
   /** Claims, lets `start` record the attempts, takes what it may hand out under the claim. */
@@ -147,8 +157,6 @@ function boundQueue(options: HttpWorkerQueueOptions, binding: WorkerQueueBinding
     claimable: true,
     async dispatch(task) {
       await tasks.enqueue([task], clock.now())
-      dispatches++
-      wakeFor(task)
     },
     async cancel(task) {
       // Nobody holds it: it will never run, so the cancel is acknowledged now.
@@ -158,25 +166,27 @@ function boundQueue(options: HttpWorkerQueueOptions, binding: WorkerQueueBinding
       const types = claim.types && claim.types.length > 0 ? new Set(claim.types) : null
       const max = Math.min(Math.max(1, Math.floor(claim.max ?? 1)), MAX_CLAIM)
       const waitMs = Math.min(Math.max(0, claim.waitMs ?? 0), MAX_WAIT_MS)
+      if (waitMs === 0) return handOut(types, max, claim.start)
       // A wall-clock wait: long polling is transport, not a durable deadline.
       const until = Date.now() + waitMs
-      for (;;) {
-        const seen = dispatches
-        const out = await handOut(types, max, claim.start)
-        const left = until - Date.now()
-        if (out.length > 0 || left <= 0 || claim.signal?.aborted) return out
-        if (dispatches !== seen) continue
-        await waitForTask(types, Math.min(left, tasks.shared ? pollMs : left), claim.signal)
+      claimStarts()
+      try {
+        for (;;) {
+          const seen = hinted
+          const out = await handOut(types, max, claim.start)
+          const left = until - Date.now()
+          if (out.length > 0 || left <= 0 || claim.signal?.aborted) return out
+          if (hinted !== seen) continue
+          await waitForHint(Math.min(left, pollMs), claim.signal)
+        }
+      } finally {
+        claimEnds()
       }
     },
     bind: (next) => boundQueue(options, next),
   }
 
-  const waitForTask = (
-    types: ReadonlySet<string> | null,
-    ms: number,
-    signal: AbortSignal | undefined,
-  ) =>
+  const waitForHint = (ms: number, signal: AbortSignal | undefined) =>
     new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer)
@@ -184,7 +194,7 @@ function boundQueue(options: HttpWorkerQueueOptions, binding: WorkerQueueBinding
         waiters = waiters.filter((w) => w !== waiter)
         resolve()
       }
-      const waiter: Waiter = { types, wake: done }
+      const waiter: Waiter = { wake: done }
       const timer = setTimeout(done, ms)
       signal?.addEventListener('abort', done)
       waiters.push(waiter)

@@ -3,10 +3,19 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { bearerAuth, createEngine, type Engine, httpWorkerQueue, runHttpWorker } from 'skein'
+import {
+  bearerAuth,
+  createEngine,
+  type Engine,
+  type EventStore,
+  httpWorkerQueue,
+  runHttpWorker,
+} from 'skein'
+import { postgresStore } from 'skein/postgres'
 import { sqliteStore } from 'skein/sqlite'
 import { workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
+import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
 import { FLOWS, workerEffects } from './helpers.js'
 
 const TOKEN = 'worker-token-durable-0123456789'
@@ -19,11 +28,11 @@ afterEach(async () => {
   for (const engine of open.splice(0)) await engine.stop()
 })
 
-function host(path: string): Engine {
+function host(path: string | EventStore, pollMs = 50): Engine {
   const engine = createEngine({
     modules: [workflow({ definitions: [flow] }), workerEffects],
-    store: sqliteStore({ path }),
-    worker: httpWorkerQueue({ pollMs: 50 }),
+    store: typeof path === 'string' ? sqliteStore({ path }) : path,
+    worker: httpWorkerQueue({ pollMs }),
     authorize: bearerAuth({ worker: TOKEN }),
   })
   open.push(engine)
@@ -40,11 +49,11 @@ async function settled(engine: Engine, runId: string, ms = 20_000) {
   }
 }
 
-const claimOver = async (url: string) => {
+const claimOver = async (url: string, waitMs = 0) => {
   const res = await fetch(`${url}/workers/tasks/claim`, {
     method: 'POST',
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ types: ['w.plain'], max: 10 }),
+    body: JSON.stringify({ types: ['w.plain'], max: 10, waitMs }),
   })
   expect(res.status).toBe(200)
   return (await res.json()).tasks as Array<{ runId: string; effectId: string; attempt: number }>
@@ -97,4 +106,36 @@ describe('durable worker tasks', () => {
       await server.close()
     }
   })
+
+  // The long poll's own re-look is an hour away: only a hint from the store can wake it
+  // before its 20 s wait ends (and an empty answer fails the test).
+  const wokenAcrossHosts = async (a: Engine, b: Engine, runId: string) => {
+    const server = await b.serve({ port: 0 })
+    try {
+      const waiting = claimOver(server.url, 20_000)
+      // The claim is waiting on b before a dispatches (b has answered a first look).
+      await new Promise((r) => setTimeout(r, 300))
+      await a.start(flow, undefined, { runId })
+      const tasks = await waiting
+      expect(tasks.map((t) => t.runId)).toEqual([runId])
+    } finally {
+      await server.close()
+    }
+  }
+
+  it('a long poll on one host is woken by a task another host dispatched (SQLite)', async () => {
+    const path = join(dir, `${++files}.db`)
+    await wokenAcrossHosts(host(path, 3_600_000), host(path, 3_600_000), 'woken-sqlite')
+  })
+
+  if (postgresAvailable('durable-tasks')) {
+    const schemas = testSchemas('durable-tasks')
+    it('a long poll on one host is woken by a task another host dispatched (Postgres LISTEN/NOTIFY)', async () => {
+      const schema = schemas.next()
+      const store = () => postgresStore({ connectionString: PG_URL }, { schema, maxConnections: 4 })
+      const a = store()
+      await a.ready()
+      await wokenAcrossHosts(host(a, 3_600_000), host(store(), 3_600_000), 'woken-pg')
+    })
+  }
 })

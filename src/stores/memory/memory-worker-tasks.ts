@@ -1,4 +1,5 @@
 import type { StoredWorkerTask, WorkerTaskKey, WorkerTaskStore } from '../../core/ports.js'
+import { hintListeners } from '../shared/hint-listeners.js'
 
 const keyOf = (key: WorkerTaskKey) => `${key.runId}\u0000${key.effectId}\u0000${key.attempt}`
 const copy = (stored: StoredWorkerTask): StoredWorkerTask => ({
@@ -11,6 +12,7 @@ export function memoryWorkerTasks(): WorkerTaskStore & { forgetRun(runId: string
   // A Map keeps insertion order: the queue's order.
   const tasks = new Map<string, StoredWorkerTask>()
   const free = (stored: StoredWorkerTask, now: number) => stored.claimExpiresAt <= now
+  const hints = hintListeners()
   return {
     /** A deleted run's tasks go (docs/data-lifecycle.md). */
     forgetRun(runId) {
@@ -29,6 +31,7 @@ export function memoryWorkerTasks(): WorkerTaskStore & { forgetRun(runId: string
             createdAt: now,
           })
       }
+      if (list.length > 0) hints.notify()
     },
     async claim({ types, max, owner, now, expiresAt }) {
       const wanted = types ? new Set(types) : null
@@ -65,5 +68,6 @@ export function memoryWorkerTasks(): WorkerTaskStore & { forgetRun(runId: string
         if (runId === undefined || stored.task.runId === runId) out.push(copy(stored))
       return out
     },
+    watch: (listener) => hints.watch(listener),
   }
 }

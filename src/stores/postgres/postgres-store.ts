@@ -266,6 +266,10 @@ export function postgresStore(
     }
   }
 
+  const workerTasks = postgresWorkerTasks(schema.sql, read, {
+    channel,
+    watch: (listener) => feed.watchTasks(listener),
+  })
   const leases = postgresLeases(sql, read)
   const claims = postgresClaims(schema.sql, read)
 
@@ -279,7 +283,6 @@ export function postgresStore(
   })
   const projection = postgresFeed(schema.sql, read)
   const { schedules, waitUrls } = postgresSchedules(schema.sql, read)
-  const workerTasks = postgresWorkerTasks(schema.sql, read)
   const group = createGroupCommit(query, sql, {
     onCommitted: (runId, events) => {
       feed.local(runId, events)

@@ -5,23 +5,33 @@ import {
   WORKER_TASK_COLUMNS,
   type WorkerTaskRow,
 } from '../shared/worker-task-rows.js'
+import { WORKER_TASKS_HINT } from './change-feed.js'
 
 type Read = (action: string, text: string, params: unknown[]) => Promise<any[]>
 
 /**
  * Worker tasks on a Postgres schema (migration 9). Every call is one statement; a claim locks
  * the rows it picks and skips rows another host's claim is locking (`FOR UPDATE SKIP LOCKED`),
- * so concurrent claims on several hosts never wait for each other or pick the same row.
+ * so concurrent claims on several hosts never wait for each other or pick the same row. An
+ * enqueue notifies the schema's channel: `watch` hears it on every host.
  */
-export function postgresWorkerTasks(s: string, read: Read): WorkerTaskStore {
+export function postgresWorkerTasks(
+  s: string,
+  read: Read,
+  hints: { channel: string; watch: (listener: () => void) => () => void },
+): WorkerTaskStore {
   const table = `${s}.skein_worker_tasks`
   const sql = {
-    enqueue: `INSERT INTO ${table} (run_id, effect_id, attempt, type, body, created_at)
-      SELECT u.run_id, u.effect_id, u.attempt, u.type, u.body, $6::bigint
-      FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[]) WITH ORDINALITY
-        AS u(run_id, effect_id, attempt, type, body, n)
-      ORDER BY u.n
-      ON CONFLICT (run_id, effect_id, attempt) DO NOTHING`,
+    // The NOTIFY wakes waiting claims on every host (change-feed.ts, WORKER_TASKS_HINT).
+    enqueue: `WITH added AS (
+        INSERT INTO ${table} (run_id, effect_id, attempt, type, body, created_at)
+        SELECT u.run_id, u.effect_id, u.attempt, u.type, u.body, $6::bigint
+        FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[]) WITH ORDINALITY
+          AS u(run_id, effect_id, attempt, type, body, n)
+        ORDER BY u.n
+        ON CONFLICT (run_id, effect_id, attempt) DO NOTHING
+        RETURNING 1)
+      SELECT pg_notify($7, $8) WHERE EXISTS (SELECT 1 FROM added)`,
     claim: `UPDATE ${table} t SET owner = $1, epoch = t.epoch + 1, claim_expires_at = $3::bigint
       FROM (SELECT run_id, effect_id, attempt FROM ${table}
         WHERE claim_expires_at <= $2::bigint AND ($4::text[] IS NULL OR type = ANY($4::text[]))
@@ -52,6 +62,8 @@ export function postgresWorkerTasks(s: string, read: Read): WorkerTaskStore {
         tasks.map((t) => t.type),
         tasks.map(taskBody),
         now,
+        hints.channel,
+        WORKER_TASKS_HINT,
       ])
     },
     async claim({ types, max, owner, now, expiresAt }) {
@@ -88,5 +100,6 @@ export function postgresWorkerTasks(s: string, read: Read): WorkerTaskStore {
           : await read('list worker tasks', sql.listRun, [runId])
       return inQueueOrder(rows as WorkerTaskRow[])
     },
+    watch: (listener) => hints.watch(listener),
   }
 }

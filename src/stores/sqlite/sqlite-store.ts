@@ -48,8 +48,9 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number
   /**
    * How often `subscribe` looks for events other processes appended to the file (one
-   * `PRAGMA data_version` read while anyone listens; the run's events only when it moved);
-   * default 50 ms, 0 = only this store's own appends.
+   * `PRAGMA data_version` read while anyone listens; the run's events only when it moved),
+   * and a waiting worker task claim for their worker tasks; default 50 ms, 0 = only this
+   * store's own appends.
    */
   changePollMs?: number
   /** Where a throwing `subscribe` listener's error goes; default `console.error`. */
@@ -180,7 +181,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const leases = sqliteLeases(db, st, call, group.forget)
   const claims = sqliteClaims(db, call)
   const { schedules, waitUrls } = sqliteSchedules(db, call)
-  const workerTasks = sqliteWorkerTasks(db, call)
+  const workerTasks = sqliteWorkerTasks(db, call, options.changePollMs ?? 50, () => closed)
 
   const store: SqliteStore = {
     path,

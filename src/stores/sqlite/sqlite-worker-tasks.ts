@@ -1,4 +1,5 @@
 import type { WorkerTask, WorkerTaskKey, WorkerTaskStore } from '../../core/ports.js'
+import { hintListeners } from '../shared/hint-listeners.js'
 import {
   inQueueOrder,
   taskBody,
@@ -13,9 +14,17 @@ type Call = <T>(action: string, fn: () => T) => Promise<T>
 /**
  * Worker tasks of a SQLite file (schema v9). A claim is one statement (SQLite has one writer
  * at a time, so two connections never claim the same row at once); `enqueue` and `take` write
- * their whole list in one transaction.
+ * their whole list in one transaction. `watch` hears this connection's own enqueues at once and,
+ * while anyone watches, looks every `pollMs` for tasks other connections stored (`PRAGMA
+ * data_version` moves only when another connection committed).
  */
-export function sqliteWorkerTasks(db: SqliteDatabase, call: Call): WorkerTaskStore {
+export function sqliteWorkerTasks(
+  db: SqliteDatabase,
+  call: Call,
+  /** How often to look for other connections' tasks while watched (0: never). */
+  pollMs: number,
+  isClosed: () => boolean,
+): WorkerTaskStore {
   const st = lazyStatements(db, (lazy) => ({
     insert: lazy.prepare(
       `INSERT INTO skein_worker_tasks (run_id, effect_id, attempt, type, body, created_at)
@@ -46,6 +55,10 @@ export function sqliteWorkerTasks(db: SqliteDatabase, call: Call): WorkerTaskSto
     listAll: lazy.prepare<[], WorkerTaskRow>(
       `SELECT ${WORKER_TASK_COLUMNS} FROM skein_worker_tasks ORDER BY position`,
     ),
+    dataVersion: lazy.prepare<[], number>('PRAGMA data_version').pluck(),
+    lastPosition: lazy
+      .prepare<[], number>('SELECT coalesce(max(position), 0) FROM skein_worker_tasks')
+      .pluck(),
     listRun: lazy.prepare<[string], WorkerTaskRow>(
       `SELECT ${WORKER_TASK_COLUMNS} FROM skein_worker_tasks WHERE run_id = ? ORDER BY position`,
     ),
@@ -63,11 +76,41 @@ export function sqliteWorkerTasks(db: SqliteDatabase, call: Call): WorkerTaskSto
       return taken
     },
   )
+  let timer: ReturnType<typeof setInterval> | undefined
+  let seen = { version: -1, position: -1 }
+  const look = () =>
+    call('look for worker tasks', () => {
+      const version = st.dataVersion.get() as number
+      if (version === seen.version) return
+      const position = st.lastPosition.get() as number
+      const grew = position > seen.position
+      seen = { version, position }
+      if (grew) hints.notify()
+    }).catch(() => {
+      // A busy file tries again next tick; a closed store stops looking.
+      if (isClosed()) stopLooking()
+    })
+  const stopLooking = () => {
+    clearInterval(timer)
+    timer = undefined
+  }
+  const hints = hintListeners({
+    first() {
+      seen = { version: -1, position: -1 }
+      if (pollMs <= 0) return
+      void look()
+      timer = setInterval(look, pollMs)
+      timer.unref?.()
+    },
+    last: stopLooking,
+  })
   return {
     shared: true,
     enqueue: (tasks, now) =>
       call(`enqueue ${tasks.length} worker task(s)`, () => {
-        if (tasks.length > 0) enqueueAll.immediate(tasks, now)
+        if (tasks.length === 0) return
+        enqueueAll.immediate(tasks, now)
+        hints.notify()
       }),
     claim: ({ types, max, owner, now, expiresAt }) =>
       call('claim worker tasks', () =>
@@ -92,5 +135,6 @@ export function sqliteWorkerTasks(db: SqliteDatabase, call: Call): WorkerTaskSto
       call('list worker tasks', () =>
         inQueueOrder(runId === undefined ? st.listAll.all() : st.listRun.all(runId)),
       ),
+    watch: (listener) => hints.watch(listener),
   }
 }
