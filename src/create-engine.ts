@@ -36,6 +36,7 @@ import type {
   StopOptions,
 } from './runtime/engine-types.js'
 import { Fingerprints } from './runtime/fingerprint.js'
+import { FlowAdmission } from './runtime/flow-admission.js'
 import { holdProcessDuringCalls } from './runtime/keep-alive.js'
 import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
@@ -132,6 +133,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       tasks,
     }
     const rt = new RuntimeEngine(ctx)
+    ctx.flow = FlowAdmission.create(ctx, (runId) => rt.requestDrive(runId))
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
     rt.startClaiming()
     const recovered = resolved.rescanTimers ? await rt.recoverOnBoot() : undefined
@@ -142,6 +144,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
     projectors.start()
+    ctx.flow?.startSweep()
     const schedules = await startSchedules(
       ctx,
       store.schedules ?? memorySchedules(),

@@ -107,6 +107,7 @@ if (postgresAvailable('postgres-store')) {
         'skein_claims',
         'skein_deletions',
         'skein_events',
+        'skein_flow',
         'skein_idempotency',
         'skein_projectors',
         'skein_run_index',

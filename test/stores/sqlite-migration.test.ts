@@ -103,6 +103,7 @@ describe('sqlite schema migration', () => {
         'skein_claims',
         'skein_deletions',
         'skein_events',
+        'skein_flow',
         'skein_idempotency',
         'skein_projectors',
         'skein_run_index',

@@ -20,6 +20,7 @@ import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../
 import { checkClaim, toLease } from '../shared/lease-rule.js'
 import { memoryClaims } from './memory-claims.js'
 import { memoryFeed } from './memory-feed.js'
+import { memoryFlow } from './memory-flow.js'
 import { memorySchedules, memoryWaitUrls } from './memory-schedules.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
 import { memoryWorkerTasks } from './memory-worker-tasks.js'
@@ -81,6 +82,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
   }
   const waitUrls = memoryWaitUrls()
   const workerTasks = memoryWorkerTasks()
+  const flow = memoryFlow((runId) => runs.get(runId)?.meta?.status)
   /** Removes the run whole and records its deletion in the feed (`deleteRun`, `deleteFinished`). */
   const remove = (runId: string, log: RunLog, at: number, reason: string): DeletedRun => {
     runs.delete(runId)
@@ -112,6 +114,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
     feed: feed.feed,
     schedules: memorySchedules(),
     waitUrls,
+    flow,
     workerTasks,
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)

@@ -4,7 +4,7 @@
  * of finished runs (`p_ids` null: each status in `p_statuses`, updated before `p_before`,
  * oldest first, at most `p_limit` in all, skipping rows an append holds locked). Only runs
  * whose status is in `p_statuses` (null: any) are deleted. Each run's events, idempotency keys,
- * snapshots, wait-URL tokens, worker tasks, actor registry entry and row (meta and lease) go; each deletion is recorded in
+ * snapshots, wait-URL tokens, worker tasks, flow-control entry, actor registry entry and row (meta and lease) go; each deletion is recorded in
  * skein_deletions at a feed position taken under the feed-order lock, taken last so appends
  * wait only for the records, not the deletes. Records every stored checkpoint passed go first.
  */
@@ -50,6 +50,7 @@ export function deleteRunsFunction(s: string, feedLockClass: number): string {
     DELETE FROM ${s}.skein_snapshots WHERE run_id = ANY(ids);
     DELETE FROM ${s}.skein_wait_urls WHERE run_id = ANY(ids);
     DELETE FROM ${s}.skein_worker_tasks WHERE run_id = ANY(ids);
+    DELETE FROM ${s}.skein_flow WHERE run_id = ANY(ids);
     DELETE FROM ${s}.skein_actor_runs WHERE run_id = ANY(ids);
     DELETE FROM ${s}.skein_runs WHERE run_no = ANY(nos);
     PERFORM pg_advisory_xact_lock(${feedLockClass}, hashtext(${schema}));

@@ -5,6 +5,7 @@ import {
   appendFunctionWithLeases,
 } from './append-function.js'
 import { deleteRunsFunction } from './delete-function.js'
+import { flowMigration } from './postgres-flow.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
 export interface SchemaName {
@@ -245,7 +246,10 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   );
   CREATE INDEX skein_worker_tasks_free ON ${s}.skein_worker_tasks (claim_expires_at, position);
   `,
-  // v10 (data lifecycle; docs/data-lifecycle.md): a deleted run's record for projectors at a
+  // v10 (flow control; docs/flow-control.md): the queues and their admission function
+  // (postgres-flow.ts).
+  (s) => flowMigration(s),
+  // v11 (data lifecycle; docs/data-lifecycle.md): a deleted run's record for projectors at a
   // feed position (drawn under the feed-order lock, as events are), kept until every projector
   // checkpoint passed it; wait-URL tokens found by run; and skein_delete_runs, the one
   // statement that deletes runs whole (delete-function.ts).

@@ -23,7 +23,7 @@ export interface SqliteDeletionHost {
 /**
  * Deleting runs in the SQLite file (docs/data-lifecycle.md): each batch is one IMMEDIATE
  * transaction that removes every row of each run (events, idempotency keys, snapshots, the run
- * row with its lease and meta, wait-URL tokens, durable worker tasks) and records each deletion at a new feed
+ * row with its lease and meta, wait-URL tokens, durable worker tasks, its flow-control entry) and records each deletion at a new feed
  * position (`skein_deletions`, numbered from the events' own AUTOINCREMENT sequence, so event
  * positions and deletion positions never collide). The connection runs with `secure_delete`,
  * so freed pages are zeroed, and the WAL is checkpointed and truncated after each batch, so
@@ -45,6 +45,7 @@ export function sqliteDeletion(host: SqliteDeletionHost) {
     snapshots: lazy.prepare<[string]>('DELETE FROM skein_snapshots WHERE run_id = ?'),
     waitUrls: lazy.prepare<[string]>('DELETE FROM skein_wait_urls WHERE run_id = ?'),
     workerTasks: lazy.prepare<[string]>('DELETE FROM skein_worker_tasks WHERE run_id = ?'),
+    flow: lazy.prepare<[string]>('DELETE FROM skein_flow WHERE run_id = ?'),
     run: lazy.prepare<[number]>('DELETE FROM skein_runs WHERE run_no = ?'),
     // A record every stored checkpoint passed is no longer needed (none stored: none is).
     pruneRecords: lazy.prepare<[]>(
@@ -72,6 +73,7 @@ export function sqliteDeletion(host: SqliteDeletionHost) {
       st.snapshots.run(v.run_id)
       st.waitUrls.run(v.run_id)
       st.workerTasks.run(v.run_id)
+      st.flow.run(v.run_id)
       st.run.run(v.run_no)
       st.record.run(st.nextPosition.get() as number, v.run_id, v.tail, at, reason)
     }
