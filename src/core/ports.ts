@@ -211,6 +211,12 @@ export interface ScheduleRecord {
   updatedAt: number
 }
 
+/** One compare-and-set of `ScheduleStore.updateMany`. */
+export interface ScheduleWrite {
+  record: ScheduleRecord
+  expectedVersion: number
+}
+
 /**
  * Schedules in the store (docs/schedules.md): rows every process sharing the store reads and
  * writes, so a change on one host is seen by all. Writes are compare-and-set on `version`, so
@@ -227,6 +233,12 @@ export interface ScheduleStore {
    * next version); false, and nothing written, otherwise (changed or deleted meanwhile).
    */
   update(record: ScheduleRecord, expectedVersion: number): Promise<boolean>
+  /**
+   * `update` for many schedules in one transaction (one fsync): the ticker writes a page of
+   * due schedules' progress at once. Each write is its own compare-and-set; the answer says,
+   * in order, which were written.
+   */
+  updateMany(writes: readonly ScheduleWrite[]): Promise<boolean[]>
   /** Deletes the schedule; false if there was none. */
   delete(name: string): Promise<boolean>
   /** Unpaused schedules with `wakeAt <= until`, earliest first, at most `limit`. */
