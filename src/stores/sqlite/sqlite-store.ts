@@ -157,9 +157,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const group = createGroupCommit(
     db,
     st,
-    (runId, events, lastPosition) => {
+    (runId, events, lastPosition, payloadBytes) => {
       listeners.notify(runId, events)
-      if (events.length > 0) feed.committed(events, lastPosition)
+      if (events.length > 0) feed.committed(events, lastPosition, payloadBytes)
     },
     () => snapshots.writePending(),
     synchronous === 'full' && walPath !== undefined,
