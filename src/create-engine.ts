@@ -144,7 +144,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
     projectors.start()
-    ctx.flow?.startSweep()
+    await ctx.flow?.boot()
     const schedules = await startSchedules(
       ctx,
       store.schedules ?? memorySchedules(),
