@@ -248,6 +248,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     listThreads: async (runId: string) => (await rt()).listThreads(runId),
     retryEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
       (await rt()).retryEffect(runId, effectId, caller),
+    deleteRun: async (runId, deleteOptions) => (await rt()).deleteRun(runId, deleteOptions),
     workerCallback: async (runId: string, input: WorkerCallbackInput) =>
       (await rt()).workerCallback(runId, input),
     completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),
