@@ -141,6 +141,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
         ? `engine ready: ${recovered.scheduled} run(s) with pending deadlines scheduled, ${recovered.dueNow} due now`
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
+    // In the background: reading the running runs must not hold up the boot.
+    if (ctx.worker) rt.warnUndeadlinedAttempts().catch(() => {})
     projectors.start()
     const schedules = await startSchedules(
       ctx,
@@ -245,6 +247,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     listThreads: async (runId: string) => (await rt()).listThreads(runId),
     retryEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
       (await rt()).retryEffect(runId, effectId, caller),
+    requeueEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
+      (await rt()).requeueEffect(runId, effectId, caller),
+    failEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
+      (await rt()).failEffect(runId, effectId, caller),
     workerCallback: async (runId: string, input: WorkerCallbackInput) =>
       (await rt()).workerCallback(runId, input),
     completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),

@@ -223,6 +223,18 @@ export function createEngineClient(options: EngineClientOptions) {
         'POST',
         `/runs/${seg(runId)}/effects/${seg(effectId)}/retry`,
       ),
+    /** A worker attempt stuck `dispatched` or `started`: a new attempt at once. */
+    requeueEffect: (runId: string, effectId: string) =>
+      call<{ runId: string; effectId: string; state: RunState }>(
+        'POST',
+        `/runs/${seg(runId)}/effects/${seg(effectId)}/requeue`,
+      ),
+    /** A worker attempt stuck `dispatched` or `started` fails; the retry policy decides. */
+    failEffect: (runId: string, effectId: string) =>
+      call<{ runId: string; effectId: string; state: RunState }>(
+        'POST',
+        `/runs/${seg(runId)}/effects/${seg(effectId)}/fail`,
+      ),
     replayTo: (runId: string, seq: number) =>
       call<{ runId: string; step: ReplayStep | null }>(
         'GET',

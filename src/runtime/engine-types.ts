@@ -149,6 +149,13 @@ export interface Engine {
   listEffects(runId: string): Promise<EffectAttemptView[]>
   listThreads(runId: string): Promise<ThreadState[]>
   retryEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  /**
+   * A worker attempt stuck `dispatched` or `started`: a new attempt is dispatched at once,
+   * whatever the retry policy says (docs/workers.md, "Stuck attempts").
+   */
+  requeueEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  /** A worker attempt stuck `dispatched` or `started` fails; the retry policy decides. */
+  failEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>
