@@ -36,6 +36,7 @@ import type {
   StopOptions,
 } from './runtime/engine-types.js'
 import { Fingerprints } from './runtime/fingerprint.js'
+import { FlowAdmission } from './runtime/flow-admission.js'
 import { holdProcessDuringCalls } from './runtime/keep-alive.js'
 import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
@@ -132,6 +133,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       tasks,
     }
     const rt = new RuntimeEngine(ctx)
+    ctx.flow = FlowAdmission.create(ctx, (runId) => rt.requestDrive(runId))
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
     rt.startClaiming()
     const recovered = resolved.rescanTimers ? await rt.recoverOnBoot() : undefined
@@ -144,6 +146,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     // In the background: reading the running runs must not hold up the boot.
     if (ctx.worker) rt.warnUndeadlinedAttempts().catch(() => {})
     projectors.start()
+    ctx.flow?.startSweep()
     const schedules = await startSchedules(
       ctx,
       store.schedules ?? memorySchedules(),

@@ -17,6 +17,7 @@ import type {
 } from '../core/envelope.js'
 import {
   DefinitionNotFoundError,
+  EngineStoppedError,
   IdempotencyConflictError,
   InvalidRequestError,
   RunNotFoundError,
@@ -33,6 +34,7 @@ import type {
 } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
+import { RT } from '../core/runtime-events.js'
 import { normalizeSummaryQuery } from '../core/summaries.js'
 import { startKeyRunId } from '../core/uuid.js'
 import type { EngineContext } from './context.js'
@@ -60,6 +62,9 @@ import {
   type StuckAttemptAction,
   undeadlinedAttempts,
 } from './worker-operator.js'
+
+/** How often a `wait: 'settled'` start that is queued looks at its run besides listening. */
+const ADMISSION_POLL_MS = 1000
 
 /** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
@@ -171,7 +176,50 @@ export class RuntimeEngine implements EngineRuntime {
     }
     const generated = options.runId === undefined && options.idempotencyKey === undefined
     const state = await this.mutate(runId, 'start', start, wait, generated)
+    if (wait === 'settled' && state.status === 'queued') {
+      return { runId, threadId, state: await this.settleAfterAdmission(runId) }
+    }
     return { runId, threadId, state }
+  }
+
+  /**
+   * `wait: 'settled'` on a queued start (docs/flow-control.md): waits until the run is admitted
+   * (or cancelled), here or in another process, then until it settles as any start does.
+   */
+  private async settleAfterAdmission(runId: string): Promise<RunState> {
+    const { clock, store } = this.ctx
+    for (;;) {
+      let wake: () => void = () => {}
+      const heard = new Promise<void>((resolve) => {
+        wake = resolve
+      })
+      const stop = store.subscribe?.(runId, (events) => {
+        if (events.some((e) => e.type === RT.runAdmitted || e.type === RT.runCancelled)) wake()
+      })
+      const timer = clock.setTimeout(wake, ADMISSION_POLL_MS)
+      try {
+        const now = await this.getRun(runId)
+        if (now.status !== 'queued') break
+        await heard
+      } finally {
+        stop?.()
+        clock.clearTimeout(timer)
+      }
+      if (this.host.stopping) {
+        throw new EngineStoppedError(
+          `the engine stopped before run ${runId} was admitted; it stays queued and is admitted after a restart`,
+          { runId },
+        )
+      }
+    }
+    return this.mutate(
+      runId,
+      'wake',
+      async (fold, controller) => {
+        if (fold) await controller.writer.pass(fold)
+      },
+      'settled',
+    )
   }
 
   async getRun(runId: string): Promise<RunState> {
@@ -463,6 +511,7 @@ export class RuntimeEngine implements EngineRuntime {
 
   private async shutdown(graceMs: number): Promise<void> {
     this.host.stopping = true
+    this.ctx.flow?.stop()
     await this.ctx.scheduler.stop()
     if (graceMs > 0) await this.idleWithin(graceMs)
     this.host.stopped = true

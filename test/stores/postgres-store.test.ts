@@ -106,6 +106,7 @@ if (postgresAvailable('postgres-store')) {
         'skein_actor_runs',
         'skein_claims',
         'skein_events',
+        'skein_flow',
         'skein_idempotency',
         'skein_projectors',
         'skein_run_index',

@@ -102,6 +102,7 @@ describe('sqlite schema migration', () => {
       expect(tables).toEqual([
         'skein_claims',
         'skein_events',
+        'skein_flow',
         'skein_idempotency',
         'skein_projectors',
         'skein_run_index',

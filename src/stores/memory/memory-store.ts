@@ -18,6 +18,7 @@ import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../
 import { checkClaim, toLease } from '../shared/lease-rule.js'
 import { memoryClaims } from './memory-claims.js'
 import { memoryFeed } from './memory-feed.js'
+import { memoryFlow } from './memory-flow.js'
 import { memorySchedules, memoryWaitUrls } from './memory-schedules.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
 import { memoryWorkerTasks } from './memory-worker-tasks.js'
@@ -93,6 +94,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
     feed: feed.feed,
     schedules: memorySchedules(),
     waitUrls: memoryWaitUrls(),
+    flow: memoryFlow((runId) => runs.get(runId)?.meta?.status),
     workerTasks: memoryWorkerTasks(),
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)

@@ -3,6 +3,7 @@ import type {
   ClaimStore,
   EventListener,
   EventStore,
+  FlowStore,
   LeaseStore,
   LogBounds,
   SnapshotStore,
@@ -25,6 +26,7 @@ import {
 import { createGroupCommit } from './group-commit.js'
 import { postgresClaims } from './postgres-claims.js'
 import { postgresFeed } from './postgres-feed.js'
+import { postgresFlow } from './postgres-flow.js'
 import { postgresLeases } from './postgres-leases.js'
 import { postgresSchedules } from './postgres-schedules.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
@@ -93,6 +95,8 @@ export interface PostgresStore extends EventStore {
   readonly leases: LeaseStore
   /** Named claims shared by every host on this schema (docs/storage.md, "Claims"). */
   readonly claims: ClaimStore
+  /** Flow control's queues shared by every host on this schema (docs/flow-control.md). */
+  readonly flow: FlowStore
   /** Makes every deferred append committed so far durable. */
   flush(): Promise<void>
   /** Commits what is queued; ends the pool if the store made it (never a pool you handed in). */
@@ -299,6 +303,7 @@ export function postgresStore(
     feed: projection.feed,
     schedules,
     waitUrls,
+    flow: postgresFlow(schema.sql, read),
     workerTasks,
     ready,
     append(runId, events, appendOptions) {

@@ -4,6 +4,7 @@ import {
   appendFunctionNullSafe,
   appendFunctionWithLeases,
 } from './append-function.js'
+import { flowMigration } from './postgres-flow.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
 export interface SchemaName {
@@ -244,6 +245,9 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   );
   CREATE INDEX skein_worker_tasks_free ON ${s}.skein_worker_tasks (claim_expires_at, position);
   `,
+  // v10 (flow control; docs/flow-control.md): the queues and their admission function
+  // (postgres-flow.ts).
+  (s) => flowMigration(s),
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

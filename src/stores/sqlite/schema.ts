@@ -237,6 +237,24 @@ const MIGRATIONS: readonly string[] = [
   CREATE UNIQUE INDEX skein_worker_tasks_key ON skein_worker_tasks (run_id, effect_id, attempt);
   CREATE INDEX skein_worker_tasks_free ON skein_worker_tasks (claim_expires_at, position);
   `,
+  `
+  -- v10 (flow control; docs/flow-control.md): one row per run that waits for admission or
+  -- holds a slot, in queueing order (seq). A slot is an admitted row whose run has not
+  -- finished (skein_runs.status), so the commit that ends a run frees it.
+  CREATE TABLE skein_flow (
+    seq INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL UNIQUE,
+    queue TEXT NOT NULL,
+    flow_key TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    start_at INTEGER NOT NULL,
+    enqueued_at INTEGER NOT NULL,
+    admitted_at INTEGER,
+    hold_until INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX skein_flow_key ON skein_flow (queue, flow_key, admitted_at);
+  CREATE INDEX skein_flow_waiting ON skein_flow (start_at) WHERE admitted_at IS NULL;
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -6,6 +6,7 @@ import type {
   ClaimStore,
   EventListener,
   EventStore,
+  FlowStore,
   LeaseStore,
   LogBounds,
   SnapshotStore,
@@ -26,6 +27,7 @@ import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteClaims } from './sqlite-claims.js'
 import { sqliteFeed } from './sqlite-feed.js'
+import { sqliteFlow } from './sqlite-flow.js'
 import { sqliteLeases } from './sqlite-leases.js'
 import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
@@ -70,6 +72,8 @@ export interface SqliteStore extends EventStore {
   readonly leases: LeaseStore
   /** Named claims for several processes on this file (docs/storage.md, "Claims"). */
   readonly claims: ClaimStore
+  /** Flow control's queues for every process on this file (docs/flow-control.md). */
+  readonly flow: FlowStore
   trim(runId: string, beforeSeq: number): Promise<number>
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
@@ -150,9 +154,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const group = createGroupCommit(
     db,
     st,
-    (runId, events, lastPosition) => {
+    (runId, events, lastPosition, payloadBytes) => {
       listeners.notify(runId, events)
-      if (events.length > 0) feed.committed(events, lastPosition)
+      if (events.length > 0) feed.committed(events, lastPosition, payloadBytes)
     },
     () => snapshots.writePending(),
     synchronous === 'full' && walPath !== undefined,
@@ -172,6 +176,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const leases = sqliteLeases(db, st, call, group.forget)
   const claims = sqliteClaims(db, call)
   const { schedules, waitUrls } = sqliteSchedules(db, call)
+  const flow = sqliteFlow(db, call, synchronous === 'full' && walPath !== undefined)
   const workerTasks = sqliteWorkerTasks(db, call, options.changePollMs ?? 50, () => closed)
 
   const store: SqliteStore = {
@@ -182,6 +187,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     feed: feed.feed,
     schedules,
     waitUrls,
+    flow,
     workerTasks,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
