@@ -15,7 +15,9 @@ afterEach(async () => {
 function host(options: { store?: ReturnType<typeof memoryStore>; logged?: unknown[] } = {}) {
   const clock = manualClock()
   const logged = options.logged
-  const log = (fields: unknown, message: string) => logged?.push({ fields, message })
+  const log = (fields: unknown, message?: string) => {
+    logged?.push({ fields, message })
+  }
   const engine = createEngine({
     modules: [workflow({ definitions: FLOWS }), workerEffects],
     store: options.store ?? memoryStore(),
@@ -126,7 +128,7 @@ describe('stuck worker attempts', () => {
     await dispatched(first, 'w.plain', 'boot-1')
     await dispatched(first, 'w.timed', 'boot-2') // scheduleToStartMs: bounded, not named
     await first.engine.stop()
-    const logged: Array<{ fields: any; message: string }> = []
+    const logged: Array<{ fields: any; message?: string }> = []
     const second = host({ store, logged })
     await second.engine.ready()
     for (let i = 0; i < 100 && logged.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
