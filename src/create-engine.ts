@@ -146,7 +146,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     // In the background: reading the running runs must not hold up the boot.
     if (ctx.worker) rt.warnUndeadlinedAttempts().catch(() => {})
     projectors.start()
-    ctx.flow?.startSweep()
+    await ctx.flow?.boot()
     const schedules = await startSchedules(
       ctx,
       store.schedules ?? memorySchedules(),

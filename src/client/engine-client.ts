@@ -57,6 +57,10 @@ export interface StartOptions {
   wait?: WaitFor
   /** The run's deadline in ms from its start (docs/workflows.md, "Run deadline"). */
   timeoutMs?: number
+  /** Higher first among the queued runs of its flow-control key (docs/flow-control.md). */
+  priority?: number
+  /** Not started before this time (epoch ms): a durable delayed start (docs/flow-control.md). */
+  startAt?: number
 }
 
 export interface SignalOptions {

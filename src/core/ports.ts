@@ -345,14 +345,16 @@ export interface FlowStore {
   /** Whether the run's entry is admitted (false when queued, or when it has none). */
   admitted(runId: string): Promise<boolean>
   /**
-   * The keys with a run waiting to be admitted whose `startAt <= now` (their log written), at
-   * most `limit`, and runs admitted before `stalledBefore` whose log still says `queued` (the
-   * process that admitted them stopped before starting them).
+   * The keys with a run waiting to be admitted whose `startAt <= now` (their log written), by
+   * queue then key (code unit order), after `after` when given, at most `limit`; and runs
+   * admitted before `stalledBefore` whose log still says `queued` (the process that admitted
+   * them stopped before starting them).
    */
   pending(
     now: number,
     stalledBefore: number,
     limit: number,
+    after?: { queue: string; key: string },
   ): Promise<{ keys: Array<{ queue: string; key: string }>; stalled: string[] }>
   /** Every key with a queued or admitted run, by queue and key. */
   keys(): Promise<FlowKeyState[]>

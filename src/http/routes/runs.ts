@@ -23,6 +23,8 @@ const START_FIELDS = [
   'idempotencyKey',
   'wait',
   'timeoutMs',
+  'priority',
+  'startAt',
 ]
 
 async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
@@ -42,6 +44,9 @@ async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
   if (key !== undefined) args.idempotencyKey = key
   // Checked by the engine (a positive integer) before it writes.
   if (body.timeoutMs !== undefined) args.timeoutMs = body.timeoutMs as number
+  // Checked by the engine (finite numbers) before it writes.
+  if (body.priority !== undefined) args.priority = body.priority as number
+  if (body.startAt !== undefined) args.startAt = body.startAt as number
   // 'quick' or 'settled'; the engine refuses anything else (400) before it writes.
   const wait = optionalString(body, 'wait')
   if (wait !== undefined) args.wait = wait as WaitFor
