@@ -132,7 +132,7 @@ describe('stuck worker attempts', () => {
     const second = host({ store, logged })
     await second.engine.ready()
     for (let i = 0; i < 100 && logged.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
-    const warning = logged.find((l) => /no deadline/.test(l.message))
+    const warning = logged.find((l) => /no deadline/.test(l.message ?? ''))
     expect(warning?.fields).toMatchObject({ attempts: 1, first: [{ runId: 'boot-1', attempt: 1 }] })
     expect(warning?.message).toMatch(/skein requeue/)
   })
