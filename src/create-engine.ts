@@ -254,6 +254,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       (await rt()).requeueEffect(runId, effectId, caller),
     failEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
       (await rt()).failEffect(runId, effectId, caller),
+    deleteRun: async (runId, deleteOptions) => (await rt()).deleteRun(runId, deleteOptions),
     workerCallback: async (runId: string, input: WorkerCallbackInput) =>
       (await rt()).workerCallback(runId, input),
     completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),

@@ -467,6 +467,43 @@ export interface SummaryPage {
   nextCursor: string | null
 }
 
+/**
+ * How a store deletes runs (docs/data-lifecycle.md). `at` and `reason` make the deletion's
+ * record: a feed entry of type `runtime.run.deleted` (run id, reason, the log's tail; no
+ * payload of the run) that projectors read after the run's last event, so each can drop its
+ * own rows. The record is kept until every projector checkpoint stored has passed it.
+ */
+export interface DeleteRunOptions {
+  /** When (engine clock ms): the record's timestamp. */
+  at: number
+  /** Why: `'request'` (deleteRun) or `'retention'`. */
+  reason: string
+  /**
+   * Deletes only when the stored status is one of these (checked in the same transaction as
+   * the delete, so a run reopened meanwhile is kept); default: whatever its status.
+   */
+  statuses?: readonly RunStatus[]
+}
+
+/** What `deleteFinished` takes: one bounded batch of a retention sweep. */
+export interface FinishedRunsQuery {
+  /** Runs with one of these statuses … */
+  statuses: readonly RunStatus[]
+  /** … last updated before this time (engine clock ms) … */
+  updatedBefore: number
+  /** … at most this many, oldest first. */
+  limit: number
+  at: number
+  reason: string
+}
+
+/** A run a store deleted: its id, the tail its log had and its last status. */
+export interface DeletedRun {
+  runId: string
+  tail: number
+  status: RunStatus | null
+}
+
 /** Live listener for appended events of one run (used for SSE). */
 export type EventListener = (events: readonly EventEnvelope[]) => void
 
@@ -490,6 +527,14 @@ export interface EventStore {
    * (`encodeSummaryCursor`), so a page never loads every run. The query is validated.
    */
   listSummaries?(query: StoreSummaryQuery): Promise<SummaryPage>
+  /**
+   * Deletes the run whole, in one transaction: events, idempotency keys, snapshots, lease,
+   * meta and wait-URL tokens, and records the deletion in the feed. Null (nothing written)
+   * when the store holds no such run, or its status is not among `statuses`.
+   */
+  deleteRun?(runId: string, options: DeleteRunOptions): Promise<DeletedRun | null>
+  /** Deletes one batch of finished runs, each whole, in one transaction (as `deleteRun`). */
+  deleteFinished?(query: FinishedRunsQuery): Promise<DeletedRun[]>
   /** Runs whose nextDeadlineAt is set (any value). */
   listRunsWithDeadlines?(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
   /**

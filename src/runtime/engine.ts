@@ -26,6 +26,7 @@ import {
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
 import type {
+  DeletedRun,
   EventStore,
   SummaryPage,
   SummaryQuery,
@@ -49,6 +50,12 @@ import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
 import { effectAttempts, inspect, replay } from './queries.js'
 import type { ControllerHost, RunController } from './run-controller.js'
+import {
+  checkDeleteOptions,
+  type DeleteRunOptions,
+  deleteRunOp,
+  forgetDeletedRun,
+} from './run-delete.js'
 import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
 import { TransientListeners } from './transient-listeners.js'
@@ -303,6 +310,27 @@ export class RuntimeEngine implements EngineRuntime {
     return this.mutate(runId, 'cancel', (fold, controller) =>
       cancelOp(controller.writer, fold, threadId),
     )
+  }
+
+  /**
+   * Deletes the run whole (docs/data-lifecycle.md): in its queue, after what was queued
+   * before; a later start with the same id is a new run.
+   */
+  async deleteRun(runId: string, options: DeleteRunOptions = {}): Promise<DeletedRun> {
+    checkId(runId, 'runId')
+    const { force = false } = checkDeleteOptions(options)
+    const controller = this.controller(runId)
+    const deleted = await controller.enqueue('delete', (fold) =>
+      deleteRunOp(this.ctx, controller.writer, fold, runId, force),
+    )
+    await controller.whenDrained().catch(() => {})
+    return deleted
+  }
+
+  /** Runs another part deleted (a retention sweep): this process forgets what it cached. */
+  async forgetDeleted(runId: string): Promise<void> {
+    await forgetDeletedRun(this.ctx, this.runs.active(runId)?.writer, runId)
+    this.runs.forget(runId)
   }
 
   retryEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {

@@ -10,6 +10,7 @@ import {
   idempotencyKeyOf,
   optionalId,
   optionalString,
+  queryFlag,
   requiredString,
 } from '../validate.js'
 
@@ -99,6 +100,18 @@ export const runRoutes: Route[] = [
       }
       const { state } = await ctx.waits.wait(ctx.params.id, timeoutMs, ctx.request.signal)
       return jsonResponse({ runId: ctx.params.id, state })
+    },
+  },
+  {
+    // Deletes the run whole (docs/data-lifecycle.md); ?force=true deletes an unfinished one.
+    method: 'DELETE',
+    path: '/runs/:id',
+    name: 'runs.delete',
+    access: 'operations',
+    query: ['force'],
+    handle: async (ctx) => {
+      const force = queryFlag(ctx.url, 'force')
+      return jsonResponse({ deleted: await ctx.engine.deleteRun(ctx.params.id, { force }) })
     },
   },
   {

@@ -1,6 +1,7 @@
 import { InvalidRequestError, StoreError, StoreUnavailableError } from '../../core/errors.js'
 import type {
   ClaimStore,
+  DeletedRun,
   EventListener,
   EventStore,
   FlowStore,
@@ -296,6 +297,19 @@ export function postgresStore(
     hasPendingSnapshots: () => snapshots.hasPending(),
   })
 
+  /** Buffered snapshots are written first, so none of a deleted run lands after it. */
+  const deleteRuns = async (action: string, params: unknown[]): Promise<DeletedRun[]> => {
+    if (!migrated) await ready()
+    await group.drain()
+    const rows = await read(action, sql.deleteRuns, params)
+    if (rows.length > 0) projection.committed()
+    return rows.map((r) => ({
+      runId: r.deleted_run_id,
+      tail: Number(r.deleted_tail),
+      status: r.deleted_status,
+    }))
+  }
+
   const store: PostgresStore = {
     schema: schema.name,
     companion: { schema: schema.sql, query: read },
@@ -351,6 +365,19 @@ export function postgresStore(
         nextCursor: more ? encodeSummaryCursor(Number(last.run_no)) : null,
       }
     },
+    deleteRun: async (runId, { at, reason, statuses }) => {
+      const [deleted] = await deleteRuns(`delete run ${runId}`, [
+        [runId],
+        statuses ?? null,
+        null,
+        null,
+        at,
+        reason,
+      ])
+      return deleted ?? null
+    },
+    deleteFinished: ({ statuses, updatedBefore, limit, at, reason }) =>
+      deleteRuns('delete finished runs', [null, statuses, updatedBefore, limit, at, reason]),
     listRunsWithDeadlines: async () =>
       (await read('list deadlines', sql.deadlines, [])).map((r) => ({
         runId: r.run_id,

@@ -26,6 +26,7 @@ import {
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteClaims } from './sqlite-claims.js'
+import { sqliteDeletion } from './sqlite-deletion.js'
 import { sqliteFeed } from './sqlite-feed.js'
 import { sqliteFlow } from './sqlite-flow.js'
 import { sqliteLeases } from './sqlite-leases.js'
@@ -127,6 +128,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   try {
     journalMode = enableWal(db, busyTimeoutMs)
     db.pragma(`synchronous = ${synchronous.toUpperCase()}`)
+    // Deleted rows are zeroed, not left in free pages (docs/data-lifecycle.md).
+    db.pragma('secure_delete = ON')
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)
     migrate(db, { onUpgrade: options.onUpgrade ?? announceUpgrade })
   } catch (error) {
@@ -173,6 +176,12 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   })
 
   const call = guardedCall(guard)
+  const deletion = sqliteDeletion({
+    db,
+    writePendingSnapshots: () => snapshots.writePending(),
+    forget: (runId) => group.forget(runId),
+    deleted: () => feed.deleted(),
+  })
   const leases = sqliteLeases(db, st, call, group.forget)
   const claims = sqliteClaims(db, call)
   const { schedules, waitUrls } = sqliteSchedules(db, call)
@@ -224,6 +233,16 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }
       group.markSynced(mark)
     },
+    deleteRun: (runId, deleteOptions) =>
+      call(`delete run ${runId}`, () => {
+        group.flush()
+        return deletion.deleteRun(runId, deleteOptions)
+      }),
+    deleteFinished: (query) =>
+      call('delete finished runs', () => {
+        group.flush()
+        return deletion.deleteFinished(query)
+      }),
     listSummaries: (query) => call('list summaries', () => summaryPage(st, query)),
     listRunsWithDeadlines: () => call('list deadlines', () => st.deadlines.all()),
     companion: { db, relaxed: synchronous === 'full' && walPath !== undefined, guard },
