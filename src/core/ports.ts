@@ -380,6 +380,16 @@ export interface SummaryPage {
   nextCursor: string | null
 }
 
+/** How many runs not yet terminal a definition version has (`countActiveRuns`). */
+export interface ActiveRunCount {
+  kind: string
+  definitionName: string
+  definitionVersion: string
+  runs: number
+  /** The smallest run id among them (a sample whose start event the report reads). */
+  sampleRunId: string
+}
+
 /** Live listener for appended events of one run (used for SSE). */
 export type EventListener = (events: readonly EventEnvelope[]) => void
 
@@ -405,6 +415,8 @@ export interface EventStore {
   listSummaries?(query: StoreSummaryQuery): Promise<SummaryPage>
   /** Runs whose nextDeadlineAt is set (any value). */
   listRunsWithDeadlines?(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
+  /** Runs not yet terminal, counted per definition version (the drift report, docs/deploys.md). */
+  countActiveRuns?(): Promise<ActiveRunCount[]>
   /**
    * Makes every append that resolved with `durability: 'deferred'` durable. Stores whose
    * appends are always durable (or never, like memory) leave it out.

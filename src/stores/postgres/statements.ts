@@ -9,6 +9,7 @@ export interface Statements {
   listRuns: string
   summaries: string
   deadlines: string
+  activeRuns: string
   snapshotLatest: string
   snapshotList: string
   snapshotPrune: string
@@ -102,6 +103,12 @@ export function statements(s: string, channel: string): Statements {
       WHERE status IS NOT NULL AND ($1::text IS NULL OR status = $1)
         AND ($2::text IS NULL OR starts_with(run_id, $2)) AND run_no < $3
       ORDER BY run_no DESC LIMIT $4`,
+    // Not terminal: the statuses `isTerminal` (core/envelope.ts) does not name.
+    activeRuns: `SELECT kind, definition_name, definition_version, count(*) AS runs,
+        min(run_id) AS sample_run_id
+      FROM ${s}.skein_runs
+      WHERE status IS NOT NULL AND status NOT IN ('completed', 'failed', 'cancelled')
+      GROUP BY kind, definition_name, definition_version`,
     deadlines: `SELECT run_id, next_deadline_at FROM ${s}.skein_runs
       WHERE next_deadline_at IS NOT NULL ORDER BY next_deadline_at`,
     snapshotLatest: `SELECT seq, created_at, format, data FROM ${s}.skein_snapshots
