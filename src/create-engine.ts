@@ -36,6 +36,7 @@ import type {
   StopOptions,
 } from './runtime/engine-types.js'
 import { Fingerprints } from './runtime/fingerprint.js'
+import { FlowAdmission } from './runtime/flow-admission.js'
 import { holdProcessDuringCalls } from './runtime/keep-alive.js'
 import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
@@ -134,6 +135,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       tasks,
     }
     const rt = new RuntimeEngine(ctx)
+    ctx.flow = FlowAdmission.create(ctx, (runId) => rt.requestDrive(runId))
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
     rt.startClaiming()
     const recovered = resolved.rescanTimers ? await rt.recoverOnBoot() : undefined
@@ -145,6 +147,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     )
     await warnOfDrift(store)
     projectors.start()
+    await ctx.flow?.boot()
     const schedules = await startSchedules(
       ctx,
       store.schedules ?? memorySchedules(),
@@ -263,6 +266,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     listThreads: async (runId: string) => (await rt()).listThreads(runId),
     retryEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
       (await rt()).retryEffect(runId, effectId, caller),
+    deleteRun: async (runId, deleteOptions) => (await rt()).deleteRun(runId, deleteOptions),
     workerCallback: async (runId: string, input: WorkerCallbackInput) =>
       (await rt()).workerCallback(runId, input),
     completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),

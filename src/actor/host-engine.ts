@@ -159,6 +159,12 @@ export function hostEngine(p: HostEngineParts): Engine {
     listThreads: on((e, runId) => e.listThreads(runId)),
     retryEffect: on((e, runId, effectId: string, caller) => e.retryEffect(runId, effectId, caller)),
     workerCallback: on((e, runId, input) => e.workerCallback(runId, input)),
+    // The cell's engine deletes the run's rows; then the cell goes (its file) and its entry.
+    deleteRun: async (runId, options) => {
+      const deleted = await on((e, id) => e.deleteRun(id, options))(runId)
+      await table.discard(runId)
+      return deleted
+    },
     rescanTimers: () => p.rescan(),
     recoverDeadlines: () => p.rescan(),
     async subscribe(runId: string, listener: (events: readonly EventEnvelope[]) => void) {

@@ -349,6 +349,20 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     )
 
   program
+    .command('delete')
+    .description(
+      'delete a finished run whole: log, snapshots, keys, tokens (needs an operations token)',
+    )
+    .argument('<runId>')
+    .option('--force', 'delete a run that has not finished too (its work is abandoned)')
+    .action(
+      action(async (ctx, runId: string, opts: { force?: boolean }) => {
+        const result = await ctx.client.deleteRun(runId, { force: opts.force === true })
+        ctx.print(result, () => `deleted ${runId} (${result.deleted.tail} event(s))`)
+      }),
+    )
+
+  program
     .command('rescan')
     .description(
       'rebuild every wake deadline from the log (after a restore; needs an operations token)',

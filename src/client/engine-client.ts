@@ -17,7 +17,7 @@ import type {
   TransientEvent,
 } from '../core/envelope.js'
 import type { Json, JsonObject } from '../core/json.js'
-import type { RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
+import type { DeletedRun, RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { BackfillResult, ScheduleInfo } from '../core/schedule-types.js'
 import { newRunId, startKeyRunId } from '../core/uuid.js'
@@ -58,6 +58,10 @@ export interface StartOptions {
   wait?: WaitFor
   /** The run's deadline in ms from its start (docs/workflows.md, "Run deadline"). */
   timeoutMs?: number
+  /** Higher first among the queued runs of its flow-control key (docs/flow-control.md). */
+  priority?: number
+  /** Not started before this time (epoch ms): a durable delayed start (docs/flow-control.md). */
+  startAt?: number
 }
 
 export interface SignalOptions {
@@ -225,6 +229,12 @@ export function createEngineClient(options: EngineClientOptions) {
       call<{ runId: string; effectId: string; state: RunState }>(
         'POST',
         `/runs/${seg(runId)}/effects/${seg(effectId)}/retry`,
+      ),
+    /** `DELETE /runs/:id` (operations access): the run deleted whole (docs/data-lifecycle.md). */
+    deleteRun: (runId: string, options: { force?: boolean } = {}) =>
+      call<{ deleted: DeletedRun }>(
+        'DELETE',
+        `/runs/${seg(runId)}${options.force ? '?force=true' : ''}`,
       ),
     replayTo: (runId: string, seq: number) =>
       call<{ runId: string; step: ReplayStep | null }>(

@@ -211,6 +211,12 @@ export interface ScheduleRecord {
   updatedAt: number
 }
 
+/** One compare-and-set of `ScheduleStore.updateMany`. */
+export interface ScheduleWrite {
+  record: ScheduleRecord
+  expectedVersion: number
+}
+
 /**
  * Schedules in the store (docs/schedules.md): rows every process sharing the store reads and
  * writes, so a change on one host is seen by all. Writes are compare-and-set on `version`, so
@@ -227,6 +233,12 @@ export interface ScheduleStore {
    * next version); false, and nothing written, otherwise (changed or deleted meanwhile).
    */
   update(record: ScheduleRecord, expectedVersion: number): Promise<boolean>
+  /**
+   * `update` for many schedules in one transaction (one fsync): the ticker writes a page of
+   * due schedules' progress at once. Each write is its own compare-and-set; the answer says,
+   * in order, which were written.
+   */
+  updateMany(writes: readonly ScheduleWrite[]): Promise<boolean[]>
   /** Deletes the schedule; false if there was none. */
   delete(name: string): Promise<boolean>
   /** Unpaused schedules with `wakeAt <= until`, earliest first, at most `limit`. */
@@ -271,6 +283,81 @@ export interface WaitUrlStore {
    * itself is the guard (a run's wait is satisfied once); this is the record a replay reads.
    */
   use(hash: string, now: number): Promise<boolean>
+}
+
+/** A run waiting for admission by its definition's flow control (docs/flow-control.md). */
+export interface FlowEntry {
+  runId: string
+  /** `<kind>:<name>` of the run's definition. */
+  queue: string
+  /** The concurrency key ('' for the definition's one queue). */
+  key: string
+  /** Higher first within a key. */
+  priority: number
+  /** Not admitted before this (engine clock ms). */
+  startAt: number
+  enqueuedAt: number
+}
+
+/** One admission round of one key (`FlowStore.admit`). */
+export interface AdmitRequest {
+  queue: string
+  key: string
+  /** At most this many runs of the key admitted and not finished at once. */
+  limit: number
+  now: number
+  /**
+   * A run admitted before its log exists (`enqueue`, admitted in the same call) holds its
+   * slot until this time unless its log appears: a start that died before writing frees it.
+   */
+  holdUntil: number
+  /** A run to queue first (a start); it is admitted in this call when a slot is free. */
+  enqueue?: FlowEntry
+}
+
+/** A key's queue as `FlowStore.keys` reports it. */
+export interface FlowKeyState {
+  queue: string
+  key: string
+  /** Runs admitted and not finished. */
+  active: number
+  /** Runs waiting (their log written, not yet admitted). */
+  queued: number
+  /** When the oldest waiting run was queued (engine clock ms), null if none waits. */
+  oldestQueuedAt: number | null
+}
+
+/**
+ * Flow control's queues in the store (docs/flow-control.md): one row per run that is queued or
+ * holds a slot. A slot is counted from the store's run meta, so it is freed by the very commit
+ * that ends the run (its status), on every process sharing the store.
+ */
+export interface FlowStore {
+  /**
+   * One atomic admission round of a key (SQLite: one write transaction; Postgres: one call,
+   * serialized per key by a transaction lock): forgets entries of finished runs, queues
+   * `enqueue` (a run already queued is kept as it is), counts the key's admitted runs that are
+   * not finished, and admits up to `limit` minus that many waiting runs whose `startAt` is
+   * due, highest priority first, then in queueing order. Only runs whose log says `queued` are
+   * admitted, or `enqueue` itself. Returns the run ids admitted, in that order.
+   */
+  admit(request: AdmitRequest): Promise<string[]>
+  /** Whether the run's entry is admitted (false when queued, or when it has none). */
+  admitted(runId: string): Promise<boolean>
+  /**
+   * The keys with a run waiting to be admitted whose `startAt <= now` (their log written), by
+   * queue then key (code unit order), after `after` when given, at most `limit`; and runs
+   * admitted before `stalledBefore` whose log still says `queued` (the process that admitted
+   * them stopped before starting them).
+   */
+  pending(
+    now: number,
+    stalledBefore: number,
+    limit: number,
+    after?: { queue: string; key: string },
+  ): Promise<{ keys: Array<{ queue: string; key: string }>; stalled: string[] }>
+  /** Every key with a queued or admitted run, by queue and key. */
+  keys(): Promise<FlowKeyState[]>
 }
 
 /** Which attempt of which effect: a worker task's key. */
@@ -390,6 +477,43 @@ export interface ActiveRunCount {
   sampleRunId: string
 }
 
+/**
+ * How a store deletes runs (docs/data-lifecycle.md). `at` and `reason` make the deletion's
+ * record: a feed entry of type `runtime.run.deleted` (run id, reason, the log's tail; no
+ * payload of the run) that projectors read after the run's last event, so each can drop its
+ * own rows. The record is kept until every projector checkpoint stored has passed it.
+ */
+export interface DeleteRunOptions {
+  /** When (engine clock ms): the record's timestamp. */
+  at: number
+  /** Why: `'request'` (deleteRun) or `'retention'`. */
+  reason: string
+  /**
+   * Deletes only when the stored status is one of these (checked in the same transaction as
+   * the delete, so a run reopened meanwhile is kept); default: whatever its status.
+   */
+  statuses?: readonly RunStatus[]
+}
+
+/** What `deleteFinished` takes: one bounded batch of a retention sweep. */
+export interface FinishedRunsQuery {
+  /** Runs with one of these statuses … */
+  statuses: readonly RunStatus[]
+  /** … last updated before this time (engine clock ms) … */
+  updatedBefore: number
+  /** … at most this many, oldest first. */
+  limit: number
+  at: number
+  reason: string
+}
+
+/** A run a store deleted: its id, the tail its log had and its last status. */
+export interface DeletedRun {
+  runId: string
+  tail: number
+  status: RunStatus | null
+}
+
 /** Live listener for appended events of one run (used for SSE). */
 export type EventListener = (events: readonly EventEnvelope[]) => void
 
@@ -413,6 +537,14 @@ export interface EventStore {
    * (`encodeSummaryCursor`), so a page never loads every run. The query is validated.
    */
   listSummaries?(query: StoreSummaryQuery): Promise<SummaryPage>
+  /**
+   * Deletes the run whole, in one transaction: events, idempotency keys, snapshots, lease,
+   * meta and wait-URL tokens, and records the deletion in the feed. Null (nothing written)
+   * when the store holds no such run, or its status is not among `statuses`.
+   */
+  deleteRun?(runId: string, options: DeleteRunOptions): Promise<DeletedRun | null>
+  /** Deletes one batch of finished runs, each whole, in one transaction (as `deleteRun`). */
+  deleteFinished?(query: FinishedRunsQuery): Promise<DeletedRun[]>
   /** Runs whose nextDeadlineAt is set (any value). */
   listRunsWithDeadlines?(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
   /** Runs not yet terminal, counted per definition version (the drift report, docs/deploys.md). */
@@ -434,6 +566,8 @@ export interface EventStore {
   readonly schedules?: ScheduleStore
   /** Wait URL tokens (docs/schedules.md, "Wait URLs"). */
   readonly waitUrls?: WaitUrlStore
+  /** Flow control's queues (docs/flow-control.md); a store without it refuses flow control. */
+  readonly flow?: FlowStore
   /** Worker tasks not yet handed to a worker (docs/workers.md, "Durable tasks"). */
   readonly workerTasks?: WorkerTaskStore
   close?(): Promise<void>

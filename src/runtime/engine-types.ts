@@ -19,6 +19,7 @@ import type {
 } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
 import type {
+  DeletedRun,
   EventStore,
   SummaryPage,
   SummaryQuery,
@@ -30,6 +31,7 @@ import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
 import type { ResultOptions } from './await-terminal.js'
+import type { DeleteRunOptions } from './run-delete.js'
 import type { EngineSchedules, WaitUrlOutcome, WaitUrlRequest } from './schedule-api.js'
 
 export interface SignalOptions extends CallerContext {
@@ -155,6 +157,12 @@ export interface Engine {
   listEffects(runId: string): Promise<EffectAttemptView[]>
   listThreads(runId: string): Promise<ThreadState[]>
   retryEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  /**
+   * Deletes the run whole: its log, snapshots, keys, lease, meta and wait-URL tokens, recorded
+   * for projectors (docs/data-lifecycle.md). RUN_NOT_FOUND for an unknown run; RUN_NOT_FINISHED
+   * for one still running, unless `force`.
+   */
+  deleteRun(runId: string, options?: DeleteRunOptions): Promise<DeletedRun>
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>

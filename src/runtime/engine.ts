@@ -17,6 +17,7 @@ import type {
 } from '../core/envelope.js'
 import {
   DefinitionNotFoundError,
+  EngineStoppedError,
   IdempotencyConflictError,
   InvalidRequestError,
   RunNotFoundError,
@@ -25,6 +26,7 @@ import {
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
 import type {
+  DeletedRun,
   EventStore,
   SummaryPage,
   SummaryQuery,
@@ -33,6 +35,7 @@ import type {
 } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
+import { RT } from '../core/runtime-events.js'
 import { normalizeSummaryQuery } from '../core/summaries.js'
 import { startKeyRunId } from '../core/uuid.js'
 import type { EngineContext } from './context.js'
@@ -47,6 +50,12 @@ import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
 import { effectAttempts, inspect, replay } from './queries.js'
 import type { ControllerHost, RunController } from './run-controller.js'
+import {
+  checkDeleteOptions,
+  type DeleteRunOptions,
+  deleteRunOp,
+  forgetDeletedRun,
+} from './run-delete.js'
 import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
 import { TransientListeners } from './transient-listeners.js'
@@ -55,6 +64,9 @@ import { completeWaitOp } from './wait-url-complete.js'
 import { checkWaitUrl, type WaitUrlOutcome, type WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
 import { startClaimedOp, workerCallbackOp } from './worker-callback.js'
+
+/** How often a `wait: 'settled'` start that is queued looks at its run besides listening. */
+const ADMISSION_POLL_MS = 1000
 
 /** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
@@ -166,7 +178,50 @@ export class RuntimeEngine implements EngineRuntime {
     }
     const generated = options.runId === undefined && options.idempotencyKey === undefined
     const state = await this.mutate(runId, 'start', start, wait, generated)
+    if (wait === 'settled' && state.status === 'queued') {
+      return { runId, threadId, state: await this.settleAfterAdmission(runId) }
+    }
     return { runId, threadId, state }
+  }
+
+  /**
+   * `wait: 'settled'` on a queued start (docs/flow-control.md): waits until the run is admitted
+   * (or cancelled), here or in another process, then until it settles as any start does.
+   */
+  private async settleAfterAdmission(runId: string): Promise<RunState> {
+    const { clock, store } = this.ctx
+    for (;;) {
+      let wake: () => void = () => {}
+      const heard = new Promise<void>((resolve) => {
+        wake = resolve
+      })
+      const stop = store.subscribe?.(runId, (events) => {
+        if (events.some((e) => e.type === RT.runAdmitted || e.type === RT.runCancelled)) wake()
+      })
+      const timer = clock.setTimeout(wake, ADMISSION_POLL_MS)
+      try {
+        const now = await this.getRun(runId)
+        if (now.status !== 'queued') break
+        await heard
+      } finally {
+        stop?.()
+        clock.clearTimeout(timer)
+      }
+      if (this.host.stopping) {
+        throw new EngineStoppedError(
+          `the engine stopped before run ${runId} was admitted; it stays queued and is admitted after a restart`,
+          { runId },
+        )
+      }
+    }
+    return this.mutate(
+      runId,
+      'wake',
+      async (fold, controller) => {
+        if (fold) await controller.writer.pass(fold)
+      },
+      'settled',
+    )
   }
 
   async getRun(runId: string): Promise<RunState> {
@@ -250,6 +305,27 @@ export class RuntimeEngine implements EngineRuntime {
     return this.mutate(runId, 'cancel', (fold, controller) =>
       cancelOp(controller.writer, fold, threadId),
     )
+  }
+
+  /**
+   * Deletes the run whole (docs/data-lifecycle.md): in its queue, after what was queued
+   * before; a later start with the same id is a new run.
+   */
+  async deleteRun(runId: string, options: DeleteRunOptions = {}): Promise<DeletedRun> {
+    checkId(runId, 'runId')
+    const { force = false } = checkDeleteOptions(options)
+    const controller = this.controller(runId)
+    const deleted = await controller.enqueue('delete', (fold) =>
+      deleteRunOp(this.ctx, controller.writer, fold, runId, force),
+    )
+    await controller.whenDrained().catch(() => {})
+    return deleted
+  }
+
+  /** Runs another part deleted (a retention sweep): this process forgets what it cached. */
+  async forgetDeleted(runId: string): Promise<void> {
+    await forgetDeletedRun(this.ctx, this.runs.active(runId)?.writer, runId)
+    this.runs.forget(runId)
   }
 
   retryEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
@@ -419,6 +495,7 @@ export class RuntimeEngine implements EngineRuntime {
 
   private async shutdown(graceMs: number): Promise<void> {
     this.host.stopping = true
+    this.ctx.flow?.stop()
     await this.ctx.scheduler.stop()
     if (graceMs > 0) await this.idleWithin(graceMs)
     this.host.stopped = true

@@ -33,7 +33,9 @@ function warnings() {
   const logger = {
     debug() {},
     info() {},
-    warn: (_fields: unknown, message: string) => lines.push(message),
+    warn: (_fields: unknown, message?: string) => {
+      lines.push(message ?? '')
+    },
     error() {},
   }
   return { lines, logger }
@@ -117,7 +119,9 @@ describe.each(kinds)('the drift report on $name', (kind) => {
     })
     engines.push(engine)
     await engine.start(orderV1, {}, { runId: 'h1' })
-    const versions = await (await engine.fetch(new Request('http://x/definitions/versions'))).json()
+    const versions = await (await engine.fetch(
+      new Request('http://x/definitions/versions'),
+    ))!.json()
     expect(
       versions.versions.map((v: { version: string; activeRuns: number }) => [
         v.version,
@@ -127,7 +131,7 @@ describe.each(kinds)('the drift report on $name', (kind) => {
       ['v1', 1],
       ['v2', 0],
     ])
-    const listed = await (await engine.fetch(new Request('http://x/definitions'))).json()
+    const listed = await (await engine.fetch(new Request('http://x/definitions')))!.json()
     expect(listed.unregistered).toEqual([])
     expect(listed.definitions[0].versions).toEqual([
       expect.objectContaining({ version: 'v1', activeRuns: 1, safeToDelete: false }),

@@ -12,8 +12,18 @@ const migrationFiles = new Set([
   'src/actor/sqlite-registry.ts',
 ])
 
+/** A migration's text may live in a file of its own that a schema.ts imports. */
+function importedBySchemas(): string[] {
+  return ['src/stores/sqlite', 'src/stores/postgres'].flatMap((dir) =>
+    [
+      ...readFileSync(join(root, dir, 'schema.ts'), 'utf8').matchAll(/from '\.\/([\w-]+)\.js'/g),
+    ].map((m) => `${dir}/${m[1]}.ts`),
+  )
+}
+
 describe('tables only through migrations', () => {
   it('no source outside the migration lists creates a table or an index', () => {
+    for (const file of importedBySchemas()) migrationFiles.add(file)
     const creators = readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true })
       .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
       .map((entry) => relative(root, join(entry.parentPath, entry.name)))

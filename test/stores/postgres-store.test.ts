@@ -105,7 +105,9 @@ if (postgresAvailable('postgres-store')) {
       expect(tables.rows.map((r) => r.table_name)).toEqual([
         'skein_actor_runs',
         'skein_claims',
+        'skein_deletions',
         'skein_events',
+        'skein_flow',
         'skein_idempotency',
         'skein_projectors',
         'skein_run_index',

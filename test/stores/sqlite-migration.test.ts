@@ -101,7 +101,9 @@ describe('sqlite schema migration', () => {
         .all()
       expect(tables).toEqual([
         'skein_claims',
+        'skein_deletions',
         'skein_events',
+        'skein_flow',
         'skein_idempotency',
         'skein_projectors',
         'skein_run_index',

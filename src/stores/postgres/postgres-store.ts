@@ -2,8 +2,10 @@ import { InvalidRequestError, StoreError, StoreUnavailableError } from '../../co
 import type {
   ActiveRunCount,
   ClaimStore,
+  DeletedRun,
   EventListener,
   EventStore,
+  FlowStore,
   LeaseStore,
   LogBounds,
   SnapshotStore,
@@ -26,6 +28,7 @@ import {
 import { createGroupCommit } from './group-commit.js'
 import { postgresClaims } from './postgres-claims.js'
 import { postgresFeed } from './postgres-feed.js'
+import { postgresFlow } from './postgres-flow.js'
 import { postgresLeases } from './postgres-leases.js'
 import { postgresSchedules } from './postgres-schedules.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
@@ -95,6 +98,8 @@ export interface PostgresStore extends EventStore {
   readonly leases: LeaseStore
   /** Named claims shared by every host on this schema (docs/storage.md, "Claims"). */
   readonly claims: ClaimStore
+  /** Flow control's queues shared by every host on this schema (docs/flow-control.md). */
+  readonly flow: FlowStore
   /** Makes every deferred append committed so far durable. */
   flush(): Promise<void>
   /** Commits what is queued; ends the pool if the store made it (never a pool you handed in). */
@@ -294,6 +299,19 @@ export function postgresStore(
     hasPendingSnapshots: () => snapshots.hasPending(),
   })
 
+  /** Buffered snapshots are written first, so none of a deleted run lands after it. */
+  const deleteRuns = async (action: string, params: unknown[]): Promise<DeletedRun[]> => {
+    if (!migrated) await ready()
+    await group.drain()
+    const rows = await read(action, sql.deleteRuns, params)
+    if (rows.length > 0) projection.committed()
+    return rows.map((r) => ({
+      runId: r.deleted_run_id,
+      tail: Number(r.deleted_tail),
+      status: r.deleted_status,
+    }))
+  }
+
   const store: PostgresStore = {
     schema: schema.name,
     companion: { schema: schema.sql, query: read },
@@ -301,6 +319,7 @@ export function postgresStore(
     feed: projection.feed,
     schedules,
     waitUrls,
+    flow: postgresFlow(schema.sql, read),
     workerTasks,
     ready,
     append(runId, events, appendOptions) {
@@ -348,6 +367,19 @@ export function postgresStore(
         nextCursor: more ? encodeSummaryCursor(Number(last.run_no)) : null,
       }
     },
+    deleteRun: async (runId, { at, reason, statuses }) => {
+      const [deleted] = await deleteRuns(`delete run ${runId}`, [
+        [runId],
+        statuses ?? null,
+        null,
+        null,
+        at,
+        reason,
+      ])
+      return deleted ?? null
+    },
+    deleteFinished: ({ statuses, updatedBefore, limit, at, reason }) =>
+      deleteRuns('delete finished runs', [null, statuses, updatedBefore, limit, at, reason]),
     listRunsWithDeadlines: async () =>
       (await read('list deadlines', sql.deadlines, [])).map((r) => ({
         runId: r.run_id,

@@ -23,6 +23,8 @@ export interface Statements {
   claimDue: string
   /** Tails of the listed runs (the subscribers' polling fallback). */
   tails: string
+  /** `skein_delete_runs(ids, statuses, before, limit, at, reason)` (delete-function.ts). */
+  deleteRuns: string
 }
 
 const ARRAY_TYPES = [
@@ -150,5 +152,7 @@ export function statements(s: string, channel: string): Statements {
       FROM due WHERE r.run_no = due.run_no
       RETURNING r.run_id, r.lease_epoch, r.next_deadline_at`,
     tails: `SELECT run_id, tail FROM ${s}.skein_runs WHERE run_id = ANY ($1::text[])`,
+    deleteRuns: `SELECT * FROM ${s}.skein_delete_runs($1::text[], $2::text[], $3::bigint,
+      $4::integer, $5::bigint, $6::text)`,
   }
 }

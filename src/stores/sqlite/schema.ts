@@ -237,6 +237,37 @@ const MIGRATIONS: readonly string[] = [
   CREATE UNIQUE INDEX skein_worker_tasks_key ON skein_worker_tasks (run_id, effect_id, attempt);
   CREATE INDEX skein_worker_tasks_free ON skein_worker_tasks (claim_expires_at, position);
   `,
+  `
+  -- v10 (flow control; docs/flow-control.md): one row per run that waits for admission or
+  -- holds a slot, in queueing order (seq). A slot is an admitted row whose run has not
+  -- finished (skein_runs.status), so the commit that ends a run frees it.
+  CREATE TABLE skein_flow (
+    seq INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL UNIQUE,
+    queue TEXT NOT NULL,
+    flow_key TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    start_at INTEGER NOT NULL,
+    enqueued_at INTEGER NOT NULL,
+    admitted_at INTEGER,
+    hold_until INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX skein_flow_key ON skein_flow (queue, flow_key, admitted_at);
+  CREATE INDEX skein_flow_waiting ON skein_flow (start_at) WHERE admitted_at IS NULL;
+  `,
+  `
+  -- v11 (data lifecycle; docs/data-lifecycle.md): a deleted run's record for projectors, at a
+  -- feed position drawn from the events' AUTOINCREMENT sequence (no event ever gets it), kept
+  -- until every projector checkpoint passed it; wait-URL tokens found by run to be deleted.
+  CREATE TABLE skein_deletions (
+    pos INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    tail INTEGER NOT NULL,
+    deleted_at INTEGER NOT NULL,
+    reason TEXT NOT NULL
+  );
+  CREATE INDEX skein_wait_urls_run ON skein_wait_urls (run_id);
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

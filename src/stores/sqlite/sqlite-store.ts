@@ -7,6 +7,7 @@ import type {
   ClaimStore,
   EventListener,
   EventStore,
+  FlowStore,
   LeaseStore,
   LogBounds,
   SnapshotStore,
@@ -26,7 +27,9 @@ import {
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteClaims } from './sqlite-claims.js'
+import { sqliteDeletion } from './sqlite-deletion.js'
 import { sqliteFeed } from './sqlite-feed.js'
+import { sqliteFlow } from './sqlite-flow.js'
 import { sqliteLeases } from './sqlite-leases.js'
 import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
@@ -71,6 +74,8 @@ export interface SqliteStore extends EventStore {
   readonly leases: LeaseStore
   /** Named claims for several processes on this file (docs/storage.md, "Claims"). */
   readonly claims: ClaimStore
+  /** Flow control's queues for every process on this file (docs/flow-control.md). */
+  readonly flow: FlowStore
   trim(runId: string, beforeSeq: number): Promise<number>
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
@@ -125,6 +130,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   try {
     journalMode = enableWal(db, busyTimeoutMs)
     db.pragma(`synchronous = ${synchronous.toUpperCase()}`)
+    // Deleted rows are zeroed, not left in free pages (docs/data-lifecycle.md).
+    db.pragma('secure_delete = ON')
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)
     migrate(db, { onUpgrade: options.onUpgrade ?? announceUpgrade })
   } catch (error) {
@@ -152,9 +159,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const group = createGroupCommit(
     db,
     st,
-    (runId, events, lastPosition) => {
+    (runId, events, lastPosition, payloadBytes) => {
       listeners.notify(runId, events)
-      if (events.length > 0) feed.committed(events, lastPosition)
+      if (events.length > 0) feed.committed(events, lastPosition, payloadBytes)
     },
     () => snapshots.writePending(),
     synchronous === 'full' && walPath !== undefined,
@@ -171,9 +178,16 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   })
 
   const call = guardedCall(guard)
+  const deletion = sqliteDeletion({
+    db,
+    writePendingSnapshots: () => snapshots.writePending(),
+    forget: (runId) => group.forget(runId),
+    deleted: () => feed.deleted(),
+  })
   const leases = sqliteLeases(db, st, call, group.forget)
   const claims = sqliteClaims(db, call)
   const { schedules, waitUrls } = sqliteSchedules(db, call)
+  const flow = sqliteFlow(db, call, synchronous === 'full' && walPath !== undefined)
   const workerTasks = sqliteWorkerTasks(db, call, options.changePollMs ?? 50, () => closed)
 
   const store: SqliteStore = {
@@ -184,6 +198,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     feed: feed.feed,
     schedules,
     waitUrls,
+    flow,
     workerTasks,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
@@ -220,6 +235,16 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }
       group.markSynced(mark)
     },
+    deleteRun: (runId, deleteOptions) =>
+      call(`delete run ${runId}`, () => {
+        group.flush()
+        return deletion.deleteRun(runId, deleteOptions)
+      }),
+    deleteFinished: (query) =>
+      call('delete finished runs', () => {
+        group.flush()
+        return deletion.deleteFinished(query)
+      }),
     listSummaries: (query) => call('list summaries', () => summaryPage(st, query)),
     listRunsWithDeadlines: () => call('list deadlines', () => st.deadlines.all()),
     countActiveRuns: () => call('count active runs', () => st.activeRuns.all()),

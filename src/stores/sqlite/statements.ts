@@ -224,6 +224,9 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
 }
 
 /** Positional parameters of `insertEvent` (kept beside the SQL so the order cannot drift). */
+/** The index of the payload's JSON text among `eventParams`. */
+export const PAYLOAD_PARAM = 11
+
 export function eventParams(runNo: number, e: EventEnvelope): unknown[] {
   return [
     runNo,

@@ -1,0 +1,215 @@
+import type { Definition } from '../core/definition.js'
+import { CompositionError } from '../core/errors.js'
+import { type FlowPlace, flowKey, flowQueue } from '../core/flow.js'
+import type { FlowStore } from '../core/ports.js'
+import type { EngineContext, FlowAdmissions } from './context.js'
+import { errorFields } from './logger.js'
+
+/** A queue's limit when its default version declares no concurrency: its runs wait for nothing. */
+const UNLIMITED = 2 ** 31 - 1
+
+/** How often the admission sweep looks for waiting runs no round admitted (a missed kick). */
+const SWEEP_MS = 1000
+/** An admitted run whose log still says `queued` this long after is woken by the sweep. */
+const STALLED_MS = 5000
+/** Keys one sweep round looks at. */
+const SWEEP_KEYS = 256
+
+/**
+ * Flow control's admissions in this engine (docs/flow-control.md). Counting and admitting are
+ * the store's (`FlowStore.admit`, atomic for every process on the store); this class decides
+ * when to ask: at a start (its own entry queued and, when a slot is free, admitted in the same
+ * call), when a run of a key ends (its slot is free: the next one is admitted here, whichever
+ * process queued it), and in a sweep every second under the claim `flow:admit` (waiting runs
+ * no round reached, admitted runs whose admitter died before starting them). Every run a
+ * round admits is woken here; its first pass records `runtime.run.admitted` and starts it.
+ */
+export class FlowAdmission implements FlowAdmissions {
+  /** Keys with a round running, and whether another was asked for meanwhile. */
+  private readonly rounds = new Map<string, { again: boolean }>()
+  private stopped = false
+  private sweeping = false
+  /** Delayed starts' rounds due in this process. */
+  private readonly timers = new Set<unknown>()
+  /** Where the next sweep resumes (round-robin over the waiting keys). */
+  private cursor: { queue: string; key: string } | null = null
+
+  constructor(
+    private readonly ctx: EngineContext,
+    readonly store: FlowStore,
+    private readonly wake: (runId: string) => void,
+  ) {}
+
+  /**
+   * The engine's flow admission: none on a store without flow queues, which then refuses
+   * definitions that declare flow control.
+   */
+  static create(ctx: EngineContext, wake: (runId: string) => void): FlowAdmission | undefined {
+    const controlled = ctx.registry.listDefinitions().filter((d) => d.flow !== undefined)
+    const store = ctx.store.flow
+    if (!store && controlled.length === 0) return undefined
+    if (!store) {
+      throw new CompositionError(
+        `definition ${controlled[0].kind}:${controlled[0].name} declares flow control, and the store has no flow queues (memoryStore, sqliteStore and postgresStore have)`,
+        { definition: `${controlled[0].kind}:${controlled[0].name}` },
+      )
+    }
+    return new FlowAdmission(ctx, store, wake)
+  }
+
+  /** How long a run admitted before its log exists keeps its slot without it. */
+  private get holdMs(): number {
+    return this.ctx.ownership?.leaseMs ?? 30_000
+  }
+
+  /**
+   * A start's place in its definition's queue, or null when it needs none (no flow control and
+   * no `startAt` to wait for). The key function's errors are the caller's bad input (nothing
+   * written yet).
+   */
+  place(
+    definition: Definition,
+    input: unknown,
+    now: number,
+    options: { priority?: number; startAt?: number },
+  ): FlowPlace | null {
+    const concurrency = definition.flow?.concurrency
+    const startAt = options.startAt ?? now
+    if (!concurrency && startAt <= now) return null
+    const label = `${definition.kind} ${definition.name}@${definition.version}`
+    return {
+      queue: flowQueue(definition),
+      key: flowKey(label, concurrency?.key, input),
+      priority: options.priority ?? 0,
+      startAt,
+    }
+  }
+
+  /** The limit a queue's rounds admit under (its default version's). */
+  limitOf(queue: string): number {
+    return this.ctx.registry.flowOf(queue)?.concurrency?.limit ?? UNLIMITED
+  }
+
+  /**
+   * Queues a new run (before its log is written) and admits what the key's free slots allow,
+   * in one store call. Returns whether `runId` itself was admitted; the others admitted with it
+   * are woken.
+   */
+  async enqueue(runId: string, place: FlowPlace, limit: number): Promise<boolean> {
+    const now = this.ctx.clock.now()
+    const admitted = await this.store.admit({
+      queue: place.queue,
+      key: place.key,
+      limit,
+      now,
+      holdUntil: now + this.holdMs,
+      enqueue: { runId, ...place, enqueuedAt: now },
+    })
+    let own = false
+    for (const id of admitted) {
+      if (id === runId) own = true
+      else this.wake(id)
+    }
+    if (!own) {
+      this.startSweep()
+      if (place.startAt > now) this.kickAt(place.queue, place.key, place.startAt)
+    }
+    return own
+  }
+
+  /** A round of the key when `at` comes (a delayed start; the sweep covers a restart). */
+  private kickAt(queue: string, key: string, at: number): void {
+    const { clock } = this.ctx
+    const timer = clock.setTimeout(
+      () => {
+        this.timers.delete(timer)
+        this.kick(queue, key)
+      },
+      Math.max(0, at - clock.now()),
+    )
+    this.timers.add(timer)
+  }
+
+  /**
+   * A slot of the key may be free (a run ended) or a run was queued: one admission round,
+   * after the one running for the key, if any. Never throws (a failed round is logged; the
+   * sweep tries again).
+   */
+  kick(queue: string, key: string): void {
+    if (this.stopped) return
+    const id = `${queue}\n${key}`
+    const running = this.rounds.get(id)
+    if (running) {
+      running.again = true
+      return
+    }
+    const state = { again: false }
+    this.rounds.set(id, state)
+    void (async () => {
+      try {
+        do {
+          state.again = false
+          await this.round(queue, key)
+        } while (state.again && !this.stopped)
+      } catch (error) {
+        const fields = errorFields(error)
+        this.ctx.log.error({ queue, key, ...fields }, `flow admission of ${queue} failed`)
+      } finally {
+        this.rounds.delete(id)
+      }
+    })()
+  }
+
+  private async round(queue: string, key: string): Promise<void> {
+    const now = this.ctx.clock.now()
+    const admitted = await this.store.admit({
+      queue,
+      key,
+      limit: this.limitOf(queue),
+      now,
+      holdUntil: now + this.holdMs,
+    })
+    for (const runId of admitted) this.wake(runId)
+  }
+
+  /**
+   * Starts the sweep (a claimed task: one process at a time), once: at boot when a definition
+   * declares flow control or the store holds queued runs, else at the first queued start.
+   */
+  startSweep(): void {
+    if (this.sweeping || this.stopped || !this.ctx.store.claims) return
+    this.sweeping = true
+    this.ctx.tasks.start({
+      name: 'flow:admit',
+      intervalMs: SWEEP_MS,
+      leaseMs: 10 * SWEEP_MS,
+      work: () => this.sweep(),
+    })
+  }
+
+  /** At boot: the sweep starts when anything may need it. */
+  async boot(): Promise<void> {
+    const controlled = this.ctx.registry.listDefinitions().some((d) => d.flow !== undefined)
+    if (controlled || (await this.store.keys()).length > 0) this.startSweep()
+  }
+
+  /**
+   * One sweep: every key with a due waiting run gets a round, visited round-robin from where
+   * the last sweep stopped (so a store with more waiting keys than one sweep takes reaches
+   * them all); stalled admissions are woken.
+   */
+  async sweep(): Promise<void> {
+    const now = this.ctx.clock.now()
+    const after = this.cursor ?? undefined
+    const { keys, stalled } = await this.store.pending(now, now - STALLED_MS, SWEEP_KEYS, after)
+    for (const runId of stalled) this.wake(runId)
+    for (const { queue, key } of keys) this.kick(queue, key)
+    this.cursor = keys.length === SWEEP_KEYS ? (keys[keys.length - 1] ?? null) : null
+  }
+
+  stop(): void {
+    this.stopped = true
+    for (const timer of this.timers) this.ctx.clock.clearTimeout(timer)
+    this.timers.clear()
+  }
+}
