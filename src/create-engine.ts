@@ -143,6 +143,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
         ? `engine ready: ${recovered.scheduled} run(s) with pending deadlines scheduled, ${recovered.dueNow} due now`
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
+    // In the background: reading the running runs must not hold up the boot.
+    if (ctx.worker) rt.warnUndeadlinedAttempts().catch(() => {})
     projectors.start()
     await ctx.flow?.boot()
     const schedules = await startSchedules(
@@ -248,6 +250,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     listThreads: async (runId: string) => (await rt()).listThreads(runId),
     retryEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
       (await rt()).retryEffect(runId, effectId, caller),
+    requeueEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
+      (await rt()).requeueEffect(runId, effectId, caller),
+    failEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
+      (await rt()).failEffect(runId, effectId, caller),
     deleteRun: async (runId, deleteOptions) => (await rt()).deleteRun(runId, deleteOptions),
     workerCallback: async (runId: string, input: WorkerCallbackInput) =>
       (await rt()).workerCallback(runId, input),

@@ -155,6 +155,10 @@ export function hostEngine(p: HostEngineParts): Engine {
     listEffects: on((e, runId) => e.listEffects(runId)),
     listThreads: on((e, runId) => e.listThreads(runId)),
     retryEffect: on((e, runId, effectId: string, caller) => e.retryEffect(runId, effectId, caller)),
+    requeueEffect: on((e, runId, effectId: string, caller) =>
+      e.requeueEffect(runId, effectId, caller),
+    ),
+    failEffect: on((e, runId, effectId: string, caller) => e.failEffect(runId, effectId, caller)),
     workerCallback: on((e, runId, input) => e.workerCallback(runId, input)),
     // The cell's engine deletes the run's rows; then the cell goes (its file) and its entry.
     deleteRun: async (runId, options) => {

@@ -336,6 +336,24 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     )
 
   program
+    .command('requeue')
+    .description(
+      'operator: a worker attempt stuck dispatched or started is ended and a new attempt dispatched at once (needs an operations token)',
+    )
+    .argument('<runId>')
+    .argument('<effectId>')
+    .option('--fail', 'fail the attempt instead: the retry policy decides whether it runs again')
+    .action(
+      action(async (ctx, runId: string, effectId: string, flags: { fail?: boolean }) => {
+        const result = flags.fail
+          ? await ctx.client.failEffect(runId, effectId)
+          : await ctx.client.requeueEffect(runId, effectId)
+        const done = flags.fail ? 'attempt failed' : 'new attempt dispatched'
+        ctx.print(result, () => `${done} for ${effectId}\n${formatState(result.state)}`)
+      }),
+    )
+
+  program
     .command('delete')
     .description(
       'delete a finished run whole: log, snapshots, keys, tokens (needs an operations token)',

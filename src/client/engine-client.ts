@@ -227,6 +227,18 @@ export function createEngineClient(options: EngineClientOptions) {
         'POST',
         `/runs/${seg(runId)}/effects/${seg(effectId)}/retry`,
       ),
+    /** A worker attempt stuck `dispatched` or `started`: a new attempt at once. */
+    requeueEffect: (runId: string, effectId: string) =>
+      call<{ runId: string; effectId: string; state: RunState }>(
+        'POST',
+        `/runs/${seg(runId)}/effects/${seg(effectId)}/requeue`,
+      ),
+    /** A worker attempt stuck `dispatched` or `started` fails; the retry policy decides. */
+    failEffect: (runId: string, effectId: string) =>
+      call<{ runId: string; effectId: string; state: RunState }>(
+        'POST',
+        `/runs/${seg(runId)}/effects/${seg(effectId)}/fail`,
+      ),
     /** `DELETE /runs/:id` (operations access): the run deleted whole (docs/data-lifecycle.md). */
     deleteRun: (runId: string, options: { force?: boolean } = {}) =>
       call<{ deleted: DeletedRun }>(

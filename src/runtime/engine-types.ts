@@ -152,6 +152,13 @@ export interface Engine {
   listThreads(runId: string): Promise<ThreadState[]>
   retryEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
   /**
+   * A worker attempt stuck `dispatched` or `started`: a new attempt is dispatched at once,
+   * whatever the retry policy says (docs/workers.md, "Stuck attempts").
+   */
+  requeueEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  /** A worker attempt stuck `dispatched` or `started` fails; the retry policy decides. */
+  failEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  /**
    * Deletes the run whole: its log, snapshots, keys, lease, meta and wait-URL tokens, recorded
    * for projectors (docs/data-lifecycle.md). RUN_NOT_FOUND for an unknown run; RUN_NOT_FINISHED
    * for one still running, unless `force`.
