@@ -43,6 +43,8 @@ const USER_CALLS = [
   'listEffects',
   'listThreads',
   'retryEffect',
+  'requeueEffect',
+  'failEffect',
   'workerCallback',
   'completeWaitUrl',
   'rescanTimers',

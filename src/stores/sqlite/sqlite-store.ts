@@ -35,7 +35,7 @@ import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { sqliteWorkerTasks } from './sqlite-worker-tasks.js'
 import { prepareStatements } from './statements.js'
-import { summaryPage } from './summary-page.js'
+import { summaryPages } from './summary-page.js'
 
 export interface SqliteStoreOptions {
   /** Database file, created with its missing directories. `':memory:'` works but is lost on exit. */
@@ -178,6 +178,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   })
 
   const call = guardedCall(guard)
+  const summaryPage = summaryPages(db)
   const deletion = sqliteDeletion({
     db,
     writePendingSnapshots: () => snapshots.writePending(),
@@ -245,7 +246,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
         group.flush()
         return deletion.deleteFinished(query)
       }),
-    listSummaries: (query) => call('list summaries', () => summaryPage(st, query)),
+    listSummaries: (query) => call('list summaries', () => summaryPage(query)),
     listRunsWithDeadlines: () => call('list deadlines', () => st.deadlines.all()),
     countActiveRuns: () => call('count active runs', () => st.activeRuns.all()),
     companion: { db, relaxed: synchronous === 'full' && walPath !== undefined, guard },
