@@ -122,8 +122,10 @@ export function createEngineClient(options: EngineClientOptions) {
   /** One page of run summaries, newest first; `nextCursor` is null on the last page. */
   const listRunSummaries = (query: SummaryQuery = {}) => {
     const params = new URLSearchParams()
-    for (const name of ['status', 'runIdPrefix', 'limit', 'cursor'] as const) {
-      if (query[name] !== undefined) params.set(name, String(query[name]))
+    for (const [name, value] of Object.entries(query)) {
+      // Several statuses go as one comma-separated parameter.
+      if (value !== undefined)
+        params.set(name, Array.isArray(value) ? value.join(',') : String(value))
     }
     const qs = params.size ? `?${params}` : ''
     return call<SummaryPage>('GET', `/runs/summaries${qs}`)

@@ -2,6 +2,7 @@ import type {
   DefinitionInfo,
   EffectAttemptView,
   ReplayStep,
+  ResultOptions,
   RunOperationalStatus,
   StartOptions,
   StartRunArgs,
@@ -29,7 +30,6 @@ import type {
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
-import type { ResultOptions } from './await-terminal.js'
 import type { DeleteRunOptions } from './run-delete.js'
 import type { EngineSchedules, WaitUrlOutcome, WaitUrlRequest } from './schedule-api.js'
 
