@@ -45,6 +45,7 @@ import { type ResolvedTrim, resolveOptions } from './runtime/options.js'
 import { ClaimedTasks } from './runtime/ownership/claimed-task.js'
 import { resolveOwnership } from './runtime/ownership.js'
 import { ProjectorRunner } from './runtime/projectors.js'
+import { RetentionSweeper, resolveRetention } from './runtime/retention.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
 import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
 import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
@@ -71,6 +72,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   resolveSseLimits(options.http?.sse)
   resolveTickerOptions(options.scheduleOptions)
   const waitUrlConfig = resolveWaitUrlConfig(options.waitUrls)
+  const retention = resolveRetention(options.retention)
   const clock = options.clock ?? systemClock
   const scheduler = options.scheduler ?? localScheduler()
   const observer = options.observer
@@ -144,6 +146,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
     projectors.start()
+    const sweeper = retention
+      ? new RetentionSweeper(ctx, retention, (runId) => rt.forgetDeleted(runId))
+      : undefined
+    sweeper?.start(store)
     await ctx.flow?.boot()
     const schedules = await startSchedules(
       ctx,
@@ -153,7 +159,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       options.scheduleOptions,
       owner,
     )
-    return { store, runtime: rt, projectors, schedules }
+    return { store, runtime: rt, projectors, schedules, retention: sweeper }
   }
   const projectorRunner = (store: EventStore, tasks: ClaimedTasks): ProjectorRunner => {
     const list = [
@@ -254,6 +260,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),
     rescanTimers: async () => (await rt()).rescanTimers(),
     recoverDeadlines: async () => (await rt()).recoverDeadlines(),
+    retention: async () => {
+      await rt()
+      return (await lifecycle.boot()).retention?.status() ?? { enabled: false }
+    },
     projectors: async () => {
       await rt()
       return (await lifecycle.boot()).projectors.status()

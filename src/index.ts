@@ -126,8 +126,11 @@ export type {
   Claim,
   ClaimStore,
   Clock,
+  DeletedRun,
+  DeleteRunOptions as StoreDeleteRunOptions,
   EventStore,
   FeedEntry,
+  FinishedRunsQuery,
   FlowEntry,
   FlowKeyState,
   FlowStore,
@@ -170,6 +173,8 @@ export type {
   ProjectorState,
   ProjectorStatus,
 } from './core/projector-status.js'
+export type { RetentionStatus, RetentionSweep } from './core/retention-types.js'
+export { RUN_DELETED, type RunDeletedPayload } from './core/run-deletion.js'
 export {
   indexEvent,
   type RunIndex,
@@ -226,6 +231,8 @@ export type {
   TrimCoverageFunction,
   TrimOptions,
 } from './runtime/options.js'
+export type { RetentionOptions } from './runtime/retention.js'
+export type { DeleteRunOptions } from './runtime/run-delete.js'
 export type {
   BackfillResult,
   ScheduleInfo,

@@ -18,6 +18,7 @@ import type {
 import type { Json, JsonObject } from '../core/json.js'
 import type { DeletedRun, RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
+import type { RetentionStatus } from '../core/retention-types.js'
 import type { BackfillResult, ScheduleInfo } from '../core/schedule-types.js'
 import { newRunId, startKeyRunId } from '../core/uuid.js'
 import { clientErrorOf, networkError } from './client-error.js'
@@ -227,6 +228,8 @@ export function createEngineClient(options: EngineClientOptions) {
         'POST',
         `/runs/${seg(runId)}/effects/${seg(effectId)}/retry`,
       ),
+    /** `GET /operations/retention` (operations access): the retention sweep's state. */
+    retention: () => call<{ retention: RetentionStatus }>('GET', '/operations/retention'),
     /** `DELETE /runs/:id` (operations access): the run deleted whole (docs/data-lifecycle.md). */
     deleteRun: (runId: string, options: { force?: boolean } = {}) =>
       call<{ deleted: DeletedRun }>(
