@@ -173,7 +173,11 @@ export type {
   ProjectorState,
   ProjectorStatus,
 } from './core/projector-status.js'
-export type { RetentionStatus, RetentionSweep } from './core/retention-types.js'
+export type {
+  RetentionOptions,
+  RetentionStatus,
+  RetentionSweep,
+} from './core/retention-types.js'
 export { RUN_DELETED, type RunDeletedPayload } from './core/run-deletion.js'
 export {
   indexEvent,
@@ -231,7 +235,6 @@ export type {
   TrimCoverageFunction,
   TrimOptions,
 } from './runtime/options.js'
-export type { RetentionOptions } from './runtime/retention.js'
 export type { DeleteRunOptions } from './runtime/run-delete.js'
 export type {
   BackfillResult,

@@ -1,5 +1,17 @@
 import type { RunStatus } from './envelope.js'
 
+/** `createEngine({ retention })` (docs/data-lifecycle.md, "Retention"). */
+export interface RetentionOptions {
+  /** A finished run is deleted once it has not changed for this long (ms, > 0). */
+  finishedAfterMs: number
+  /** Which finished runs (default all three: completed, failed, cancelled). */
+  statuses?: readonly RunStatus[]
+  /** Runs deleted per transaction (default 500, at most 10,000). */
+  batchSize?: number
+  /** How often a sweep runs (default 60 s). */
+  intervalMs?: number
+}
+
 /** What `GET /operations/retention` answers. */
 export interface RetentionStatus {
   enabled: boolean

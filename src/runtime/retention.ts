@@ -1,23 +1,11 @@
 import type { RunStatus } from '../core/envelope.js'
 import { InvalidRequestError } from '../core/errors.js'
 import type { EventStore } from '../core/ports.js'
-import type { RetentionStatus, RetentionSweep } from '../core/retention-types.js'
+import type { RetentionOptions, RetentionStatus, RetentionSweep } from '../core/retention-types.js'
 import { FINISHED_STATUSES } from '../core/run-deletion.js'
 import type { EngineContext } from './context.js'
 import { errorFields } from './logger.js'
 import type { ClaimedRound, ClaimedTask } from './ownership/claimed-task.js'
-
-/** `createEngine({ retention })` (docs/data-lifecycle.md, "Retention"). */
-export interface RetentionOptions {
-  /** A finished run is deleted once it has not changed for this long (ms, > 0). */
-  finishedAfterMs: number
-  /** Which finished runs (default all three: completed, failed, cancelled). */
-  statuses?: readonly RunStatus[]
-  /** Runs deleted per transaction (default 500, at most 10,000). */
-  batchSize?: number
-  /** How often a sweep runs (default 60 s). */
-  intervalMs?: number
-}
 
 export interface ResolvedRetention {
   finishedAfterMs: number
