@@ -123,8 +123,10 @@ export function createEngineClient(options: EngineClientOptions) {
   /** One page of run summaries, newest first; `nextCursor` is null on the last page. */
   const listRunSummaries = (query: SummaryQuery = {}) => {
     const params = new URLSearchParams()
-    for (const name of ['status', 'runIdPrefix', 'limit', 'cursor'] as const) {
-      if (query[name] !== undefined) params.set(name, String(query[name]))
+    for (const [name, value] of Object.entries(query)) {
+      // Several statuses go as one comma-separated parameter.
+      if (value !== undefined)
+        params.set(name, Array.isArray(value) ? value.join(',') : String(value))
     }
     const qs = params.size ? `?${params}` : ''
     return call<SummaryPage>('GET', `/runs/summaries${qs}`)
@@ -230,6 +232,18 @@ export function createEngineClient(options: EngineClientOptions) {
       ),
     /** `GET /operations/retention` (operations access): the retention sweep's state. */
     retention: () => call<{ retention: RetentionStatus }>('GET', '/operations/retention'),
+    /** A worker attempt stuck `dispatched` or `started`: a new attempt at once. */
+    requeueEffect: (runId: string, effectId: string) =>
+      call<{ runId: string; effectId: string; state: RunState }>(
+        'POST',
+        `/runs/${seg(runId)}/effects/${seg(effectId)}/requeue`,
+      ),
+    /** A worker attempt stuck `dispatched` or `started` fails; the retry policy decides. */
+    failEffect: (runId: string, effectId: string) =>
+      call<{ runId: string; effectId: string; state: RunState }>(
+        'POST',
+        `/runs/${seg(runId)}/effects/${seg(effectId)}/fail`,
+      ),
     /** `DELETE /runs/:id` (operations access): the run deleted whole (docs/data-lifecycle.md). */
     deleteRun: (runId: string, options: { force?: boolean } = {}) =>
       call<{ deleted: DeletedRun }>(

@@ -110,3 +110,12 @@ export interface EffectAttemptView {
   finishedAt?: number
   error?: ErrorInfo
 }
+
+/** `engine.result(runId, options)`. */
+export interface ResultOptions {
+  /**
+   * How long to wait for the run to finish, in ms of the engine's clock; past it `result`
+   * rejects with RESULT_TIMEOUT (the run goes on). Default: no limit.
+   */
+  timeoutMs?: number
+}

@@ -442,22 +442,43 @@ export interface RunSummary extends RunMeta {
 }
 
 /**
- * What `listRunSummaries` and `GET /runs/summaries` take. Runs come newest first (by
- * creation), so a run never moves between pages while someone pages through them.
+ * What `listRunSummaries` and `GET /runs/summaries` take. Runs come in creation order, newest
+ * first unless `order` is `'oldest'`, so a run never moves between pages while someone pages
+ * through them. Every filter given must hold (docs/operating-runs.md, "Finding runs").
  */
 export interface SummaryQuery {
-  /** Only runs with this status. */
-  status?: RunStatus
+  /** Only runs with this status, or with any of these. */
+  status?: RunStatus | readonly RunStatus[]
+  /** Only runs of this definition name. */
+  definitionName?: string
+  /** Only runs of this definition version. */
+  definitionVersion?: string
   /** Only runs whose id starts with this text (case-sensitive). */
   runIdPrefix?: string
+  /** Only runs created at or after this time (epoch ms). */
+  createdFrom?: number
+  /** Only runs created before this time (epoch ms). */
+  createdBefore?: number
+  /** Only runs last updated at or after this time (epoch ms). */
+  updatedFrom?: number
+  /** Only runs last updated before this time (epoch ms). */
+  updatedBefore?: number
+  /** `'newest'` (default): the most recently created first; `'oldest'`: the first created first. */
+  order?: SummaryOrder
   /** Page size, 1–1000; default 100. */
   limit?: number
-  /** `nextCursor` of the previous page; the same filters must be passed again. */
+  /** `nextCursor` of the previous page; the same filters and order must be passed again. */
   cursor?: string
 }
 
-/** A validated query as stores receive it: `limit` is always set. */
-export interface StoreSummaryQuery extends SummaryQuery {
+export type SummaryOrder = 'newest' | 'oldest'
+
+/**
+ * A validated query as stores receive it: `limit` is always set, statuses are a list (absent:
+ * any status), and an absent `order` is `'newest'`.
+ */
+export interface StoreSummaryQuery extends Omit<SummaryQuery, 'status' | 'limit'> {
+  status?: readonly RunStatus[]
   limit: number
 }
 

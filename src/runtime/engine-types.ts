@@ -2,6 +2,7 @@ import type {
   DefinitionInfo,
   EffectAttemptView,
   ReplayStep,
+  ResultOptions,
   RunOperationalStatus,
   StartOptions,
   StartRunArgs,
@@ -30,7 +31,6 @@ import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
 import type { RetentionStatus } from '../core/retention-types.js'
-import type { ResultOptions } from './await-terminal.js'
 import type { DeleteRunOptions } from './run-delete.js'
 import type { EngineSchedules, WaitUrlOutcome, WaitUrlRequest } from './schedule-api.js'
 
@@ -152,6 +152,13 @@ export interface Engine {
   listEffects(runId: string): Promise<EffectAttemptView[]>
   listThreads(runId: string): Promise<ThreadState[]>
   retryEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  /**
+   * A worker attempt stuck `dispatched` or `started`: a new attempt is dispatched at once,
+   * whatever the retry policy says (docs/workers.md, "Stuck attempts").
+   */
+  requeueEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  /** A worker attempt stuck `dispatched` or `started` fails; the retry policy decides. */
+  failEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
   /**
    * Deletes the run whole: its log, snapshots, keys, lease, meta and wait-URL tokens, recorded
    * for projectors (docs/data-lifecycle.md). RUN_NOT_FOUND for an unknown run; RUN_NOT_FINISHED

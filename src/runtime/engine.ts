@@ -64,6 +64,11 @@ import { completeWaitOp } from './wait-url-complete.js'
 import { checkWaitUrl, type WaitUrlOutcome, type WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
 import { startClaimedOp, workerCallbackOp } from './worker-callback.js'
+import {
+  releaseStuckAttemptOp,
+  type StuckAttemptAction,
+  undeadlinedAttempts,
+} from './worker-operator.js'
 
 /** How often a `wait: 'settled'` start that is queued looks at its run besides listening. */
 const ADMISSION_POLL_MS = 1000
@@ -331,6 +336,45 @@ export class RuntimeEngine implements EngineRuntime {
   retryEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
     return this.mutate(runId, 'retryEffect', (fold, controller) =>
       retryEffectOp(controller.writer, fold, effectId, caller),
+    )
+  }
+
+  requeueEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
+    return this.releaseStuckAttempt(runId, effectId, 'requeue', caller)
+  }
+
+  failEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
+    return this.releaseStuckAttempt(runId, effectId, 'fail', caller)
+  }
+
+  private releaseStuckAttempt(
+    runId: string,
+    effectId: string,
+    action: StuckAttemptAction,
+    caller: CallerContext,
+  ): Promise<RunState> {
+    return this.mutate(runId, `${action}Effect`, (fold, controller) =>
+      releaseStuckAttemptOp(controller.writer, fold, effectId, action, caller),
+    )
+  }
+
+  /**
+   * Warns (boot log) about worker attempts in a worker's hands that no deadline bounds, among
+   * the newest 1,000 running runs: if their worker is gone they wait for an operator.
+   */
+  async warnUndeadlinedAttempts(): Promise<void> {
+    const stuck = await undeadlinedAttempts(
+      async (cursor) => {
+        const page = await this.listRunSummaries({ status: 'running', limit: 100, cursor })
+        return { runIds: page.runs.map((r) => r.runId), next: page.nextCursor }
+      },
+      this.readRunFold,
+      1_000,
+    )
+    if (stuck.length === 0) return
+    this.ctx.log.warn(
+      { attempts: stuck.length, first: stuck.slice(0, 10) },
+      `${stuck.length} worker attempt(s) are dispatched or started with no deadline: nothing times them out. If their worker is gone, requeue or fail them (skein requeue <runId> <effectId> [--fail], docs/workers.md "Stuck attempts"); give worker effects scheduleToStartMs and startToCloseMs`,
     )
   }
 

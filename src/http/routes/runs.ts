@@ -3,7 +3,7 @@ import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { wantsEventStream } from '../sse-request.js'
 import { streamStart } from '../stream-start.js'
-import { summaryQueryOf } from '../summary-query.js'
+import { SUMMARY_PARAMETERS, summaryQueryOf } from '../summary-query.js'
 import { terminalWaitOf } from '../terminal-wait.js'
 import {
   expectObject,
@@ -81,7 +81,7 @@ export const runRoutes: Route[] = [
     path: '/runs/summaries',
     name: 'runs.summaries',
     access: 'read',
-    query: ['status', 'runIdPrefix', 'limit', 'cursor'],
+    query: SUMMARY_PARAMETERS,
     handle: async (ctx) => {
       const page = await ctx.engine.listRunSummaries(summaryQueryOf(ctx.url))
       return jsonResponse({ runs: page.runs, nextCursor: page.nextCursor })

@@ -201,11 +201,13 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
     },
     async listSummaries(query) {
       const page: RunSummary[] = []
-      // Positions are 1-based: a cursor at position p continues with the run at p - 1.
-      const start =
-        query.cursor === undefined ? created.length : decodeSummaryCursor(query.cursor) - 1
+      const newest = query.order !== 'oldest'
+      // Positions are 1-based (index + 1): a cursor at position p continues with the run at
+      // index p - 2 newest first, at index p oldest first.
+      const from = query.cursor === undefined ? undefined : decodeSummaryCursor(query.cursor)
+      let i = newest ? (from === undefined ? created.length : from - 1) - 1 : (from ?? 0)
       // One more than asked for tells whether a next page exists.
-      for (let i = start - 1; i >= 0 && page.length <= query.limit; i--) {
+      for (; i >= 0 && i < created.length && page.length <= query.limit; i += newest ? -1 : 1) {
         const meta = runs.get(created[i])?.meta
         if (!meta) continue
         const summary = { runId: created[i], ...meta }

@@ -15,7 +15,8 @@ import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.j
 import { checkBatch } from '../shared/append-batch.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import { runListeners } from '../shared/run-listeners.js'
-import { rowToSummary } from '../shared/summary-rows.js'
+import { summaryPageSql } from '../shared/summary-filter.js'
+import { rowToSummary, type SummaryRow } from '../shared/summary-rows.js'
 import { createChangeFeed } from './change-feed.js'
 import {
   createOwnPool,
@@ -39,7 +40,7 @@ import {
   SCHEMA_VERSION,
   schemaName,
 } from './schema.js'
-import { statements } from './statements.js'
+import { META_COLUMNS, statements } from './statements.js'
 import { isUnavailable, storeError } from './store-errors.js'
 
 /** Where the store connects: a URL (it makes and owns a `pg` pool), or your own pool. */
@@ -352,12 +353,18 @@ export function postgresStore(
     },
     subscribe,
     listSummaries: async (query) => {
-      const { status, runIdPrefix, limit } = query
-      const before =
-        query.cursor === undefined ? Number.MAX_SAFE_INTEGER : decodeSummaryCursor(query.cursor)
-      const params = [status ?? null, runIdPrefix ?? null, before, limit + 1]
-      const rows = await read('list summaries', sql.summaries, params)
-      const more = rows.length > limit
+      const cursor = query.cursor === undefined ? undefined : decodeSummaryCursor(query.cursor)
+      const page = summaryPageSql(
+        `${schema.sql}.skein_runs`,
+        META_COLUMNS,
+        query,
+        cursor,
+        'postgres',
+      )
+      const rows = (await read('list summaries', page.sql, page.params)) as Array<
+        SummaryRow & { run_no: string }
+      >
+      const more = rows.length > query.limit
       if (more) rows.pop()
       const last = rows[rows.length - 1]
       return {

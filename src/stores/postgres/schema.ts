@@ -264,6 +264,10 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   CREATE INDEX skein_wait_urls_run ON ${s}.skein_wait_urls (run_id);
   ${deleteRunsFunction(s, FEED_LOCK_CLASS)}
   `,
+  // v12: summaries filtered by definition (and status) walk this index in creation order.
+  (s) => `
+  CREATE INDEX skein_runs_definition ON ${s}.skein_runs (definition_name, status, run_no);
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

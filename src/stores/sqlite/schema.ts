@@ -268,6 +268,11 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX skein_wait_urls_run ON skein_wait_urls (run_id);
   `,
+  `
+  -- v12: summaries filtered by definition (and status) read only that definition's entries,
+  -- in creation order (the index holds the rowid, run_no): "failed runs of order".
+  CREATE INDEX skein_runs_definition ON skein_runs (definition_name, status);
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -34,7 +34,7 @@ import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { sqliteWorkerTasks } from './sqlite-worker-tasks.js'
 import { prepareStatements } from './statements.js'
-import { summaryPage } from './summary-page.js'
+import { summaryPages } from './summary-page.js'
 
 export interface SqliteStoreOptions {
   /** Database file, created with its missing directories. `':memory:'` works but is lost on exit. */
@@ -176,6 +176,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   })
 
   const call = guardedCall(guard)
+  const summaryPage = summaryPages(db)
   const deletion = sqliteDeletion({
     db,
     writePendingSnapshots: () => snapshots.writePending(),
@@ -243,7 +244,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
         group.flush()
         return deletion.deleteFinished(query)
       }),
-    listSummaries: (query) => call('list summaries', () => summaryPage(st, query)),
+    listSummaries: (query) => call('list summaries', () => summaryPage(query)),
     listRunsWithDeadlines: () => call('list deadlines', () => st.deadlines.all()),
     companion: { db, relaxed: synchronous === 'full' && walPath !== undefined, guard },
     async close() {
