@@ -13,6 +13,8 @@ export const NOT_SUPPORTED_ROUTES: readonly string[] = [
   // Bulk actions start from the listing.
   'operations.runs.retry',
   'operations.runs.wake',
+  // The drift report counts runs across the store; an actor host keeps no such count.
+  'definitions.versions',
   ...ROUTES.filter((route) => route.name.startsWith('schedules.')).map((route) => route.name),
 ]
 

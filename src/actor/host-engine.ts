@@ -151,6 +151,9 @@ export function hostEngine(p: HostEngineParts): Engine {
       throw notSupported('GET /runs/summaries')
     },
     listDefinitions: async () => describeDefinitions(p.modules),
+    versions: async () => {
+      throw notSupported('GET /definitions/versions')
+    },
     schedules: noSchedules,
     completeWaitUrl: noSchedule,
     project: on((e, runId, projection) => e.project(runId, projection)) as Engine['project'],
@@ -170,6 +173,8 @@ export function hostEngine(p: HostEngineParts): Engine {
       await table.discard(runId)
       return deleted
     },
+    // Each cell is its own engine: runs are deleted one by one (DELETE /runs/:id).
+    retention: async () => ({ enabled: false }),
     rescanTimers: () => p.rescan(),
     recoverDeadlines: () => p.rescan(),
     async subscribe(runId: string, listener: (events: readonly EventEnvelope[]) => void) {

@@ -4,6 +4,7 @@ import type {
   ReplayStep,
   RunOperationalStatus,
   StartRunArgs,
+  VersionReport,
   WaitFor,
 } from '../core/api-types.js'
 import type { BulkOptions, BulkResult, RunFilter } from '../core/bulk-types.js'
@@ -19,6 +20,7 @@ import type {
 import type { Json, JsonObject } from '../core/json.js'
 import type { DeletedRun, RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
+import type { RetentionStatus } from '../core/retention-types.js'
 import type { BackfillResult, ScheduleInfo } from '../core/schedule-types.js'
 import { newRunId, startKeyRunId } from '../core/uuid.js'
 import { clientErrorOf, networkError } from './client-error.js'
@@ -184,6 +186,8 @@ export function createEngineClient(options: EngineClientOptions) {
       } while (cursor !== undefined)
     },
     listDefinitions: () => call<{ definitions: DefinitionInfo[] }>('GET', '/definitions'),
+    /** The drift report: runs not yet terminal per definition version (docs/deploys.md). */
+    versions: () => call<VersionReport>('GET', '/definitions/versions'),
     getRun: (runId: string) =>
       call<{ runId: string; state: RunState }>('GET', `/runs/${seg(runId)}`),
     /**
@@ -230,6 +234,8 @@ export function createEngineClient(options: EngineClientOptions) {
         'POST',
         `/runs/${seg(runId)}/effects/${seg(effectId)}/retry`,
       ),
+    /** `GET /operations/retention` (operations access): the retention sweep's state. */
+    retention: () => call<{ retention: RetentionStatus }>('GET', '/operations/retention'),
     /** A worker attempt stuck `dispatched` or `started`: a new attempt at once. */
     requeueEffect: (runId: string, effectId: string) =>
       call<{ runId: string; effectId: string; state: RunState }>(

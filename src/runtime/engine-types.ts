@@ -6,6 +6,7 @@ import type {
   RunOperationalStatus,
   StartOptions,
   StartRunArgs,
+  VersionReport,
   WaitFor,
 } from '../core/api-types.js'
 import type { Definition, InputOf } from '../core/definition.js'
@@ -30,6 +31,7 @@ import type {
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
+import type { RetentionStatus } from '../core/retention-types.js'
 import type { BulkOptions, BulkResult, RunFilter } from './bulk.js'
 import type { DeleteRunOptions } from './run-delete.js'
 import type { EngineSchedules, WaitUrlOutcome, WaitUrlRequest } from './schedule-api.js'
@@ -154,6 +156,11 @@ export interface Engine {
   listRunSummaries(query?: SummaryQuery): Promise<SummaryPage>
   /** The registered definitions, with input schemas as JSON Schema where available. */
   listDefinitions(): Promise<DefinitionInfo[]>
+  /**
+   * The drift report (docs/deploys.md): runs not yet terminal per definition version on the
+   * whole store, beside what this host registers, and which versions are safe to remove.
+   */
+  versions(): Promise<VersionReport>
   /** A projection object gives the value's type (`S`); by name the value is untyped. */
   project<S = any>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S>
   replayTo(runId: string, seq: number): Promise<ReplayStep | null>
@@ -177,6 +184,8 @@ export interface Engine {
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>
+  /** The retention sweep's options and last sweep (docs/data-lifecycle.md, "Retention"). */
+  retention(): Promise<RetentionStatus>
   /** Each registered projector's state, checkpoint, lag and last error (docs/projectors.md). */
   projectors(): Promise<ProjectorStatus[]>
   /** Transient (never stored) events of a run published after the call; returns unsubscribe. */

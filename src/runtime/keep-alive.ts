@@ -39,6 +39,7 @@ const USER_CALLS = [
   'cancelMany',
   'listRunSummaries',
   'listDefinitions',
+  'versions',
   'project',
   'replayTo',
   'inspectRun',

@@ -17,7 +17,12 @@ it('bulk actions over HTTP need operations access and a filter', async () => {
   engine = createEngine({
     modules: [workflow({ definitions: [waits, breaks] })],
     authorize: (request, { access }) =>
-      access !== 'operations' || request.headers.get('authorization') === 'Bearer ops',
+      access !== 'operations' || request.headers.get('authorization') === 'Bearer ops'
+        ? true
+        : Response.json(
+            { error: { code: 'FORBIDDEN', message: 'operations only' } },
+            { status: 403 },
+          ),
   })
   server = await engine.serve({ port: 0, hostname: '127.0.0.1' })
   const ops = createEngineClient({ baseUrl: server.url, headers: { authorization: 'Bearer ops' } })

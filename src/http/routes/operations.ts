@@ -60,4 +60,11 @@ export const operationRoutes: Route[] = [
     access: 'operations',
     handle: (ctx) => bulk(ctx, 'wake'),
   },
+  {
+    method: 'GET',
+    path: '/operations/retention',
+    name: 'operations.retention',
+    access: 'operations',
+    handle: async (ctx) => jsonResponse({ retention: await ctx.engine.retention() }),
+  },
 ]
