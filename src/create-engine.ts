@@ -247,8 +247,9 @@ export function createEngine(options: EngineOptions = {}): Engine {
 
   const engine: Engine = {
     ready: readyFn,
-    start: async (definition: Definition, input?: unknown, opts?: StartOptions) =>
-      (await rt()).start(definition, input, opts),
+    // The output a run records is the definition's `output`: its type is the definition's.
+    start: (async (definition: Definition, input?: unknown, opts?: StartOptions) =>
+      (await rt()).start(definition, input, opts)) as Engine['start'],
     startRun: async (args: StartRunArgs, hooks?: StartHooks): Promise<StartResult> =>
       (await rt()).startRun(args, hooks),
     getRun: async (runId: string) => (await rt()).getRun(runId),

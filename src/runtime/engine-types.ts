@@ -9,7 +9,7 @@ import type {
   VersionReport,
   WaitFor,
 } from '../core/api-types.js'
-import type { Definition, InputOf } from '../core/definition.js'
+import type { Definition, InputOf, RunOutputOf } from '../core/definition.js'
 import type {
   EventEnvelope,
   EventInput,
@@ -128,7 +128,11 @@ export interface ReadyFunction extends PromiseLike<EngineReady> {
 
 export interface Engine {
   readonly ready: ReadyFunction
-  start<D extends Definition>(definition: D, ...args: StartArgs<D>): Promise<StartResult>
+  /** `state.output` is typed by the definition's output (`Json` for an untyped one). */
+  start<D extends Definition>(
+    definition: D,
+    ...args: StartArgs<D>
+  ): Promise<StartResult<RunOutputOf<D>>>
   startRun(args: StartRunArgs, hooks?: StartHooks): Promise<StartResult>
   getRun(runId: string): Promise<RunState>
   /**
