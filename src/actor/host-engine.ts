@@ -81,7 +81,11 @@ export function hostEngine(p: HostEngineParts): Engine {
       owner: p.identity() ?? null,
       kind: args.kind,
       definitionName: args.definitionName,
-      definitionVersion: args.definitionVersion ?? null,
+      // A start without a version gets the default one: recorded as such, not left empty.
+      definitionVersion:
+        args.definitionVersion ??
+        p.modules.resolve({ kind: args.kind, name: args.definitionName })?.version ??
+        null,
       createdAt: p.clock.now(),
     })
     let cell: Cell

@@ -5,7 +5,7 @@ import { bearerAuth } from 'skein'
 import { type ActorHost, cellFileName, createActorHost, sqliteRegistry } from 'skein/actor'
 import { manualClock } from 'skein/testing'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { actorModules } from './actor-workload.js'
+import { actorModules, nap } from './actor-workload.js'
 
 const dirs: string[] = []
 const hosts: ActorHost[] = []
@@ -68,7 +68,7 @@ describe('actor host', () => {
         owner: { token: 'write' },
         kind: 'workflow',
         definitionName: 'nap',
-        definitionVersion: null,
+        definitionVersion: nap.version,
         createdAt: clock.now() - 5,
       },
     ])
