@@ -42,6 +42,7 @@ import { type ResolvedTrim, resolveOptions } from './runtime/options.js'
 import { ClaimedTasks } from './runtime/ownership/claimed-task.js'
 import { resolveOwnership } from './runtime/ownership.js'
 import { ProjectorRunner } from './runtime/projectors.js'
+import { checkStore } from './runtime/store-check.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
 import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
 import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
@@ -95,6 +96,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
 
   const boot = async (): Promise<Booted> => {
     const store = await resolveStore(options.store)
+    const capabilities = checkStore(store, {
+      projectors: projectorList.length,
+      ownership: options.ownership !== undefined && options.ownership !== false,
+      trim: options.trimAfterSnapshot !== undefined,
+    })
     const snapshots: SnapshotStore =
       options.snapshotStore ?? store.snapshots ?? memorySnapshotStore()
     const ownership = resolveOwnership(options.ownership, store.leases, {
@@ -110,6 +116,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       clock,
       options: resolved,
       store,
+      capabilities,
       snapshots,
       scheduler,
       worker: options.worker,
@@ -146,21 +153,16 @@ export function createEngine(options: EngineOptions = {}): Engine {
     )
     return { store, runtime: rt, projectors, schedules }
   }
-  const projectorRunner = (store: EventStore, tasks: ClaimedTasks): ProjectorRunner => {
-    const list = [
-      ...(options.projectors ?? []),
-      ...(options.modules ?? []).flatMap((m) => m.projectors ?? []),
-    ]
-    const feed = store.feed
-    if (list.length > 0 && !feed) {
-      throw new TypeError(
-        'createEngine: projectors need a store with a projection feed (memoryStore, sqliteStore, postgresStore)',
-      )
-    }
-    return new ProjectorRunner(
-      list,
+  const projectorList = [
+    ...(options.projectors ?? []),
+    ...(options.modules ?? []).flatMap((m) => m.projectors ?? []),
+  ]
+  const projectorRunner = (store: EventStore, tasks: ClaimedTasks): ProjectorRunner =>
+    new ProjectorRunner(
+      projectorList,
       {
-        feed: feed ?? (undefined as never),
+        // checkStore refused projectors on a store without a feed.
+        feed: store.feed ?? (undefined as never),
         claims: store.claims,
         tasks,
         clock,
@@ -170,7 +172,6 @@ export function createEngine(options: EngineOptions = {}): Engine {
       },
       options.projectorOptions,
     )
-  }
   const lifecycle: EngineLifecycle = new EngineLifecycle({
     boot,
     log,

@@ -2,7 +2,15 @@ import type { EffectDefinition } from '../core/effect.js'
 import type { TransientEvent } from '../core/envelope.js'
 import type { RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
-import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
+import type {
+  Clock,
+  EventStore,
+  Ids,
+  SnapshotStore,
+  StoreCapabilities,
+  WakeScheduler,
+  Worker,
+} from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
 import type { Batch } from './batch.js'
 import type { Causes } from './causes.js'
@@ -20,6 +28,11 @@ export interface EngineContext {
   clock: Clock
   options: ResolvedOptions
   store: EventStore
+  /**
+   * The store's declaration, checked by createEngine against its members and the options: the
+   * engine calls an optional member only when its capability is declared (docs/storage.md).
+   */
+  capabilities: StoreCapabilities
   snapshots: SnapshotStore
   scheduler: WakeScheduler
   worker: Worker | undefined

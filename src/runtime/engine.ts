@@ -24,7 +24,7 @@ import {
   WaitUrlNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
-import type { EventStore, SummaryPage, SummaryQuery, WorkerCallbackInput } from '../core/ports.js'
+import type { SummaryPage, SummaryQuery, WorkerCallbackInput } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
 import { normalizeSummaryQuery } from '../core/summaries.js'
@@ -288,7 +288,7 @@ export class RuntimeEngine implements EngineRuntime {
   /** One page of run summaries, newest first (see SummaryQuery). */
   async listRunSummaries(query?: SummaryQuery): Promise<SummaryPage> {
     const valid = normalizeSummaryQuery(query)
-    if (this.ctx.store.listSummaries) return this.ctx.store.listSummaries(valid)
+    if (this.ctx.capabilities.summaries) return this.ctx.store.listSummaries!(valid)
     return foldedSummaryPage(this.ctx.store, valid, async (runId) => ({
       runId,
       ...metaOf(await this.readFold(runId)),
@@ -340,10 +340,9 @@ export class RuntimeEngine implements EngineRuntime {
     runId: string,
     listener: (events: readonly EventEnvelope[]) => void,
   ): Promise<() => void> {
-    const store: EventStore = this.ctx.store
-    if (!store.subscribe)
+    if (!this.ctx.capabilities.subscribe)
       throw new InvalidRequestError('this store does not support live subscriptions')
-    return store.subscribe(runId, listener)
+    return this.ctx.store.subscribe!(runId, listener)
   }
 
   subscribeTransient(runId: string, listener: (event: TransientEvent) => void): () => void {

@@ -85,11 +85,12 @@ export class WakePass implements Pass {
     } catch (error) {
       // The caller sees the pass's own error; should this sync fail too, the next fsynced
       // commit covers the deferred append.
-      if (this.deferred) await this.ctx.store.flush?.().catch(() => {})
+      if (this.deferred && this.ctx.capabilities.flush)
+        await this.ctx.store.flush!().catch(() => {})
       if (this.ctx.observing) this.observeFailed(error)
       throw error
     }
-    if (this.deferred) await this.ctx.store.flush?.()
+    if (this.deferred && this.ctx.capabilities.flush) await this.ctx.store.flush!()
     const status = this.fold.state.status
     if (status === 'failed' && statusBefore !== 'failed') {
       logRunFailed(this.ctx, this.fold)

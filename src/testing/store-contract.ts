@@ -3,6 +3,7 @@ import type { EventEnvelope } from '../core/envelope.js'
 import { IdempotencyConflictError, InvalidRequestError, SeqConflictError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { EventStore, RunMeta, Snapshot, SnapshotStore } from '../core/ports.js'
+import { storeCapabilities } from '../core/store-capabilities.js'
 import { makeEnvelopes } from './make-envelopes.js'
 import { summaryPagingContract } from './summary-contract.js'
 
@@ -71,6 +72,11 @@ export function describeEventStore(
     })
 
     summaryPagingContract(open)
+
+    it('declares its capabilities truthfully: each one exactly when it has the member', async () => {
+      const store = await open()
+      expect(() => storeCapabilities(store, name)).not.toThrow()
+    })
 
     it('reports an unknown run as empty', async () => {
       const store = await open()

@@ -87,6 +87,19 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
 
   return {
     snapshots,
+    capabilities: {
+      subscribe: true,
+      summaries: true,
+      deadlines: true,
+      trim: true,
+      flush: false,
+      snapshots: true,
+      leases: true,
+      feed: true,
+      claims: true,
+      schedules: true,
+      waitUrls: true,
+    },
     leases,
     claims: claims.claims,
     feed: feed.feed,

@@ -284,6 +284,19 @@ export function postgresStore(
 
   const store: PostgresStore = {
     schema: schema.name,
+    capabilities: {
+      subscribe: true,
+      summaries: true,
+      deadlines: true,
+      trim: true,
+      flush: true,
+      snapshots: true,
+      leases: true,
+      feed: true,
+      claims: true,
+      schedules: true,
+      waitUrls: true,
+    },
     snapshots,
     feed: projection.feed,
     schedules,

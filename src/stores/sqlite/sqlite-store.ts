@@ -168,6 +168,19 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   const store: SqliteStore = {
     path,
+    capabilities: {
+      subscribe: true,
+      summaries: true,
+      deadlines: true,
+      trim: true,
+      flush: true,
+      snapshots: true,
+      leases: true,
+      feed: true,
+      claims: true,
+      schedules: true,
+      waitUrls: true,
+    },
     snapshots,
     leases,
     claims,
