@@ -61,7 +61,7 @@ describe('store capabilities', () => {
   })
 
   it('refuses options whose capability the store does not declare', async () => {
-    const trim = newEngine({ store: view(), trimAfterSnapshot: {} })
+    const trim = newEngine({ store: view(), trimAfterSnapshot: { keepSnapshots: 1 } })
     await expect(trim.ready()).rejects.toThrow(
       'createEngine: trimAfterSnapshot needs a store with capabilities.trim',
     )
