@@ -1,10 +1,16 @@
 import type { RunState } from '../core/envelope.js'
 import { EngineStoppedError, StoreError, StoreUnavailableError } from '../core/errors.js'
 import type { RunFold } from '../core/fold/index.js'
+import { type Backoff, backoffAfter } from '../core/retry.js'
 import type { EngineContext } from './context.js'
 import { errorFields } from './logger.js'
 import { type ControllerHost, RunController } from './run-controller.js'
 import type { FoldCache } from './run-writer.js'
+
+/** A deadline wake that failed: the deadline already fired, so the engine retries it. */
+const WAKE_RETRY: Backoff = { initialMs: 1000, maxMs: 60_000 }
+/** A drive that failed on the store, which may hold finished work not yet recorded. */
+const DRIVE_RETRY: Backoff = { initialMs: 250, maxMs: 30_000 }
 
 /**
  * The runs this process is serving: one controller per active run, made on first use and
@@ -73,7 +79,7 @@ export class LocalRuns {
       // it. Retry with capped backoff and tell the observer.
       const failures = (this.wakeFailures.get(runId) ?? 0) + 1
       this.wakeFailures.set(runId, failures)
-      const delay = Math.min(60_000, 1000 * 2 ** (failures - 1))
+      const delay = backoffAfter(failures, WAKE_RETRY)
       const fields = errorFields(error)
       this.ctx.observe({ type: 'wake.failed', runId, error: fields.message, retryInMs: delay })
       this.ctx.log.error(
@@ -88,7 +94,7 @@ export class LocalRuns {
   }
 
   /** Something finished outside a queue operation (an attempt, a worker call): drive the run. */
-  requestDrive(runId: string, retryMs = 0): void {
+  requestDrive(runId: string, failures = 0): void {
     if (this.host.stopped) return
     const controller = this.controller(runId)
     controller.drive().catch((error) => {
@@ -99,14 +105,14 @@ export class LocalRuns {
       // this process has not recorded, and no deadline of this process may be due to retry it
       // (with ownership, the run's lease is this process's own): retry, backing off to 30 s.
       const storeFailed = StoreUnavailableError.is(error) || StoreError.is(error)
-      const next = Math.min(Math.max(retryMs * 2, 250), 30_000)
+      const next = backoffAfter(failures + 1, DRIVE_RETRY)
       this.ctx.log.error(
         { runId, ...fields },
         storeFailed
           ? `wake of run ${runId} (recording finished work) failed; retrying in ${next} ms`
           : `wake of run ${runId} (recording finished work) failed; the next call or deadline retries`,
       )
-      if (storeFailed) this.ctx.clock.setTimeout(() => this.requestDrive(runId, next), next)
+      if (storeFailed) this.ctx.clock.setTimeout(() => this.requestDrive(runId, failures + 1), next)
     })
     // An execution may settle with nothing queued: let the controller notice it is idle.
     queueMicrotask(() => controller.settleIfIdle())

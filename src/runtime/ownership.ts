@@ -1,5 +1,6 @@
 import { LeaseLostError } from '../core/errors.js'
 import type { Clock, Lease, LeaseClaim, LeaseStore } from '../core/ports.js'
+import { backoffAfter } from '../core/retry.js'
 import type { Observation, OwnershipOptions } from './options.js'
 
 /** What a lease needs of the engine (not the whole context: no import loop). */
@@ -123,7 +124,7 @@ export class RunLease {
     }
     const { clock } = this.ctx
     const started = clock.now()
-    for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+    for (let polls = 1; ; polls++) {
       const lease = await this.own.leases.readLease(this.runId)
       const now = clock.now()
       if (!lease || this.expired(lease, now)) {
@@ -148,6 +149,7 @@ export class RunLease {
           { runId: this.runId, owner: lease.owner, retryAfterSeconds: 1 },
         )
       }
+      const pause = backoffAfter(polls, { initialMs: 10, maxMs: 200 })
       const until = Math.min(pause, Math.max(1, lease.expiresAt - now + 1))
       await new Promise<void>((resolve) => clock.setTimeout(resolve, until))
     }

@@ -1,6 +1,7 @@
 import { TerminalError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { WorkerTask } from '../core/ports.js'
+import { backoffAfter } from '../core/retry.js'
 
 export interface HttpWorkerContext {
   /** Aborted when the run or the task's thread is cancelled (noticed on heartbeat) or on stop. */
@@ -114,7 +115,7 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
   }
 
   async function loop(): Promise<void> {
-    let backoff = 100
+    let failures = 0
     while (!stopping.signal.aborted) {
       try {
         const reply = await post(
@@ -122,13 +123,13 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
           { types: options.types, max: 1, waitMs: options.waitMs ?? 20_000 },
           stopping.signal,
         )
-        backoff = 100
+        failures = 0
         for (const task of reply?.tasks ?? []) await runTask(task)
       } catch (error) {
         if (stopping.signal.aborted) return
         options.onError?.(error)
-        await new Promise((resolve) => setTimeout(resolve, backoff))
-        backoff = Math.min(backoff * 2, 5_000)
+        const pause = backoffAfter(++failures, { initialMs: 100, maxMs: 5_000 })
+        await new Promise((resolve) => setTimeout(resolve, pause))
       }
     }
   }

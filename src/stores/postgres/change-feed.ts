@@ -1,4 +1,8 @@
 import type { EventEnvelope } from '../../core/envelope.js'
+import { type Backoff, backoffAfter } from '../../core/retry.js'
+
+/** Reconnecting the LISTEN connection after it is lost. */
+const RECONNECT: Backoff = { initialMs: 100, maxMs: 5000 }
 
 /** A dedicated connection that LISTENs (a `pg` Client, or a client checked out of a pg Pool). */
 export interface ListenConnection {
@@ -50,7 +54,7 @@ export function createChangeFeed(options: ChangeFeedOptions) {
   const reading = new Map<string, { again: boolean }>()
   let connection: ListenConnection | undefined
   let connecting = false
-  let reconnectMs = 100
+  let reconnects = 0
   let pollTimer: NodeJS.Timeout | undefined
   let reconnectTimer: NodeJS.Timeout | undefined
   let stopped = false
@@ -114,12 +118,12 @@ export function createChangeFeed(options: ChangeFeedOptions) {
 
   const scheduleReconnect = () => {
     if (stopped || reconnectTimer || known.size === 0) return
+    const delay = backoffAfter(++reconnects, RECONNECT)
     reconnectTimer = setTimeout(() => {
       reconnectTimer = undefined
       listen()
-    }, reconnectMs)
+    }, delay)
     reconnectTimer.unref?.()
-    reconnectMs = Math.min(reconnectMs * 2, 5000)
   }
 
   const listen = () => {
@@ -146,7 +150,7 @@ export function createChangeFeed(options: ChangeFeedOptions) {
         }
         if (stopped) return c.close()
         connection = c
-        reconnectMs = 100
+        reconnects = 0
         // Whatever was appended while nobody listened.
         pollSoon()
       })
