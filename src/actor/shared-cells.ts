@@ -82,9 +82,8 @@ export function sharedCells(options: SharedCellsOptions): CellStore {
   const owner = options.ownership?.owner ?? defaultOwner()
   const leaseMs = options.ownership?.leaseMs ?? 10_000
   return {
-    // The cells' engines claim nothing (their view's claimDue is empty): the host claims every
-    // `sweepMs`, so their claim timer is set as far out as a timer goes.
-    ownership: { ...options.ownership, owner, pollMs: 2 ** 31 - 1 },
+    // The cells' engines claim nothing: the host claims for them every `sweepMs`.
+    ownership: { ...options.ownership, owner, claimDue: false },
     async open(runId, create) {
       if (!create && (await store.tail(runId)) === 0) throw runNotFound(runId)
       return { store: runView(store, leases, runId), close: async () => {} }

@@ -4,6 +4,7 @@ import type { RunFold } from '../core/fold/index.js'
 import { type Backoff, backoffAfter } from '../core/retry.js'
 import type { EngineContext } from './context.js'
 import { errorFields } from './logger.js'
+import { Claimer, claimDue } from './ownership/claimer.js'
 import { type ControllerHost, RunController } from './run-controller.js'
 import type { FoldCache } from './run-writer.js'
 
@@ -139,41 +140,46 @@ export class LocalRuns {
     await Promise.allSettled(controllers.map((c) => c.writer.letGo()))
   }
 
-  private claimTimer: unknown
+  private claimer: Claimer | undefined
 
   /**
    * With ownership, deadlines are claimed through the store instead of fired by every process
    * that knows them: every `pollMs` this process takes the leases of due runs nobody holds
    * (`claimDue`) and wakes them. That also finds the runs of an owner that died (a run with an
-   * attempt in flight stores a deadline of "now"), once its lease expired.
+   * attempt in flight stores a deadline of "now"), once its lease expired. Not when the
+   * ownership says `claimDue: false` (a cell engine: its host claims for it).
    */
   startClaiming(): void {
     const own = this.ctx.ownership
-    if (!own || this.claimTimer !== undefined) return
+    if (!own?.claimDue || this.claimer) return
     const { clock } = this.ctx
-    const page = 32
-    const tick = async () => {
-      if (this.host.stopping) return
-      let next = own.pollMs
-      try {
-        const now = clock.now()
-        const claimed = await own.leases.claimDue(own.owner, now, now + own.leaseMs, page)
-        for (const { runId, epoch } of claimed) {
-          this.controller(runId).writer.lease?.adopt(epoch, now + own.leaseMs)
-          void this.wakeDue(runId)
-        }
-        if (claimed.length === page) next = 1
-      } catch (error) {
-        const fields = errorFields(error)
-        this.ctx.log.error(fields, `claiming due runs failed; retrying in ${own.pollMs} ms`)
-      }
-      if (!this.host.stopping) this.claimTimer = clock.setTimeout(tick, next)
-    }
-    this.claimTimer = clock.setTimeout(tick, own.pollMs)
+    this.claimer = new Claimer({
+      clock,
+      everyMs: own.pollMs,
+      round: () =>
+        claimDue(
+          {
+            claim: (now, limit) => own.leases.claimDue(own.owner, now, now + own.leaseMs, limit),
+            onClaimed: ({ runId, epoch }, now) => {
+              this.controller(runId).writer.lease?.adopt(epoch, now + own.leaseMs)
+              void this.wakeDue(runId)
+            },
+            pageSize: () => 32,
+            stopped: () => this.host.stopping,
+          },
+          clock,
+        ),
+      onError: (error) =>
+        this.ctx.log.error(
+          errorFields(error),
+          `claiming due runs failed; retrying in ${own.pollMs} ms`,
+        ),
+    })
+    this.claimer.start()
   }
 
   private stopClaiming(): void {
-    if (this.claimTimer !== undefined) this.ctx.clock.clearTimeout(this.claimTimer)
+    this.claimer?.stop()
   }
 
   /** A cached fold, without touching its place in the LRU (reads only peek). */

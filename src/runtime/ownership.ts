@@ -15,6 +15,8 @@ export interface Ownership {
   leaseMs: number
   renewMs: number
   pollMs: number
+  /** This engine claims due runs (`OwnershipOptions.claimDue`). */
+  claimDue: boolean
   waitMs: number
   isGone: (owner: string) => boolean
 }
@@ -30,6 +32,9 @@ export function resolveOwnership(
   if (option === false || !leases) return undefined
   if (option === undefined && !leases.shared) return undefined
   const o = option ?? {}
+  if (o.claimDue !== undefined && typeof o.claimDue !== 'boolean') {
+    throw new TypeError(`createEngine: ownership.claimDue must be a boolean, got ${o.claimDue}`)
+  }
   const positive = (name: string, value: number | undefined, fallback: number) => {
     const v = value ?? fallback
     if (!Number.isFinite(v) || v <= 0) {
@@ -48,6 +53,7 @@ export function resolveOwnership(
     leaseMs,
     renewMs,
     pollMs: positive('pollMs', o.pollMs, 500),
+    claimDue: o.claimDue ?? true,
     waitMs: positive('waitMs', o.waitMs, 30_000),
     isGone: o.isGone ?? defaults.isGone,
   }
