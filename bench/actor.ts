@@ -1,4 +1,4 @@
-// The actor host (issue 21): default cells (one SQLite file per run, synchronous=FULL) against
+// The actor host: default cells (one SQLite file per run, synchronous=FULL) against
 // the embed host on one SQLite file (FULL), both over HTTP on 127.0.0.1; cold cell opens; a warm
 // cell's GET /runs/:id against the embed host's; the same rate and cold opens on cells over one
 // shared SQLite file (sharedCells). SKEIN_BENCH_ACTOR_RUNS=100000 adds the large

@@ -1,4 +1,4 @@
-// Throughput of 1, 2 and 3 host processes on one Postgres database (issue 20): each host runs
+// Throughput of 1, 2 and 3 host processes on one Postgres database: each host runs
 // the 3-step workflow 16 at a time on the same schema; the figure is all hosts' runs over the
 // wall time from a common start to the last host's end, a median over interleaved rounds. CPU
 // seconds per 1,000 runs, of the hosts and of their Postgres backends, say where the limit is

@@ -1,5 +1,5 @@
 // Engine throughput on SQLite (synchronous FULL, 16 concurrent 3-step workflows) with 0, 1
-// and 3 post-commit projectors attached (issue 22: target >= 0.8 of the bare engine with 3).
+// and 3 post-commit projectors attached (target >= 0.8 of the bare engine with 3).
 // Projectors run off the commit path in the same process, so what they cost the engine is the
 // CPU their reads of the feed and their handlers take. The 3 are: the SQLite run index (a
 // write transaction per run batch) and two counters. Configurations are interleaved round by

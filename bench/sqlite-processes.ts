@@ -1,4 +1,4 @@
-// Several processes on one SQLite file (issue 19): 3-step workflows started at 16 concurrent
+// Several processes on one SQLite file: 3-step workflows started at 16 concurrent
 // in each process, one process alone against two on one file (ownership on).
 // Each process is a child started together behind a barrier; the figure is all runs over the
 // wall time from the barrier to the last child's end.

@@ -13,6 +13,7 @@ import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
 import { markApiBasePath } from './http/node-middleware.js'
 import { resolveSseLimits } from './http/sse-limits.js'
+import { type ResultOptions, TerminalWaits } from './runtime/await-terminal.js'
 import { Causes } from './runtime/causes.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
@@ -222,6 +223,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     startRun: async (args: StartRunArgs, hooks?: StartHooks): Promise<StartResult> =>
       (await rt()).startRun(args, hooks),
     getRun: async (runId: string) => (await rt()).getRun(runId),
+    result: (runId: string, resultOptions?: ResultOptions) => waits.result(runId, resultOptions),
     getEvents: async (runId: string, opts?: { fromSeq?: number; limit?: number }) =>
       (await rt()).getEvents(runId, opts),
     signal: async (runId: string, events: readonly EventInput[], opts?: SignalOptions) =>
@@ -279,7 +281,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
     },
     serve: (serveOptions: ServeOptions = {}) =>
       lifecycle.serve((request) => handler().fetch(request), serveOptions),
-    stop: (stopOptions?: StopOptions) => lifecycle.stop(stopOptions).finally(() => causes?.close()),
+    stop: (stopOptions?: StopOptions) =>
+      lifecycle.stop(stopOptions).finally(() => {
+        waits.stop()
+        causes?.close()
+      }),
     get runtime() {
       return lifecycle.boot().then(({ runtime }) => runtimeView(runtime))
     },
@@ -292,6 +298,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     }),
   }
 
+  const waits = new TerminalWaits(engine, clock)
   markApiBasePath(engine, apiBasePath)
   // Boot now, not at the first call: a restarted process resumes interrupted attempts and due
   // timers by itself. Failures reach ready(), the observer and the logger.

@@ -4,7 +4,7 @@ import type { ServeOptions } from './runtime/engine-types.js'
 import type { RuntimeOptions } from './runtime/options.js'
 
 /**
- * The options of `createEngine` (SPEC "Runtime creation options", docs/engine.md): the
+ * The options of `createEngine` (docs/engine.md): the
  * runtime's (`RuntimeOptions`: modules, store, limits, worker, …) and those of the HTTP layer
  * and the server, which the runtime never reads.
  */

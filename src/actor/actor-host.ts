@@ -74,7 +74,7 @@ export interface ActorHost {
 const AHEAD_MS = 2000
 
 /**
- * The actor host (SPEC "Deployment shapes", DESIGN §7): each run lives in a cell with exactly
+ * The actor host (docs/http.md, "Actor host"): each run lives in a cell with exactly
  * one writer, an engine over the run's own storage. Cells open lazily on the first request for
  * their run (load, catch up, schedule the run's deadlines), close when idle and are bounded by
  * `maxOpenCells`. New runs are recorded in the run registry; after a restart the host opens the

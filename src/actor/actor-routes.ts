@@ -3,7 +3,7 @@ import { ROUTES } from '../http/routes/index.js'
 import { notSupported } from './host-engine.js'
 
 /**
- * The routes an actor host answers 501 NOT_SUPPORTED (SPEC "HTTP routes"): the listings, and
+ * The routes an actor host answers 501 NOT_SUPPORTED (docs/http.md, "Actor host"): the listings, and
  * schedules (each run is its own cell: schedules live on an engine over a shared store).
  */
 export const NOT_SUPPORTED_ROUTES: readonly string[] = [
@@ -13,13 +13,14 @@ export const NOT_SUPPORTED_ROUTES: readonly string[] = [
 ]
 
 /**
- * The embed route table with the one difference of an actor host: the listing routes still
- * route, authorize and check their query as before, then answer 501 saying what to use instead.
+ * The embed route table with the one difference of an actor host: the schedule routes answer 501
+ * at once; the listing routes keep their handlers, which check the query's names and values as
+ * on the embed host, then get 501 from the host engine saying what to use instead.
  */
 export const ACTOR_ROUTES: readonly Route[] = Object.freeze(
   ROUTES.map(
     (route): Route =>
-      NOT_SUPPORTED_ROUTES.includes(route.name)
+      NOT_SUPPORTED_ROUTES.includes(route.name) && route.name.startsWith('schedules.')
         ? {
             ...route,
             handle: async () => {

@@ -9,7 +9,7 @@ export interface CellScheduler extends WakeScheduler {
 
 /**
  * The local scheduler of one cell, watched: the host writes `next()` to the registry when it
- * closes the cell, so the cell is opened again in time for its deadline (SPEC procedure 4).
+ * closes the cell, so the cell is opened again in time for its deadline (docs/operations.md, "Actor hosts and run registries").
  */
 export function cellScheduler(): CellScheduler {
   const inner = localScheduler()

@@ -28,7 +28,7 @@ export interface CellStore {
    * Cells over a shared store: takes the leases of runs due by `now` that nobody holds (a
    * deadline, or the runs of a host that died) for this host, at most `limit`. The host opens
    * their cells; with it the host keeps no wake times in the registry (the store's run index is
-   * where deadlines wait, SPEC procedure 4).
+   * where deadlines wait, docs/operations.md, "Actor hosts and run registries").
    */
   claimDue?(now: number, limit: number): Promise<string[]>
 }

@@ -1,4 +1,4 @@
-import { EngineStoppedError, RunNotFoundError } from '../core/errors.js'
+import { EngineStoppedError, LeaseLostError, RunNotFoundError } from '../core/errors.js'
 import type { Clock, EventStore } from '../core/ports.js'
 import type { Engine } from '../runtime/engine-types.js'
 import type { Logger } from '../runtime/logger.js'
@@ -36,6 +36,13 @@ export interface CellTableOptions {
   log: Logger
 }
 
+/** A cell being opened, and how long that open waits for another process (undefined: the default). */
+type Opening = Promise<Cell> & { waitMs?: number }
+
+/** Whether a wait of `mine` is longer than one of `theirs` (undefined: the cell store's default). */
+const waitsLonger = (mine: number | undefined, theirs: number | undefined) =>
+  theirs !== undefined && (mine === undefined || mine > theirs)
+
 /**
  * The open cells of a host: at most one per run (so one writer per run in this process; the
  * cell store's lock gives it across processes), opened lazily, closed when idle, bounded by
@@ -45,7 +52,7 @@ export interface CellTableOptions {
 export class CellTable {
   /** Open cells, least recently used first (a use moves a cell to the end). */
   private readonly open = new Map<string, Cell>()
-  private readonly opening = new Map<string, Promise<Cell>>()
+  private readonly opening = new Map<string, Opening>()
   private readonly closing = new Map<string, Promise<void>>()
   private stopped = false
 
@@ -77,9 +84,11 @@ export class CellTable {
         continue
       }
       let opening = this.opening.get(runId)
+      const joined = opening !== undefined
       if (!opening) {
         opening = this.openCell(runId, create, waitMs)
         this.opening.set(runId, opening)
+        opening.waitMs = waitMs
         const settled = () => {
           this.opening.delete(runId)
         }
@@ -90,6 +99,9 @@ export class CellTable {
       } catch (error) {
         // A read's open found no run while a start was on its way: the start's turn now.
         if (create && RunNotFoundError.is(error)) continue
+        // Another process holds the cell, and the open this call joined waited less than this
+        // call may (boot recovery and the sweep do not wait): it waits its own time now.
+        if (joined && LeaseLostError.is(error) && waitsLonger(waitMs, opening.waitMs)) continue
         throw error
       }
     }

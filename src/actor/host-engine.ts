@@ -6,6 +6,7 @@ import type { Json } from '../core/json.js'
 import type { Clock, EventStore, Ids } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
 import { startKeyRunId } from '../core/uuid.js'
+import type { ResultOptions } from '../runtime/await-terminal.js'
 import { describeDefinitions } from '../runtime/definitions.js'
 import type { Engine, EngineRuntime, StartHooks } from '../runtime/engine-types.js'
 import type { Cell, CellTable } from './cell-table.js'
@@ -131,6 +132,8 @@ export function hostEngine(p: HostEngineParts): Engine {
     startRun: (args: StartRunArgs, hooks?: StartHooks) =>
       startIn(args, (cell, runId) => cell.engine.startRun({ ...args, runId }, hooks)),
     getRun: on((e, runId) => e.getRun(runId)),
+    // The wait holds the run's cell open until the run ends, like a subscription.
+    result: on((e, runId, options?: ResultOptions) => e.result(runId, options)),
     getEvents: on((e, runId, options?: { fromSeq?: number; limit?: number }) =>
       e.getEvents(runId, options),
     ),

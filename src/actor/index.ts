@@ -1,4 +1,4 @@
-// skein/actor: the actor host (SPEC "Deployment shapes", DESIGN §7, docs/http.md).
+// skein/actor: the actor host (docs/http.md, "Actor host").
 export {
   type ActorHost,
   type ActorHostOptions,

@@ -6,7 +6,7 @@ import { type RegisteredRun, type RunRegistry, registryValues } from './run-regi
 
 /**
  * The run registry as a table in a Postgres store's schema (`skein_actor_runs`), shared by every
- * actor host on that schema (SPEC procedure 3). Wake times are kept like `sqliteRegistry`'s,
+ * actor host on that schema (docs/operations.md, "Actor hosts and run registries"). Wake times are kept like `sqliteRegistry`'s,
  * though hosts on `sharedCells` do not use them: their deadlines wait in the store's run index.
  *
  * @example

@@ -1,6 +1,6 @@
 import type { Json } from '../core/json.js'
 
-/** One run the host created (SPEC procedure 3): who asked, what it runs, when. */
+/** One run the host created (docs/operations.md, "Actor hosts and run registries"): who asked, what it runs, when. */
 export interface RegisteredRun {
   runId: string
   /** The caller's identity from the authorize hook (`{ identity }`), or null without one. */
@@ -19,7 +19,7 @@ export interface RegistryPage {
 }
 
 /**
- * Where an actor host records its runs (SPEC procedure 3: there is no global listing, so the
+ * Where an actor host records its runs (docs/operations.md, "Actor hosts and run registries": there is no global listing, so the
  * application keeps one) and where each closed cell's next deadline waits (procedure 4: after a
  * restart only the cells whose deadline is due, or that were open when the host stopped, are
  * opened). An app plugs in its own (a table of its database, a tenant service) by implementing

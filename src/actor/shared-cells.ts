@@ -7,7 +7,7 @@ import { type CellStore, runNotFound } from './cell-store.js'
 export interface SharedCellsOptions {
   /**
    * The one store every cell's engine runs on (a `postgresStore`, or a `sqliteStore` file several
-   * processes share). It needs leases (`store.leases`): they make each run's single writer. The
+   * processes share). It needs leases (`capabilities.leases`): they make each run's single writer. The
    * application owns it: closing a cell, or the host, never closes it.
    */
   store: EventStore

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { LeaseLostError } from '../core/errors.js'
-import { loadDriver, type SqliteDriver } from '../stores/sqlite/driver.js'
+import { loadDriver, makeDirectory, type SqliteDriver } from '../stores/sqlite/driver.js'
 import { sqliteStore } from '../stores/sqlite/sqlite-store.js'
 import { type CellStore, runNotFound } from './cell-store.js'
 
@@ -63,7 +63,7 @@ const isBusy = (error: unknown): boolean => {
  */
 export function sqliteCells(options: SqliteCellsOptions): CellStore {
   const runsDir = join(resolve(options.dir), 'runs')
-  mkdirSync(runsDir, { recursive: true })
+  makeDirectory(runsDir)
   const lockWaitMs = options.lockWaitMs ?? 1000
   let driver: SqliteDriver | undefined
   const pathOf = (runId: string) => join(runsDir, cellFileName(runId))

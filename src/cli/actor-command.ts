@@ -89,7 +89,7 @@ export function registerActorCommand(program: Command, io: CliIo): void {
       } catch (error) {
         await store?.close().catch(() => {})
         throw new CliError(
-          `cannot open ${store ? `schema ${o.schema}` : dir}: ${describeError(error)}`,
+          `cannot open ${o.store ? `schema ${o.schema}` : dir}: ${describeError(error)}`,
         )
       }
       const where = store

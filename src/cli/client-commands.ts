@@ -1,4 +1,4 @@
-// The HTTP client commands: thin wrappers over `skein/client` (STYLE 17).
+// The HTTP client commands: thin wrappers over `skein/client`.
 import type { Command } from 'commander'
 import { createEngineClient, type EngineClient } from '../client/index.js'
 import type { EventEnvelope, RunStatus } from '../core/envelope.js'
@@ -70,6 +70,8 @@ export function clientAction(io: CliIo) {
       try {
         await fn(ctx, ...(args.slice(0, -1) as A))
       } catch (error) {
+        // A CliError keeps its exit code (`skein wait` exits 124 on a timeout).
+        if (error instanceof CliError) throw error
         throw new CliError(describeError(error, ctx.url))
       }
     }
@@ -147,6 +149,31 @@ export function registerClientCommands(program: Command, io: CliIo): void {
       action(async (ctx, runId: string) => {
         const { state } = await ctx.client.getRun(runId)
         ctx.print({ runId, state }, () => formatState(state))
+      }),
+    )
+
+  program
+    .command('wait')
+    .description(
+      'wait for a run to finish and print its output (exit 1 if it failed or was cancelled)',
+    )
+    .argument('<runId>')
+    .option('--timeout <ms>', 'give up after this many ms (exit 124; the run goes on)')
+    .action(
+      action(async (ctx, runId: string, o: { timeout?: string }) => {
+        const timeoutMs = parseCount('--timeout', o.timeout)
+        let output: Json | undefined
+        try {
+          output = await ctx.client.result(runId, timeoutMs === undefined ? {} : { timeoutMs })
+        } catch (error) {
+          const code = (error as { code?: unknown }).code
+          if (code === 'RUN_FAILED' || code === 'RUN_CANCELLED') {
+            throw new CliError(`${code}: ${(error as Error).message}`)
+          }
+          if (code === 'RESULT_TIMEOUT') throw new CliError((error as Error).message, 124)
+          throw error
+        }
+        ctx.out(JSON.stringify(output ?? null, null, ctx.json ? 2 : undefined))
       }),
     )
 

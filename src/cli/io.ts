@@ -65,3 +65,8 @@ export function parseCount(name: string, text: string | undefined): number | und
     throw new CliError(`${name} must be a non-negative integer, got "${text}"`)
   return Number(text)
 }
+
+/** `text` with the password of every URL in it shown as `***` (a `--url` or `--store` with credentials). */
+export function maskPasswords(text: string): string {
+  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^/\s@]*@/gi, '$1***@')
+}

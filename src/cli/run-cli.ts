@@ -2,7 +2,7 @@ import { createRequire } from 'node:module'
 import { Command, CommanderError } from 'commander'
 import { registerActorCommand } from './actor-command.js'
 import { registerClientCommands } from './client-commands.js'
-import { CliError, type CliIo, describeError } from './io.js'
+import { CliError, type CliIo, describeError, maskPasswords } from './io.js'
 import { registerScheduleCommands } from './schedule-commands.js'
 import { registerServeCommand } from './serve-command.js'
 
@@ -46,7 +46,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       // Commander already printed its message (or the help / version).
       return error.exitCode === 0 ? 0 : 2
     }
-    io.stderr.write(`skein: ${describeError(error)}\n`)
+    io.stderr.write(`skein: ${maskPasswords(describeError(error))}\n`)
     return error instanceof CliError ? error.exitCode : 1
   }
 }

@@ -1,6 +1,6 @@
 // `skein serve`: a durable host on a SQLite file, with the modules of a user's module file.
-import { mkdirSync } from 'node:fs'
-import { dirname, resolve } from 'node:path'
+import { existsSync } from 'node:fs'
+import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Command } from 'commander'
 import { PortInUseError } from '../core/errors.js'
@@ -64,7 +64,6 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       }
       const projectors = modulePath ? await loadProjectors(resolve(cwd, modulePath)) : []
       const db = o.db === ':memory:' ? o.db : resolve(cwd, o.db)
-      if (db !== ':memory:') mkdirSync(dirname(db), { recursive: true })
       let store: ReturnType<typeof sqliteStore>
       try {
         store = sqliteStore({ path: db, synchronous: o.synchronous })
@@ -152,8 +151,20 @@ export async function loadProjectors(path: string): Promise<ProjectorDefinition[
   return list
 }
 
+/** The extensions Node (with a TypeScript loader for the last three) imports as modules. */
+const MODULE_EXTENSIONS = ['.js', '.mjs', '.cjs', '.ts', '.mts', '.cts']
+
+/** A module path that exists and names a module by its extension (else import's own error is obscure). */
+function checkModuleFile(path: string): void {
+  if (!existsSync(path)) throw new CliError(`cannot load ${path}: no such file`)
+  if (!MODULE_EXTENSIONS.includes(extname(path))) {
+    throw new CliError(`cannot load ${path}: not a module file (${MODULE_EXTENSIONS.join(', ')})`)
+  }
+}
+
 /** Imports a module file and returns the modules it exports (see the `serve` help). */
 export async function loadModules(path: string): Promise<Module[]> {
+  checkModuleFile(path)
   let exported: Record<string, unknown>
   try {
     exported = await import(pathToFileURL(path).href)

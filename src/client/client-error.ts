@@ -4,7 +4,7 @@ import type { Json } from '../core/json.js'
 const CLIENT_BRAND = Symbol.for('skein.clientError')
 
 /**
- * A non-success answer from a Skein server, with the wire information kept (STYLE 12):
+ * A non-success answer from a Skein server, with the wire information kept:
  * `status` (0 when no HTTP response arrived), the error body's `code`, `message` and `details`.
  * A `SkeinError`, so `SkeinError.is` and the server's error codes work the same on both sides;
  * the client's own codes are `NETWORK_ERROR`, `STREAM_INTERRUPTED`, `STREAM_ENDED` and

@@ -21,6 +21,7 @@ import type { ProjectorStatus } from '../core/projector-status.js'
 import type { BackfillResult, ScheduleInfo } from '../core/schedule-types.js'
 import { newRunId, startKeyRunId } from '../core/uuid.js'
 import { clientErrorOf, networkError } from './client-error.js'
+import { awaitResult } from './result.js'
 import { openRunStream, type RunStream } from './run-stream.js'
 import {
   type ClientTimers,
@@ -54,6 +55,8 @@ export interface StartOptions {
   idempotencyKey?: string
   /** `'settled'`: the server answers once the run is finished, or parked with nothing in flight. */
   wait?: WaitFor
+  /** The run's deadline in ms from its start (docs/workflows.md, "Run deadline"). */
+  timeoutMs?: number
 }
 
 export interface SignalOptions {
@@ -176,6 +179,18 @@ export function createEngineClient(options: EngineClientOptions) {
     listDefinitions: () => call<{ definitions: DefinitionInfo[] }>('GET', '/definitions'),
     getRun: (runId: string) =>
       call<{ runId: string; state: RunState }>('GET', `/runs/${seg(runId)}`),
+    /**
+     * Waits for the run to finish (long-polls of `GET /runs/:id?wait=terminal`, each at most a
+     * minute) and resolves with its output; rejects with RUN_FAILED (the run's error in
+     * `details.error`), RUN_CANCELLED, or RESULT_TIMEOUT once `timeoutMs` passes first.
+     */
+    result: (runId: string, resultOptions: { timeoutMs?: number } = {}) =>
+      awaitResult(runId, resultOptions.timeoutMs, (timeoutMs) =>
+        call<{ runId: string; state: RunState }>(
+          'GET',
+          `/runs/${seg(runId)}?wait=terminal&timeoutMs=${timeoutMs}`,
+        ),
+      ),
     getEvents: (
       runId: string,
       range: { fromSeq?: number; limit?: number; types?: readonly string[] } = {},

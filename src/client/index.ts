@@ -1,5 +1,5 @@
 export type { StartOptions } from '../core/api-types.js'
-/** `skein/client`: a typed HTTP client for a Skein server (STYLE 18: explicit exports). */
+/** `skein/client`: a typed HTTP client for a Skein server (explicit exports). */
 
 export type { StreamEnd } from '../http/wire/sse-format.js'
 export { ClientError } from './client-error.js'

@@ -4,7 +4,7 @@ import type { EffectStatus } from './fold/index.js'
 import type { Json, JsonObject } from './json.js'
 import type { WaitOn } from './runtime-events.js'
 
-// Shapes the engine API takes and returns (SPEC "Resource shapes"): the embed methods, the
+// Shapes the engine API takes and returns (docs/engine.md, docs/http.md): the embed methods, the
 // HTTP routes and the client all speak them, so they live below all three.
 
 /**
@@ -20,6 +20,11 @@ export interface StartOptions {
   threadId?: string
   idempotencyKey?: string
   wait?: WaitFor
+  /**
+   * The run's deadline in ms from its start (overrides the definition's `timeoutMs`): past it
+   * the run fails with RUN_TIMED_OUT, its waits and attempts cancelled as a cancel does.
+   */
+  timeoutMs?: number
 }
 
 export interface StartRunArgs extends StartOptions {
@@ -57,7 +62,7 @@ export interface EffectStatusView {
 }
 
 export interface DeadlineView {
-  kind: 'timer' | 'retry' | 'effect-deadline'
+  kind: 'timer' | 'retry' | 'effect-deadline' | 'run-deadline'
   at: number
   runId: string
   threadId: string

@@ -2,7 +2,7 @@ import { isTerminal } from './envelope.js'
 import type { RunFold } from './fold/index.js'
 
 export interface Deadline {
-  kind: 'timer' | 'retry' | 'effect-deadline' | 'interrupted-attempt'
+  kind: 'timer' | 'retry' | 'effect-deadline' | 'interrupted-attempt' | 'run-deadline'
   at: number
   threadId: string
   waitId?: string
@@ -17,6 +17,9 @@ export interface Deadline {
 export function deadlinesOf(fold: RunFold, includeStarted = false): Deadline[] {
   if (isTerminal(fold.state.status)) return cancellationDeadlines(fold)
   const out: Deadline[] = []
+  const { deadlineAt, rootThreadId } = fold.state
+  if (deadlineAt !== undefined)
+    out.push({ kind: 'run-deadline', at: deadlineAt, threadId: rootThreadId })
   for (const timerId in fold.timers) {
     const timer = fold.timers[timerId]
     const wait = fold.waits[timer.waitId]
@@ -77,7 +80,7 @@ export function nextDeadline(fold: RunFold, includeStarted = false): number | nu
     return at
   }
   // The same rules as deadlinesOf, without building the list (this runs after every append).
-  let min: number | null = null
+  let min: number | null = fold.state.deadlineAt ?? null
   const consider = (at: number) => {
     if (min === null || at < min) min = at
   }

@@ -28,6 +28,11 @@ export interface Definition<I = any, O = any> {
    * Definitions without a shape are not checked.
    */
   readonly shape?: Json
+  /**
+   * The run's deadline, when this definition is started as a run: past it the run fails with
+   * RUN_TIMED_OUT (docs/workflows.md, "Run deadline"). A start's `timeoutMs` overrides it.
+   */
+  readonly timeoutMs?: number
 }
 
 /** The input a definition's start or spawn takes (`unknown` for an untyped definition). */

@@ -42,7 +42,7 @@ export interface ThreadState {
   error?: ErrorInfo
 }
 
-/** The folded state of a run (DESIGN §2). */
+/** The folded state of a run (docs/engine.md, "The model"). */
 export interface RunState {
   runId: string
   status: RunStatus
@@ -56,6 +56,8 @@ export interface RunState {
   lastSeq: number
   createdAt: number
   updatedAt: number
+  /** When the run fails with RUN_TIMED_OUT unless it finished (a start's or definition's `timeoutMs`). */
+  deadlineAt?: number
 }
 
 /**

@@ -86,6 +86,9 @@ export type EngineErrorCode =
   | 'WAIT_URL_NOT_FOUND'
   | 'WAIT_URL_GONE'
   | 'SIGNATURE_INVALID'
+  | 'RESULT_TIMEOUT'
+  | 'RUN_FAILED'
+  | 'RUN_CANCELLED'
 
 const define = <C extends EngineErrorCode>(code: C, name: string): SkeinErrorClass<C> => {
   const cls = class extends SkeinError {
@@ -113,6 +116,12 @@ export const WaitUrlNotFoundError = define('WAIT_URL_NOT_FOUND', 'WaitUrlNotFoun
 export const WaitUrlGoneError = define('WAIT_URL_GONE', 'WaitUrlGoneError')
 /** A wait URL's request whose HMAC signature header is missing or wrong: nothing was written. */
 export const SignatureInvalidError = define('SIGNATURE_INVALID', 'SignatureInvalidError')
+/** `result` waited its `timeoutMs` and the run is still not finished (docs/operating-runs.md). */
+export const ResultTimeoutError = define('RESULT_TIMEOUT', 'ResultTimeoutError')
+/** `result` of a run that failed: `details.error` is the run's error. */
+export const RunFailedError = define('RUN_FAILED', 'RunFailedError')
+/** `result` of a run that was cancelled. */
+export const RunCancelledError = define('RUN_CANCELLED', 'RunCancelledError')
 export const InvalidInputError = define('INVALID_INPUT', 'InvalidInputError')
 export const InvalidEventError = define('INVALID_EVENT', 'InvalidEventError')
 export const RunNotFoundError = define('RUN_NOT_FOUND', 'RunNotFoundError')
@@ -148,7 +157,7 @@ export const StoreError = define('STORE_ERROR', 'StoreError')
  */
 export const StoreUnavailableError = define('STORE_UNAVAILABLE', 'StoreUnavailableError')
 /**
- * An append or lease renewal by a process that no longer owns the run (DESIGN §7): another
+ * An append or lease renewal by a process that no longer owns the run (docs/storage.md): another
  * process took the run's lease with a newer epoch, or the lease expired and was taken. The
  * writer drops what it folded and does not run the attempts it would have started.
  */

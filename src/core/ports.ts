@@ -32,7 +32,7 @@ export interface AppendOptions {
    */
   durability?: 'immediate' | 'deferred'
   /**
-   * The writer's claim on the run (DESIGN §7), checked and written in the same transaction as
+   * The writer's claim on the run (docs/storage.md), checked and written in the same transaction as
    * the events, so taking and renewing a lease costs no commit of its own. See `LeaseClaim`.
    * Without it the store checks nothing about ownership (one process, or the memory store).
    */
@@ -68,7 +68,7 @@ export interface LeaseClaim {
 }
 
 /**
- * Ownership of runs across processes sharing one store (DESIGN §7). A store that several
+ * Ownership of runs across processes sharing one store (docs/storage.md). A store that several
  * processes can open implements it; the memory store does too (trivially one process), so
  * one contract suite covers all three.
  */
@@ -159,7 +159,7 @@ export interface ProjectorCheckpoint {
 }
 
 /**
- * The store's side of post-commit projectors (DESIGN §7): a read of committed events after a
+ * The store's side of post-commit projectors (docs/projectors.md): a read of committed events after a
  * position, and per projector a checkpoint, so a restarted process resumes where the last one
  * stopped. One process at a time works a projector by holding its claim (`EventStore.claims`,
  * `projector:<name>`); `saveCheckpoint` checks that claim in the same statement as the write.
@@ -351,7 +351,7 @@ export interface StoreCapabilities {
 }
 
 /**
- * The event store port (DESIGN §5). Envelopes arrive with their seq already assigned
+ * The event store port (docs/storage.md). Envelopes arrive with their seq already assigned
  * (`expectedSeq + 1`, `+ 2`, …); the store checks the tail and writes atomically.
  */
 export interface EventStore {
@@ -379,7 +379,7 @@ export interface EventStore {
   flush?(): Promise<void>
   /** The store's attached snapshot store. */
   readonly snapshots?: SnapshotStore
-  /** Run ownership across processes (DESIGN §7); stores several processes can share have it. */
+  /** Run ownership across processes (docs/storage.md); stores several processes can share have it. */
   readonly leases?: LeaseStore
   /** Committed events in commit order and projector checkpoints (docs/projectors.md). */
   readonly feed?: ProjectionFeed
@@ -399,7 +399,7 @@ export interface Snapshot {
   /** The snapshot covers events 1..seq. */
   seq: number
   createdAt: number
-  /** Format version of `data`, decided by the writer (STYLE: version inside the log). */
+  /** Format version of `data`, decided by the writer (decisions.md, "The log protocol version"). */
   format: number
   data: Json
 }
@@ -453,7 +453,7 @@ export interface WakeScheduler {
   stop(): Promise<void> | void
 }
 
-// The worker port (DESIGN §3, docs/workers.md): what the engine hands an external executor
+// The worker port (docs/workers.md): what the engine hands an external executor
 // of effects, and what that executor reports back.
 
 /** One attempt of an effect handed to a worker. `effectId` is the idempotency key to use. */

@@ -20,7 +20,7 @@ export interface ProjectorContext {
 }
 
 /**
- * A post-commit projector (SPEC Events rule 4, DESIGN §7): receives every run's committed
+ * A post-commit projector (docs/projectors.md): receives every run's committed
  * events in order, at least once, after commit, and keeps a durable checkpoint in the event
  * store. A handler that throws is retried with capped backoff; runs never wait for it.
  * Handlers must be idempotent (a batch may arrive again after a crash).

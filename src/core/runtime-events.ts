@@ -2,7 +2,7 @@ import type { EventEnvelope } from './envelope.js'
 import type { ErrorInfo } from './errors.js'
 import type { Json } from './json.js'
 
-// The catalog of the runtime's own events (DESIGN §2, Contract: the names and the listed
+// The catalog of the runtime's own events (docs/http.md, "Event types"; public surface: the names and the listed
 // fields; more fields may be added): every `runtime.*` type with its payload. The runtime
 // writes them through `Batch.add`, whose payload parameter is typed by this catalog, and the
 // fold and queries read them as `RuntimeEvent`s, so a field written and a field read are the
@@ -24,6 +24,12 @@ export interface RunStartedPayload {
    * and in logs written before fingerprints existed). See `Definition.shape`.
    */
   definitionFingerprint?: string
+  /**
+   * The run's deadline (docs/workflows.md, "Run deadline"): the `timeoutMs` it started with and
+   * the time it ends at, failed with RUN_TIMED_OUT, unless it finished first.
+   */
+  timeoutMs?: number
+  deadlineAt?: number
 }
 
 export interface RunCompletedPayload {
@@ -276,7 +282,7 @@ export type RuntimeEvent<T extends RuntimeEventType = RuntimeEventType> = {
   [K in T]: Omit<EventEnvelope, 'type' | 'payload'> & { type: K; payload: RuntimeEventPayloads[K] }
 }[T]
 
-/** The runtime's own event types by name (DESIGN §2, Contract). */
+/** The runtime's own event types by name (docs/http.md, "Event types"; public surface). */
 export const RT = {
   runStarted: 'runtime.run.started',
   runCompleted: 'runtime.run.completed',

@@ -27,7 +27,7 @@ export type AuthorizeOutcome =
   | { ok: true; identity: Json | undefined }
   | { ok: false; response: Response }
 
-/** Access levels that stay closed until a hook explicitly opens them (SPEC Authentication 3). */
+/** Access levels that stay closed until a hook explicitly opens them (docs/http.md, "Authorization"). */
 const CLOSED_BY_DEFAULT = new Set(['worker', 'operations'])
 
 export const notConfigured = (context: AuthorizeContext): Response =>

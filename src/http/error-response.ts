@@ -21,7 +21,7 @@ export function httpError(code: ErrorCode, message: string, details?: Json): Ske
 }
 
 /**
- * The one place that turns anything thrown into the wire error body (STYLE 11). Skein errors
+ * The one place that turns anything thrown into the wire error body. Skein errors
  * keep their code, message and details; anything else becomes a bare INTERNAL so no stack,
  * file path or driver message reaches a client.
  */
@@ -29,7 +29,7 @@ export function errorInfoOf(error: unknown): ErrorInfo {
   if (!SkeinError.is(error) || error.code === 'ERROR') {
     return { code: 'INTERNAL', message: 'internal error' }
   }
-  // A 5xx from a code outside the DESIGN table (STORE_ERROR, DETERMINISM_VIOLATION, …) can
+  // A 5xx from a code outside the status table (STORE_ERROR, DETERMINISM_VIOLATION, …) can
   // carry driver messages or file paths: name the code, keep the text out of the body.
   if (httpStatusOf(error.code) >= 500 && !PUBLIC_5XX.has(error.code as ErrorCode)) {
     return { code: 'INTERNAL', message: `internal error (${error.code})` }

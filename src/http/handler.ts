@@ -1,5 +1,7 @@
 import type { Json } from '../core/json.js'
+import { TerminalWaits } from '../runtime/await-terminal.js'
 import type { Engine } from '../runtime/engine-types.js'
+import { systemClock } from '../runtime/system.js'
 import { authorizeRequest } from './authorize.js'
 import { isUnderBasePath } from './debugger-path.js'
 import { errorResponse, httpError } from './error-response.js'
@@ -14,7 +16,7 @@ import { checkQuery } from './validate.js'
 export interface HttpHandler {
   /** The Web-standard handler: a Response, or null for paths outside the API. */
   fetch(request: Request): Promise<Response | null>
-  /** Ends every open SSE stream (server close, engine stop). */
+  /** Ends every open SSE stream and long-poll (server close, engine stop). */
   closeStreams(): void
   readonly routes: readonly Route[]
 }
@@ -35,6 +37,8 @@ export function createHttpHandler(
 ): HttpHandler {
   const router = createRouter(routes)
   const streams = createLiveStreams()
+  // Long-polls wait in wall time, whatever clock the engine runs on.
+  const waits = new TerminalWaits(engine, systemClock)
   const limits = resolveSseLimits(options.sse)
   const sse: SseContext = {
     limits,
@@ -104,6 +108,7 @@ export function createHttpHandler(
       options,
       streams,
       sse,
+      waits,
       body: () => (parsed ??= readJsonBody(request, options.maxRequestBytes)),
     }
     const observing = options.observing
@@ -122,6 +127,7 @@ export function createHttpHandler(
     },
     closeStreams() {
       streams.closeAll()
+      waits.expireAll()
     },
   }
 }

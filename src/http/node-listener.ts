@@ -10,7 +10,7 @@ const ALREADY_SENT = new Response(null, { headers: { 'x-hono-already-sent': '1' 
 export type NodeListener = (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void>
 
 /**
- * A Node request listener over a Web handler (STYLE 13), shared by `serve` and the
+ * A Node request listener over a Web handler, shared by `serve` and the
  * Express/Connect middleware. Skein's own JSON bodies and SSE streams go to the socket directly
  * (node-write.ts); a hook's or a UI's Response is written by the adapter. `unhandled` decides
  * what a `null` (a path outside the API) becomes: a Response to write, or `undefined` when

@@ -1,4 +1,5 @@
 import type { Json } from '../core/json.js'
+import type { TerminalWaits } from '../runtime/await-terminal.js'
 import type { Causes } from '../runtime/causes.js'
 import type { Engine } from '../runtime/engine-types.js'
 import type { Observation } from '../runtime/options.js'
@@ -19,13 +20,15 @@ export interface RouteContext {
   options: HandlerOptions
   streams: LiveStreams
   sse: SseContext
+  /** Long-polls on runs (`GET /runs/:id?wait=terminal`), ended when the server closes. */
+  waits: TerminalWaits
   /** Reads and validates the JSON body (415/413/400 as needed). */
   body(): Promise<Json>
 }
 
 /**
  * One route: data, so auth, docs and the auth-matrix test all key off `name` and `access`
- * (STYLE 14). `path` uses `:param` segments.
+ *. `path` uses `:param` segments.
  */
 export interface Route {
   method: 'GET' | 'POST' | 'DELETE'

@@ -40,7 +40,7 @@ function timeoutOptions(options: ServeOptions) {
 }
 
 /**
- * A thin Node server over a Web handler (STYLE 13): `null` becomes a JSON 404, requests the
+ * A thin Node server over a Web handler: `null` becomes a JSON 404, requests the
  * adapter cannot even build (bad Host, backslash paths) become a JSON 400. Skein's own JSON
  * bodies and SSE streams are written to the socket directly (node-listener.ts). Binds 127.0.0.1
  * unless told otherwise; port 0 picks a free port. `close()` ends SSE streams and drops idle

@@ -53,7 +53,7 @@ export const ATTR = {
 } as const
 
 /**
- * OpenTelemetry spans and metrics from the engine's observations (DESIGN §1, `skein/otel`).
+ * OpenTelemetry spans and metrics from the engine's observations (docs/observability.md, `skein/otel`).
  *
  * Spans: one per HTTP request (`SERVER`, continuing an incoming `traceparent`), one per wake
  * pass (a child of the request that caused it, also for later passes of that run in this

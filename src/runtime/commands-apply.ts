@@ -265,7 +265,7 @@ function resolveDefinition(
   return ctx.registry.resolveObject(ref as Definition) ?? ctx.registry.resolve(ref)
 }
 
-/** Where an effect runs (DESIGN §3 Workers): no handler, `execution: 'worker'` or `handles`. */
+/** Where an effect runs (docs/workers.md): no handler, `execution: 'worker'` or `handles`. */
 function placement(
   ctx: EngineContext,
   type: string,

@@ -27,6 +27,7 @@ import type {
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
+import type { ResultOptions } from './await-terminal.js'
 import type { EngineSchedules, WaitUrlOutcome, WaitUrlRequest } from './schedule-api.js'
 
 export interface SignalOptions extends CallerContext {
@@ -117,6 +118,12 @@ export interface Engine {
   start<D extends Definition>(definition: D, ...args: StartArgs<D>): Promise<StartResult>
   startRun(args: StartRunArgs, hooks?: StartHooks): Promise<StartResult>
   getRun(runId: string): Promise<RunState>
+  /**
+   * Resolves with the run's output once it completes; rejects with RUN_FAILED (the run's error
+   * in `details.error`) or RUN_CANCELLED, or with RESULT_TIMEOUT once `timeoutMs` passes first.
+   * Works for a run another process drives on a shared store (docs/operating-runs.md).
+   */
+  result(runId: string, options?: ResultOptions): Promise<Json | undefined>
   getEvents(runId: string, options?: { fromSeq?: number; limit?: number }): Promise<EventEnvelope[]>
   signal(runId: string, events: readonly EventInput[], options?: SignalOptions): Promise<RunState>
   wake(runId: string): Promise<RunState>

@@ -50,7 +50,7 @@ import { checkWaitUrl, type WaitUrlOutcome, type WaitUrlRequest } from './wait-u
 import { metaOf } from './wake-pass.js'
 import { workerCallbackOp } from './worker-callback.js'
 
-/** The embed API over one EngineContext: everything of SPEC "Embed methods" except HTTP. */
+/** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
   private readonly runs: LocalRuns
   private readonly transient = new TransientListeners()
@@ -152,7 +152,7 @@ export class RuntimeEngine implements EngineRuntime {
     checkId(runId, 'runId')
     await hooks?.onRunId?.(runId)
     if (options.threadId !== undefined) checkId(options.threadId, 'threadId')
-    const prepared = await startOp.prepare(this.ctx, definition, input)
+    const prepared = await startOp.prepare(this.ctx, definition, input, options)
     let threadId = ''
     const start = async (fold: RunFold | null, controller: RunController) => {
       const result = await startOp.run(controller.writer, fold, prepared, options)

@@ -18,7 +18,7 @@ const DRIVE_RETRY: Backoff = { initialMs: 250, maxMs: 30_000 }
  * dropped once the run is idle, the LRU of folds kept between calls (`runCacheSize`), and the
  * drives that reach runs from outside any call (a deadline fell due, an attempt settled). A
  * process-local map: it says which controller (and so which writer) serves a run here, never
- * who owns the run (across processes that is the store's business, issue 19).
+ * who owns the run (across processes that is the store's business: docs/storage.md).
  */
 export class LocalRuns {
   private readonly controllers = new Map<string, RunController>()

@@ -14,7 +14,7 @@ import {
 } from '../core/errors.js'
 import { allCommands, LOG_PROTOCOL_VERSION, type RunFold } from '../core/fold/index.js'
 import { canonicalJson, type Json } from '../core/json.js'
-import { RT, type SignalReceivedPayload } from '../core/runtime-events.js'
+import { RT, type RunStartedPayload, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'
 import { cancelSubtree } from './commands-apply.js'
 import type { EngineContext } from './context.js'
@@ -23,6 +23,7 @@ import type { RunWriter } from './run-writer.js'
 import {
   type CheckedEvent,
   checkIdempotencyKey,
+  checkRunTimeout,
   checkWait,
   requireJson,
   validateSignalEvents,
@@ -32,6 +33,8 @@ import {
 interface PreparedStart {
   definition: Definition
   input: Json
+  /** The run's deadline in ms from its start (the start's `timeoutMs`, else the definition's). */
+  timeoutMs?: number
 }
 
 /** Start: validate before anything is written; create the run or recognise a retry of it. */
@@ -40,10 +43,21 @@ export const startOp = {
     ctx: EngineContext,
     definition: Definition,
     input: unknown,
+    options: StartOptions,
   ): Promise<PreparedStart> {
-    const label = `${definition.kind} ${definition.name}@${definition.version} input`
+    const name = `${definition.kind} ${definition.name}@${definition.version}`
+    const timeoutMs =
+      options.timeoutMs !== undefined
+        ? checkRunTimeout(options.timeoutMs, `start of ${name}`)
+        : checkRunTimeout(definition.timeoutMs, name)
+    const label = `${name} input`
     const value = await validateWith(definition.input, input, label)
-    return { definition, input: requireJson(value, label, ctx.options.maxEventBytes) }
+    const prepared: PreparedStart = {
+      definition,
+      input: requireJson(value, label, ctx.options.maxEventBytes),
+    }
+    if (timeoutMs !== undefined) prepared.timeoutMs = timeoutMs
+    return prepared
   },
 
   async run(
@@ -53,7 +67,7 @@ export const startOp = {
     options: StartOptions,
   ): Promise<{ threadId: string }> {
     const { ctx, runId } = writer
-    const { definition, input } = prepared
+    const { definition, input, timeoutMs } = prepared
     if (fold) {
       const mismatched: string[] = []
       if (fold.state.kind !== definition.kind) mismatched.push('kind')
@@ -81,20 +95,25 @@ export const startOp = {
     })
     await writer.pass(
       fresh,
-      ({ batch }) => {
+      ({ batch, now }) => {
         batch.idempotencyKey = options.idempotencyKey
-        batch.add(
-          RT.runStarted,
-          ctx.fingerprints.stamp(definition, {
-            kind: definition.kind,
-            definitionName: definition.name,
-            definitionVersion: definition.version,
-            input,
-            rootThreadId: threadId,
-            protocolVersion: LOG_PROTOCOL_VERSION,
-          }),
-          { threadId: null, origin: 'external', idempotencyKey: options.idempotencyKey },
-        )
+        const started: RunStartedPayload & Record<string, Json> = {
+          kind: definition.kind,
+          definitionName: definition.name,
+          definitionVersion: definition.version,
+          input,
+          rootThreadId: threadId,
+          protocolVersion: LOG_PROTOCOL_VERSION,
+        }
+        if (timeoutMs !== undefined) {
+          started.timeoutMs = timeoutMs
+          started.deadlineAt = now + timeoutMs
+        }
+        batch.add(RT.runStarted, ctx.fingerprints.stamp(definition, started), {
+          threadId: null,
+          origin: 'external',
+          idempotencyKey: options.idempotencyKey,
+        })
         batch.add(
           RT.threadStarted,
           ctx.fingerprints.stamp(definition, {

@@ -101,7 +101,7 @@ export type StoreOption =
   | (() => Promise<EventStore> | EventStore)
 
 /**
- * The engine options the runtime reads (SPEC "Runtime creation options"); `EngineOptions`
+ * The engine options the runtime reads (docs/engine.md); `EngineOptions`
  * (src/engine-options.ts) adds those of the HTTP layer and the server.
  */
 export interface RuntimeOptions {
@@ -134,7 +134,7 @@ export interface RuntimeOptions {
   ids?: Ids
   limits?: EngineLimits
   /**
-   * One writer per run across processes sharing the store (DESIGN §7, docs/storage.md). On by
+   * One writer per run across processes sharing the store (docs/storage.md). On by
    * default for a store other processes can open (a SQLite file, Postgres: its leases are
    * `shared`), off for the memory store; pass options to tune it, `false` to turn it off.
    */

@@ -68,7 +68,7 @@ interface Held {
 }
 
 /**
- * One run's lease as its writer in this process sees it (DESIGN §7). `acquire` before an
+ * One run's lease as its writer in this process sees it (docs/engine.md, "Several processes on one store"). `acquire` before an
  * operation: keeps a lease held, takes a free one (stored epoch + 1, written by the first
  * commit, so taking costs no write of its own), or waits for another owner to let go. Every
  * commit carries `claim()`; the last commit before the run parks releases it (`release`), so one
@@ -174,7 +174,7 @@ export class RunLease {
    * `acquire` does: meanwhile this process's own `claimDue` may have claimed the run, free and
    * due, at that same epoch + 1, and the store accepts the same owner and epoch whichever write
    * lands first. Carrying the old epoch instead was refused once the claim landed, after the
-   * operation had committed: the kill loop's LEASE_LOST (decisions.md, issue 19).
+   * operation had committed: the kill loop's LEASE_LOST (decisions.md, "Run ownership on by default").
    */
   claim(now: number, release: boolean): LeaseClaim {
     const held = this.held

@@ -20,7 +20,7 @@ export interface FoldCache {
  * the expected tail), and after each operation snapshots and schedules the run's next deadline.
  *
  * Its caller (RunController) decides *when* it writes: one operation at a time, in arrival
- * order. Ownership across processes (issue 19) attaches here, not to the controller: a lease
+ * order. Ownership across processes (runtime/ownership.ts) attaches here, not to the controller: a lease
  * taken when the writer loads the run, its epoch carried by every commit of its passes, renewed
  * while attempts are in flight and let go when the run parks.
  */

@@ -5,7 +5,7 @@ import { runDue, type ScheduleHost } from './tick-runner.js'
 
 /**
  * The claim the ticker works under: one process at a time ticks the store's schedules
- * (docs/decisions.md, "Schedules: one ticker per store, under one claim").
+ * (docs/decisions.md, "Schedules: one ticker per store under one claim").
  */
 export interface TickerClaim {
   /** Takes or renews the claim at `now`: its epoch, or null while another process holds it. */

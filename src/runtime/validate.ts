@@ -317,6 +317,26 @@ export function checkWait(value: unknown): WaitFor {
   )
 }
 
+/**
+ * A run's `timeoutMs` (a start's, else its definition's): a positive integer of ms, at most
+ * about 285 years (`MAX_SAFE_INTEGER` / 1,000), or absent.
+ */
+export function checkRunTimeout(value: unknown, where: string): number | undefined {
+  if (value === undefined) return undefined
+  if (
+    typeof value !== 'number' ||
+    !Number.isSafeInteger(value) ||
+    value <= 0 ||
+    value > MAX_RUN_TIMEOUT
+  ) {
+    throw new InvalidRequestError(
+      `${where}: timeoutMs must be a positive integer of milliseconds (at most ${MAX_RUN_TIMEOUT}), got ${JSON.stringify(value)}`,
+    )
+  }
+  return value
+}
+const MAX_RUN_TIMEOUT = 9_007_199_254_740
+
 /** A caller-given run or thread id (generated ids have this form too). */
 export function checkId(value: unknown, name: string): void {
   if (typeof value !== 'string' || !RUN_ID.test(value)) {

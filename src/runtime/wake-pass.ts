@@ -7,6 +7,7 @@ import type { LeaseClaim, RunMeta } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
 import { failAttempt, recordSettled } from './attempt-outcomes.js'
 import { Batch } from './batch.js'
+import { finishThread } from './commands-apply.js'
 import type { EngineContext, Pass, RunMemory } from './context.js'
 import { decideRounds, hasRunnable, runnableEffects } from './decide-rounds.js'
 import { awaitQuickAttempts, launchAttempt } from './effect-runner.js'
@@ -119,6 +120,10 @@ export class WakePass implements Pass {
       let recordsOutcome = first && seed !== undefined && seedKind === 'outcome'
       const launches: Array<() => void> = []
       let localLaunches = 0
+      if (this.runDeadlineDue()) {
+        this.fireRunDeadline()
+        recordsOutcome = true
+      }
       if (!isTerminal(fold.state.status)) {
         const before = this.batch.size
         const recording = this.recordFinished()
@@ -245,6 +250,25 @@ export class WakePass implements Pass {
     const threads = this.fold.state.threads
     for (const threadId in threads)
       if (!isTerminal(threads[threadId].status)) this.batch.dirty.add(threadId)
+  }
+
+  private runDeadlineDue(): boolean {
+    const { deadlineAt, status } = this.fold.state
+    return deadlineAt !== undefined && deadlineAt <= this.now && !isTerminal(status)
+  }
+
+  /**
+   * The run's deadline passed: the run fails with RUN_TIMED_OUT, its threads, waits and
+   * attempts ended as a cancel ends them (docs/workflows.md, "Run deadline").
+   */
+  fireRunDeadline(): void {
+    const { runId, rootThreadId, deadlineAt } = this.fold.state
+    const started = this.fold.state.createdAt
+    finishThread(this, rootThreadId, 'failed', {
+      code: 'RUN_TIMED_OUT',
+      message: `run ${runId} passed its deadline (timeoutMs ${(deadlineAt ?? started) - started}) before it finished`,
+      details: { deadlineAt: deadlineAt ?? null },
+    })
   }
 
   fireDueTimers(): void {

@@ -84,7 +84,7 @@ export async function checkGoldenLogs(
       mismatches.push({
         name,
         ...difference,
-        message: `golden log ${name}: ${difference.path} replays to ${show(difference.replayed)} but was recorded as ${show(difference.recorded)}. The current code folds this old log differently: keep the old behaviour for logs recorded this way (decide by the recorded protocol version, STYLE rule 8); re-record a golden log only when what it records was wrong, never to accept a change of how old logs replay`,
+        message: `golden log ${name}: ${difference.path} replays to ${show(difference.replayed)} but was recorded as ${show(difference.recorded)}. The current code folds this old log differently: keep the old behaviour for logs recorded this way (decide by the recorded protocol version: docs/decisions.md, "The log protocol version"); re-record a golden log only when what it records was wrong, never to accept a change of how old logs replay`,
       })
     }
   }

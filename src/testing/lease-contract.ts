@@ -44,7 +44,7 @@ const leasesOf = (store: EventStore): LeaseStore => {
 }
 
 /**
- * The lease contract (DESIGN §7): what `EventStore.leases` and `AppendOptions.lease` promise,
+ * The lease contract (docs/storage.md): what `EventStore.leases` and `AppendOptions.lease` promise,
  * proven with two store handles on one database, so a claim written through one is fenced by
  * the other. Time is data here: every claim carries its `now`, nothing sleeps. Every way the
  * store checks a claim is held to the claim rule's table of cases (`decideClaim`).

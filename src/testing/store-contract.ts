@@ -46,7 +46,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 /**
- * The one contract every EventStore implementation runs (STYLE §3). Call it at the top level
+ * The one contract every EventStore implementation runs (docs/testing.md). Call it at the top level
  * of a vitest file; `makeStore` must return a fresh, empty store each time.
  *
  * @example

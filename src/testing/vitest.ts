@@ -1,4 +1,4 @@
-// `skein/testing/vitest`: the contract suites, which register vitest tests (STYLE §3): the
+// `skein/testing/vitest`: the contract suites, which register vitest tests (docs/testing.md): the
 // store contracts, the whole-engine contract run against a store, and the HTTP host contract.
 // Apart from `skein/testing` so that importing a fake clock or a faulty store needs no vitest.
 

@@ -8,7 +8,7 @@ import { sqliteStore } from 'skein/sqlite'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type ActorChild, pool, spawnActorHost } from './child-process.js'
 
-// SPEC procedure 4 on real processes: runs parked on timers in their cells, the host killed
+// Timers across restarts (docs/operations.md) on real processes: runs parked on timers in their cells, the host killed
 // with SIGKILL, a new host on the same directory: the cells needing timer recovery are opened
 // from the run registry, and every timer fires once, none early.
 

@@ -199,7 +199,7 @@ describe('skein CLI against a served SQLite engine', () => {
     const noPending = await cli(['approve', 'r1'])
     expect(noPending.stderr).toBe('skein: run r1 has no pending approval\n')
 
-    // Issue 25: an approval id the run does not have pending fails with the server's error.
+    // An approval id the run does not have pending fails with the server's error.
     await cli(['start', 'workflow', 'review', '--run-id', 'bogus-run', '--input', '{"topic":"x"}'])
     const bogus = await cli(['approve', 'bogus-run', 'bogus-id'])
     expect(bogus.code).toBe(1)

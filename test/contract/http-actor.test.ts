@@ -5,7 +5,7 @@ import { createActorHost, NOT_SUPPORTED_ROUTES } from 'skein/actor'
 import { describeHttpHost } from 'skein/testing/vitest'
 import { afterAll } from 'vitest'
 
-// The HTTP host contract on the actor host (DESIGN §7), in process and over 127.0.0.1: the
+// The HTTP host contract on the actor host, in process and over 127.0.0.1: the
 // embed route suite, with the one declared difference (no global run listing: 501).
 const differences = { notSupported: [...NOT_SUPPORTED_ROUTES] }
 

@@ -8,7 +8,7 @@ describeHttpHost('embed', (setup) => createEngine(setup))
 const LISTING = new Set(['/runs', '/runs/summaries'])
 
 /**
- * A host without a global run listing, as the actor host will be (DESIGN §7): the embed engine
+ * A host without a global run listing, as the actor host will be: the embed engine
  * behind a front that answers 501 NOT_SUPPORTED for the listing routes once a request passed
  * authorization and validation. Declaring that difference is how such a host joins the suite.
  */

@@ -40,7 +40,7 @@ const engineWith = (definitions: Definition[]) =>
     clock: manualClock(),
   })
 
-describe('which version a start without one gets (issue 17, bug 4)', () => {
+describe('which version a start without one gets', () => {
   it('orders versions numerically by their digit runs, whatever the locale', () => {
     const ordered = ['v1', 'v2', 'v10', 'v10.1', 'v11']
     expect([...ordered].reverse().sort(compareVersions)).toEqual(ordered)

@@ -4,7 +4,7 @@ import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
-// Issue 17 bug 2: a module's effect or kind that emits a name from its own catalog writes
+// A module's effect or kind that emits a name from its own catalog writes
 // `namespace.name`, validated by the catalog's schema; a full type still works; anything that
 // is neither in the module's catalog nor an application type is refused before it is written.
 

@@ -11,7 +11,7 @@ import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
-// The public module API for inputs (issue 24 §1): a catalog entry is internal unless declared
+// The public module API for inputs: a catalog entry is internal unless declared
 // with defineInput; inputs are validated by a schema that checks, then by `accept` against the
 // run, before anything is written.
 

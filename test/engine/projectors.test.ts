@@ -12,7 +12,7 @@ import { z } from 'zod'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { storeKinds } from '../support/store-kinds.js'
 
-// Post-commit projectors (issue 22): every committed event reaches every projector in seq
+// Post-commit projectors: every committed event reaches every projector in seq
 // order per run, off the commit path; checkpoints survive a restart; one failing projector
 // holds back only itself.
 

@@ -9,7 +9,7 @@ import { workflow } from 'skein/workflow'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { gated } from '../support/fixtures.js'
 
-// Issue 24 §3: the same key with the same events (canonical JSON) is a no-op returning the
+// The same key with the same events (canonical JSON) is a no-op returning the
 // state; with other events it is IDEMPOTENCY_CONFLICT and nothing is written. This holds after
 // snapshots, trims and restarts (the key and a digest live in the log and the fold), and under
 // concurrency.

@@ -30,7 +30,7 @@ function commitEnds(seen: Observation[], runId: string): number[] {
     .map((o) => (seq += o.events as number))
 }
 
-describe('snapshots inside one wake pass (issue 17, bug 3)', () => {
+describe('snapshots inside one wake pass', () => {
   it('snapshotEvery snapshots at the first commit past each interval inside the pass', async () => {
     const store = memoryStore()
     const seen: Observation[] = []

@@ -30,7 +30,7 @@ function engineOn(path: string, extra: Partial<EngineOptions> = {}) {
   return { engine, store }
 }
 
-describe('projections and trimming (issue 17, bug 1)', () => {
+describe('projections and trimming', () => {
   it('turning on trimAfterSnapshot for an existing store keeps projection values', async () => {
     const path = join(dir, 'turn-on-trim.db')
     const first = engineOn(path)

@@ -1,4 +1,4 @@
-// Fencing on Postgres (issue 19's proof 3, on issue 20's store): SIGSTOP the owner of runs
+// Fencing on Postgres: SIGSTOP the owner of runs
 // whose effects are in flight, past its lease; another host takes them over (claimDue) and
 // appends; SIGCONT the first: its effects finish and its appends are refused (LEASE_LOST).
 // Printed as `SCORE pg-fencing trials=… stale_appends_accepted=0 forked_logs=0 duplicate_effects=…`.

@@ -1,4 +1,4 @@
-// Issue 19's proof 1 on Postgres, with its cluster (test/support/ownership-cluster.ts): 2 and 4
+// The many-processes proof (test/ownership/many-processes.test.ts) on Postgres, with its cluster (test/support/ownership-cluster.ts): 2 and 4
 // processes on one schema signal 50 runs while their effects are in flight → 0 failed runs,
 // external calls = effects.
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -32,7 +32,7 @@ if (postgresAvailable('pg-ownership-proofs')) {
     }
   }
 
-  describe('several processes on one Postgres schema (issue 19 proof 1, on issue 20)', () => {
+  describe('several processes on one Postgres schema', () => {
     for (const processes of [2, 4]) {
       it(`${processes} processes signal 50 runs while their effects are in flight: 0 failed, calls = effects`, async () => {
         const dir = mkdtempSync(join(tmpdir(), 'skein-pgown-'))

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { runCli } from '../../src/cli/index.js'
 
-// GET /definitions (issue 25): what can be started here, with each version's input schema as
+// GET /definitions: what can be started here, with each version's input schema as
 // JSON Schema when the schema library can say it (Standard JSON Schema, e.g. zod 4).
 
 const orderV1 = defineWorkflow({

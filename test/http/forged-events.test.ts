@@ -6,7 +6,7 @@ import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { demoModules, mergeModules } from '../../examples/demo-definitions.js'
 
-// Issue 24 §1 and issue 25: every way the issue forged a module's events, and their neighbours,
+// Every way a caller could forge a module's events, and their neighbours,
 // sent by a write-level caller over HTTP (a real server) and through embed `signal`. Each must
 // be refused with nothing written: same tail, same state, same pendingApprovals, and the
 // review workflow's `publish` never runs.

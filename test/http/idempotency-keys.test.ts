@@ -11,7 +11,7 @@ import { workflow } from 'skein/workflow'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { release } from './real-engine.js'
 
-// Issue 24 §3 over a real server: signal key conflicts are 409, a repeated Idempotency-Key
+// Signal key conflicts are 409, a repeated Idempotency-Key
 // header is a 400 (not the key "a, b"), and a keyed start without a runId returns the run its
 // key created, on plain and streaming starts, from the client, and after a restart.
 

@@ -10,7 +10,7 @@ import { workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
 import { release, START_RELEASE } from './real-engine.js'
 
-// Issue 25, "Fitting into apps": the API under a base path, the Web handler mounted in Hono,
+// The API under a base path, the Web handler mounted in Hono,
 // and an Express/Connect middleware that works behind `express.json()` (which used to leave
 // `POST /skein/runs` answering "request body is empty"). Real sockets throughout.
 

@@ -2,7 +2,7 @@ import { createEngine, type Engine, type EventInput, memoryStore, type ServerHan
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
 
-// Issue 18: a signal is validated in one place (the engine), with one set of limits, so the
+// A signal is validated in one place (the engine), with one set of limits, so the
 // embed API and `POST /runs/:id/events` refuse the same signals with the same error.
 
 const MAX_EVENT_BYTES = 1024

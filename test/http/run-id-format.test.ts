@@ -7,7 +7,7 @@ import { defaultIds } from '../../src/runtime/system.js'
 import { json, sseReader } from './helpers.js'
 import { release, START_RELEASE } from './real-engine.js'
 
-// Issue 25: a streaming start (POST /runs with Accept: text/event-stream) made its run id in
+// A streaming start (POST /runs with Accept: text/event-stream) made its run id in
 // the route, without the `run_` prefix a plain start gets. One format, made by the engine's Ids.
 
 const engines: Engine[] = []

@@ -5,7 +5,7 @@ import type { Engine, ServerHandle } from '../../src/runtime/engine-types.js'
 import { makeHandler } from './helpers.js'
 import { realEngine, START_RELEASE } from './real-engine.js'
 
-// Issue 24 §2: a request whose body is shorter than its Content-Length was held until the
+// A request whose body is shorter than its Content-Length was held until the
 // client gave up. The Node server now bounds how long headers and the whole request may take
 // to arrive. The timers are Node's own, so these tests take real (short) time; they assert
 // what happens, never how long it took.

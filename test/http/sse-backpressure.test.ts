@@ -8,7 +8,7 @@ import { memoryStore } from '../../src/stores/memory/memory-store.js'
 import { appendRaw, countingStore, idsOf, makeHandler, manualTimers, sseReader } from './helpers.js'
 import { realEngine, START_RELEASE } from './real-engine.js'
 
-// Issue 24 §2, in-process with the drain deadline on a manual timer: catch-up pages are sized
+// In-process with the drain deadline on a manual timer: catch-up pages are sized
 // by bytes, a consumer that stops reading holds one page and is dropped when its deadline
 // passes (not before), a consumer that drains in time keeps its stream, and the streams
 // together stay within their byte budget. Sockets are real; only time is the test's.

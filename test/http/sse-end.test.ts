@@ -5,7 +5,7 @@ import type { Engine } from '../../src/runtime/engine-types.js'
 import { sseReader } from './helpers.js'
 import { realEngine, START_RELEASE } from './real-engine.js'
 
-// Issue 25: the live stream of a finished run never ended, so `curl -N` and UIs could not
+// The live stream of a finished run never ended, so `curl -N` and UIs could not
 // stop. After the terminal event has been delivered the stream ends with
 // `event: end` / `data: { runId, status, lastSeq }`. A parked run's stream stays open.
 // The end frame over HTTP is a case of the host contract (src/testing/http-contract/sse.ts);

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { createEngineClient } from 'skein/client'
 import { afterAll, expect, it } from 'vitest'
 
-// Issue 24 §2: live streams were bounded by frame count, not bytes. Six subscribers of a run
+// Live streams were bounded by frame count, not bytes. Six subscribers of a run
 // with 600 events of 900 KB that never read raised the host's RSS by ~425 MB each, and /health
 // went unanswered while one 450 MB catch-up page was built. Here the host runs in a child
 // process (so its RSS is its own) on SQLite; subscribers connect over real sockets and stop

@@ -38,7 +38,7 @@ async function setup(sse: HandlerOptions['sse'] = {}) {
 }
 
 describe('SSE event streams', () => {
-  it('writes the DESIGN §4 frame format and keepalives', async () => {
+  it('writes the documented frame format and keepalives', async () => {
     const { http, timers, tail } = await setup()
     const res = (await http.fetch(json('GET', '/runs/r1/events?live=true')))!
     expect(res.status).toBe(200)

@@ -8,7 +8,7 @@ import type { Engine } from '../../src/runtime/engine-types.js'
 import { idsOf, makeHandler, manualTimers, sseReader } from './helpers.js'
 import { realEngine, START_RELEASE } from './real-engine.js'
 
-// Issue 25: a server-side event-type filter, `?types=approval.requested,workflow.node.*`, for
+// A server-side event-type filter, `?types=approval.requested,workflow.node.*`, for
 // live streams and for GET /runs/:id/events. Ids stay seqs, so resuming is exact.
 
 const engines: Engine[] = []

@@ -13,7 +13,7 @@ import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
 
-// Issue 24 §1 and issue 25: a decision answers a pending approval of the run, with one of its
+// A decision answers a pending approval of the run, with one of its
 // gate's outcomes, and records who decided as the engine knows it (the authorize hook's
 // identity), never as the sender claims it.
 
@@ -83,7 +83,7 @@ const decidedPayload = async (runId: string) =>
   (await engine.getEvents(runId)).find((e) => e.type === 'approval.decided')?.payload
 
 describe('a decision answers a pending approval with one of its outcomes', () => {
-  it('decision("not-an-id") is refused and leaves the run as it was (issue 25)', async () => {
+  it('decision("not-an-id") is refused and leaves the run as it was', async () => {
     makeEngine()
     const { runId } = await engine.start(edit)
     const tail = (await engine.getEvents(runId)).length

@@ -1,4 +1,4 @@
-// Issue 19, proof 3: fencing. The owner is frozen (SIGSTOP) past its lease while its effect
+// Fencing. The owner is frozen (SIGSTOP) past its lease while its effect
 // runs; another process takes the run over, runs the attempt again and appends; the first is
 // resumed (SIGCONT) and its appends must be refused. Real processes, real time, polled.
 import { mkdtempSync, rmSync } from 'node:fs'

@@ -1,4 +1,4 @@
-// Issue 19, proof 4: three processes serve HTTP on one SQLite file; a client spreads starts,
+// Three processes serve HTTP on one SQLite file; a client spreads starts,
 // signals and SSE subscriptions across them at random. Every run completes and every SSE
 // stream sees every event of its run once, in order (events appended by other processes
 // included), then the end frame. Real processes, real HTTP; seeded, polled.

@@ -1,4 +1,4 @@
-// Issue 19, proofs 1 and 2: several processes on one SQLite file serve the same runs. Real
+// Several processes on one SQLite file serve the same runs. Real
 // child processes (test/support/ownership-cluster.ts), real HTTP, real time; polled, never timed.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -35,7 +35,7 @@ async function statuses(db: string, runIds: string[]): Promise<Record<string, st
   }
 }
 
-describe('several processes on one SQLite file (issue 19)', () => {
+describe('several processes on one SQLite file', () => {
   for (const processes of [2, 4]) {
     it(`${processes} processes signal 50 runs while their effects are in flight: 0 failed, calls = effects`, async () => {
       const { db, cluster } = fresh({ effectMs: 1000, leaseMs: 3000, pollMs: 100 })

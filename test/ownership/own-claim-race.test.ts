@@ -1,4 +1,4 @@
-// The kill loop's LEASE_LOST (issue 19): a pass commits the run's lease released (nothing in
+// The kill loop's LEASE_LOST: a pass commits the run's lease released (nothing in
 // flight, the next deadline a few ms away), the store is slow enough that the deadline falls
 // due before the pass checks for more work, and this process's own `claimDue` tick runs in
 // between: it sees the run due and its lease free, and claims it (epoch + 1). The pass then
@@ -24,7 +24,9 @@ const LEASE_MS = 10_000
 const napThenDone = defineWorkflow({
   name: 'napThenDone',
   nodes: {
-    nap: { run: (ctx) => ctx.sleep(15) },
+    // Long enough that even a loaded machine commits the release before the timer is due (at
+    // 15 ms a slow pass found the timer due already and never released the lease).
+    nap: { run: (ctx) => ctx.sleep(400) },
     done: { after: ['nap'], run: () => 'done' },
   },
 })

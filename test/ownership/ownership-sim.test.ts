@@ -1,4 +1,4 @@
-// Issue 19, proof 5: a seeded random schedule of signals, wakes, kills (-9) and restarts over
+// A seeded random schedule of signals, wakes, kills (-9) and restarts over
 // three processes on one SQLite file, checked against a single process (memory store) fed
 // the same inputs: the same final state for every run, and each effect called at most
 // 1 + (kills) times. Prints its seed (SKEIN_SEED replays one).

@@ -8,7 +8,7 @@ import { sqliteRunIndex, sqliteStore } from 'skein/sqlite'
 import { afterAll, expect, it } from 'vitest'
 import { seeded } from './crash-workload.js'
 
-// Issue 22's proof of delivery: a child process runs a workload with two projectors (a
+// The proof of delivery (docs/projectors.md): a child process runs a workload with two projectors (a
 // recorder and the SQLite run index) and is SIGKILLed at random moments, again and again; a
 // last child drains. Every committed event must have reached the recorder at least once, in
 // seq order per run (a batch never starts past what the run had before), and the index must

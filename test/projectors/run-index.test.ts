@@ -17,7 +17,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
 
-// The built-in run index (issue 22): one row per run kept by a projector, paged newest first
+// The built-in run index: one row per run kept by a projector, paged newest first
 // and filtered by status and tenant; the same fold in memory and in SQLite.
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-run-index-'))

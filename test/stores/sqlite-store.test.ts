@@ -570,7 +570,7 @@ describe('sqlite store across processes', () => {
   })
 })
 
-describe('sqlite subscribe across processes (issue 19)', () => {
+describe('sqlite subscribe across processes', () => {
   it('delivers events another connection appended, each once and in order', async () => {
     const path = freshPath()
     const a = open({ path })

@@ -23,7 +23,7 @@ async function rejection(promise: Promise<unknown>): Promise<any> {
 }
 
 /**
- * The lease port (DESIGN §7) on two store instances over one database: what one process
+ * The lease port on two store instances over one database: what one process
  * writes, the other sees and is fenced by. `openPair` returns two fresh stores sharing a new,
  * empty database; `cleanup` runs after both are closed.
  */

@@ -1,4 +1,4 @@
-// Real processes sharing one store, each serving the engine over HTTP (issue 19 proofs).
+// Real processes sharing one store, each serving the engine over HTTP.
 // Reusable for any store spec that test/durability/store-spec.ts opens (`sqlite:<file>`,
 // `postgres:<schema>`), so the Postgres branch runs the same proofs.
 import { type ChildProcess, spawn } from 'node:child_process'
@@ -143,7 +143,7 @@ export async function call(
 }
 
 /**
- * Issue 19's proof 1 on any store: 50 runs started across `nodes`, then every node signals
+ * The many-processes proof on any store: 50 runs started across `nodes`, then every node signals
  * every run `go` (the effect starts) and, while those effects are in flight, `go2`, each under
  * one idempotency key; waits until every run has ended. `statuses` reads the runs' statuses
  * from the store. What the test asserts comes back: start statuses, refused signals, the runs

@@ -4,7 +4,7 @@ import { UnsupportedProtocolError } from '../errors.js'
  * The log protocol version this Skein writes, and the newest it reads. A run records it in
  * `runtime.run.started` (`protocolVersion`) and every snapshot of the run carries it (the fold's
  * `protocol`). A log without it is version 1: the format of every log written before the
- * version existed. How a log folds is decided by its recorded version (STYLE rule 8), never by
+ * version existed. How a log folds is decided by its recorded version (decisions.md, "The log protocol version"), never by
  * the version of the code that happens to read it; a change to how events fold that old logs
  * must not see raises this number and keeps the old behaviour for logs recorded below it.
  */

@@ -21,6 +21,7 @@ export const runCases: FoldCases = {
     state.definitionVersion = start.definitionVersion
     state.createdAt = event.ts
     fold.startInput = start.input
+    if (start.deadlineAt !== undefined) state.deadlineAt = start.deadlineAt
     if (event.idempotencyKey !== undefined) fold.startKey = event.idempotencyKey
   },
   [RT.signalReceived]: (fold, event) => {

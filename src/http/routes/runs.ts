@@ -4,6 +4,7 @@ import type { Route, RouteContext } from '../route-types.js'
 import { wantsEventStream } from '../sse-request.js'
 import { streamStart } from '../stream-start.js'
 import { summaryQueryOf } from '../summary-query.js'
+import { terminalWaitOf } from '../terminal-wait.js'
 import {
   expectObject,
   idempotencyKeyOf,
@@ -21,6 +22,7 @@ const START_FIELDS = [
   'threadId',
   'idempotencyKey',
   'wait',
+  'timeoutMs',
 ]
 
 async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
@@ -38,6 +40,8 @@ async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
   if (threadId !== undefined) args.threadId = threadId
   const key = idempotencyKeyOf(ctx.request, optionalString(body, 'idempotencyKey'))
   if (key !== undefined) args.idempotencyKey = key
+  // Checked by the engine (a positive integer) before it writes.
+  if (body.timeoutMs !== undefined) args.timeoutMs = body.timeoutMs as number
   // 'quick' or 'settled'; the engine refuses anything else (400) before it writes.
   const wait = optionalString(body, 'wait')
   if (wait !== undefined) args.wait = wait as WaitFor
@@ -82,8 +86,15 @@ export const runRoutes: Route[] = [
     path: '/runs/:id',
     name: 'runs.get',
     access: 'read',
-    handle: async (ctx) =>
-      jsonResponse({ runId: ctx.params.id, state: await ctx.engine.getRun(ctx.params.id) }),
+    query: ['wait', 'timeoutMs'],
+    handle: async (ctx) => {
+      const timeoutMs = terminalWaitOf(ctx.url)
+      if (timeoutMs === undefined) {
+        return jsonResponse({ runId: ctx.params.id, state: await ctx.engine.getRun(ctx.params.id) })
+      }
+      const { state } = await ctx.waits.wait(ctx.params.id, timeoutMs, ctx.request.signal)
+      return jsonResponse({ runId: ctx.params.id, state })
+    },
   },
   {
     method: 'POST',

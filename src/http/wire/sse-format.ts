@@ -1,5 +1,5 @@
 /**
- * The one owner of Skein's server-sent-event wire format (DESIGN §4), shared by the server
+ * The one owner of Skein's server-sent-event wire format (docs/http.md, "Server-sent events"), shared by the server
  * (`src/http`) and the client parser (`src/client`). It imports nothing so the client can
  * use it without pulling in the server.
  *

@@ -15,7 +15,7 @@ export type HttpErrorCode =
 export type ErrorCode = EngineErrorCode | HttpErrorCode
 
 /**
- * The one table from error code to HTTP status (DESIGN §4, STYLE 11). Typed: a code without a
+ * The one table from error code to HTTP status (docs/http.md, "Errors"). Typed: a code without a
  * status, or a status for a code that does not exist, fails the type-check. It lives with the
  * wire format because the client reads it too (the status of a streaming start's `error` frame).
  */
@@ -41,6 +41,8 @@ const STATUS = {
   SEQ_CONFLICT: 409,
   IDEMPOTENCY_CONFLICT: 409,
   SCHEDULE_EXISTS: 409,
+  RUN_FAILED: 409,
+  RUN_CANCELLED: 409,
   PROJECTION_UNAVAILABLE: 410,
   WAIT_URL_GONE: 410,
   PAYLOAD_TOO_LARGE: 413,
@@ -62,6 +64,7 @@ const STATUS = {
   ENGINE_STOPPED: 503,
   STORE_UNAVAILABLE: 503,
   LEASE_LOST: 503,
+  RESULT_TIMEOUT: 504,
 } as const satisfies Record<ErrorCode, number>
 
 /** The table, readable by any string code (a module's own code is not in it). */

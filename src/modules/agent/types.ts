@@ -48,7 +48,7 @@ export interface ModelResponse {
 }
 
 /**
- * The port to a language model (DESIGN §3, Contract): one call per agent turn. It runs inside
+ * The port to a language model (docs/agents.md; public surface): one call per agent turn. It runs inside
  * an effect, so it is retried by policy and recorded like any effect; throw `TerminalError` for
  * failures a retry cannot fix.
  */

@@ -84,6 +84,11 @@ export function defineWorkflow<
   /** The run's output; without it the output is every node's result by id. */
   output?: (ctx: { input: NodeInput<S>; results: FinalResults<F, W, Declared<R, D>> }) => O
   concurrency?: number
+  /**
+   * The run's deadline in ms from its start: past it the run fails with RUN_TIMED_OUT, its
+   * waits and attempts cancelled (docs/workflows.md, "Run deadline"). A start's overrides it.
+   */
+  timeoutMs?: number
 }): WorkflowDefinition<NodeInput<S>, WorkflowOutput<F, W, Declared<R, D>, O>, StartInput<S>> {
   const name = config?.name
   if (typeof name !== 'string' || name.length === 0) {
@@ -93,6 +98,10 @@ export function defineWorkflow<
   const nodes = (config.nodes ?? {}) as Record<string, NodeSpec>
   const order = Object.keys(nodes)
   if (order.length === 0) throw new DefinitionError(`${where}: needs at least one node`)
+  const timeoutMs = config.timeoutMs
+  if (timeoutMs !== undefined && (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0)) {
+    throw new DefinitionError(`${where}: timeoutMs must be a positive integer of milliseconds`)
+  }
   const concurrency = config.concurrency ?? 8
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw new DefinitionError(`${where}: concurrency must be an integer from 1 to 64`)
@@ -127,6 +136,7 @@ export function defineWorkflow<
     nodes,
     output: config.output as WorkflowDefinition['output'],
     concurrency,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     order,
     fallbacks,
     shape: shapeOf(order, nodes),

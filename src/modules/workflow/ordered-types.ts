@@ -68,6 +68,8 @@ export type OrderedWorkflowConfig<S, O, All extends readonly OrderedEntry[], Nod
     results: FinalResults<Column<All, 4>, Column<All, 3>, Column<All, 2>>
   }) => O
   concurrency?: number
+  /** The run's deadline in ms from its start (docs/workflows.md, "Run deadline"). */
+  timeoutMs?: number
 }
 
 /** What `defineOrderedWorkflow` returns: a workflow definition like `defineWorkflow`'s. */

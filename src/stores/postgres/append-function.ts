@@ -19,7 +19,7 @@
  * both in run_id order, so two processes' groups cannot deadlock on each other.
  * `p_relaxed` (every request deferred) commits with synchronous_commit off.
  *
- * Migration 3 (run ownership, DESIGN §7) replaces migration 1's function with the same text
+ * Migration 3 (run ownership, docs/storage.md) replaces migration 1's function with the same text
  * plus, per request, a lease claim checked against the run's locked row and written with the
  * tail and meta, and a `pg_notify` per written run. A claim passes when the row's lease is held
  * by the same owner and epoch (a renewal), or is free (never taken, released, or expired at

@@ -35,7 +35,7 @@ const listenSql = (channel: string) => `LISTEN "${channel}"`
 
 /**
  * The events other processes append, delivered to this process's `subscribe` listeners
- * (DESIGN §7: SSE and wake-ups on any host). Every append's transaction sends
+ * (docs/storage.md, "Several processes on one schema": SSE and wake-ups on any host). Every append's transaction sends
  * `pg_notify(channel, '<tail> <run id>')`; one LISTEN connection per store hears them, and
  * for a run with listeners whose tail moved past what they have seen, the feed reads the new
  * events from the store and delivers them, in seq order, each once. The notification is only

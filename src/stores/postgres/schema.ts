@@ -35,7 +35,7 @@ const FEED_LOCK_CLASS = 0x736b66 // 'skf'
  * Schema migrations, in order; `skein_schema_version` records how many ran. Never edit a
  * shipped migration: append a new one, so every existing database upgrades the same way.
  *
- * Several hosts (DESIGN §7, migration 3): a lease is three columns on the run row (owner,
+ * Several hosts (docs/storage.md; migration 3): a lease is three columns on the run row (owner,
  * epoch, expiry) that `skein_append` already locks, so the epoch check joins the tail check;
  * due deadlines are claimed from the indexed `next_deadline_at` with `FOR UPDATE SKIP LOCKED`.
  */
@@ -105,7 +105,7 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   CREATE INDEX skein_runs_status ON ${s}.skein_runs (status, run_no);
   `,
   (s, channel) => `
-  -- Run ownership (DESIGN §7): the lease is three columns on the run row skein_append already
+  -- Run ownership (docs/storage.md): the lease is three columns on the run row skein_append already
   -- locks, so the claim is checked and written in the append's own statement. Epoch 0 and a
   -- null owner: never leased. None is indexed, so lease writes stay heap-only updates.
   ALTER TABLE ${s}.skein_runs ADD COLUMN lease_owner text,

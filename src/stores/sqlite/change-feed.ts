@@ -5,7 +5,7 @@ import { runListeners } from '../shared/run-listeners.js'
 import type { Statements } from './statements.js'
 
 /**
- * `subscribe` for a file other processes write too (issue 19): this connection's own commits
+ * `subscribe` for a file other processes write too (docs/storage.md, "Several processes on one file"): this connection's own commits
  * are delivered at once (`notify`), and while anyone listens a timer reads `PRAGMA
  * data_version` every `pollMs` (it moves only when another connection committed) and then
  * reads the listened runs' new events. Each run's delivered seq is kept, so a batch is

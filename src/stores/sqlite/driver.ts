@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, resolve } from 'node:path'
 import { NotConfiguredError, StoreError } from '../../core/errors.js'
@@ -90,14 +90,39 @@ export function openDatabase(driver: SqliteDriver, path: string, timeout: number
 }
 
 function createDirectoryOf(path: string): void {
-  const directory = dirname(resolve(path))
+  makeDirectory(dirname(resolve(path)), `sqliteStore: cannot create the directory %s for ${path}`)
+}
+
+/**
+ * `mkdir -p` that fails at once where a level cannot be made: Node 20's recursive `mkdirSync`
+ * never returns under a parent it cannot create in (`/proc/nope`), spinning at 100 % CPU. Walks
+ * up to the nearest existing ancestor (it must be a directory), then makes each missing level on
+ * its own. `what` is the error's message, `%s` standing for the directory.
+ */
+export function makeDirectory(directory: string, what = 'cannot create the directory %s'): void {
+  const missing: string[] = []
+  let at = resolve(directory)
+  while (!existsSync(at) && dirname(at) !== at) {
+    missing.unshift(at)
+    at = dirname(at)
+  }
   try {
-    mkdirSync(directory, { recursive: true })
+    if (!statSync(at).isDirectory()) throw new Error(`${at} is not a directory`)
+    for (const level of missing) {
+      try {
+        mkdirSync(level)
+      } catch (error) {
+        // Another process made it meanwhile.
+        if ((error as { code?: string }).code !== 'EEXIST' || !statSync(level).isDirectory()) {
+          throw error
+        }
+      }
+    }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
     throw new StoreError(
-      `sqliteStore: cannot create the directory ${directory} for ${path}: ${message}`,
-      { path, directory },
+      `${what.replace('%s', directory)}: ${message}`,
+      { directory },
       { cause: error },
     )
   }

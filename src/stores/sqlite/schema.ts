@@ -118,7 +118,7 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX skein_runs_status ON skein_runs (status);
   `,
   `
-  -- v4: the run's lease (DESIGN §7, issue 19), on the row every append updates anyway, so
+  -- v4: the run's lease (docs/storage.md), on the row every append updates anyway, so
   -- taking or renewing it with an append writes no other page. lease_expires_at = 0: released.
   ALTER TABLE skein_runs ADD COLUMN lease_owner TEXT;
   ALTER TABLE skein_runs ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;

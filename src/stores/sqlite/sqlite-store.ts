@@ -64,7 +64,7 @@ export interface SqliteStoreOptions {
 export interface SqliteStore extends EventStore {
   readonly path: string
   readonly snapshots: SnapshotStore
-  /** Run ownership for several processes on this file (DESIGN §7). */
+  /** Run ownership for several processes on this file (docs/storage.md). */
   readonly leases: LeaseStore
   /** Named claims for several processes on this file (docs/storage.md, "Claims"). */
   readonly claims: ClaimStore

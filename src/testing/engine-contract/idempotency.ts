@@ -121,7 +121,7 @@ export function idempotencyCases(test: ContractCase): void {
       expect(bounds.head).toBeGreaterThan(1) // trimmed behind the snapshot taken at completion
       const tail = bounds.tail
       await engine.signal(runId, [note], { idempotencyKey: 'note-1' })
-      // The same key with another decision is a conflict now, not a silent no-op (issue 24 §3).
+      // The same key with another decision is a conflict now, not a silent no-op (decisions.md, "Decisions answer a pending gate").
       const conflict = await rejection(
         engine.signal(runId, [decision(item.approvalId, 'reject')], { idempotencyKey: 'decide-1' }),
       )

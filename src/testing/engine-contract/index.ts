@@ -13,7 +13,7 @@ import { type MakeEngineStorage, openWorld } from './world.js'
 export type { EngineStorage, MakeEngineStorage } from './world.js'
 
 /**
- * The whole-engine contract (STYLE §3, beyond the store port): real workflows, approvals,
+ * The whole-engine contract (docs/testing.md, beyond the store port): real workflows, approvals,
  * timers on a manual clock, effects with retries, workers, agents, evaluators, cancellation,
  * idempotency, snapshots and trimming, and restarts onto a new engine, asserting outcomes and
  * event sequences. Call it at the top level of a vitest file. `makeStorage` is called once per

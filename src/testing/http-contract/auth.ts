@@ -34,7 +34,7 @@ function authHeader(sample: RouteSample, c: Case): Record<string, string> {
 const closedByDefault = (s: RouteSample) =>
   s.route.access === 'worker' || s.route.access === 'operations'
 
-/** Authorization ahead of every route (SPEC "Authentication", DESIGN §4 "Auth"). */
+/** Authorization ahead of every route (docs/http.md, "Authorization"). */
 export function authCases(test: HostCase, differences: HttpHostDifferences): void {
   describe('auth matrix (every route × credential case, from the route table)', () => {
     for (const label of SAMPLE_LABELS) {

@@ -3,7 +3,7 @@ import { ROUTES } from '../../http/routes/index.js'
 import type { Sent } from './host-world.js'
 
 /**
- * Where a host departs from the embed handler, declared in one place (SPEC: "Differences from
+ * Where a host departs from the embed handler, declared in one place (docs/testing.md: "Differences from
  * the embed handler are stated per route"). Every other case of the suite holds as it does for
  * the embed handler.
  */

@@ -26,7 +26,7 @@ export interface HttpHostServer {
 }
 
 /**
- * A host of the HTTP contract (SPEC "Endpoints", DESIGN §4): the embed engine, an actor host,
+ * A host of the HTTP contract (docs/http.md): the embed engine, an actor host,
  * or yours. `fetch` answers a Web Request (`null` outside the API); with `serve`, every case
  * runs a second time over a real server on 127.0.0.1.
  */

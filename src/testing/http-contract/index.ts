@@ -27,7 +27,7 @@ export interface HttpHostContractOptions {
 }
 
 /**
- * The HTTP contract every host runs (SPEC "Endpoints", DESIGN §4), the way one router suite
+ * The HTTP contract every host runs (docs/http.md), the way one router suite
  * runs against every router: every route's codes and shapes, errors, idempotency, the auth
  * matrix from the route table, query-parameter refusal, body limits, SSE resume and the end
  * frame, the streaming start. `makeHost` gets the modules to serve, the `authorize` hook and a

@@ -34,7 +34,7 @@ async function decide(w: HostWorld, runId: string, outcome: 'approve' | 'reject'
   ).body.state
 }
 
-/** Live event streams (DESIGN §4 "SSE") and the streaming start. */
+/** Live event streams (docs/http.md, "Server-sent events") and the streaming start. */
 export function sseCases(test: HostCase): void {
   describe('server-sent events', () => {
     test('writes the frame format: headers, preamble, then one frame per event', async (w) => {
