@@ -18,7 +18,7 @@ import type { Fingerprints } from './fingerprint.js'
 import type { Logger } from './logger.js'
 import type { Observation, ResolvedOptions, ResolvedTrim } from './options.js'
 import type { ClaimedTasks } from './ownership/claimed-task.js'
-import type { Ownership } from './ownership.js'
+import type { Ownership } from './ownership/ownership.js'
 import type { WaitUrls } from './schedule-api.js'
 
 /** What the engine's parts share: built once by createEngine, never global. */

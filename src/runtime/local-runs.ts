@@ -161,7 +161,7 @@ export class LocalRuns {
           {
             claim: (now, limit) => own.leases.claimDue(own.owner, now, now + own.leaseMs, limit),
             onClaimed: ({ runId, epoch }, now) => {
-              this.controller(runId).writer.lease?.adopt(epoch, now + own.leaseMs)
+              this.controller(runId).writer.seat?.adopt(epoch, now + own.leaseMs)
               void this.wakeDue(runId)
             },
             pageSize: () => 32,
