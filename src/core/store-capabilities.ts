@@ -19,6 +19,11 @@ export const CAPABILITY_MEMBERS: Readonly<Record<StoreCapability, keyof EventSto
 
 const NAMES = Object.keys(CAPABILITY_MEMBERS) as StoreCapability[]
 
+/** Every capability declared: what `sqliteStore` and `postgresStore` have. */
+export const EVERY_CAPABILITY: StoreCapabilities = Object.freeze(
+  Object.fromEntries(NAMES.map((name) => [name, true])) as Record<StoreCapability, boolean>,
+)
+
 /**
  * The store's declaration, every capability spelled out, once checked against its members: a
  * declared capability whose member is missing, or a member whose capability is not declared, is

@@ -14,6 +14,7 @@ import type {
   RunSummary,
   SnapshotStore,
 } from '../../core/ports.js'
+import { EVERY_CAPABILITY } from '../../core/store-capabilities.js'
 import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../core/summaries.js'
 import { checkClaim, toLease } from '../shared/lease-rule.js'
 import { memoryClaims } from './memory-claims.js'
@@ -87,19 +88,8 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
 
   return {
     snapshots,
-    capabilities: {
-      subscribe: true,
-      summaries: true,
-      deadlines: true,
-      trim: true,
-      flush: false,
-      snapshots: true,
-      leases: true,
-      feed: true,
-      claims: true,
-      schedules: true,
-      waitUrls: true,
-    },
+    // Appends are never durable here: nothing to flush.
+    capabilities: { ...EVERY_CAPABILITY, flush: false },
     leases,
     claims: claims.claims,
     feed: feed.feed,

@@ -9,6 +9,7 @@ import type {
   StoreSummaryQuery,
   SummaryPage,
 } from '../../core/ports.js'
+import { EVERY_CAPABILITY } from '../../core/store-capabilities.js'
 import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.js'
 import { checkBatch } from '../shared/append-batch.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
@@ -284,19 +285,7 @@ export function postgresStore(
 
   const store: PostgresStore = {
     schema: schema.name,
-    capabilities: {
-      subscribe: true,
-      summaries: true,
-      deadlines: true,
-      trim: true,
-      flush: true,
-      snapshots: true,
-      leases: true,
-      feed: true,
-      claims: true,
-      schedules: true,
-      waitUrls: true,
-    },
+    capabilities: EVERY_CAPABILITY,
     snapshots,
     feed: projection.feed,
     schedules,

@@ -12,6 +12,7 @@ import type {
   StoreSummaryQuery,
   SummaryPage,
 } from '../../core/ports.js'
+import { EVERY_CAPABILITY } from '../../core/store-capabilities.js'
 import { checkBatch } from '../shared/append-batch.js'
 import { rowToEnvelope } from '../shared/event-rows.js'
 import { changeFeed } from './change-feed.js'
@@ -168,19 +169,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   const store: SqliteStore = {
     path,
-    capabilities: {
-      subscribe: true,
-      summaries: true,
-      deadlines: true,
-      trim: true,
-      flush: true,
-      snapshots: true,
-      leases: true,
-      feed: true,
-      claims: true,
-      schedules: true,
-      waitUrls: true,
-    },
+    capabilities: EVERY_CAPABILITY,
     snapshots,
     leases,
     claims,
