@@ -22,6 +22,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['replication to nats', './nats-replication.ts', 'benchNatsReplication'],
   ['opentelemetry', './otel.ts', 'benchOtel'],
   ['schedules', './schedules.ts', 'benchSchedules'],
+  ['fan-out', './fan-out.ts', 'benchFanOut'],
   ['skein vs peers (DBOS, Restate)', './peers.ts', 'benchPeers'],
 ]
 

@@ -13,6 +13,7 @@ import { median, percentile, type Row } from './table.js'
 const N = 10_000
 const IDLE_MS = 10_000
 const LOAD_MS = 75_000
+const WARM_MS = 15_000
 
 const job = defineWorkflow({ name: 'job', nodes: { go: { run: () => 1 } } })
 const start = { kind: 'workflow', definitionName: 'job' }
@@ -67,12 +68,15 @@ export async function benchSchedules(): Promise<Row[]> {
     const used = process.cpuUsage(cpu)
     const to = Date.now()
     await engine.stop()
+    // Ticks of the first WARM_MS after the creations came late behind them (10,000 fsynced
+    // inserts compete with the ticker): reported apart from the steady state after it.
     const late: number[] = []
+    const warm: number[] = []
     for (const runId of await store.listRuns()) {
       const tick = Date.parse(runId.split(':').slice(2).join(':'))
       if (tick < from + 1000 || tick > to - 5000) continue
       const [first] = await store.read(runId, { limit: 1 })
-      if (first) late.push(first.ts - tick)
+      if (first) (tick < from + WARM_MS ? warm : late).push(first.ts - tick)
     }
     await store.close()
     const load = `load average at the end: ${loadavg()[0]?.toFixed(1)}`
@@ -99,9 +103,14 @@ export async function benchSchedules(): Promise<Row[]> {
         note: 'one SQLite write each',
       },
       {
-        name: `ticks started (${N} every minute, ${LOAD_MS / 1000} s)`,
+        name: `ticks started (${N} every minute, ${(LOAD_MS - WARM_MS - 5000) / 1000} s after ${WARM_MS / 1000} s of warm-up)`,
         value: late.length,
         unit: 'runs',
+      },
+      {
+        name: `tick lateness max in the ${WARM_MS / 1000} s after creating ${N}`,
+        value: Math.max(...warm),
+        unit: 'ms',
       },
       { name: 'tick lateness p50', value: median(late), unit: 'ms' },
       { name: 'tick lateness p99', value: percentile(late, 99), unit: 'ms', target: 1000 },

@@ -36,6 +36,8 @@ import type {
   StopOptions,
 } from './runtime/engine-types.js'
 import { Fingerprints } from './runtime/fingerprint.js'
+import { FlowAdmission } from './runtime/flow-admission.js'
+import { holdProcessDuringCalls } from './runtime/keep-alive.js'
 import { localScheduler } from './runtime/local-scheduler.js'
 import { engineLogger } from './runtime/logger.js'
 import type { Observation } from './runtime/options.js'
@@ -49,6 +51,8 @@ import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
 import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 import { memoryStore } from './stores/memory/memory-store.js'
+import { memoryWorkerTasks } from './stores/memory/memory-worker-tasks.js'
+import { isClaimable } from './workers/worker-queue.js'
 
 /**
  * Creates a Skein engine: the embed API, a Web `fetch` handler and an optional Node server.
@@ -120,7 +124,9 @@ export function createEngine(options: EngineOptions = {}): Engine {
       capabilities,
       snapshots,
       scheduler,
-      worker: options.worker,
+      worker: isClaimable(options.worker)
+        ? options.worker.bind({ tasks: store.workerTasks ?? memoryWorkerTasks(), clock, owner })
+        : options.worker,
       trim: resolveTrim(options.trimAfterSnapshot, projectors),
       observing: sink !== undefined,
       observe,
@@ -134,6 +140,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       tasks,
     }
     const rt = new RuntimeEngine(ctx)
+    ctx.flow = FlowAdmission.create(ctx, (runId) => rt.requestDrive(runId))
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
     rt.startClaiming()
     const recovered = resolved.rescanTimers ? await rt.recoverOnBoot() : undefined
@@ -144,6 +151,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
     projectors.start()
+    ctx.flow?.startSweep()
     const schedules = await startSchedules(
       ctx,
       store.schedules ?? memorySchedules(),
@@ -298,6 +306,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
     }),
   }
 
+  // A pending call keeps the process alive; the engine's own timers do not (keep-alive.ts).
+  holdProcessDuringCalls(engine)
   const waits = new TerminalWaits(engine, clock)
   markApiBasePath(engine, apiBasePath)
   // Boot now, not at the first call: a restarted process resumes interrupted attempts and due
@@ -329,7 +339,12 @@ function engineSchedules(service: () => Promise<Booted['schedules']['service']>)
 }
 
 function runtimeView(runtime: RuntimeEngine): EngineRuntime {
-  return { registry: runtime.registry, idle: () => runtime.idle(), worker: runtime.ctx.worker }
+  return {
+    registry: runtime.registry,
+    idle: () => runtime.idle(),
+    worker: runtime.ctx.worker,
+    startClaimedTasks: (tasks) => runtime.startClaimedTasks(tasks),
+  }
 }
 
 /** Projector names in `coverage` become a function of the projectors' checkpoints. */

@@ -83,6 +83,7 @@ export {
   type ErrorInfo,
   type EventEnvelope,
   type EventInput,
+  type FlowControl,
   formatIssues,
   type InferInput,
   type InferOutput,
@@ -120,12 +121,16 @@ export {
   waitUrl,
 } from './core/module-api.js'
 export type {
+  AdmitRequest,
   AppendOptions,
   Claim,
   ClaimStore,
   Clock,
   EventStore,
   FeedEntry,
+  FlowEntry,
+  FlowKeyState,
+  FlowStore,
   Ids,
   Lease,
   LeaseClaim,
@@ -141,6 +146,7 @@ export type {
   Snapshot,
   SnapshotStore,
   StoreCapabilities,
+  StoredWorkerTask,
   StoreSummaryQuery,
   SummaryPage,
   SummaryQuery,
@@ -150,6 +156,9 @@ export type {
   Worker,
   WorkerCallbackInput,
   WorkerTask,
+  WorkerTaskClaimQuery,
+  WorkerTaskKey,
+  WorkerTaskStore,
 } from './core/ports.js'
 export {
   defineProjector,

@@ -1,7 +1,7 @@
 import { InvalidRequestError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { EventStore } from '../core/ports.js'
-import { queryOf } from '../stores/postgres/postgres-store.js'
+import type { PostgresStore } from '../stores/postgres/postgres-store.js'
 import { type RegisteredRun, type RunRegistry, registryValues } from './run-registry.js'
 
 /**
@@ -14,42 +14,10 @@ import { type RegisteredRun, type RunRegistry, registryValues } from './run-regi
  * const host = createActorHost({ modules, cells: sharedCells({ store }), registry: postgresRegistry({ store }) })
  */
 export function postgresRegistry(options: { store: EventStore }): RunRegistry {
-  const q = queryOf.get(options.store)
+  const q = (options.store as Partial<PostgresStore>).companion
   if (!q) throw new InvalidRequestError('postgresRegistry: store must be a postgresStore')
   const s = q.schema
-  let created: Promise<unknown> | undefined
-  const ready = () => {
-    created ??= (async () => {
-      await q.read(
-        'create the actor run registry',
-        `CREATE TABLE IF NOT EXISTS ${s}.skein_actor_runs (
-          run_no bigserial PRIMARY KEY,
-          run_id text NOT NULL UNIQUE,
-          owner jsonb,
-          kind text NOT NULL,
-          definition_name text NOT NULL,
-          definition_version text,
-          created_at bigint NOT NULL,
-          wake_at bigint
-        )`,
-        [],
-      )
-      await q.read(
-        'create the actor run registry',
-        `CREATE INDEX IF NOT EXISTS skein_actor_runs_wake ON ${s}.skein_actor_runs (wake_at)
-          WHERE wake_at IS NOT NULL`,
-        [],
-      )
-    })().catch((error) => {
-      created = undefined
-      throw error
-    })
-    return created
-  }
-  const query = async (action: string, text: string, params: unknown[]) => {
-    await ready()
-    return q.read(action, text, params)
-  }
+  const query = q.query
   return {
     async record(run) {
       await query(

@@ -5,21 +5,29 @@ import {
   openDatabase,
   type SqliteDatabase,
 } from '../stores/sqlite/driver.js'
+import { applyMigrations } from '../stores/sqlite/schema.js'
 import { type RegisteredRun, type RunRegistry, registryValues } from './run-registry.js'
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS actor_runs (
-  run_no INTEGER PRIMARY KEY,
-  run_id TEXT NOT NULL UNIQUE,
-  owner TEXT,
-  kind TEXT NOT NULL,
-  definition_name TEXT NOT NULL,
-  definition_version TEXT,
-  created_at INTEGER NOT NULL,
-  wake_at INTEGER
-);
-CREATE INDEX IF NOT EXISTS actor_runs_wake ON actor_runs (wake_at) WHERE wake_at IS NOT NULL;
-`
+/**
+ * The registry file's own numbered migrations (`PRAGMA user_version`), applied like the
+ * store's. Never edit a shipped one: append. v1 says IF NOT EXISTS because registries before
+ * it created the table when they opened.
+ */
+const REGISTRY_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE IF NOT EXISTS actor_runs (
+    run_no INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL UNIQUE,
+    owner TEXT,
+    kind TEXT NOT NULL,
+    definition_name TEXT NOT NULL,
+    definition_version TEXT,
+    created_at INTEGER NOT NULL,
+    wake_at INTEGER
+  );
+  CREATE INDEX IF NOT EXISTS actor_runs_wake ON actor_runs (wake_at) WHERE wake_at IS NOT NULL;
+  `,
+]
 
 interface Row {
   run_no: number
@@ -44,7 +52,7 @@ export function sqliteRegistry(options: { path: string }): RunRegistry {
   const db: SqliteDatabase = openDatabase(loadDriver(), options.path, 5000)
   enableWal(db, 5000)
   db.pragma('synchronous = FULL')
-  db.exec(SCHEMA)
+  applyMigrations(db, REGISTRY_MIGRATIONS)
   const insert = db.prepare<[string, string | null, string, string, string | null, number, number]>(
     `INSERT INTO actor_runs (run_id, owner, kind, definition_name, definition_version, created_at, wake_at)
      VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,

@@ -1,3 +1,4 @@
+import type { FlowControl } from './flow.js'
 import type { Json } from './json.js'
 import type { StandardSchema } from './schema.js'
 
@@ -28,6 +29,8 @@ export interface Definition<I = any, O = any> {
    * Definitions without a shape are not checked.
    */
   readonly shape?: Json
+  /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
+  readonly flow?: FlowControl<I>
   /**
    * The run's deadline, when this definition is started as a run: past it the run fails with
    * RUN_TIMED_OUT (docs/workflows.md, "Run deadline"). A start's `timeoutMs` overrides it.

@@ -28,7 +28,8 @@ export interface EventInput {
   threadId?: string
 }
 
-export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled'
+/** `queued`: started, not yet admitted by its definition's flow control (docs/flow-control.md). */
+export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled'
 export type ThreadStatus = 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'
 
 export interface ThreadState {

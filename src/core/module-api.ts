@@ -24,6 +24,7 @@ export {
   TerminalError,
   toErrorInfo,
 } from './errors.js'
+export type { FlowControl } from './flow.js'
 export type { Json, JsonObject } from './json.js'
 export { inputJsonSchema } from './json-schema.js'
 export type { DecideContext, KindContext, KindDefinition } from './kind.js'

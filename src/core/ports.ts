@@ -211,6 +211,12 @@ export interface ScheduleRecord {
   updatedAt: number
 }
 
+/** One compare-and-set of `ScheduleStore.updateMany`. */
+export interface ScheduleWrite {
+  record: ScheduleRecord
+  expectedVersion: number
+}
+
 /**
  * Schedules in the store (docs/schedules.md): rows every process sharing the store reads and
  * writes, so a change on one host is seen by all. Writes are compare-and-set on `version`, so
@@ -227,6 +233,12 @@ export interface ScheduleStore {
    * next version); false, and nothing written, otherwise (changed or deleted meanwhile).
    */
   update(record: ScheduleRecord, expectedVersion: number): Promise<boolean>
+  /**
+   * `update` for many schedules in one transaction (one fsync): the ticker writes a page of
+   * due schedules' progress at once. Each write is its own compare-and-set; the answer says,
+   * in order, which were written.
+   */
+  updateMany(writes: readonly ScheduleWrite[]): Promise<boolean[]>
   /** Deletes the schedule; false if there was none. */
   delete(name: string): Promise<boolean>
   /** Unpaused schedules with `wakeAt <= until`, earliest first, at most `limit`. */
@@ -271,6 +283,144 @@ export interface WaitUrlStore {
    * itself is the guard (a run's wait is satisfied once); this is the record a replay reads.
    */
   use(hash: string, now: number): Promise<boolean>
+}
+
+/** A run waiting for admission by its definition's flow control (docs/flow-control.md). */
+export interface FlowEntry {
+  runId: string
+  /** `<kind>:<name>` of the run's definition. */
+  queue: string
+  /** The concurrency key ('' for the definition's one queue). */
+  key: string
+  /** Higher first within a key. */
+  priority: number
+  /** Not admitted before this (engine clock ms). */
+  startAt: number
+  enqueuedAt: number
+}
+
+/** One admission round of one key (`FlowStore.admit`). */
+export interface AdmitRequest {
+  queue: string
+  key: string
+  /** At most this many runs of the key admitted and not finished at once. */
+  limit: number
+  now: number
+  /**
+   * A run admitted before its log exists (`enqueue`, admitted in the same call) holds its
+   * slot until this time unless its log appears: a start that died before writing frees it.
+   */
+  holdUntil: number
+  /** A run to queue first (a start); it is admitted in this call when a slot is free. */
+  enqueue?: FlowEntry
+}
+
+/** A key's queue as `FlowStore.keys` reports it. */
+export interface FlowKeyState {
+  queue: string
+  key: string
+  /** Runs admitted and not finished. */
+  active: number
+  /** Runs waiting (their log written, not yet admitted). */
+  queued: number
+  /** When the oldest waiting run was queued (engine clock ms), null if none waits. */
+  oldestQueuedAt: number | null
+}
+
+/**
+ * Flow control's queues in the store (docs/flow-control.md): one row per run that is queued or
+ * holds a slot. A slot is counted from the store's run meta, so it is freed by the very commit
+ * that ends the run (its status), on every process sharing the store.
+ */
+export interface FlowStore {
+  /**
+   * One atomic admission round of a key (SQLite: one write transaction; Postgres: one call,
+   * serialized per key by a transaction lock): forgets entries of finished runs, queues
+   * `enqueue` (a run already queued is kept as it is), counts the key's admitted runs that are
+   * not finished, and admits up to `limit` minus that many waiting runs whose `startAt` is
+   * due, highest priority first, then in queueing order. Only runs whose log says `queued` are
+   * admitted, or `enqueue` itself. Returns the run ids admitted, in that order.
+   */
+  admit(request: AdmitRequest): Promise<string[]>
+  /** Whether the run's entry is admitted (false when queued, or when it has none). */
+  admitted(runId: string): Promise<boolean>
+  /**
+   * The keys with a run waiting to be admitted whose `startAt <= now` (their log written), at
+   * most `limit`, and runs admitted before `stalledBefore` whose log still says `queued` (the
+   * process that admitted them stopped before starting them).
+   */
+  pending(
+    now: number,
+    stalledBefore: number,
+    limit: number,
+  ): Promise<{ keys: Array<{ queue: string; key: string }>; stalled: string[] }>
+  /** Every key with a queued or admitted run, by queue and key. */
+  keys(): Promise<FlowKeyState[]>
+}
+
+/** Which attempt of which effect: a worker task's key. */
+export interface WorkerTaskKey {
+  runId: string
+  effectId: string
+  attempt: number
+}
+
+/**
+ * A worker task as the store keeps it (docs/workers.md, "Durable tasks"): from its dispatch
+ * until a worker is handed it. `epoch` is bumped by every claim (the claim's fencing token);
+ * `claimExpiresAt` 0 means nobody holds it.
+ */
+export interface StoredWorkerTask {
+  task: WorkerTask
+  owner: string | null
+  epoch: number
+  claimExpiresAt: number
+  createdAt: number
+}
+
+/** What `WorkerTaskStore.claim` takes. */
+export interface WorkerTaskClaimQuery {
+  /** Only tasks of these effect types; null: any type. */
+  types: readonly string[] | null
+  max: number
+  owner: string
+  now: number
+  /** When the claim lapses unless its tasks were taken by then (engine clock ms). */
+  expiresAt: number
+}
+
+/**
+ * Worker tasks waiting to be handed to a worker (docs/workers.md, "Durable tasks"), shared by
+ * every process on the store. A claim holds a task for one process at a time until it
+ * expires; `take` then removes it under that claim, so of two processes that both claimed a
+ * task (the first one's claim lapsed) exactly one takes it.
+ */
+export interface WorkerTaskStore {
+  /** Whether other processes see these tasks (a database file or server). */
+  readonly shared: boolean
+  /** Stores each task unless one with its key is stored already. */
+  enqueue(tasks: readonly WorkerTask[], now: number): Promise<void>
+  /**
+   * Claims up to `max` tasks nobody holds (never claimed, or the claim expired by `now`),
+   * oldest first; each is returned with its new epoch. On Postgres rows another host is
+   * claiming are skipped (`FOR UPDATE SKIP LOCKED`), never waited for.
+   */
+  claim(query: WorkerTaskClaimQuery): Promise<StoredWorkerTask[]>
+  /** Removes each task still held under that `epoch`; returns the keys removed. */
+  take(claims: ReadonlyArray<WorkerTaskKey & { epoch: number }>): Promise<WorkerTaskKey[]>
+  /**
+   * Removes the task; with `unclaimedAt` only if nobody holds it at that time. True if it
+   * was removed.
+   */
+  remove(key: WorkerTaskKey, options?: { unclaimedAt?: number }): Promise<boolean>
+  /** Stored tasks, oldest first (one run's, or all). */
+  list(runId?: string): Promise<StoredWorkerTask[]>
+  /**
+   * Calls `listener` when any process may have stored new tasks (a hint: claim to find out),
+   * until the returned function is called. SQLite: another connection's commit seen by a
+   * `PRAGMA data_version` poll; Postgres: a NOTIFY on the schema's channel.
+   */
+  watch(listener: () => void): () => void
 }
 
 export interface ReadOptions {
@@ -348,6 +498,10 @@ export interface StoreCapabilities {
   readonly schedules: boolean
   /** `waitUrls`: stored wait URL tokens; without it the engine holds them in memory. */
   readonly waitUrls: boolean
+  /** `flow`: flow control's queues (a definition with `flow` needs it). */
+  readonly flow: boolean
+  /** `workerTasks`: worker tasks kept in the store; without it they are kept in memory. */
+  readonly workerTasks: boolean
 }
 
 /**
@@ -391,6 +545,10 @@ export interface EventStore {
   readonly waitUrls?: WaitUrlStore
   /** What the store does beyond the five calls above; what is not declared is `false`. */
   readonly capabilities?: Partial<StoreCapabilities>
+  /** Flow control's queues (docs/flow-control.md); a store without it refuses flow control. */
+  readonly flow?: FlowStore
+  /** Worker tasks not yet handed to a worker (docs/workers.md, "Durable tasks"). */
+  readonly workerTasks?: WorkerTaskStore
   close?(): Promise<void>
 }
 

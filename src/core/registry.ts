@@ -3,6 +3,7 @@ import { definitionLabel } from './definition.js'
 import type { EffectDefinition } from './effect.js'
 import { CompositionError } from './errors.js'
 import { eventTypeProblem, ownerOf } from './event-types.js'
+import { type FlowControl, flowProblem, flowQueue } from './flow.js'
 import type { KindDefinition } from './kind.js'
 import { type CatalogEntry, type InputEvent, isInputEvent, type Module } from './module.js'
 import type { ProjectionDefinition } from './projection.js'
@@ -142,9 +143,24 @@ export class Registry {
         definition: key,
       })
     }
+    const flowError = flowProblem(definition.flow)
+    if (flowError)
+      throw new CompositionError(`definition ${key}: ${flowError}`, { definition: key })
     this.definitions.set(key, definition)
     this.definitionObjects.add(definition)
     this.chooseDefault(definition)
+  }
+
+  /**
+   * The flow control of a queue (`flowQueue`: every version of one kind and name): the version
+   * a ref without one resolves to says it, so changing a limit is a deploy of that version;
+   * when that version declares none, the first registered version that does.
+   */
+  flowOf(queue: string): FlowControl | undefined {
+    const chosen = this.defaults.get(queue)?.flow
+    if (chosen) return chosen
+    for (const d of this.definitions.values()) if (flowQueue(d) === queue && d.flow) return d.flow
+    return undefined
   }
 
   /**

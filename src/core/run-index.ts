@@ -87,6 +87,12 @@ export function indexEvent(
       next.createdAt = event.ts
       next.tenant = tenantOf?.({ runId: event.runId, input: payload.input ?? null }) ?? null
       break
+    case RT.runQueued:
+      next.status = 'queued'
+      break
+    case RT.runAdmitted:
+      next.status = 'running'
+      break
     case RT.runCompleted:
       next.status = 'completed'
       break

@@ -32,6 +32,30 @@ export interface RunStartedPayload {
   deadlineAt?: number
 }
 
+/**
+ * A run its definition's flow control did not admit at once (docs/flow-control.md): it waits
+ * in `queue`, under `key`, until a slot is free and `startAt` has come. Its root thread starts
+ * with `runtime.run.admitted`.
+ */
+export interface RunQueuedPayload {
+  queue: string
+  key: string
+  priority: number
+  startAt: number
+  /** What holds it: 'concurrency' (every slot of its key taken) or 'startAt' (not yet due). */
+  reason: string
+  /** The key's concurrency limit when it was queued. */
+  limit: number
+}
+
+/** The run was admitted (at once, or after waiting queued since its start): its root thread starts. */
+export interface RunAdmittedPayload {
+  queue: string
+  key: string
+  /** How long it waited (ms; 0 when admitted at once). */
+  waitedMs: number
+}
+
 export interface RunCompletedPayload {
   output: Json
 }
@@ -243,6 +267,8 @@ export interface SignalReceivedPayload {
 /** Every runtime event type with its payload. */
 export interface RuntimeEventPayloads {
   'runtime.run.started': RunStartedPayload
+  'runtime.run.queued': RunQueuedPayload
+  'runtime.run.admitted': RunAdmittedPayload
   'runtime.run.completed': RunCompletedPayload
   'runtime.run.failed': RunFailedPayload
   'runtime.run.cancelled': RunCancelledPayload
@@ -285,6 +311,8 @@ export type RuntimeEvent<T extends RuntimeEventType = RuntimeEventType> = {
 /** The runtime's own event types by name (docs/http.md, "Event types"; public surface). */
 export const RT = {
   runStarted: 'runtime.run.started',
+  runQueued: 'runtime.run.queued',
+  runAdmitted: 'runtime.run.admitted',
   runCompleted: 'runtime.run.completed',
   runFailed: 'runtime.run.failed',
   runCancelled: 'runtime.run.cancelled',

@@ -15,6 +15,8 @@ export const CAPABILITY_MEMBERS: Readonly<Record<StoreCapability, keyof EventSto
   claims: 'claims',
   schedules: 'schedules',
   waitUrls: 'waitUrls',
+  flow: 'flow',
+  workerTasks: 'workerTasks',
 }
 
 const NAMES = Object.keys(CAPABILITY_MEMBERS) as StoreCapability[]

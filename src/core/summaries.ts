@@ -4,7 +4,13 @@ import type { RunSummary, StoreSummaryQuery, SummaryQuery } from './ports.js'
 export const DEFAULT_SUMMARY_LIMIT = 100
 export const MAX_SUMMARY_LIMIT = 1000
 const MAX_PREFIX_LENGTH = 256
-const STATUSES: ReadonlySet<string> = new Set(['running', 'completed', 'failed', 'cancelled'])
+const STATUSES: ReadonlySet<string> = new Set([
+  'queued',
+  'running',
+  'completed',
+  'failed',
+  'cancelled',
+])
 
 /** Checks a query before any store access (every bad field is a 400 INVALID_REQUEST). */
 export function normalizeSummaryQuery(query: SummaryQuery = {}): StoreSummaryQuery {

@@ -30,7 +30,7 @@ const FINISHED_BY: ReadonlyMap<string, RunStatus> = new Map([
   [RT.runFailed, 'failed'],
   [RT.runCancelled, 'cancelled'],
 ])
-const isFinished = (status: RunStatus) => status !== 'running'
+const isFinished = (status: RunStatus) => status !== 'running' && status !== 'queued'
 
 /**
  * A live event stream of one run: catch-up from the store, then live events, with no gap and

@@ -50,6 +50,7 @@ export const ATTR = {
   definition: 'skein.definition.name',
   status: 'skein.run.status',
   projector: 'skein.projector',
+  scheduleReason: 'skein.schedule.reason',
 } as const
 
 /**
@@ -59,8 +60,9 @@ export const ATTR = {
  * pass (a child of the request that caused it, also for later passes of that run in this
  * process) and one per in-process effect attempt (a child of the pass that launched it).
  * Metrics: `skein.runs.started|completed|failed|cancelled`, `skein.effect.attempts`,
- * `skein.effect.failures`, `skein.wake.duration` (ms), `skein.projector.failures` and the
- * `skein.projector.lag` / `skein.projector.lag_ms` gauges.
+ * `skein.effect.failures`, `skein.wake.duration` (ms), `skein.projector.failures`, the
+ * `skein.projector.lag` / `skein.projector.lag_ms` gauges, `skein.schedule.ticks` and
+ * `skein.schedule.lateness` (ms).
  *
  * @example
  * const engine = createEngine({ modules, observer: otelObserver() })
@@ -86,6 +88,13 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
   })
   const wakeDuration = meter.createHistogram('skein.wake.duration', {
     description: 'Duration of one wake pass',
+    unit: 'ms',
+  })
+  const scheduleTicks = meter.createCounter('skein.schedule.ticks', {
+    description: 'Schedule ticks whose run this process started',
+  })
+  const scheduleLateness = meter.createHistogram('skein.schedule.lateness', {
+    description: "How long after a tick's time its run started",
     unit: 'ms',
   })
   const projectorFailures = meter.createCounter('skein.projector.failures', {
@@ -152,6 +161,14 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
       span.setAttribute('http.response.status_code', status)
       if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: str(o.error) })
       span.end(o.at)
+    },
+    'schedule.tick'(o) {
+      const attributes = {
+        [ATTR.scheduleReason]: str(o.reason),
+        [ATTR.definition]: str(o.definitionName),
+      }
+      scheduleTicks.add(1, attributes)
+      scheduleLateness.record(num(o.latenessMs), attributes)
     },
     'wake.started'(o) {
       wakes.get(o.runId)?.span.end(o.at)

@@ -4,6 +4,7 @@ import type { Json } from '../core/json.js'
 import type { Clock } from '../core/ports.js'
 import { outcomeOf } from '../core/run-outcome.js'
 import { RT } from '../core/runtime-events.js'
+import { holdProcessUntil } from './keep-alive.js'
 
 /** `engine.result(runId, options)`. */
 export interface ResultOptions {
@@ -59,14 +60,11 @@ export class TerminalWaits {
     let finished = false
     let looking: Promise<void> | undefined
     let lookAgain = false
-    // Holds the event loop open: a pending result keeps a script alive, like a pending fetch.
-    const keepAlive = setInterval(() => {}, 1 << 30)
     let timer: unknown
     let off: (() => void) | undefined
     const finish = (outcome: { state: RunState; timedOut: boolean } | Error) => {
       if (finished) return
       finished = true
-      clearInterval(keepAlive)
       if (timer !== undefined) this.clock.clearTimeout(timer)
       off?.()
       this.pending.delete(onStop)
@@ -103,6 +101,8 @@ export class TerminalWaits {
       )
       return looking
     }
+    // A pending result keeps a script alive, like a pending fetch.
+    holdProcessUntil(done)
     this.pending.add(onStop)
     signal?.addEventListener('abort', onAbort)
     if (signal?.aborted) onAbort()

@@ -1,10 +1,13 @@
+import type { Definition } from '../core/definition.js'
 import type { EffectDefinition } from '../core/effect.js'
 import type { TransientEvent } from '../core/envelope.js'
+import type { FlowPlace } from '../core/flow.js'
 import type { RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import type {
   Clock,
   EventStore,
+  FlowStore,
   Ids,
   SnapshotStore,
   StoreCapabilities,
@@ -56,6 +59,23 @@ export interface EngineContext {
   waitUrls?: WaitUrls
   /** Background work done under a claim in the store, stopped with the engine. */
   tasks: ClaimedTasks
+  /** Flow control's admissions, when a definition declares flow control (flow-admission.ts). */
+  flow?: FlowAdmissions
+}
+
+/** What the operations and passes ask of flow control (flow-admission.ts implements it). */
+export interface FlowAdmissions {
+  readonly store: FlowStore
+  /** A start's place in its definition's queue, or null without flow control. */
+  place(definition: Definition, input: unknown, now: number): FlowPlace | null
+  /** The limit a queue's rounds admit under. */
+  limitOf(queue: string): number
+  /** Queues a new run and admits what free slots allow; whether `runId` was admitted. */
+  enqueue(runId: string, place: FlowPlace, limit: number): Promise<boolean>
+  /** A slot of the key may be free: one admission round, soon. */
+  kick(queue: string, key: string): void
+  startSweep(): void
+  stop(): void
 }
 
 /** How an in-process execution of one attempt ended. */

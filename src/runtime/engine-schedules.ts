@@ -6,6 +6,7 @@ import { ScheduleService } from './schedule-service.js'
 import type { ScheduleDefinition } from './schedule-spec.js'
 import { ScheduleTicker, type TickerClaim } from './schedule-ticker.js'
 import { Ticks } from './schedule-ticks.js'
+import type { StartedTick } from './tick-runner.js'
 
 /** The schedules part of one engine: the service and its ticker. */
 export interface Schedules {
@@ -41,8 +42,10 @@ const alwaysHeld: TickerClaim = { hold: async () => 1, release: async () => {} }
 export const SCHEDULES_CLAIM = 'schedules'
 
 /**
- * The ticker's claim through the store's claim port (`EventStore.claims`): taken or renewed at
- * every pass (passes come at least every `pollMs`, well inside the lease), let go on stop.
+ * The ticker's claim through the store's claim port (`EventStore.claims`), asked at every pass
+ * but written only when a third of the lease has passed since the last write (as
+ * `ClaimedTasks` renews): passes come every second or more often, and on SQLite each claim
+ * write is an fsync. Let go on stop.
  */
 export function storeClaim(
   claims: ClaimStore | undefined,
@@ -51,9 +54,12 @@ export function storeClaim(
 ): TickerClaim {
   if (!claims) return alwaysHeld
   let held: Claim | null = null
+  let renewedAt = 0
   return {
     async hold(now) {
+      if (held && now < held.expiresAt && now - renewedAt < leaseMs / 3) return held.epoch
       held = await claims.claim(SCHEDULES_CLAIM, owner, now, now + leaseMs)
+      renewedAt = now
       return held?.epoch ?? null
     },
     async release() {
@@ -61,6 +67,19 @@ export function storeClaim(
       held = null
     },
   }
+}
+
+/**
+ * A started tick as an observation (`schedule.tick`): how late its run started against the
+ * tick's fire time, measured when the start returned.
+ */
+function observeTick(ctx: EngineContext, tick: StartedTick): void {
+  const { fireAt, ...fields } = tick
+  ctx.observe({
+    type: 'schedule.tick',
+    ...fields,
+    latenessMs: Math.max(0, ctx.clock.now() - fireAt),
+  })
 }
 
 /**
@@ -84,6 +103,7 @@ export async function startSchedules(
     getRun: (runId: string) => rt.getRun(runId),
     cancel: (runId: string) => rt.cancel(runId),
     log: ctx.log,
+    started: ctx.observing ? (tick: StartedTick) => observeTick(ctx, tick) : undefined,
   }
   const service = new ScheduleService(
     store,

@@ -23,6 +23,7 @@ import type {
   SummaryQuery,
   Worker,
   WorkerCallbackInput,
+  WorkerTask,
 } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
@@ -92,6 +93,14 @@ export interface EngineRuntime {
   idle(): Promise<void>
   /** The configured worker (the HTTP task-claim route hands out an httpWorkerQueue's tasks). */
   readonly worker?: Worker
+  /**
+   * Records claimed tasks' attempts `started` before they are handed out; `stale` ones (their
+   * attempt is over) are dropped (docs/workers.md, "Durable tasks"). Absent where no worker
+   * queue can be configured (the actor host).
+   */
+  startClaimedTasks?(
+    tasks: readonly WorkerTask[],
+  ): Promise<{ ready: WorkerTask[]; stale: WorkerTask[] }>
 }
 
 /** Identity of whoever asked (HTTP auth identity, or a name for embed callers). */

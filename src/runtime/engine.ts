@@ -17,6 +17,7 @@ import type {
 } from '../core/envelope.js'
 import {
   DefinitionNotFoundError,
+  EngineStoppedError,
   IdempotencyConflictError,
   InvalidRequestError,
   RunNotFoundError,
@@ -24,9 +25,10 @@ import {
   WaitUrlNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
-import type { SummaryPage, SummaryQuery, WorkerCallbackInput } from '../core/ports.js'
+import type { SummaryPage, SummaryQuery, WorkerCallbackInput, WorkerTask } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
+import { RT } from '../core/runtime-events.js'
 import { normalizeSummaryQuery } from '../core/summaries.js'
 import { startKeyRunId } from '../core/uuid.js'
 import type { EngineContext } from './context.js'
@@ -48,7 +50,10 @@ import { checkId, checkIdempotencyKey, checkWait } from './validate.js'
 import { completeWaitOp } from './wait-url-complete.js'
 import { checkWaitUrl, type WaitUrlOutcome, type WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
-import { workerCallbackOp } from './worker-callback.js'
+import { startClaimedOp, workerCallbackOp } from './worker-callback.js'
+
+/** How often a `wait: 'settled'` start that is queued looks at its run besides listening. */
+const ADMISSION_POLL_MS = 1000
 
 /** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
@@ -160,7 +165,50 @@ export class RuntimeEngine implements EngineRuntime {
     }
     const generated = options.runId === undefined && options.idempotencyKey === undefined
     const state = await this.mutate(runId, 'start', start, wait, generated)
+    if (wait === 'settled' && state.status === 'queued') {
+      return { runId, threadId, state: await this.settleAfterAdmission(runId) }
+    }
     return { runId, threadId, state }
+  }
+
+  /**
+   * `wait: 'settled'` on a queued start (docs/flow-control.md): waits until the run is admitted
+   * (or cancelled), here or in another process, then until it settles as any start does.
+   */
+  private async settleAfterAdmission(runId: string): Promise<RunState> {
+    const { clock, store } = this.ctx
+    for (;;) {
+      let wake: () => void = () => {}
+      const heard = new Promise<void>((resolve) => {
+        wake = resolve
+      })
+      const stop = store.subscribe?.(runId, (events) => {
+        if (events.some((e) => e.type === RT.runAdmitted || e.type === RT.runCancelled)) wake()
+      })
+      const timer = clock.setTimeout(wake, ADMISSION_POLL_MS)
+      try {
+        const now = await this.getRun(runId)
+        if (now.status !== 'queued') break
+        await heard
+      } finally {
+        stop?.()
+        clock.clearTimeout(timer)
+      }
+      if (this.host.stopping) {
+        throw new EngineStoppedError(
+          `the engine stopped before run ${runId} was admitted; it stays queued and is admitted after a restart`,
+          { runId },
+        )
+      }
+    }
+    return this.mutate(
+      runId,
+      'wake',
+      async (fold, controller) => {
+        if (fold) await controller.writer.pass(fold)
+      },
+      'settled',
+    )
   }
 
   async getRun(runId: string): Promise<RunState> {
@@ -256,6 +304,38 @@ export class RuntimeEngine implements EngineRuntime {
     return this.mutate(runId, 'workerCallback', (fold, controller) =>
       workerCallbackOp(controller.writer, fold, input),
     )
+  }
+
+  /**
+   * Records the attempts of tasks a worker queue claimed `started`, each run in one pass
+   * (docs/workers.md, "Durable tasks"). A run whose pass fails contributes neither list: its
+   * tasks' claims lapse and they are claimed again.
+   */
+  async startClaimedTasks(
+    tasks: readonly WorkerTask[],
+  ): Promise<{ ready: WorkerTask[]; stale: WorkerTask[] }> {
+    const byRun = new Map<string, WorkerTask[]>()
+    for (const task of tasks) {
+      const list = byRun.get(task.runId)
+      if (list) list.push(task)
+      else byRun.set(task.runId, [task])
+    }
+    const ready: WorkerTask[] = []
+    const stale: WorkerTask[] = []
+    await Promise.all(
+      [...byRun].map(async ([runId, list]) => {
+        try {
+          await this.mutate(runId, 'startClaimed', async (fold, controller) => {
+            const started = await startClaimedOp(controller.writer, fold, list)
+            ready.push(...started.ready)
+            stale.push(...started.stale)
+          })
+        } catch (error) {
+          this.ctx.log.warn({ runId, error: String(error) }, 'claimed worker tasks not started')
+        }
+      }),
+    )
+    return { ready, stale }
   }
 
   /**
@@ -380,6 +460,7 @@ export class RuntimeEngine implements EngineRuntime {
 
   private async shutdown(graceMs: number): Promise<void> {
     this.host.stopping = true
+    this.ctx.flow?.stop()
     await this.ctx.scheduler.stop()
     if (graceMs > 0) await this.idleWithin(graceMs)
     this.host.stopped = true

@@ -12,13 +12,15 @@ import {
   RunNotFoundError,
   StartConflictError,
 } from '../core/errors.js'
+import type { FlowPlace } from '../core/flow.js'
 import { allCommands, LOG_PROTOCOL_VERSION, type RunFold } from '../core/fold/index.js'
 import { canonicalJson, type Json } from '../core/json.js'
 import { RT, type RunStartedPayload, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'
 import { cancelSubtree } from './commands-apply.js'
-import type { EngineContext } from './context.js'
+import type { EngineContext, FlowAdmissions } from './context.js'
 import type { CallerContext, SignalOptions } from './engine-types.js'
+import { addRootThread } from './root-thread.js'
 import type { RunWriter } from './run-writer.js'
 import {
   type CheckedEvent,
@@ -33,6 +35,8 @@ import {
 interface PreparedStart {
   definition: Definition
   input: Json
+  /** Its place in the definition's queue, with flow control (docs/flow-control.md). */
+  place: FlowPlace | null
   /** The run's deadline in ms from its start (the start's `timeoutMs`, else the definition's). */
   timeoutMs?: number
 }
@@ -52,10 +56,9 @@ export const startOp = {
         : checkRunTimeout(definition.timeoutMs, name)
     const label = `${name} input`
     const value = await validateWith(definition.input, input, label)
-    const prepared: PreparedStart = {
-      definition,
-      input: requireJson(value, label, ctx.options.maxEventBytes),
-    }
+    const json = requireJson(value, label, ctx.options.maxEventBytes)
+    const place = ctx.flow?.place(definition, json, ctx.clock.now()) ?? null
+    const prepared: PreparedStart = { definition, input: json, place }
     if (timeoutMs !== undefined) prepared.timeoutMs = timeoutMs
     return prepared
   },
@@ -86,6 +89,13 @@ export const startOp = {
       return { threadId: fold.state.rootThreadId }
     }
     const threadId = options.threadId ?? ctx.ids.threadId()
+    const { place } = prepared
+    const flow = place ? (ctx.flow as FlowAdmissions) : undefined
+    // Queued (and, when a slot is free, admitted) in the store before the log is written: a
+    // start that dies in between leaves an entry without a log, which is never admitted, or
+    // an admitted one whose hold lapses (flow-admission.ts).
+    const admitted =
+      !flow || !place ? true : await flow.enqueue(runId, place, flow.limitOf(place.queue))
     const fresh = writer.create()
     ctx.observe({
       type: 'run.started',
@@ -114,21 +124,21 @@ export const startOp = {
           origin: 'external',
           idempotencyKey: options.idempotencyKey,
         })
-        batch.add(
-          RT.threadStarted,
-          ctx.fingerprints.stamp(definition, {
-            threadId,
-            parentThreadId: null,
-            kind: definition.kind,
-            definitionName: definition.name,
-            definitionVersion: definition.version,
-            input,
-          }),
-          { threadId },
-        )
+        if (place && !admitted) {
+          const limit = (flow as FlowAdmissions).limitOf(place.queue)
+          batch.add(RT.runQueued, { ...place, reason: 'concurrency', limit }, { threadId: null })
+          return
+        }
+        if (place) {
+          const queue = { queue: place.queue, key: place.key, waitedMs: 0 }
+          batch.add(RT.runAdmitted, queue, { threadId: null })
+        }
+        addRootThread(ctx, batch, definition, threadId, input)
       },
       'input',
     )
+    // A slot freed between the store's answer and this commit found no run to admit: ask again.
+    if (flow && place && !admitted) flow.kick(place.queue, place.key)
     return { threadId }
   },
 }
@@ -236,6 +246,14 @@ export async function cancelOp(
   const runId = writer.runId
   if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
   const target = threadId ?? fold.state.rootThreadId
+  if (fold.state.status === 'queued' && target === fold.state.rootThreadId) {
+    // Not admitted: no thread has started. It is never admitted now (its entry is forgotten).
+    await writer.pass(fold, ({ batch }) => {
+      batch.add(RT.cancelRequested, { threadId: target }, { threadId: null, origin: 'operator' })
+      batch.add(RT.runCancelled, { reason: 'cancelled' }, { threadId: null })
+    })
+    return
+  }
   const thread = fold.state.threads[target]
   if (!thread)
     throw new InvalidInputError(`run ${runId} has no thread ${target}`, { runId, threadId: target })

@@ -71,6 +71,7 @@ export interface Observation {
     | 'projector.lag'
     | 'projector.failed'
     | 'projector.recovered'
+    | 'schedule.tick'
   runId: string
   at: number
   [field: string]: unknown

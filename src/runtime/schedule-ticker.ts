@@ -1,4 +1,4 @@
-import type { Clock, ScheduleRecord, ScheduleStore } from '../core/ports.js'
+import type { Clock, ScheduleRecord, ScheduleStore, ScheduleWrite } from '../core/ports.js'
 import { errorFields, type Logger } from './logger.js'
 import type { Ticks } from './schedule-ticks.js'
 import { runDue, type ScheduleHost } from './tick-runner.js'
@@ -156,10 +156,13 @@ export class ScheduleTicker {
     return Math.max(0, Math.min(pollMs, next - this.clock.now()))
   }
 
-  /** Works the due schedules; resolves with how many it moved on. */
+  /**
+   * Works the due schedules and writes their progress in one call (one transaction: a page of
+   * schedules costs one fsync, not one each); resolves with how many it moved on.
+   */
   private async work(rows: ScheduleRecord[], now: number, attendedUntil: number): Promise<number> {
+    const writes: ScheduleWrite[] = []
     let i = 0
-    let written = 0
     const worker = async () => {
       while (i < rows.length && !this.stopped) {
         const row = rows[i++] as ScheduleRecord
@@ -172,9 +175,7 @@ export class ScheduleTicker {
             attendedUntil,
             this.options.pollMs,
           )
-          // Changed meanwhile (paused, updated, deleted on some host): the runs started stand,
-          // the next pass reads the schedule again.
-          if (await this.store.update(next, row.version)) written++
+          writes.push({ record: next, expectedVersion: row.version })
         } catch (error) {
           const fields = errorFields(error)
           this.log.error(
@@ -186,6 +187,9 @@ export class ScheduleTicker {
     }
     const n = Math.min(this.options.concurrency, rows.length)
     await Promise.all(Array.from({ length: n }, worker))
-    return written
+    if (writes.length === 0) return 0
+    // A schedule changed meanwhile (paused, updated, deleted on some host) is not written: the
+    // runs started stand, and the next pass reads it again.
+    return (await this.store.updateMany(writes)).filter(Boolean).length
   }
 }

@@ -14,7 +14,7 @@ import {
   stateOf,
   wakeAtOf,
 } from './schedule-state.js'
-import { type Ticks, tickRunId } from './schedule-ticks.js'
+import { fireTime, type Ticks, tickRunId } from './schedule-ticks.js'
 import { planTicks } from './tick-plan.js'
 
 /** What the ticker needs of the engine. */
@@ -25,6 +25,18 @@ export interface ScheduleHost {
   /** The input function of a code-defined schedule, if this process defined it. */
   inputOf(schedule: string): ((tick: ScheduleTick) => Json) | undefined
   log: Logger
+  /** Told of each tick whose run this process started (observers: `schedule.tick`). */
+  started?(tick: StartedTick): void
+}
+
+/** A tick whose run was started: what `schedule.tick` observations carry. */
+export interface StartedTick {
+  schedule: string
+  runId: string
+  definitionName: string
+  reason: StartReason
+  /** When the tick was due (its time plus the schedule's jitter). */
+  fireAt: number
 }
 
 /** Errors of the start itself: recorded on the schedule, the tick is not retried. */
@@ -76,6 +88,13 @@ export async function startTick(
   try {
     const { state: run } = await host.startRun(args)
     noteRun(state, { runId, tick, startedAt: now, reason })
+    host.started?.({
+      schedule: record.name,
+      runId,
+      definitionName: spec.start.definitionName,
+      reason,
+      fireAt: fireTime(spec, tick),
+    })
     return run
   } catch (error) {
     if (StartConflictError.is(error)) {

@@ -1,7 +1,8 @@
 import { withProps } from '../core/copy.js'
 import { nextDeadline } from '../core/deadlines.js'
+import { definitionLabel } from '../core/definition.js'
 import { type EventEnvelope, isTerminal, type RunState } from '../core/envelope.js'
-import { WakeLimitError } from '../core/errors.js'
+import { DefinitionNotFoundError, WakeLimitError } from '../core/errors.js'
 import { type RunFold, type TimerRecord, viewState } from '../core/fold/index.js'
 import type { AppendOptions, RunMeta } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
@@ -12,6 +13,7 @@ import type { EngineContext, Pass, RunMemory } from './context.js'
 import { decideRounds, hasRunnable, runnableEffects } from './decide-rounds.js'
 import { awaitQuickAttempts, launchAttempt } from './effect-runner.js'
 import { logRunFailed } from './log-events.js'
+import { addRootThread } from './root-thread.js'
 import { snapshotDueInPass, snapshotInPass } from './snapshots.js'
 import type { MaybePromise } from './validate.js'
 import {
@@ -105,6 +107,10 @@ export class WakePass implements Pass {
     if (this.ctx.observing && status !== statusBefore && isTerminal(status)) {
       this.ctx.observe({ type: 'run.finished', runId: this.fold.state.runId, status })
     }
+    // Its slot is free (the commit that ended it freed it): the key's next run is admitted.
+    const flow = this.fold.flow
+    if (flow && status !== statusBefore && isTerminal(status))
+      this.ctx.flow?.kick(flow.queue, flow.key)
     return result
   }
 
@@ -134,6 +140,7 @@ export class WakePass implements Pass {
         const before = this.batch.size
         const recording = this.recordFinished()
         if (recording) await recording
+        if (first && fold.state.status === 'queued') await this.admitQueued()
         if (first) {
           this.recoverInterrupted()
           this.markLiveThreadsDirty()
@@ -229,6 +236,28 @@ export class WakePass implements Pass {
     fireWorkerDeadlines(this)
   }
 
+  /**
+   * A queued run whose entry flow control admitted (docs/flow-control.md): the admission is
+   * recorded and its root thread starts. Still queued: nothing.
+   */
+  private async admitQueued(): Promise<void> {
+    const { ctx, fold, batch, now } = this
+    const { state } = fold
+    const flow = ctx.flow
+    if (!flow || !fold.flow || !(await flow.store.admitted(state.runId))) return
+    const ref = { kind: state.kind, name: state.definitionName, version: state.definitionVersion }
+    const definition = ctx.registry.resolve(ref)
+    if (!definition) {
+      throw new DefinitionNotFoundError(
+        `run ${state.runId} was admitted, and ${definitionLabel(ref)} is not registered here to start it`,
+        { runId: state.runId },
+      )
+    }
+    const waitedMs = Math.max(0, now - state.createdAt)
+    batch.add(RT.runAdmitted, { ...fold.flow, waitedMs }, { threadId: null })
+    addRootThread(ctx, batch, definition, state.rootThreadId, fold.startInput)
+  }
+
   /** Attempts recorded as started that no execution in this process owns: the process died. */
   recoverInterrupted(): void {
     const { ctx, fold } = this
@@ -269,11 +298,15 @@ export class WakePass implements Pass {
   fireRunDeadline(): void {
     const { runId, rootThreadId, deadlineAt } = this.fold.state
     const started = this.fold.state.createdAt
-    finishThread(this, rootThreadId, 'failed', {
+    const error = {
       code: 'RUN_TIMED_OUT',
       message: `run ${runId} passed its deadline (timeoutMs ${(deadlineAt ?? started) - started}) before it finished`,
       details: { deadlineAt: deadlineAt ?? null },
-    })
+    }
+    // Still queued by flow control (docs/flow-control.md): no thread ran; the run fails.
+    if (this.fold.state.status === 'queued')
+      this.batch.add(RT.runFailed, { error }, { threadId: null })
+    else finishThread(this, rootThreadId, 'failed', error)
   }
 
   fireDueTimers(): void {

@@ -2,7 +2,7 @@ import { isTerminal } from '../core/envelope.js'
 import { InvalidInputError, RunNotFoundError } from '../core/errors.js'
 import type { EffectRecord, RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
-import type { WorkerCallbackInput } from '../core/ports.js'
+import type { WorkerCallbackInput, WorkerTask } from '../core/ports.js'
 import { type EffectAttemptStartedPayload, RT } from '../core/runtime-events.js'
 import { failAttempt } from './attempt-outcomes.js'
 import type { EngineContext, Pass } from './context.js'
@@ -50,6 +50,48 @@ export async function workerCallbackOp(
   const now = ctx.clock.now()
   if (!writes(effect, input, now)) return
   await writer.pass(fold, (pass) => recordCallback(pass, effect, input, prepared))
+}
+
+/**
+ * Tasks a worker queue claimed for handing out (docs/workers.md, "Durable tasks"): each whose
+ * attempt is still current and in a worker's hands is `ready`, and recorded `started` if it was
+ * only dispatched (one pass for all of the run's tasks); the others are `stale` (the attempt
+ * ended, was cancelled, or the run finished) and are dropped.
+ */
+export async function startClaimedOp(
+  writer: RunWriter,
+  fold: RunFold | null,
+  tasks: readonly WorkerTask[],
+): Promise<{ ready: WorkerTask[]; stale: WorkerTask[] }> {
+  const ready: WorkerTask[] = []
+  const stale: WorkerTask[] = []
+  const toStart: EffectRecord[] = []
+  const finished = !fold || isTerminal(fold.state.status)
+  for (const task of tasks) {
+    const effect = fold?.effects[task.effectId]
+    const current =
+      !finished &&
+      effect !== undefined &&
+      effect.execution === 'worker' &&
+      effect.attempt === task.attempt &&
+      (effect.status === 'dispatched' || effect.status === 'started') &&
+      !effect.cancelRequested
+    if (!current) {
+      stale.push(task)
+      continue
+    }
+    ready.push(task)
+    if (effect.status === 'dispatched') toStart.push(effect)
+  }
+  if (fold && toStart.length > 0) {
+    await writer.pass(fold, (pass) => {
+      for (const effect of toStart) {
+        const { effectId, attempt } = effect
+        recordCallback(pass, effect, { effectId, attempt, kind: 'started' }, null)
+      }
+    })
+  }
+  return { ready, stale }
 }
 
 /** Whether a callback for the current attempt changes anything (else nothing is written). */

@@ -51,6 +51,26 @@ export function describeScheduleStore(
       expect(await a.schedules.update(record('missing', 1), 0)).toBe(false)
     })
 
+    it('updates many in one call, each by its own compare-and-set, in order', async () => {
+      const { a, b } = await open()
+      await a.schedules.insert(record('x', 10))
+      await a.schedules.insert(record('y', 10))
+      await b.schedules.update({ ...record('y', 20), version: 2 }, 1)
+      const written = await a.schedules.updateMany([
+        { record: { ...record('x', 50), version: 2, state: { n: 'ü' } }, expectedVersion: 1 },
+        { record: { ...record('y', 50), version: 2 }, expectedVersion: 1 },
+        { record: { ...record('gone', 50), version: 2 }, expectedVersion: 1 },
+      ])
+      expect(written).toEqual([true, false, false])
+      expect(await b.schedules.get('x')).toEqual({
+        ...record('x', 50),
+        version: 2,
+        state: { n: 'ü' },
+      })
+      expect((await b.schedules.get('y'))?.wakeAt).toBe(20)
+      expect(await a.schedules.updateMany([])).toEqual([])
+    })
+
     it('finds due schedules earliest first, skipping paused ones; the next wake; delete', async () => {
       const { a, b } = await open()
       await a.schedules.insert(record('late', 300))

@@ -23,3 +23,4 @@ export type {
   StoreContractOptions,
 } from './store-contract.js'
 export { describeEventStore, describeSnapshotStore } from './store-contract.js'
+export { describeWorkerTaskStore, type WorkerTaskStorePair } from './worker-task-contract.js'

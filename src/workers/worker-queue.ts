@@ -1,4 +1,10 @@
-import type { Worker, WorkerTask } from '../core/ports.js'
+import type { Clock, StoredWorkerTask, Worker, WorkerTask, WorkerTaskStore } from '../core/ports.js'
+
+/** Of the tasks a claim picked: those to hand out, and those whose attempt is over (dropped). */
+export interface StartedTasks {
+  ready: WorkerTask[]
+  stale: WorkerTask[]
+}
 
 export interface ClaimOptions {
   /** Only tasks of these effect types (all types when absent or empty). */
@@ -9,99 +15,197 @@ export interface ClaimOptions {
   waitMs?: number
   /** Ends the wait early (the HTTP request went away). */
   signal?: AbortSignal
+  /**
+   * Records the claimed tasks' attempts `started` (the engine's part, docs/workers.md); only
+   * `ready` tasks are handed out. Default: every task is ready.
+   */
+  start?: (tasks: WorkerTask[]) => Promise<StartedTasks>
+}
+
+/** What an engine gives its queue at boot: its store's tasks, its clock, its owner id. */
+export interface WorkerQueueBinding {
+  tasks: WorkerTaskStore
+  clock: Clock
+  owner: string
+}
+
+export interface HttpWorkerQueueOptions {
+  handles?: Worker['handles']
+  /**
+   * How long a claim holds tasks for the process handing them out (default 30 s): if that
+   * process dies between claiming and handing out, another takes them once this passes.
+   */
+  claimTtlMs?: number
+  /**
+   * How often a long poll looks at the store again even without a hint (default 5 s): for a
+   * claim that lapsed on a host that died, or a lost hint. New tasks on any host wake it at
+   * once (`WorkerTaskStore.watch`).
+   */
+  pollMs?: number
 }
 
 /**
- * A Worker that queues tasks in memory for workers in other processes to claim over HTTP
- * (`POST /workers/tasks/claim`, access `worker`). `dispatch` enqueues; `cancel` drops a task
- * nobody claimed yet and acknowledges the cancel at once (it never started).
+ * A Worker whose tasks workers in other processes claim over HTTP (`POST /workers/tasks/claim`,
+ * access `worker`). `dispatch` stores the task; `cancel` drops a task nobody holds and
+ * acknowledges the cancel at once (it never started).
  */
 export interface HttpWorkerQueue extends Worker {
   claim(options?: ClaimOptions): Promise<WorkerTask[]>
-  /** Tasks waiting to be claimed. */
-  readonly size: number
+  /** This queue on an engine's store (the engine does this at boot). */
+  bind(binding: WorkerQueueBinding): HttpWorkerQueue
   /** Marks this object as a claimable queue for the HTTP route. */
   readonly claimable: true
 }
 
 interface Waiter {
-  types: ReadonlySet<string> | null
   wake: () => void
 }
 
 const MAX_CLAIM = 100
 const MAX_WAIT_MS = 60_000
+const DEFAULT_CLAIM_TTL_MS = 30_000
+const DEFAULT_POLL_MS = 5_000
 
 /**
- * An in-memory pull queue for workers in other processes. Unclaimed tasks are lost when the
- * process stops: give worker effects a `scheduleToStartMs` so such an attempt times out and is
- * dispatched again after a restart.
+ * A pull queue for workers in other processes. Its tasks live in the engine's store
+ * (docs/workers.md, "Durable tasks"): a restart loses none, and any host sharing the store
+ * hands out any run's tasks. The engine binds it to its store at boot; unbound, it refuses
+ * every call.
  *
  * @example
  * const queue = httpWorkerQueue({ handles: ['mail.send'] })
  * const engine = createEngine({ modules, worker: queue, authorize: bearerAuth({ worker: token }) })
  * // elsewhere: POST /workers/tasks/claim { types: ['mail.send'], waitMs: 20000 }
  */
-export function httpWorkerQueue(options: { handles?: Worker['handles'] } = {}): HttpWorkerQueue {
-  const tasks = new Map<string, WorkerTask>()
-  let waiters: Waiter[] = []
-  const keyOf = (task: WorkerTask) => `${task.runId}\u0000${task.effectId}\u0000${task.attempt}`
-  const matches = (types: ReadonlySet<string> | null, task: WorkerTask) =>
-    types === null || types.has(task.type)
+export function httpWorkerQueue(options: HttpWorkerQueueOptions = {}): HttpWorkerQueue {
+  const unbound = () =>
+    Promise.reject(
+      new Error(
+        'httpWorkerQueue: pass it to createEngine({ worker }); its tasks live in the store',
+      ),
+    )
+  const queue: HttpWorkerQueue = {
+    claimable: true,
+    dispatch: unbound,
+    cancel: unbound,
+    claim: unbound,
+    bind: (binding) => boundQueue(options, binding),
+  }
+  if (options.handles) Object.assign(queue, { handles: options.handles })
+  return queue
+}
 
-  const take = (types: ReadonlySet<string> | null, max: number): WorkerTask[] => {
-    const out: WorkerTask[] = []
-    for (const [key, task] of tasks) {
-      if (out.length >= max) break
-      if (!matches(types, task)) continue
-      tasks.delete(key)
-      out.push(task)
-    }
-    return out
+function boundQueue(options: HttpWorkerQueueOptions, binding: WorkerQueueBinding): HttpWorkerQueue {
+  const { tasks, clock, owner } = binding
+  const claimTtlMs = options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS
+  let waiters: Waiter[] = []
+
+  /** Hints seen (`WorkerTaskStore.watch`): a claim that raced one looks again before waiting. */
+  let hinted = 0
+  /** A hint that some host stored tasks: every waiter looks (their types are unknown). */
+  const wakeAll = () => {
+    hinted++
+    const woken = waiters
+    waiters = []
+    for (const waiter of woken) waiter.wake()
+  }
+  // The store is watched while any claim runs, so no hint falls between a look and a wait.
+  let claiming = 0
+  let unwatch: (() => void) | undefined
+  const claimStarts = () => {
+    if (claiming++ === 0) unwatch = tasks.watch(wakeAll)
+  }
+  const claimEnds = () => {
+    if (--claiming > 0) return
+    unwatch?.()
+    unwatch = undefined
+  }
+
+  /** Claims, lets `start` record the attempts, takes what it may hand out under the claim. */
+  const handOut = async (
+    types: ReadonlySet<string> | null,
+    max: number,
+    start: ClaimOptions['start'],
+  ): Promise<WorkerTask[]> => {
+    const now = clock.now()
+    const claimed: StoredWorkerTask[] = await tasks.claim({
+      types: types ? [...types] : null,
+      max,
+      owner,
+      now,
+      expiresAt: now + claimTtlMs,
+    })
+    if (claimed.length === 0) return []
+    const picked = claimed.map((c) => c.task)
+    const { ready, stale } = start ? await start(picked) : { ready: picked, stale: [] }
+    await Promise.all(stale.map((task) => tasks.remove(task)))
+    const epochOf = new Map(claimed.map((c) => [keyOf(c.task), c.epoch]))
+    const taken = await tasks.take(
+      ready.map((task) => ({
+        runId: task.runId,
+        effectId: task.effectId,
+        attempt: task.attempt,
+        epoch: epochOf.get(keyOf(task)) ?? -1,
+      })),
+    )
+    const won = new Set(taken.map(keyOf))
+    return ready.filter((task) => won.has(keyOf(task)))
   }
 
   const queue: HttpWorkerQueue = {
     claimable: true,
-    get size() {
-      return tasks.size
+    async dispatch(task) {
+      await tasks.enqueue([task], clock.now())
     },
-    dispatch(task) {
-      tasks.set(keyOf(task), task)
-      const waiter = waiters.find((w) => matches(w.types, task))
-      if (waiter) {
-        waiters = waiters.filter((w) => w !== waiter)
-        waiter.wake()
-      }
-    },
-    cancel(task) {
-      // Not claimed yet: it will never run, so the cancel is acknowledged now.
-      return tasks.delete(keyOf(task)) ? 'cancelled' : undefined
+    async cancel(task) {
+      // Nobody holds it: it will never run, so the cancel is acknowledged now.
+      return (await tasks.remove(task, { unclaimedAt: clock.now() })) ? 'cancelled' : undefined
     },
     async claim(claim = {}) {
       const types = claim.types && claim.types.length > 0 ? new Set(claim.types) : null
       const max = Math.min(Math.max(1, Math.floor(claim.max ?? 1)), MAX_CLAIM)
       const waitMs = Math.min(Math.max(0, claim.waitMs ?? 0), MAX_WAIT_MS)
-      const now = take(types, max)
-      if (now.length > 0 || waitMs === 0 || claim.signal?.aborted) return now
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer)
-          claim.signal?.removeEventListener('abort', done)
-          waiters = waiters.filter((w) => w !== waiter)
-          resolve()
+      if (waitMs === 0) return handOut(types, max, claim.start)
+      // A wall-clock wait: long polling is transport, not a durable deadline.
+      const until = Date.now() + waitMs
+      claimStarts()
+      try {
+        for (;;) {
+          const seen = hinted
+          const out = await handOut(types, max, claim.start)
+          const left = until - Date.now()
+          if (out.length > 0 || left <= 0 || claim.signal?.aborted) return out
+          if (hinted !== seen) continue
+          await waitForHint(Math.min(left, pollMs), claim.signal)
         }
-        const waiter: Waiter = { types, wake: done }
-        // A wall-clock wait: long polling is transport, not a durable deadline.
-        const timer = setTimeout(done, waitMs)
-        claim.signal?.addEventListener('abort', done)
-        waiters.push(waiter)
-      })
-      return take(types, max)
+      } finally {
+        claimEnds()
+      }
     },
+    bind: (next) => boundQueue(options, next),
   }
+
+  const waitForHint = (ms: number, signal: AbortSignal | undefined) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', done)
+        waiters = waiters.filter((w) => w !== waiter)
+        resolve()
+      }
+      const waiter: Waiter = { wake: done }
+      const timer = setTimeout(done, ms)
+      signal?.addEventListener('abort', done)
+      waiters.push(waiter)
+    })
+
   if (options.handles) Object.assign(queue, { handles: options.handles })
   return queue
 }
+
+const keyOf = (task: { runId: string; effectId: string; attempt: number }) =>
+  `${task.runId}\u0000${task.effectId}\u0000${task.attempt}`
 
 export const isClaimable = (worker: unknown): worker is HttpWorkerQueue =>
   typeof worker === 'object' &&

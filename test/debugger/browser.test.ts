@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ARTIFACTS, hasChromium, launchBrowser } from './chromium.js'
-import { type Host, OPS_TOKEN, startHost } from './host.js'
+import { fanned, type Host, OPS_TOKEN, startHost } from './host.js'
 
 const WAIT = { timeout: 20_000 }
 
@@ -123,6 +123,18 @@ describe.skipIf(!hasChromium)('the debugger in Chromium', () => {
     // Everything came from this host: no CDN, no other origin.
     const origin = new URL(host.url).origin
     expect(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:'))).toEqual([])
+    expect(problems).toEqual([])
+    await page.close()
+  })
+
+  it('draws a fan-out as one node that counts its items', { timeout: 60_000 }, async () => {
+    const { runId } = await host.engine.start(fanned, undefined, { wait: 'settled' })
+    const { page, problems } = await openPage(`#/runs/${runId}`)
+    const node = page.locator('.dag g[data-node="pack"][data-status="done"]')
+    await node.waitFor(WAIT)
+    expect(await page.locator('.dag g[data-node]').count()).toBe(1)
+    expect(await node.getAttribute('data-items')).toBe('5/5')
+    expect(await node.locator('.node-state').textContent()).toBe('done · map 5/5 · 1 failed')
     expect(problems).toEqual([])
     await page.close()
   })

@@ -20,6 +20,13 @@ export const OPS_TOKEN = 'ops-secret'
 const ops = defineModule({
   namespace: 'ops',
   effects: {
+    pack: defineEffect<{ n: number }, number>({
+      retry: { maxAttempts: 1 },
+      execute: async (input) => {
+        if (input.n === 3) throw new TerminalError('item 3 does not fit')
+        return input.n
+      },
+    }),
     charge: defineEffect<{ amount: number }, { charged: number }>({
       retry: { maxAttempts: 1 },
       execute: async (input, ctx) => {
@@ -42,6 +49,19 @@ export const parked = defineWorkflow({
   nodes: { wait: { run: (ctx) => ctx.waitFor('never.happens') } },
 })
 
+/** A fan-out over five items, the third of which fails (collected): one node counting them. */
+export const fanned = defineWorkflow({
+  name: 'fanned',
+  nodes: {
+    pack: {
+      run: (ctx) =>
+        ctx.map([1, 2, 3, 4, 5], (n) => ctx.invoke(ops.effects!.pack, { n }), {
+          onItemFailure: 'collect',
+        }),
+    },
+  },
+})
+
 export interface Host {
   engine: Engine
   server: ServerHandle
@@ -54,7 +74,7 @@ export async function startHost(): Promise<Host> {
   const store = faultyStore(memoryStore())
   const modules = mergeModules([
     ...(await demoModules()),
-    workflow({ definitions: [doomed, parked] }),
+    workflow({ definitions: [doomed, parked, fanned] }),
     ops,
   ])
   const engine = createEngine({

@@ -47,4 +47,27 @@ describe('README quickstart', () => {
       }
     }
   })
+
+  it('names every subpath the package exports and every optional peer dependency', () => {
+    const readme = readFileSync('README.md', 'utf8')
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8'))
+    const subpaths = Object.keys(pkg.exports)
+      .filter((key) => key !== './package.json')
+      .map((key) => (key === '.' ? 'skein' : `skein/${key.slice(2)}`))
+    for (const subpath of subpaths) expect(readme, subpath).toContain(`\`${subpath}\``)
+    for (const peer of Object.keys(pkg.peerDependenciesMeta)) {
+      expect(readme, peer).toContain(`\`${peer}\``)
+    }
+  })
+
+  it('docs/cli.md documents every command of the CLI', () => {
+    const cli = readFileSync('docs/cli.md', 'utf8')
+    const sources = ['client-commands', 'serve-command', 'actor-command', 'schedule-commands']
+    for (const file of sources) {
+      const source = readFileSync(`src/cli/${file}.ts`, 'utf8')
+      for (const [, name] of source.matchAll(/program\s*\.command\('([a-z-]+)'/g)) {
+        expect(cli, name).toMatch(new RegExp(`\`(skein )?${name}[ \`]`))
+      }
+    }
+  })
 })

@@ -95,6 +95,8 @@ describe('store capabilities', () => {
       claims: true,
       schedules: true,
       waitUrls: true,
+      flow: true,
+      workerTasks: true,
     })
   })
 })

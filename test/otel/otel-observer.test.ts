@@ -14,11 +14,13 @@ import {
   defineEffect,
   defineModule,
   defineProjector,
+  defineSchedule,
   type Observation,
   type ServerHandle,
   TerminalError,
 } from 'skein'
 import { ATTR, otelObserver, parseTraceparent } from 'skein/otel'
+import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
 import { enginesStoppedAfterEach } from '../support/engines.js'
@@ -291,6 +293,43 @@ describe('otelObserver', () => {
     expect(points.lag[0].attributes[ATTR.projector]).toBe('index')
     expect(points.failures[0].attributes[ATTR.projector]).toBe('index')
     expect(points.failures[0].value).toBe(2)
+    await meterProvider.shutdown()
+  })
+
+  it('counts the schedule ticks this process started, and how late each run started', async () => {
+    const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
+    const reader = new PeriodicExportingMetricReader({
+      exporter: metricExporter,
+      exportIntervalMillis: 3_600_000,
+    })
+    const meterProvider = new MeterProvider({ readers: [reader] })
+    const clock = manualClock(Date.parse('2026-01-01T00:00:00Z'))
+    const engine = newEngine({
+      clock,
+      modules: [workflow({ definitions: [traced] }), fx],
+      schedules: [defineSchedule({ name: 'often', every: 1000, start: { definition: traced } })],
+      observer: otelObserver({ meter: meterProvider.getMeter('test') }),
+    })
+    await engine.ready()
+    await clock.advance(3_500)
+    await engine.schedules.trigger('often')
+    await reader.forceFlush()
+    const metrics = metricExporter.getMetrics().at(-1)?.scopeMetrics[0]?.metrics ?? []
+    const points = (name: string) =>
+      metrics
+        .find((m) => m.descriptor.name === name)
+        ?.dataPoints.map((p) => ({ ...p.attributes, value: p.value })) ?? []
+    const byReason = (reason: string) => ({
+      [ATTR.scheduleReason]: reason,
+      [ATTR.definition]: 'traced',
+    })
+    expect(points('skein.schedule.ticks')).toEqual([
+      { ...byReason('tick'), value: 3 },
+      { ...byReason('trigger'), value: 1 },
+    ])
+    const lateness = points('skein.schedule.lateness')
+    expect(lateness.map((p) => (p.value as { count: number }).count)).toEqual([3, 1])
+    expect((lateness[0].value as { min: number }).min).toBeGreaterThanOrEqual(0)
     await meterProvider.shutdown()
   })
 

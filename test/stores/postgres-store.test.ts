@@ -9,11 +9,14 @@ import {
 import {
   type PostgresQueryable,
   type PostgresStore,
+  postgresRunIndex,
   postgresStore,
   SCHEMA_VERSION,
 } from 'skein/postgres'
 import { makeEnvelopes } from 'skein/testing'
 import { afterEach, describe, expect, it } from 'vitest'
+import { postgresRegistry } from '../../src/actor/postgres-registry.js'
+import { memoryStore } from '../../src/stores/memory/memory-store.js'
 import { loadPg } from '../../src/stores/postgres/driver.js'
 import { migrationSql, schemaName } from '../../src/stores/postgres/schema.js'
 import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
@@ -100,16 +103,20 @@ if (postgresAvailable('postgres-store')) {
         [schema],
       )
       expect(tables.rows.map((r) => r.table_name)).toEqual([
+        'skein_actor_runs',
         'skein_claims',
         'skein_events',
+        'skein_flow',
         'skein_idempotency',
         'skein_projectors',
+        'skein_run_index',
         'skein_runs',
         'skein_schedule_mark',
         'skein_schedules',
         'skein_schema_version',
         'skein_snapshots',
         'skein_wait_urls',
+        'skein_worker_tasks',
       ])
       // Every store works on the one schema; nothing landed in public.
       await stores[0].append('r', makeEnvelopes('r', 1, 1), { expectedSeq: 0 })
@@ -130,6 +137,36 @@ if (postgresAvailable('postgres-store')) {
       )
       expect(await a.tail('same-id')).toBe(2)
       expect((await b.read('same-id')).map((e) => e.payload)).toEqual(['b'])
+    })
+
+    it('adopts the run index and registry tables a v7 schema got from companions that made them at open', async () => {
+      const schema = schemas.next()
+      await schemas.admin.query(migrationSql(schemaName(schema), 7))
+      // What postgresRunIndex and postgresRegistry ran when they opened, before v8.
+      await schemas.admin.query(`
+        CREATE TABLE "${schema}".skein_run_index (run_id text PRIMARY KEY, kind text NOT NULL,
+          definition_name text NOT NULL, definition_version text NOT NULL, status text NOT NULL,
+          tenant text, created_at bigint NOT NULL, updated_at bigint NOT NULL, seq bigint NOT NULL);
+        INSERT INTO "${schema}".skein_run_index VALUES ('r1', 'workflow', 'd', 'v1', 'running', NULL, 1, 2, 3);
+        CREATE TABLE "${schema}".skein_actor_runs (run_no bigserial PRIMARY KEY,
+          run_id text NOT NULL UNIQUE, owner jsonb, kind text NOT NULL, definition_name text NOT NULL,
+          definition_version text, created_at bigint NOT NULL, wake_at bigint);
+        INSERT INTO "${schema}".skein_actor_runs (run_id, kind, definition_name, created_at)
+          VALUES ('a1', 'workflow', 'd', 5);`)
+      const store = open(schema) as PostgresStore
+      expect(await postgresRunIndex({ store }).get('r1')).toMatchObject({ seq: 3 })
+      const { runs } = await postgresRegistry({ store }).list()
+      expect(runs.map((r) => r.runId)).toEqual(['a1'])
+      const { rows } = await schemas.admin.query(
+        `SELECT max(version)::int AS v FROM "${schema}".skein_schema_version`,
+      )
+      expect(rows[0].v).toBe(SCHEMA_VERSION)
+    })
+
+    it('refuses a store that is not a postgresStore for its companions', () => {
+      const notPostgres = memoryStore()
+      expect(() => postgresRunIndex({ store: notPostgres })).toThrow(/must be a postgresStore/)
+      expect(() => postgresRegistry({ store: notPostgres })).toThrow(/must be a postgresStore/)
     })
 
     it('upgrades a schema written by an older skein in place, keeping its runs', async () => {

@@ -4,8 +4,9 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { makeEnvelopes } from 'skein/testing'
 import { afterAll, describe, expect, it } from 'vitest'
+import { sqliteRegistry } from '../../src/actor/sqlite-registry.js'
 import { IdempotencyConflictError } from '../../src/core/errors.js'
-import { SCHEMA_VERSION, sqliteStore } from '../../src/stores/sqlite/index.js'
+import { SCHEMA_VERSION, sqliteRunIndex, sqliteStore } from '../../src/stores/sqlite/index.js'
 import { migrate } from '../../src/stores/sqlite/schema.js'
 import { eventParams } from '../../src/stores/sqlite/statements.js'
 
@@ -101,13 +102,16 @@ describe('sqlite schema migration', () => {
       expect(tables).toEqual([
         'skein_claims',
         'skein_events',
+        'skein_flow',
         'skein_idempotency',
         'skein_projectors',
+        'skein_run_index',
         'skein_runs',
         'skein_schedule_mark',
         'skein_schedules',
         'skein_snapshots',
         'skein_wait_urls',
+        'skein_worker_tasks',
         'sqlite_sequence',
       ])
       expect(db.prepare('SELECT count(*) FROM skein_events').pluck().get()).toBe(11)
@@ -133,5 +137,67 @@ describe('sqlite schema migration', () => {
     expect(db.pragma('user_version', { simple: true })).toBe(1)
     expect(db.prepare('SELECT count(*) FROM skein_events').pluck().get()).toBe(8)
     db.close()
+  })
+})
+
+describe('companion tables come with the schema', () => {
+  it('adopts a run index table a v7 file got from an index that created it at open', async () => {
+    const path = join(dir, 'v7-index.db')
+    const db = new Database(path)
+    migrate(db, { target: 7 })
+    // What sqliteRunIndex ran when it opened, before the table joined the migrations.
+    db.exec(`CREATE TABLE skein_run_index (run_id TEXT PRIMARY KEY, kind TEXT NOT NULL,
+      definition_name TEXT NOT NULL, definition_version TEXT NOT NULL, status TEXT NOT NULL,
+      tenant TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, seq INTEGER NOT NULL);
+      CREATE INDEX skein_run_index_created ON skein_run_index (created_at DESC, run_id DESC);
+      INSERT INTO skein_run_index VALUES ('r1', 'workflow', 'd', 'v1', 'running', NULL, 1, 2, 3);`)
+    db.close()
+    const store = sqliteStore({ path, onUpgrade: () => {} })
+    try {
+      const index = sqliteRunIndex({ store })
+      expect(await index.get('r1')).toMatchObject({ runId: 'r1', status: 'running', seq: 3 })
+    } finally {
+      await store.close()
+    }
+    const after = new Database(path, { readonly: true })
+    expect(after.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+    after.close()
+  })
+
+  it('migrates a run index file of its own like a store file', async () => {
+    const path = join(dir, 'index-only.db')
+    const index = sqliteRunIndex({ path })
+    expect((await index.list()).runs).toEqual([])
+    await index.close?.()
+    const db = new Database(path, { readonly: true })
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+    db.close()
+  })
+
+  it("numbers the actor registry file's own migrations, adopting a table made at open", async () => {
+    const old = join(dir, 'old-registry.db')
+    const db = new Database(old)
+    db.exec(`CREATE TABLE actor_runs (run_no INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE,
+      owner TEXT, kind TEXT NOT NULL, definition_name TEXT NOT NULL, definition_version TEXT,
+      created_at INTEGER NOT NULL, wake_at INTEGER);
+      INSERT INTO actor_runs (run_id, kind, definition_name, created_at) VALUES ('r1', 'workflow', 'd', 5);`)
+    db.close()
+    for (const path of [old, join(dir, 'new-registry.db')]) {
+      const registry = sqliteRegistry({ path })
+      await registry.record({
+        runId: 'r2',
+        owner: null,
+        kind: 'workflow',
+        definitionName: 'd',
+        definitionVersion: null,
+        createdAt: 6,
+      })
+      const { runs } = await registry.list()
+      expect(runs.map((r) => r.runId)).toEqual(path === old ? ['r1', 'r2'] : ['r2'])
+      await registry.close?.()
+      const raw = new Database(path, { readonly: true })
+      expect(raw.pragma('user_version', { simple: true })).toBe(1)
+      raw.close()
+    }
   })
 })

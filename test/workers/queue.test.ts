@@ -1,4 +1,4 @@
-import { bearerAuth, createEngine, httpWorkerQueue } from 'skein'
+import { bearerAuth, createEngine, httpWorkerQueue, memoryStore } from 'skein'
 import { manualClock } from 'skein/testing'
 import { workflow } from 'skein/workflow'
 import { describe, expect, it } from 'vitest'
@@ -12,17 +12,25 @@ const task = (effectId: string, type = 'a') => ({
   input: null,
 })
 
+/** A queue bound as an engine binds it at boot. */
+const bound = () =>
+  httpWorkerQueue().bind({ tasks: memoryStore().workerTasks!, clock: manualClock(), owner: 'o' })
+
 describe('httpWorkerQueue', () => {
+  it('refuses calls until an engine binds it to its store', async () => {
+    await expect(httpWorkerQueue().claim()).rejects.toThrow(/createEngine/)
+  })
+
   it('filters by type, honours max, long-polls until a dispatch', async () => {
-    const q = httpWorkerQueue()
-    q.dispatch(task('1', 'a'))
-    q.dispatch(task('2', 'b'))
-    q.dispatch(task('3', 'a'))
+    const q = bound()
+    await q.dispatch(task('1', 'a'))
+    await q.dispatch(task('2', 'b'))
+    await q.dispatch(task('3', 'a'))
     expect((await q.claim({ types: ['a'], max: 5 })).map((t) => t.effectId)).toEqual(['1', '3'])
     const waiting = q.claim({ types: ['c'], waitMs: 10_000 })
-    q.dispatch(task('4', 'c'))
+    await q.dispatch(task('4', 'c'))
     expect((await waiting).map((t) => t.effectId)).toEqual(['4'])
-    expect(q.size).toBe(1)
+    expect((await q.claim({ max: 5 })).map((t) => t.effectId)).toEqual(['2'])
     const aborted = new AbortController()
     const idle = q.claim({ types: ['z'], waitMs: 10_000, signal: aborted.signal })
     aborted.abort()
@@ -30,13 +38,13 @@ describe('httpWorkerQueue', () => {
   })
 
   it('cancel of an unclaimed task drops it and acknowledges; a claimed one is not', async () => {
-    const q = httpWorkerQueue()
-    q.dispatch(task('1'))
-    expect(q.cancel?.(task('1'))).toBe('cancelled')
-    expect(q.size).toBe(0)
-    q.dispatch(task('2'))
+    const q = bound()
+    await q.dispatch(task('1'))
+    expect(await q.cancel?.(task('1'))).toBe('cancelled')
+    expect(await q.claim()).toEqual([])
+    await q.dispatch(task('2'))
     await q.claim()
-    expect(q.cancel?.(task('2'))).toBeUndefined()
+    expect(await q.cancel?.(task('2'))).toBeUndefined()
   })
 
   it('the claim route records started and hands out tasks; cancel of an unclaimed task is acknowledged', async () => {

@@ -44,6 +44,8 @@ export interface RunFold {
    * folds and snapshots written before the version existed, which means 1.
    */
   protocol?: number
+  /** The flow control queue and key the run was queued or admitted under (docs/flow-control.md). */
+  flow?: { queue: string; key: string }
 }
 
 /**

@@ -5,7 +5,8 @@ import { readableProtocol } from './protocol.js'
 import type { FoldCases } from './run-fold.js'
 
 // The run family: `runtime.run.*` and `runtime.signal.received`, what the run as a whole
-// records: how it started (kind, definition, input, log protocol), how it ended, and the
+// records: how it started (kind, definition, input, log protocol), its flow control's queueing
+// and admission, how it ended, and the
 // idempotency keys of the signals it took.
 
 export const runCases: FoldCases = {
@@ -28,6 +29,14 @@ export const runCases: FoldCases = {
     const key = event.payload.idempotencyKey
     if (fold.signalKeys[key] === undefined) fold.signalKeys[key] = event.seq
     ;(fold.signalDigests ??= dict())[key] = event.payload.digest
+  },
+  [RT.runQueued]: (fold, event) => {
+    fold.state.status = 'queued'
+    fold.flow = { queue: event.payload.queue, key: event.payload.key }
+  },
+  [RT.runAdmitted]: (fold, event) => {
+    fold.state.status = 'running'
+    fold.flow = { queue: event.payload.queue, key: event.payload.key }
   },
   [RT.runCompleted]: (fold, event) => {
     fold.state.status = 'completed'

@@ -39,7 +39,14 @@ export function layoutDag(nodes) {
   return { place, width, height }
 }
 
-/** `nodes`: [{ id, after }]; `states`: { [nodeId]: { status, directive? } } (absent: pending). */
+/** A fan-out node's items: `map 3/10 · 1 failed`. */
+const itemsText = (items) =>
+  items ? ` ${items.done}/${items.total}${items.failed ? ` · ${items.failed} failed` : ''}` : ''
+
+/**
+ * `nodes`: [{ id, after }]; `states`: { [nodeId]: { status, directive?, items? } } (absent:
+ * pending). A fan-out is one node that counts its items.
+ */
 export function Dag({ nodes, states, label }) {
   const { place, width, height } = layoutDag(nodes)
   const stateOf = (id) => states?.[id]?.status ?? 'pending'
@@ -66,12 +73,14 @@ export function Dag({ nodes, states, label }) {
         const p = place.get(n.id)
         const status = stateOf(n.id)
         const directive = states?.[n.id]?.directive
+        const items = states?.[n.id]?.items
         return html`<g class=${`node node-${status}`} data-node=${n.id} data-status=${status}
+          data-items=${items ? `${items.done}/${items.total}` : undefined}
           transform=${`translate(${p.x},${p.y})`}>
-          <title>${n.id}: ${status}${directive ? ` (${directive})` : ''}</title>
+          <title>${n.id}: ${status}${directive ? ` (${directive}${itemsText(items)})` : ''}</title>
           <rect width=${W} height=${H} rx="8" />
           <text x="10" y="18" class="node-id">${n.id.length > 18 ? `${n.id.slice(0, 17)}…` : n.id}</text>
-          <text x="10" y="35" class="node-state">${status}${directive ? ` · ${directive}` : ''}${n.conditional ? ' · when' : ''}</text>
+          <text x="10" y="35" class="node-state">${status}${directive ? ` · ${directive}${itemsText(items)}` : ''}${n.conditional ? ' · when' : ''}</text>
         </g>`
       })}
     </svg>

@@ -31,6 +31,7 @@ export function pretty(value, max = 20_000) {
 }
 
 export const STATUS_LABEL = {
+  queued: 'queued',
   running: 'running',
   waiting: 'waiting',
   completed: 'completed',

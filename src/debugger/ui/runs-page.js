@@ -7,7 +7,7 @@ import { html } from './html.js'
 
 const PAGE = 25
 const REFRESH_MS = 2000
-const STATUSES = ['running', 'completed', 'failed', 'cancelled']
+const STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled']
 
 /** Pending approvals of running runs, fetched again only when the run changed. */
 function useWaitingOn(runs) {

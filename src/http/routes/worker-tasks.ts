@@ -36,26 +36,21 @@ function claimOptions(body: JsonObject) {
  * A claimed task is recorded `started` before it is handed out: schedule-to-start ends when a
  * worker takes it, and start-to-close and heartbeat deadlines bound it from then on (the
  * lease). A worker that dies loses its attempt to those timeouts and the engine dispatches a
- * new one; there is no silent redelivery of the same attempt.
+ * new one; there is no silent redelivery of the same attempt. Any host on the store hands out
+ * any run's tasks (docs/workers.md, "Durable tasks").
  */
 async function claim(ctx: RouteContext): Promise<Response> {
   const raw = ctx.request.body === null ? {} : await ctx.body()
   const options = claimOptions(expectObject(raw, ['types', 'max', 'waitMs']))
   const { runtime } = await ctx.engine.ready()
   const queue = runtime.worker
-  if (!isClaimable(queue)) return jsonResponse({ tasks: [] })
-  const tasks: WorkerTask[] = await queue.claim({ ...options, signal: ctx.request.signal })
-  await Promise.all(
-    tasks.map((task) =>
-      ctx.engine
-        .workerCallback(task.runId, {
-          effectId: task.effectId,
-          attempt: task.attempt,
-          kind: 'started',
-        })
-        .catch(() => undefined),
-    ),
-  )
+  const start = runtime.startClaimedTasks
+  if (!isClaimable(queue) || !start) return jsonResponse({ tasks: [] })
+  const tasks: WorkerTask[] = await queue.claim({
+    ...options,
+    signal: ctx.request.signal,
+    start: (claimed) => start(claimed),
+  })
   return jsonResponse({ tasks })
 }
 

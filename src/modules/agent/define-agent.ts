@@ -1,6 +1,7 @@
 import {
   type Definition,
   DefinitionError,
+  type FlowControl,
   type InferInput,
   type InferOutput,
   type RetryPolicy,
@@ -50,6 +51,8 @@ export function defineAgent<S extends StandardSchema | undefined = undefined>(co
   version?: string
   /** This version is the one a start by name without a version gets (docs/engine.md). */
   default?: boolean
+  /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
+  flow?: FlowControl
   instructions: string | ((input: S extends StandardSchema ? InferOutput<S> : any) => string)
   description?: string
   input?: S
@@ -92,6 +95,7 @@ export function defineAgent<S extends StandardSchema | undefined = undefined>(co
     name,
     version: config.version ?? 'v1',
     ...(config.default !== undefined ? { default: config.default } : {}),
+    ...(config.flow !== undefined ? { flow: config.flow } : {}),
     input: config.input,
     instructions,
     description: config.description,

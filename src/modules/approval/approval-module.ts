@@ -4,6 +4,7 @@ import {
   DefinitionError,
   defineKind,
   defineModule,
+  type FlowControl,
   type Module,
   type StandardSchema,
 } from '../../core/module-api.js'
@@ -31,6 +32,8 @@ export function defineApproval<I = any>(config: {
   version?: string
   /** This version is the one a start by name without a version gets (docs/engine.md). */
   default?: boolean
+  /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
+  flow?: FlowControl
   input?: StandardSchema<any, I>
   title: (input: I) => string
   description?: (input: I) => string

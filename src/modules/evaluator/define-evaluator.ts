@@ -1,6 +1,7 @@
 import {
   type Definition,
   DefinitionError,
+  type FlowControl,
   type InferOutput,
   type RetryPolicy,
   type StandardSchema,
@@ -47,6 +48,8 @@ interface Common<S, R extends string> {
   version?: string
   /** This version is the one a start by name without a version gets (docs/engine.md). */
   default?: boolean
+  /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
+  flow?: FlowControl
   description?: string
   input?: S
   routes: readonly R[]
@@ -119,6 +122,7 @@ export function defineEvaluator<
     name,
     version: config.version ?? 'v1',
     ...(config.default !== undefined ? { default: config.default } : {}),
+    ...(config.flow !== undefined ? { flow: config.flow } : {}),
     input: config.input,
     description: config.description,
     routes: Object.freeze([...routes]),

@@ -1,6 +1,7 @@
 import {
   type Definition,
   DefinitionError,
+  type FlowControl,
   type InferInput,
   type InferOutput,
   type Json,
@@ -73,6 +74,8 @@ export function defineWorkflow<
   version?: string
   /** This version is the one a start by name without a version gets (docs/engine.md). */
   default?: boolean
+  /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
+  flow?: FlowControl
   input?: S
   /**
    * Types only, never read: `{} as { results: { draft: { text: string } } }` declares node
@@ -132,6 +135,7 @@ export function defineWorkflow<
     name,
     version: config.version ?? 'v1',
     ...(config.default !== undefined ? { default: config.default } : {}),
+    ...(config.flow !== undefined ? { flow: config.flow } : {}),
     input: config.input,
     nodes,
     output: config.output as WorkflowDefinition['output'],

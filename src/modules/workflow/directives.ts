@@ -1,6 +1,7 @@
 import type {
   Definition,
   EffectDefinition,
+  ErrorInfo,
   InputArgs,
   Json,
   JsonObject,
@@ -34,6 +35,90 @@ export type DirectiveStep =
       url?: JsonObject
     }
   | GateDirective
+  | MapDirective
+
+/** One item's step in a fan-out: an effect or a child. */
+export type ItemStep = Extract<DirectiveStep, { $directive: 'invoke' | 'spawn' }>
+
+/** `ctx.map(…)`: one node fanning out to an effect or a child per item (docs/workflows.md). */
+export interface MapDirective {
+  $directive: 'map'
+  items: ItemStep[]
+  concurrency: number
+  onItemFailure: ItemFailurePolicy
+}
+
+/**
+ * What a failed item does to its fan-out: `'fail'` fails the node at the first failure
+ * (the items still running are cancelled); `'collect'` runs every item and the result holds
+ * each one's outcome; `'skip'` runs every item and the result leaves the failed ones out.
+ */
+export type ItemFailurePolicy = 'fail' | 'collect' | 'skip'
+
+export interface MapOptions<P extends ItemFailurePolicy = 'fail'> {
+  /** Items running at once, 1 to `MAX_MAP_ITEMS` (default 16). */
+  concurrency?: number
+  /** Default `'fail'`. */
+  onItemFailure?: P
+}
+
+/** An item's outcome in a `'collect'` fan-out's result. */
+export type ItemOutcome<R> = { ok: true; value: R } | { ok: false; error: ErrorInfo }
+
+/** The result of a fan-out: the items' results in input order (per the failure policy). */
+export type MapResult<R, P extends ItemFailurePolicy> = P extends 'collect' ? ItemOutcome<R>[] : R[]
+
+/** The most items one `ctx.map` fans out to (docs/workflows.md, "Fan-out"). */
+export const MAX_MAP_ITEMS = 5_000
+const DEFAULT_MAP_CONCURRENCY = 16
+const ITEM_FAILURE_POLICIES: readonly string[] = ['fail', 'collect', 'skip']
+
+/** A fan-out's bad input: the node fails with this code, never retried. */
+export class FanOutError extends Error {
+  readonly code = 'INVALID_FAN_OUT'
+}
+
+/**
+ * The fan-out directive of `items`, each item's step made by `step` (which must return
+ * `ctx.invoke(…)` or `ctx.spawn(…)`). Throws FanOutError for bad input.
+ */
+export function mapDirective(
+  items: unknown,
+  step: (item: unknown, index: number) => unknown,
+  options: MapOptions<ItemFailurePolicy> = {},
+): MapDirective {
+  if (!Array.isArray(items)) {
+    throw new FanOutError(
+      `ctx.map needs an array of items, got ${items === null ? 'null' : typeof items}`,
+    )
+  }
+  if (items.length > MAX_MAP_ITEMS) {
+    throw new FanOutError(
+      `ctx.map takes at most ${MAX_MAP_ITEMS} items, got ${items.length}: split the list over several nodes, or spawn children that each map a part`,
+    )
+  }
+  if (typeof step !== 'function') throw new FanOutError('ctx.map needs a function for each item')
+  const concurrency = options?.concurrency ?? DEFAULT_MAP_CONCURRENCY
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_MAP_ITEMS) {
+    throw new FanOutError(`ctx.map: concurrency must be an integer from 1 to ${MAX_MAP_ITEMS}`)
+  }
+  const onItemFailure = options?.onItemFailure ?? 'fail'
+  if (!ITEM_FAILURE_POLICIES.includes(onItemFailure)) {
+    throw new FanOutError(
+      `ctx.map: onItemFailure must be 'fail', 'collect' or 'skip', got ${JSON.stringify(onItemFailure)}`,
+    )
+  }
+  const steps = items.map((item, index) => {
+    const made = step(item, index)
+    if (!isDirective(made) || (made.$directive !== 'invoke' && made.$directive !== 'spawn')) {
+      throw new FanOutError(
+        `ctx.map: the function must return ctx.invoke(…) or ctx.spawn(…) for each item; item ${index} gave ${isDirective(made) ? `ctx.${made.$directive}(…)` : (JSON.stringify(made) ?? 'undefined')}`,
+      )
+    }
+    return made as ItemStep
+  })
+  return { $directive: 'map', items: steps, concurrency, onItemFailure }
+}
 
 /** `ctx.waitForUrl(options)` (docs/schedules.md, "Wait URLs"). */
 export interface WaitForUrlOptions extends WaitUrlOptions {
@@ -93,6 +178,16 @@ export interface NodeContext<I = any, R = Record<string, any>> {
   gate(spec: GateSpec): Directive<ApprovalDecision>
   /** Result: the evaluation `{ route, score?, reason? }`, its route typed by the evaluator. */
   evaluate<D extends Definition>(evaluator: D, ...input: InputArgs<D>): Directive<OutputOf<D>>
+  /**
+   * Fan-out over a list known at run time: `step` returns `ctx.invoke(…)` or `ctx.spawn(…)`
+   * for each item. Result: the items' results in input order (`'collect'`: each item's
+   * outcome). At most `MAX_MAP_ITEMS` items.
+   */
+  map<T, R, P extends ItemFailurePolicy = 'fail'>(
+    items: readonly T[],
+    step: (item: T, index: number) => Directive<R>,
+    options?: MapOptions<P>,
+  ): Directive<MapResult<R, P>>
 }
 
 export function directiveBuilders(

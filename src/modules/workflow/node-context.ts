@@ -5,10 +5,16 @@ import type {
   Json,
   KindContext,
 } from '../../core/module-api.js'
-import type { Directive, directiveBuilders, NodeContext } from './directives.js'
+import {
+  type Directive,
+  type directiveBuilders,
+  FanOutError,
+  mapDirective,
+  type NodeContext,
+} from './directives.js'
 
 type Builders = ReturnType<typeof directiveBuilders>
-type BuilderName = keyof Builders
+type BuilderName = keyof Builders | 'map'
 
 /**
  * The `ctx` of one run of a node body. It notes every directive the body makes, so a directive
@@ -19,6 +25,8 @@ type BuilderName = keyof Builders
 export class NodeBodyContext implements NodeContext {
   private made: Array<{ name: BuilderName; directive: Directive }> | undefined
   private fns: Partial<Builders> | undefined
+  /** A `ctx.map` given bad input: the node fails with it, never retried. */
+  fanOutError: ErrorInfo | undefined
 
   readonly input: any
   readonly runId: string
@@ -68,7 +76,27 @@ export class NodeBodyContext implements NodeContext {
     return this.builder('evaluate')
   }
 
-  private builder<K extends BuilderName>(name: K): Builders[K] {
+  /** The items' directives it makes count as one: the fan-out the node returns. */
+  get map(): NodeContext['map'] {
+    return ((items: unknown, step: (item: unknown, index: number) => unknown, options?: any) => {
+      const mark = this.made?.length ?? 0
+      let directive: Directive
+      try {
+        directive = mapDirective(items, step, options)
+      } catch (error) {
+        if (error instanceof FanOutError) {
+          const where = `workflow ${this.workflow.name}@${this.workflow.version}, node ${this.nodeId}`
+          this.fanOutError = { code: error.code, message: `${where}: ${error.message}` }
+        }
+        throw error
+      }
+      if (this.made) this.made.length = mark
+      ;(this.made ??= []).push({ name: 'map', directive })
+      return directive
+    }) as NodeContext['map']
+  }
+
+  private builder<K extends keyof Builders>(name: K): Builders[K] {
     const fns = (this.fns ??= {})
     const made = (...args: unknown[]): Directive => {
       const directive = (this.base[name] as (...a: unknown[]) => Directive)(...args)

@@ -4,7 +4,7 @@
 // result (left to right, TypeScript 4.7's inference inside one expression) before it checks
 // the nodes listed after it: every upstream result is typed inside `run` and `when`, whatever
 // the `run`s take (docs/decisions.md, "Typed results inside nodes").
-import type { RetryPolicy, StandardSchema } from '../../core/module-api.js'
+import type { FlowControl, RetryPolicy, StandardSchema } from '../../core/module-api.js'
 import type { NodeInput, StartInput, WorkflowDefinition } from './define-workflow.js'
 import type { NodeContext } from './directives.js'
 import type { FinalResults, OnFailure, ResultsFor, WorkflowOutput } from './workflow-types.js'
@@ -59,6 +59,8 @@ export type OrderedWorkflowConfig<S, O, All extends readonly OrderedEntry[], Nod
   version?: string
   /** This version is the one a start by name without a version gets (docs/engine.md). */
   default?: boolean
+  /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
+  flow?: FlowControl
   input?: S
   /** The nodes, each listed after the nodes it runs after and after its fallback. */
   nodes: Nodes

@@ -13,7 +13,7 @@ import {
 } from '../../core/module-api.js'
 import { gateStep } from '../approval/index.js'
 import type { WorkflowDefinition } from './define-workflow.js'
-import { type Directive, directiveBuilders, isDirective } from './directives.js'
+import { type Directive, directiveBuilders, isDirective, type MapDirective } from './directives.js'
 import { NodeBodyContext } from './node-context.js'
 
 interface NodeState {
@@ -61,6 +61,7 @@ function withEntry<V>(record: Readonly<Record<string, V>>, id: string, value: V)
 const runKey = (id: string) => `run:${id}`
 const sendKey = (id: string) => `send:${id}`
 const doKey = (id: string) => `do:${id}`
+const itemKey = (id: string, index: number) => `item:${id}:${index}`
 
 /**
  * The workflow kind. A node's body runs as an inline effect (recorded once with the
@@ -179,7 +180,7 @@ function liveNodes(state: WorkflowState, ctx: Ctx): WorkflowState {
   for (const id in state.nodes) {
     const node = state.nodes[id]
     if (node.status !== 'failed') continue
-    const { reopenedAt } = ctx.outcome(node.directive ? doKey(id) : runKey(id))
+    const reopenedAt = reopenedSince(id, node, ctx)
     if (reopenedAt === undefined || reopenedAt <= (node.failedAt ?? 0)) continue
     const live: NodeState = { status: 'started' }
     if (node.directive) live.directive = node.directive
@@ -187,6 +188,20 @@ function liveNodes(state: WorkflowState, ctx: Ctx): WorkflowState {
     nodes[id] = live
   }
   return nodes ? { nodes, results: state.results } : state
+}
+
+/** When an operator retry last re-opened the node's command (a fan-out's: any item's). */
+function reopenedSince(id: string, node: NodeState, ctx: Ctx): number | undefined {
+  const directive = node.directive
+  if (directive?.$directive !== 'map') {
+    return ctx.outcome(directive ? doKey(id) : runKey(id)).reopenedAt
+  }
+  let last: number | undefined
+  for (let i = 0; i < directive.items.length; i++) {
+    const at = ctx.outcome(itemKey(id, i)).reopenedAt
+    if (at !== undefined && (last === undefined || at > last)) last = at
+  }
+  return last
 }
 
 /** Whether `step` finishes (with its result) or skips node `id`. */
@@ -242,10 +257,20 @@ function nodeBody(
     timeoutMs: spec.timeoutMs,
     execute(_input: unknown, ectx: EffectContext) {
       const body = new NodeBodyContext(def, ctx, results, id, ectx, buildersFor(ectx.effectType))
+      // A fan-out's bad input fails the node as a misuse does: recorded, never retried.
+      const refused = (error: unknown): BodyResult => {
+        if (body.fanOutError) return { misuse: body.fanOutError }
+        throw error
+      }
       // Synchronous bodies stay synchronous: the runtime then records them without a promise.
-      const value = spec.run(body)
+      let value: unknown
+      try {
+        value = spec.run(body)
+      } catch (error) {
+        return refused(error)
+      }
       return value instanceof Promise
-        ? value.then((v) => recordable(body, v))
+        ? value.then((v) => recordable(body, v), refused)
         : recordable(body, value)
     },
   }
@@ -331,12 +356,76 @@ function directiveStep(
       : [...step.commands, ...finish(id, step.result)]
   }
   if (directive.$directive === 'waitForUrl') return waitForUrlStep(def, id, directive, ctx)
+  if (directive.$directive === 'map') return mapStep(def, id, directive, ctx)
   const outcome = ctx.outcome(doKey(id))
   if (outcome.status === 'completed') return finish(id, outcome.value)
   // Issued and not finished: nothing new (its effect type, a string, needs no executor bound).
   if (outcome.status === 'pending') return []
   if (outcome.status !== 'none') return failNode(def, id, errorOf(outcome, directive.$directive))
-  return [directiveCommand(def, id, directive)]
+  return [directiveCommand(def, id, directive, doKey(id))]
+}
+
+/**
+ * A fan-out node: its items' commands, lowest index first, up to its concurrency; the node
+ * finishes with their results in input order once every item is done, or fails at the first
+ * failed item under `'fail'` (cancelling the items still running).
+ */
+function mapStep(def: WorkflowDefinition, id: string, d: MapDirective, ctx: Ctx): Command[] {
+  const n = d.items.length
+  const results: Json[] = []
+  const out: Command[] = []
+  let running = 0
+  let done = 0
+  let firstFailed: { index: number; error: ErrorInfo } | undefined
+  const waiting: number[] = []
+  for (let i = 0; i < n; i++) {
+    const outcome = ctx.outcome(itemKey(id, i))
+    if (outcome.status === 'none') {
+      waiting.push(i)
+      continue
+    }
+    if (outcome.status === 'pending') {
+      running++
+      continue
+    }
+    done++
+    if (outcome.status === 'completed') {
+      results[i] =
+        d.onItemFailure === 'collect' ? { ok: true, value: outcome.value } : outcome.value
+      continue
+    }
+    const error = errorOf(outcome, `item ${i} (${d.items[i].$directive})`)
+    if (d.onItemFailure === 'collect') results[i] = { ok: false, error: error as unknown as Json }
+    if (d.onItemFailure === 'fail') firstFailed ??= { index: i, error }
+  }
+  if (firstFailed) {
+    for (let i = 0; i < n; i++) {
+      if (ctx.outcome(itemKey(id, i)).status === 'pending') {
+        out.push(commands.cancel(itemKey(id, i), `item ${firstFailed.index} of node ${id} failed`))
+      }
+    }
+    const { index, error } = firstFailed
+    const failed: ErrorInfo = {
+      code: 'ITEM_FAILED',
+      message: `item ${index} of ${n} failed: ${error.message}`,
+      details: { index, error } as unknown as Json,
+    }
+    return [...out, ...failNode(def, id, failed)]
+  }
+  if (done === n) return finish(id, d.onItemFailure === 'skip' ? compact(results, n) : results)
+  for (const i of waiting) {
+    if (running >= d.concurrency) break
+    out.push(directiveCommand(def, id, d.items[i], itemKey(id, i)))
+    running++
+  }
+  return out
+}
+
+/** The results of the items that completed, in input order (`'skip'`). */
+function compact(results: Json[], n: number): Json[] {
+  const out: Json[] = []
+  for (let i = 0; i < n; i++) if (i in results) out.push(results[i])
+  return out
 }
 
 /**
@@ -375,8 +464,7 @@ function waitForUrlStep(
   return out
 }
 
-function directiveCommand(def: WorkflowDefinition, id: string, d: Directive): Command {
-  const key = doKey(id)
+function directiveCommand(def: WorkflowDefinition, id: string, d: Directive, key: string): Command {
   switch (d.$directive) {
     case 'sleep':
       return commands.wait({ timer: { afterMs: d.ms } }, { key })

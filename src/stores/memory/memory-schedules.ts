@@ -11,6 +11,12 @@ const copy = <T>(value: T): T => structuredClone(value)
 export function memorySchedules(): ScheduleStore {
   const rows = new Map<string, ScheduleRecord>()
   let mark: number | null = null
+  const write = (record: ScheduleRecord, expectedVersion: number): boolean => {
+    const row = rows.get(record.name)
+    if (!row || row.version !== expectedVersion) return false
+    rows.set(record.name, copy(record))
+    return true
+  }
   return {
     async list() {
       return [...rows.values()].map(copy).sort((a, b) => (a.name < b.name ? -1 : 1))
@@ -25,10 +31,10 @@ export function memorySchedules(): ScheduleStore {
       return true
     },
     async update(record, expectedVersion) {
-      const row = rows.get(record.name)
-      if (!row || row.version !== expectedVersion) return false
-      rows.set(record.name, copy(record))
-      return true
+      return write(record, expectedVersion)
+    },
+    async updateMany(writes) {
+      return writes.map(({ record, expectedVersion }) => write(record, expectedVersion))
     },
     async delete(name) {
       return rows.delete(name)

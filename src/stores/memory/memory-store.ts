@@ -19,8 +19,10 @@ import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../
 import { checkClaim, toLease } from '../shared/lease-rule.js'
 import { memoryClaims } from './memory-claims.js'
 import { memoryFeed } from './memory-feed.js'
+import { memoryFlow } from './memory-flow.js'
 import { memorySchedules, memoryWaitUrls } from './memory-schedules.js'
 import { memorySnapshotStore } from './memory-snapshot-store.js'
+import { memoryWorkerTasks } from './memory-worker-tasks.js'
 
 interface RunLog {
   /** events[i] has seq head + i. */
@@ -95,6 +97,8 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
     feed: feed.feed,
     schedules: memorySchedules(),
     waitUrls: memoryWaitUrls(),
+    flow: memoryFlow((runId) => runs.get(runId)?.meta?.status),
+    workerTasks: memoryWorkerTasks(),
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)
       const tail = log?.tail ?? 0

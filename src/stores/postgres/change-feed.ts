@@ -1,5 +1,6 @@
 import type { EventEnvelope } from '../../core/envelope.js'
 import { type Backoff, backoffAfter } from '../../core/retry.js'
+import { hintListeners } from '../shared/hint-listeners.js'
 
 /** Reconnecting the LISTEN connection after it is lost. */
 const RECONNECT: Backoff = { initialMs: 100, maxMs: 5000 }
@@ -30,6 +31,9 @@ export interface ChangeFeedOptions {
   onError(error: unknown): void
 }
 
+/** The payload a worker task enqueue notifies with (a run's hint is `<tail> <run id>`). */
+export const WORKER_TASKS_HINT = 'worker-tasks'
+
 /** Quoted for LISTEN: the channel is built from a validated schema name (no quotes inside). */
 const listenSql = (channel: string) => `LISTEN "${channel}"`
 
@@ -58,6 +62,8 @@ export function createChangeFeed(options: ChangeFeedOptions) {
   let pollTimer: NodeJS.Timeout | undefined
   let reconnectTimer: NodeJS.Timeout | undefined
   let stopped = false
+  /** Worker task claims waiting for a task: told of every `WORKER_TASKS_HINT`. */
+  const taskHints = hintListeners({ first: () => listen() })
 
   const deliverFrom = (runId: string, events: readonly EventEnvelope[]) => {
     const seen = known.get(runId)
@@ -110,6 +116,7 @@ export function createChangeFeed(options: ChangeFeedOptions) {
   const pollSoon = () => void poll().catch(options.onError)
 
   const onNotification = ({ payload }: { payload?: string }) => {
+    if (payload === WORKER_TASKS_HINT) return taskHints.notify()
     if (!payload || payload === '*') return pollSoon()
     const space = payload.indexOf(' ')
     if (space < 0) return pollSoon()
@@ -117,7 +124,7 @@ export function createChangeFeed(options: ChangeFeedOptions) {
   }
 
   const scheduleReconnect = () => {
-    if (stopped || reconnectTimer || known.size === 0) return
+    if (stopped || reconnectTimer || (known.size === 0 && taskHints.size === 0)) return
     const delay = backoffAfter(++reconnects, RECONNECT)
     reconnectTimer = setTimeout(() => {
       reconnectTimer = undefined
@@ -151,8 +158,9 @@ export function createChangeFeed(options: ChangeFeedOptions) {
         if (stopped) return c.close()
         connection = c
         reconnects = 0
-        // Whatever was appended while nobody listened.
+        // Whatever was appended or enqueued while nobody listened.
         pollSoon()
+        taskHints.notify()
       })
       .catch((error) => {
         options.onError(error)
@@ -199,6 +207,8 @@ export function createChangeFeed(options: ChangeFeedOptions) {
       if (seen !== null && events[0].seq > seen + 1) return catchUp(runId)
       deliverFrom(runId, events)
     },
+    /** Hints of worker tasks enqueued by any host (`WorkerTaskStore.watch`). */
+    watchTasks: (listener: () => void) => taskHints.watch(listener),
     /** Whether the LISTEN connection is up (tests and status). */
     listening: () => connection !== undefined,
     async close(): Promise<void> {

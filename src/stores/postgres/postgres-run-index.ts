@@ -10,7 +10,7 @@ import {
   type RunIndexEntry,
   type RunIndexOptions,
 } from '../../core/run-index.js'
-import { queryOf } from './postgres-store.js'
+import type { PostgresStore } from './postgres-store.js'
 
 export interface PostgresRunIndexOptions extends RunIndexOptions {
   /** The engine's Postgres store: the index is a table in its schema. */
@@ -43,48 +43,17 @@ const toEntry = (r: any): RunIndexEntry => ({
  * const engine = createEngine({ store, modules, projectors: [index.projector] })
  */
 export function postgresRunIndex(options: PostgresRunIndexOptions): RunIndex {
-  const q = queryOf.get(options.store)
+  const q = (options.store as Partial<PostgresStore>).companion
   if (!q) throw new InvalidRequestError('postgresRunIndex: store must be a postgresStore')
   const s = q.schema
-  let created: Promise<unknown> | undefined
-  const ready = () => {
-    created ??= (async () => {
-      await q.read(
-        'create the run index',
-        `CREATE TABLE IF NOT EXISTS ${s}.skein_run_index (
-          run_id text PRIMARY KEY,
-          kind text NOT NULL,
-          definition_name text NOT NULL,
-          definition_version text NOT NULL,
-          status text NOT NULL,
-          tenant text,
-          created_at bigint NOT NULL,
-          updated_at bigint NOT NULL,
-          seq bigint NOT NULL
-        )`,
-        [],
-      )
-      await q.read(
-        'create the run index',
-        `CREATE INDEX IF NOT EXISTS skein_run_index_created
-          ON ${s}.skein_run_index (created_at DESC, run_id DESC)`,
-        [],
-      )
-    })().catch((error) => {
-      created = undefined
-      throw error
-    })
-    return created
-  }
   const pending = new Map<string, RunIndexEntry>()
   return {
     projector: defineProjector({
       name: options.name ?? 'run-index',
       async handle({ runId, events }) {
-        await ready()
         let entry = pending.get(runId)
         if (!entry) {
-          const [row] = await q.read(
+          const [row] = await q.query(
             `read index row ${runId}`,
             `SELECT ${COLUMNS} FROM ${s}.skein_run_index WHERE run_id = $1`,
             [runId],
@@ -98,7 +67,7 @@ export function postgresRunIndex(options: PostgresRunIndexOptions): RunIndex {
         const entries = [...pending.values()]
         pending.clear()
         if (entries.length === 0) return
-        await q.read(
+        await q.query(
           'write the run index',
           `INSERT INTO ${s}.skein_run_index AS x (${COLUMNS})
             SELECT u.run_id, u.kind, u.definition_name, u.definition_version, u.status, u.tenant,
@@ -131,8 +100,7 @@ export function postgresRunIndex(options: PostgresRunIndexOptions): RunIndex {
       },
     }),
     async get(runId) {
-      await ready()
-      const [row] = await q.read(
+      const [row] = await q.query(
         `read index row ${runId}`,
         `SELECT ${COLUMNS} FROM ${s}.skein_run_index WHERE run_id = $1`,
         [runId],
@@ -140,7 +108,6 @@ export function postgresRunIndex(options: PostgresRunIndexOptions): RunIndex {
       return row ? toEntry(row) : null
     },
     async list(query = {}) {
-      await ready()
       const limit = indexLimit(query)
       const where: string[] = []
       const params: unknown[] = []
@@ -158,7 +125,7 @@ export function postgresRunIndex(options: PostgresRunIndexOptions): RunIndex {
         where.push(`(created_at, run_id) < ($${params.length - 1}, $${params.length})`)
       }
       params.push(limit + 1)
-      const rows = await q.read(
+      const rows = await q.query(
         'list the run index',
         `SELECT ${COLUMNS} FROM ${s}.skein_run_index
           ${where.length ? `WHERE ${where.join(' AND ')}` : ''}

@@ -26,6 +26,12 @@ export function postgresSchedules(
     update: `UPDATE ${s}.skein_schedules SET spec = $2, paused = $3 = 1, wake_at = $4, state = $5,
         version = $6, created_at = $7, updated_at = $8
       WHERE name = $1 AND version = $9 RETURNING name`,
+    updateMany: `UPDATE ${s}.skein_schedules AS t SET spec = u.spec, paused = u.paused = 1,
+        wake_at = u.wake_at, state = u.state, version = u.version, created_at = u.created_at,
+        updated_at = u.updated_at
+      FROM json_to_recordset($1::json) AS u(name text, spec text, paused integer, wake_at bigint,
+        state text, version bigint, created_at bigint, updated_at bigint, expected bigint)
+      WHERE t.name = u.name AND t.version = u.expected RETURNING t.name`,
     delete: `DELETE FROM ${s}.skein_schedules WHERE name = $1 RETURNING name`,
     due: `SELECT ${COLUMNS} FROM ${s}.skein_schedules
       WHERE NOT paused AND wake_at IS NOT NULL AND wake_at <= $1 ORDER BY wake_at LIMIT $2`,
@@ -56,6 +62,20 @@ export function postgresSchedules(
           expected,
         ])
       ).length === 1,
+    async updateMany(writes) {
+      if (writes.length === 0) return []
+      const rows = writes.map(({ record, expectedVersion }) => {
+        const [name, spec, paused, wake_at, state, version, created_at, updated_at] =
+          scheduleParams(record)
+        const row = { name, spec, paused, wake_at, state, version, created_at, updated_at }
+        return { ...row, expected: expectedVersion }
+      })
+      const done = await read(`update ${writes.length} schedules`, sql.updateMany, [
+        JSON.stringify(rows),
+      ])
+      const written = new Set(done.map((r: { name: string }) => r.name))
+      return writes.map(({ record }) => written.has(record.name))
+    },
     delete: async (name) =>
       (await read(`delete schedule ${name}`, sql.delete, [name])).length === 1,
     due: async (until, limit) =>

@@ -3,6 +3,7 @@ import type {
   ClaimStore,
   EventListener,
   EventStore,
+  FlowStore,
   LeaseStore,
   LogBounds,
   SnapshotStore,
@@ -26,9 +27,11 @@ import {
 import { createGroupCommit } from './group-commit.js'
 import { postgresClaims } from './postgres-claims.js'
 import { postgresFeed } from './postgres-feed.js'
+import { postgresFlow } from './postgres-flow.js'
 import { postgresLeases } from './postgres-leases.js'
 import { postgresSchedules } from './postgres-schedules.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
+import { postgresWorkerTasks } from './postgres-worker-tasks.js'
 import {
   migrationSql,
   NEWER_SCHEMA_SQLSTATE,
@@ -69,6 +72,18 @@ export interface PostgresStoreOptions {
   driver?: () => ReturnType<typeof loadPg>
 }
 
+/**
+ * What a companion keeping tables in the store's schema uses (the run index, an actor host's
+ * registry): the schema as a quoted SQL identifier, and a query through the store's pool that
+ * first waits for the schema's migrations and fails like the store's own calls (closed store,
+ * STORE_UNAVAILABLE). The tables are the store's, created by its migrations (docs/storage.md,
+ * "Schema and migrations"); not for application queries.
+ */
+export interface PostgresCompanion {
+  readonly schema: string
+  query(action: string, text: string, params: unknown[]): Promise<any[]>
+}
+
 export interface PostgresStore extends EventStore {
   readonly schema: string
   readonly snapshots: SnapshotStore
@@ -81,10 +96,14 @@ export interface PostgresStore extends EventStore {
   readonly leases: LeaseStore
   /** Named claims shared by every host on this schema (docs/storage.md, "Claims"). */
   readonly claims: ClaimStore
+  /** Flow control's queues shared by every host on this schema (docs/flow-control.md). */
+  readonly flow: FlowStore
   /** Makes every deferred append committed so far durable. */
   flush(): Promise<void>
   /** Commits what is queued; ends the pool if the store made it (never a pool you handed in). */
   close(): Promise<void>
+  /** For companions with tables in this schema (`postgresRunIndex`, `postgresRegistry`). */
+  readonly companion: PostgresCompanion
 }
 
 const positive = (name: string, value: number | undefined, fallback: number): number => {
@@ -107,15 +126,6 @@ const positive = (name: string, value: number | undefined, fallback: number): nu
  * const store = postgresStore({ connectionString: process.env.DATABASE_URL }, { schema: 'billing' })
  * const engine = createEngine({ store, modules: [workflow()] })
  */
-/**
- * Each open store's guarded, migrated query and quoted schema, for companions that keep
- * tables in the store's schema (the run index). Internal.
- */
-export const queryOf = new WeakMap<
-  EventStore,
-  { read: (action: string, text: string, params: unknown[]) => Promise<any[]>; schema: string }
->()
-
 export function postgresStore(
   connection: PostgresConnection,
   options: PostgresStoreOptions = {},
@@ -260,6 +270,10 @@ export function postgresStore(
     }
   }
 
+  const workerTasks = postgresWorkerTasks(schema.sql, read, {
+    channel,
+    watch: (listener) => feed.watchTasks(listener),
+  })
   const leases = postgresLeases(sql, read)
   const claims = postgresClaims(schema.sql, read)
 
@@ -286,10 +300,13 @@ export function postgresStore(
   const store: PostgresStore = {
     schema: schema.name,
     capabilities: EVERY_CAPABILITY,
+    companion: { schema: schema.sql, query: read },
     snapshots,
     feed: projection.feed,
     schedules,
     waitUrls,
+    flow: postgresFlow(schema.sql, read),
+    workerTasks,
     ready,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
@@ -355,6 +372,5 @@ export function postgresStore(
       await owned?.end()
     },
   }
-  queryOf.set(store, { read, schema: schema.sql })
   return store
 }

@@ -4,6 +4,7 @@ import {
   appendFunctionNullSafe,
   appendFunctionWithLeases,
 } from './append-function.js'
+import { flowMigration } from './postgres-flow.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
 export interface SchemaName {
@@ -195,6 +196,58 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
     created_at bigint NOT NULL
   );
   `,
+  // v8: the companions' tables, created with the schema instead of when they open: the run
+  // index (postgresRunIndex, docs/projectors.md) and the actor hosts' run registry
+  // (postgresRegistry, docs/http.md). IF NOT EXISTS: before v8 each created its own.
+  (s) => `
+  CREATE TABLE IF NOT EXISTS ${s}.skein_run_index (
+    run_id text PRIMARY KEY,
+    kind text NOT NULL,
+    definition_name text NOT NULL,
+    definition_version text NOT NULL,
+    status text NOT NULL,
+    tenant text,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    seq bigint NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS skein_run_index_created
+    ON ${s}.skein_run_index (created_at DESC, run_id DESC);
+  CREATE TABLE IF NOT EXISTS ${s}.skein_actor_runs (
+    run_no bigserial PRIMARY KEY,
+    run_id text NOT NULL UNIQUE,
+    owner jsonb,
+    kind text NOT NULL,
+    definition_name text NOT NULL,
+    definition_version text,
+    created_at bigint NOT NULL,
+    wake_at bigint
+  );
+  CREATE INDEX IF NOT EXISTS skein_actor_runs_wake ON ${s}.skein_actor_runs (wake_at)
+    WHERE wake_at IS NOT NULL;
+  `,
+  // v9 (durable worker tasks; docs/workers.md): a task from its dispatch until a worker is
+  // handed it, in queue order (position); claim_expires_at 0: nobody holds it. Claims skip
+  // rows another host is claiming (FOR UPDATE SKIP LOCKED).
+  (s) => `
+  CREATE TABLE ${s}.skein_worker_tasks (
+    run_id text NOT NULL,
+    effect_id text NOT NULL,
+    attempt integer NOT NULL,
+    type text NOT NULL,
+    body text NOT NULL,
+    owner text,
+    epoch bigint NOT NULL DEFAULT 0,
+    claim_expires_at bigint NOT NULL DEFAULT 0,
+    created_at bigint NOT NULL,
+    position bigserial NOT NULL,
+    PRIMARY KEY (run_id, effect_id, attempt)
+  );
+  CREATE INDEX skein_worker_tasks_free ON ${s}.skein_worker_tasks (claim_expires_at, position);
+  `,
+  // v10 (flow control; docs/flow-control.md): the queues and their admission function
+  // (postgres-flow.ts).
+  (s) => flowMigration(s),
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

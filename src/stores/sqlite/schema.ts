@@ -202,6 +202,59 @@ const MIGRATIONS: readonly string[] = [
     created_at INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  `
+  -- v8: the run index (sqliteRunIndex, docs/projectors.md): one row per run, written by its
+  -- projector. IF NOT EXISTS: before v8 the index created its table when it opened.
+  CREATE TABLE IF NOT EXISTS skein_run_index (
+    run_id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    definition_name TEXT NOT NULL,
+    definition_version TEXT NOT NULL,
+    status TEXT NOT NULL,
+    tenant TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    seq INTEGER NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS skein_run_index_created
+    ON skein_run_index (created_at DESC, run_id DESC);
+  `,
+  `
+  -- v9 (durable worker tasks; docs/workers.md): a task from its dispatch until a worker is
+  -- handed it, in queue order (position); claim_expires_at 0: nobody holds it.
+  CREATE TABLE skein_worker_tasks (
+    position INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    effect_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    owner TEXT,
+    epoch INTEGER NOT NULL DEFAULT 0,
+    claim_expires_at INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL
+  );
+  CREATE UNIQUE INDEX skein_worker_tasks_key ON skein_worker_tasks (run_id, effect_id, attempt);
+  CREATE INDEX skein_worker_tasks_free ON skein_worker_tasks (claim_expires_at, position);
+  `,
+  `
+  -- v10 (flow control; docs/flow-control.md): one row per run that waits for admission or
+  -- holds a slot, in queueing order (seq). A slot is an admitted row whose run has not
+  -- finished (skein_runs.status), so the commit that ends a run frees it.
+  CREATE TABLE skein_flow (
+    seq INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL UNIQUE,
+    queue TEXT NOT NULL,
+    flow_key TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    start_at INTEGER NOT NULL,
+    enqueued_at INTEGER NOT NULL,
+    admitted_at INTEGER,
+    hold_until INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX skein_flow_key ON skein_flow (queue, flow_key, admitted_at);
+  CREATE INDEX skein_flow_waiting ON skein_flow (start_at) WHERE admitted_at IS NULL;
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length
@@ -217,21 +270,34 @@ export type OnUpgrade = (upgrade: { path: string; from: number; to: number }) =>
  */
 export function migrate(
   db: SqliteDatabase,
-  { target = SCHEMA_VERSION, onUpgrade }: { target?: number; onUpgrade?: OnUpgrade } = {},
+  options: { target?: number; onUpgrade?: OnUpgrade } = {},
 ): void {
+  applyMigrations(db, MIGRATIONS, options)
+}
+
+/**
+ * Applies `migrations` (a file's numbered list: the store's, or a companion file's such as an
+ * actor host's registry) up to `target`, recording the count in `PRAGMA user_version`.
+ */
+export function applyMigrations(
+  db: SqliteDatabase,
+  migrations: readonly string[],
+  { target = migrations.length, onUpgrade }: { target?: number; onUpgrade?: OnUpgrade } = {},
+): void {
+  const latest = migrations.length
   // A file at the target version needs no transaction (most opens: an actor host opens a
   // cell's file for each cold request). Only a migration writes, and it rechecks inside one.
-  if (target === SCHEMA_VERSION && db.pragma('user_version', { simple: true }) === target) return
+  if (target === latest && db.pragma('user_version', { simple: true }) === target) return
   db.transaction(() => {
     const current = db.pragma('user_version', { simple: true }) as number
-    if (current > SCHEMA_VERSION) {
+    if (current > latest) {
       throw new StoreError(
-        `${db.name}: schema version ${current} is newer than this skein understands (${SCHEMA_VERSION}); upgrade skein to open it`,
-        { path: db.name, schemaVersion: current, supported: SCHEMA_VERSION },
+        `${db.name}: schema version ${current} is newer than this skein understands (${latest}); upgrade skein to open it`,
+        { path: db.name, schemaVersion: current, supported: latest },
       )
     }
     if (current > 0 && current < target) onUpgrade?.({ path: db.name, from: current, to: target })
-    for (let v = current; v < target; v++) db.exec(MIGRATIONS[v])
+    for (let v = current; v < target; v++) db.exec(migrations[v])
     if (current < target) db.pragma(`user_version = ${target}`)
   }).immediate()
 }

@@ -10,9 +10,16 @@ import {
   type RunIndexEntry,
   type RunIndexOptions,
 } from '../../core/run-index.js'
-import { enableWal, loadDriver, openDatabase, type SqliteDriver } from './driver.js'
+import {
+  enableWal,
+  loadDriver,
+  openDatabase,
+  type SqliteDatabase,
+  type SqliteDriver,
+} from './driver.js'
 import { storeError } from './group-commit.js'
-import { connectionOf } from './sqlite-store.js'
+import { migrate } from './schema.js'
+import type { SqliteStore } from './sqlite-store.js'
 
 export interface SqliteRunIndexOptions extends RunIndexOptions {
   /**
@@ -55,6 +62,24 @@ const COLUMNS =
   'run_id, kind, definition_name, definition_version, status, tenant, created_at, updated_at, seq'
 
 /**
+ * A run index file of its own, on a second connection: a Skein SQLite file like the store's,
+ * migrated the same way (its table is one of the store schema's), so it may also be the
+ * store's own file opened by another process.
+ */
+function openIndexFile(options: SqliteRunIndexOptions, timeout: number): SqliteDatabase {
+  const db = openDatabase((options.driver ?? loadDriver)(), options.path as string, timeout)
+  try {
+    enableWal(db, timeout)
+    db.pragma(`busy_timeout = ${timeout}`)
+    migrate(db)
+  } catch (error) {
+    db.close()
+    throw storeError(`open run index in ${options.path}`, error)
+  }
+  return db
+}
+
+/**
  * The run index in SQLite, written by its projector: one row per run (runId, kind,
  * definition, version, status, tenant, createdAt, updatedAt), for listing runs page by page
  * by status or tenant without folding them. A batch is one transaction, and events at or
@@ -67,7 +92,7 @@ const COLUMNS =
  * const page = await index.list({ status: 'running', tenant: 'acme' })
  */
 export function sqliteRunIndex(options: SqliteRunIndexOptions): RunIndex {
-  const shared = options.store ? connectionOf.get(options.store) : undefined
+  const shared = options.store ? (options.store as Partial<SqliteStore>).companion : undefined
   if (options.store && !shared) {
     throw new InvalidRequestError('sqliteRunIndex: store must be an open sqliteStore')
   }
@@ -75,36 +100,9 @@ export function sqliteRunIndex(options: SqliteRunIndexOptions): RunIndex {
     throw new InvalidRequestError('sqliteRunIndex: pass { store } (a sqliteStore) or { path }')
   }
   const timeout = options.busyTimeoutMs ?? 5000
-  const db = shared
-    ? shared.db
-    : openDatabase((options.driver ?? loadDriver)(), options.path as string, timeout)
-  const guard = shared?.guard ?? (() => {})
+  const db = shared ? shared.db : openIndexFile(options, timeout)
+  const guard = shared ? () => shared.guard() : () => {}
   const relaxed = shared?.relaxed ?? false
-  const where = shared ? 'the store' : options.path
-  try {
-    if (!shared) {
-      enableWal(db, timeout)
-      db.pragma(`busy_timeout = ${timeout}`)
-    }
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS skein_run_index (
-        run_id TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,
-        definition_name TEXT NOT NULL,
-        definition_version TEXT NOT NULL,
-        status TEXT NOT NULL,
-        tenant TEXT,
-        created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL,
-        seq INTEGER NOT NULL
-      );
-      CREATE INDEX IF NOT EXISTS skein_run_index_created
-        ON skein_run_index (created_at DESC, run_id DESC);
-    `)
-  } catch (error) {
-    if (!shared) db.close()
-    throw storeError(`open run index in ${where}`, error)
-  }
   const get = db.prepare<[string], IndexRow>(
     `SELECT ${COLUMNS} FROM skein_run_index WHERE run_id = ?`,
   )

@@ -1,4 +1,4 @@
-import type { ScheduleStore, WaitUrlStore } from '../../core/ports.js'
+import type { ScheduleRecord, ScheduleStore, WaitUrlStore } from '../../core/ports.js'
 import {
   rowToSchedule,
   rowToWaitUrl,
@@ -61,6 +61,13 @@ export function sqliteSchedules(
       'UPDATE skein_wait_urls SET used_at = ? WHERE hash = ? AND used_at IS NULL',
     ),
   }))
+  const write = (record: ScheduleRecord, expected: number): boolean => {
+    const [name, ...rest] = scheduleParams(record)
+    return st.update.run(...rest, name, expected).changes === 1
+  }
+  const writeAll = db.transaction((writes: ReadonlyArray<readonly [ScheduleRecord, number]>) =>
+    writes.map(([record, expected]) => write(record, expected)),
+  )
   const schedules: ScheduleStore = {
     list: () => call('list schedules', () => st.list.all().map(rowToSchedule)),
     get: (name) =>
@@ -74,10 +81,11 @@ export function sqliteSchedules(
         () => st.insert.run(...scheduleParams(record)).changes === 1,
       ),
     update: (record, expected) =>
-      call(`update schedule ${record.name}`, () => {
-        const [name, ...rest] = scheduleParams(record)
-        return st.update.run(...rest, name, expected).changes === 1
-      }),
+      call(`update schedule ${record.name}`, () => write(record, expected)),
+    updateMany: (writes) =>
+      call(`update ${writes.length} schedules`, () =>
+        writeAll.immediate(writes.map((w) => [w.record, w.expectedVersion] as const)),
+      ),
     delete: (name) => call(`delete schedule ${name}`, () => st.delete.run(name).changes === 1),
     due: (until, limit) =>
       call('read due schedules', () => st.due.all(until, limit).map(rowToSchedule)),

@@ -6,6 +6,7 @@ import type {
   ClaimStore,
   EventListener,
   EventStore,
+  FlowStore,
   LeaseStore,
   LogBounds,
   SnapshotStore,
@@ -27,9 +28,11 @@ import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteClaims } from './sqlite-claims.js'
 import { sqliteFeed } from './sqlite-feed.js'
+import { sqliteFlow } from './sqlite-flow.js'
 import { sqliteLeases } from './sqlite-leases.js'
 import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
+import { sqliteWorkerTasks } from './sqlite-worker-tasks.js'
 import { prepareStatements } from './statements.js'
 import { summaryPage } from './summary-page.js'
 
@@ -47,8 +50,9 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number
   /**
    * How often `subscribe` looks for events other processes appended to the file (one
-   * `PRAGMA data_version` read while anyone listens; the run's events only when it moved);
-   * default 50 ms, 0 = only this store's own appends.
+   * `PRAGMA data_version` read while anyone listens; the run's events only when it moved),
+   * and a waiting worker task claim for their worker tasks; default 50 ms, 0 = only this
+   * store's own appends.
    */
   changePollMs?: number
   /** Where a throwing `subscribe` listener's error goes; default `console.error`. */
@@ -69,6 +73,8 @@ export interface SqliteStore extends EventStore {
   readonly leases: LeaseStore
   /** Named claims for several processes on this file (docs/storage.md, "Claims"). */
   readonly claims: ClaimStore
+  /** Flow control's queues for every process on this file (docs/flow-control.md). */
+  readonly flow: FlowStore
   trim(runId: string, beforeSeq: number): Promise<number>
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
@@ -76,19 +82,24 @@ export interface SqliteStore extends EventStore {
   /** fsyncs the WAL if a deferred append committed since the last fsync. */
   flush(): Promise<void>
   close(): Promise<void>
+  /** For companions with tables in this file (`sqliteRunIndex({ store })`). */
+  readonly companion: SqliteCompanion
 }
 
 const datasync = promisify(fdatasync)
 
 /**
- * Each open store's connection and whether its writes may skip their own fsync (a FULL store
- * on a WAL file), for companions that write in the same file through the same connection (the
- * run index): one connection in one thread never waits on its own lock. Internal.
+ * What a companion keeping tables in the store's file uses (the run index): the store's own
+ * connection (one connection in one thread never waits on its own lock), whether a write may
+ * skip its own fsync (a FULL store on a WAL file, where the next fsync covers it), and a check
+ * that throws once the store is closed. The tables are the store's, created by its migrations
+ * (docs/storage.md, "Schema"); not for application queries.
  */
-export const connectionOf = new WeakMap<
-  EventStore,
-  { db: SqliteDatabase; relaxed: boolean; guard: () => void }
->()
+export interface SqliteCompanion {
+  readonly db: SqliteDatabase
+  readonly relaxed: boolean
+  guard(): void
+}
 
 const announceUpgrade: OnUpgrade = ({ path, from, to }) =>
   console.warn(
@@ -166,6 +177,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const leases = sqliteLeases(db, st, call, group.forget)
   const claims = sqliteClaims(db, call)
   const { schedules, waitUrls } = sqliteSchedules(db, call)
+  const flow = sqliteFlow(db, call, synchronous === 'full' && walPath !== undefined)
+  const workerTasks = sqliteWorkerTasks(db, call, options.changePollMs ?? 50, () => closed)
 
   const store: SqliteStore = {
     path,
@@ -176,6 +189,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     feed: feed.feed,
     schedules,
     waitUrls,
+    flow,
+    workerTasks,
     append(runId, events, appendOptions) {
       return new Promise<void>((resolve, reject) => {
         guard()
@@ -213,6 +228,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
     listSummaries: (query) => call('list summaries', () => summaryPage(st, query)),
     listRunsWithDeadlines: () => call('list deadlines', () => st.deadlines.all()),
+    companion: { db, relaxed: synchronous === 'full' && walPath !== undefined, guard },
     async close() {
       if (closed) return
       group.flush()
@@ -227,10 +243,5 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       if (walFd !== undefined) closeSync(walFd)
     },
   }
-  connectionOf.set(store, {
-    db,
-    relaxed: synchronous === 'full' && walPath !== undefined,
-    guard,
-  })
   return store
 }
