@@ -69,7 +69,8 @@ export class Claimer {
 
   private arm(ms: number): void {
     if (this.stopped) return
-    this.timer = this.options.clock.setTimeout(() => void this.tick(), ms)
+    // The round's promise goes back to the clock: a manual clock's `advance` waits for it.
+    this.timer = this.options.clock.setTimeout(() => this.tick(), ms)
   }
 
   private async tick(): Promise<void> {
