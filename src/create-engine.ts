@@ -1,4 +1,4 @@
-import type { StartOptions, StartRunArgs } from './core/api-types.js'
+import type { ResultOptions, StartOptions, StartRunArgs } from './core/api-types.js'
 import { withProps } from './core/copy.js'
 import type { Definition } from './core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './core/envelope.js'
@@ -13,7 +13,7 @@ import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
 import { markApiBasePath } from './http/node-middleware.js'
 import { resolveSseLimits } from './http/sse-limits.js'
-import { type ResultOptions, TerminalWaits } from './runtime/await-terminal.js'
+import { TerminalWaits } from './runtime/await-terminal.js'
 import { Causes } from './runtime/causes.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
@@ -150,8 +150,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
         ? `engine ready: ${recovered.scheduled} run(s) with pending deadlines scheduled, ${recovered.dueNow} due now`
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
+    // In the background: reading the running runs must not hold up the boot.
+    if (ctx.worker) rt.warnUndeadlinedAttempts().catch(() => {})
     projectors.start()
-    ctx.flow?.startSweep()
+    await ctx.flow?.boot()
     const schedules = await startSchedules(
       ctx,
       store.schedules ?? memorySchedules(),
@@ -249,6 +251,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
     listThreads: async (runId: string) => (await rt()).listThreads(runId),
     retryEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
       (await rt()).retryEffect(runId, effectId, caller),
+    requeueEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
+      (await rt()).requeueEffect(runId, effectId, caller),
+    failEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
+      (await rt()).failEffect(runId, effectId, caller),
+    deleteRun: async (runId, deleteOptions) => (await rt()).deleteRun(runId, deleteOptions),
     workerCallback: async (runId: string, input: WorkerCallbackInput) =>
       (await rt()).workerCallback(runId, input),
     completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),

@@ -5,6 +5,7 @@ export type {
   EffectAttemptView,
   EffectStatusView,
   ReplayStep,
+  ResultOptions,
   RunOperationalStatus,
   StartOptions,
   StartRunArgs,

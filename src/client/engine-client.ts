@@ -16,7 +16,7 @@ import type {
   TransientEvent,
 } from '../core/envelope.js'
 import type { Json, JsonObject } from '../core/json.js'
-import type { RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
+import type { DeletedRun, RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { BackfillResult, ScheduleInfo } from '../core/schedule-types.js'
 import { newRunId, startKeyRunId } from '../core/uuid.js'
@@ -57,6 +57,10 @@ export interface StartOptions {
   wait?: WaitFor
   /** The run's deadline in ms from its start (docs/workflows.md, "Run deadline"). */
   timeoutMs?: number
+  /** Higher first among the queued runs of its flow-control key (docs/flow-control.md). */
+  priority?: number
+  /** Not started before this time (epoch ms): a durable delayed start (docs/flow-control.md). */
+  startAt?: number
 }
 
 export interface SignalOptions {
@@ -118,8 +122,10 @@ export function createEngineClient(options: EngineClientOptions) {
   /** One page of run summaries, newest first; `nextCursor` is null on the last page. */
   const listRunSummaries = (query: SummaryQuery = {}) => {
     const params = new URLSearchParams()
-    for (const name of ['status', 'runIdPrefix', 'limit', 'cursor'] as const) {
-      if (query[name] !== undefined) params.set(name, String(query[name]))
+    for (const [name, value] of Object.entries(query)) {
+      // Several statuses go as one comma-separated parameter.
+      if (value !== undefined)
+        params.set(name, Array.isArray(value) ? value.join(',') : String(value))
     }
     const qs = params.size ? `?${params}` : ''
     return call<SummaryPage>('GET', `/runs/summaries${qs}`)
@@ -222,6 +228,24 @@ export function createEngineClient(options: EngineClientOptions) {
       call<{ runId: string; effectId: string; state: RunState }>(
         'POST',
         `/runs/${seg(runId)}/effects/${seg(effectId)}/retry`,
+      ),
+    /** A worker attempt stuck `dispatched` or `started`: a new attempt at once. */
+    requeueEffect: (runId: string, effectId: string) =>
+      call<{ runId: string; effectId: string; state: RunState }>(
+        'POST',
+        `/runs/${seg(runId)}/effects/${seg(effectId)}/requeue`,
+      ),
+    /** A worker attempt stuck `dispatched` or `started` fails; the retry policy decides. */
+    failEffect: (runId: string, effectId: string) =>
+      call<{ runId: string; effectId: string; state: RunState }>(
+        'POST',
+        `/runs/${seg(runId)}/effects/${seg(effectId)}/fail`,
+      ),
+    /** `DELETE /runs/:id` (operations access): the run deleted whole (docs/data-lifecycle.md). */
+    deleteRun: (runId: string, options: { force?: boolean } = {}) =>
+      call<{ deleted: DeletedRun }>(
+        'DELETE',
+        `/runs/${seg(runId)}${options.force ? '?force=true' : ''}`,
       ),
     replayTo: (runId: string, seq: number) =>
       call<{ runId: string; step: ReplayStep | null }>(

@@ -25,6 +25,16 @@ export interface StartOptions {
    * the run fails with RUN_TIMED_OUT, its waits and attempts cancelled as a cancel does.
    */
   timeoutMs?: number
+  /**
+   * Among the queued runs of its flow-control key, higher is admitted first (any finite
+   * number; default 0). See docs/flow-control.md.
+   */
+  priority?: number
+  /**
+   * Not admitted before this time (epoch ms, the engine's clock): a durable delayed start. The
+   * run is `queued` until then (docs/flow-control.md).
+   */
+  startAt?: number
 }
 
 export interface StartRunArgs extends StartOptions {
@@ -99,4 +109,13 @@ export interface EffectAttemptView {
   startedAt?: number
   finishedAt?: number
   error?: ErrorInfo
+}
+
+/** `engine.result(runId, options)`. */
+export interface ResultOptions {
+  /**
+   * How long to wait for the run to finish, in ms of the engine's clock; past it `result`
+   * rejects with RESULT_TIMEOUT (the run goes on). Default: no limit.
+   */
+  timeoutMs?: number
 }

@@ -17,6 +17,8 @@ export const CAPABILITY_MEMBERS: Readonly<Record<StoreCapability, keyof EventSto
   waitUrls: 'waitUrls',
   flow: 'flow',
   workerTasks: 'workerTasks',
+  deleteRun: 'deleteRun',
+  deleteFinished: 'deleteFinished',
 }
 
 const NAMES = Object.keys(CAPABILITY_MEMBERS) as StoreCapability[]

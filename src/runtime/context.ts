@@ -67,14 +67,20 @@ export interface EngineContext {
 export interface FlowAdmissions {
   readonly store: FlowStore
   /** A start's place in its definition's queue, or null without flow control. */
-  place(definition: Definition, input: unknown, now: number): FlowPlace | null
+  place(
+    definition: Definition,
+    input: unknown,
+    now: number,
+    options: { priority?: number; startAt?: number },
+  ): FlowPlace | null
   /** The limit a queue's rounds admit under. */
   limitOf(queue: string): number
   /** Queues a new run and admits what free slots allow; whether `runId` was admitted. */
   enqueue(runId: string, place: FlowPlace, limit: number): Promise<boolean>
   /** A slot of the key may be free: one admission round, soon. */
   kick(queue: string, key: string): void
-  startSweep(): void
+  /** At boot: starts the sweep if a definition declares flow control or runs are queued. */
+  boot(): Promise<void>
   stop(): void
 }
 

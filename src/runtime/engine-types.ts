@@ -2,6 +2,7 @@ import type {
   DefinitionInfo,
   EffectAttemptView,
   ReplayStep,
+  ResultOptions,
   RunOperationalStatus,
   StartOptions,
   StartRunArgs,
@@ -18,6 +19,7 @@ import type {
 } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
 import type {
+  DeletedRun,
   EventStore,
   SummaryPage,
   SummaryQuery,
@@ -28,7 +30,7 @@ import type {
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
-import type { ResultOptions } from './await-terminal.js'
+import type { DeleteRunOptions } from './run-delete.js'
 import type { EngineSchedules, WaitUrlOutcome, WaitUrlRequest } from './schedule-api.js'
 
 export interface SignalOptions extends CallerContext {
@@ -149,6 +151,19 @@ export interface Engine {
   listEffects(runId: string): Promise<EffectAttemptView[]>
   listThreads(runId: string): Promise<ThreadState[]>
   retryEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  /**
+   * A worker attempt stuck `dispatched` or `started`: a new attempt is dispatched at once,
+   * whatever the retry policy says (docs/workers.md, "Stuck attempts").
+   */
+  requeueEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  /** A worker attempt stuck `dispatched` or `started` fails; the retry policy decides. */
+  failEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  /**
+   * Deletes the run whole: its log, snapshots, keys, lease, meta and wait-URL tokens, recorded
+   * for projectors (docs/data-lifecycle.md). RUN_NOT_FOUND for an unknown run; RUN_NOT_FINISHED
+   * for one still running, unless `force`.
+   */
+  deleteRun(runId: string, options?: DeleteRunOptions): Promise<DeletedRun>
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>

@@ -9,6 +9,7 @@ import type { FeedEntry, ProjectionFeed } from '../core/ports.js'
  * Invariant: the window holds every committed entry with a position in (from, to]. A store
  * read after `a` that returns entries up to `p` proves the range (a, p] complete (positions
  * follow commit order), so it extends the window when `a === to`, and replaces it otherwise.
+ * Entries every reader has passed are dropped (`forget`), so a caught-up engine keeps none.
  */
 export function feedCache(feed: ProjectionFeed, maxEntries = 4096) {
   let entries: FeedEntry[] = []
@@ -38,6 +39,18 @@ export function feedCache(feed: ProjectionFeed, maxEntries = 4096) {
         entries = entries.slice(drop)
       }
       return read
+    },
+    /** Drops the entries up to `position`: every reader of this process is past them. */
+    forget(position: number): void {
+      if (position < from || entries.length === 0) return
+      if (position >= to) {
+        entries = []
+        from = 0
+        to = 0
+        return
+      }
+      entries = entries.slice(firstAfter(entries, position))
+      from = position
     },
   }
 }

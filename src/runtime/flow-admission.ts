@@ -28,6 +28,11 @@ export class FlowAdmission implements FlowAdmissions {
   /** Keys with a round running, and whether another was asked for meanwhile. */
   private readonly rounds = new Map<string, { again: boolean }>()
   private stopped = false
+  private sweeping = false
+  /** Delayed starts' rounds due in this process. */
+  private readonly timers = new Set<unknown>()
+  /** Where the next sweep resumes (round-robin over the waiting keys). */
+  private cursor: { queue: string; key: string } | null = null
 
   constructor(
     private readonly ctx: EngineContext,
@@ -35,11 +40,14 @@ export class FlowAdmission implements FlowAdmissions {
     private readonly wake: (runId: string) => void,
   ) {}
 
-  /** The engine's flow admission, or none when no definition declares flow control. */
+  /**
+   * The engine's flow admission: none on a store without flow queues, which then refuses
+   * definitions that declare flow control.
+   */
   static create(ctx: EngineContext, wake: (runId: string) => void): FlowAdmission | undefined {
     const controlled = ctx.registry.listDefinitions().filter((d) => d.flow !== undefined)
-    if (controlled.length === 0) return undefined
     const store = ctx.store.flow
+    if (!ctx.capabilities.flow && controlled.length === 0) return undefined
     if (!ctx.capabilities.flow || !store) {
       throw new CompositionError(
         `definition ${controlled[0].kind}:${controlled[0].name} declares flow control, and the store has no flow queues (memoryStore, sqliteStore and postgresStore have)`,
@@ -55,18 +63,25 @@ export class FlowAdmission implements FlowAdmissions {
   }
 
   /**
-   * A start's place in its definition's queue, or null without flow control. The key
-   * function's errors are the caller's bad input (nothing written yet).
+   * A start's place in its definition's queue, or null when it needs none (no flow control and
+   * no `startAt` to wait for). The key function's errors are the caller's bad input (nothing
+   * written yet).
    */
-  place(definition: Definition, input: unknown, now: number): FlowPlace | null {
+  place(
+    definition: Definition,
+    input: unknown,
+    now: number,
+    options: { priority?: number; startAt?: number },
+  ): FlowPlace | null {
     const concurrency = definition.flow?.concurrency
-    if (!concurrency) return null
+    const startAt = options.startAt ?? now
+    if (!concurrency && startAt <= now) return null
     const label = `${definition.kind} ${definition.name}@${definition.version}`
     return {
       queue: flowQueue(definition),
-      key: flowKey(label, concurrency.key, input),
-      priority: 0,
-      startAt: now,
+      key: flowKey(label, concurrency?.key, input),
+      priority: options.priority ?? 0,
+      startAt,
     }
   }
 
@@ -95,7 +110,24 @@ export class FlowAdmission implements FlowAdmissions {
       if (id === runId) own = true
       else this.wake(id)
     }
+    if (!own) {
+      this.startSweep()
+      if (place.startAt > now) this.kickAt(place.queue, place.key, place.startAt)
+    }
     return own
+  }
+
+  /** A round of the key when `at` comes (a delayed start; the sweep covers a restart). */
+  private kickAt(queue: string, key: string, at: number): void {
+    const { clock } = this.ctx
+    const timer = clock.setTimeout(
+      () => {
+        this.timers.delete(timer)
+        this.kick(queue, key)
+      },
+      Math.max(0, at - clock.now()),
+    )
+    this.timers.add(timer)
   }
 
   /**
@@ -140,9 +172,13 @@ export class FlowAdmission implements FlowAdmissions {
     for (const runId of admitted) this.wake(runId)
   }
 
-  /** Starts the sweep (a claimed task: one process at a time). */
+  /**
+   * Starts the sweep (a claimed task: one process at a time), once: at boot when a definition
+   * declares flow control or the store holds queued runs, else at the first queued start.
+   */
   startSweep(): void {
-    if (!this.ctx.store.claims) return
+    if (this.sweeping || this.stopped || !this.ctx.store.claims) return
+    this.sweeping = true
     this.ctx.tasks.start({
       name: 'flow:admit',
       intervalMs: SWEEP_MS,
@@ -151,15 +187,29 @@ export class FlowAdmission implements FlowAdmissions {
     })
   }
 
-  /** One sweep: every key with a due waiting run gets a round; stalled admissions are woken. */
+  /** At boot: the sweep starts when anything may need it. */
+  async boot(): Promise<void> {
+    const controlled = this.ctx.registry.listDefinitions().some((d) => d.flow !== undefined)
+    if (controlled || (await this.store.keys()).length > 0) this.startSweep()
+  }
+
+  /**
+   * One sweep: every key with a due waiting run gets a round, visited round-robin from where
+   * the last sweep stopped (so a store with more waiting keys than one sweep takes reaches
+   * them all); stalled admissions are woken.
+   */
   async sweep(): Promise<void> {
     const now = this.ctx.clock.now()
-    const { keys, stalled } = await this.store.pending(now, now - STALLED_MS, SWEEP_KEYS)
+    const after = this.cursor ?? undefined
+    const { keys, stalled } = await this.store.pending(now, now - STALLED_MS, SWEEP_KEYS, after)
     for (const runId of stalled) this.wake(runId)
     for (const { queue, key } of keys) this.kick(queue, key)
+    this.cursor = keys.length === SWEEP_KEYS ? (keys[keys.length - 1] ?? null) : null
   }
 
   stop(): void {
     this.stopped = true
+    for (const timer of this.timers) this.ctx.clock.clearTimeout(timer)
+    this.timers.clear()
   }
 }

@@ -42,6 +42,8 @@ const USER_CALLS = [
   'listEffects',
   'listThreads',
   'retryEffect',
+  'requeueEffect',
+  'failEffect',
   'workerCallback',
   'completeWaitUrl',
   'rescanTimers',

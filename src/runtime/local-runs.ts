@@ -182,6 +182,11 @@ export class LocalRuns {
     this.claimer?.stop()
   }
 
+  /** A deleted run: its cached fold goes. */
+  forget(runId: string): void {
+    this.folds.delete(runId)
+  }
+
   /** A cached fold, without touching its place in the LRU (reads only peek). */
   peek(runId: string): RunFold | undefined {
     return this.folds.get(runId)

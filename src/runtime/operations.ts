@@ -9,6 +9,7 @@ import {
   IdempotencyConflictError,
   InvalidEventError,
   InvalidInputError,
+  InvalidRequestError,
   RunNotFoundError,
   StartConflictError,
 } from '../core/errors.js'
@@ -57,7 +58,9 @@ export const startOp = {
     const label = `${name} input`
     const value = await validateWith(definition.input, input, label)
     const json = requireJson(value, label, ctx.options.maxEventBytes)
-    const place = ctx.flow?.place(definition, json, ctx.clock.now()) ?? null
+    const flowOptions = checkFlowOptions(options)
+    checkDelayable(ctx, flowOptions.startAt)
+    const place = ctx.flow?.place(definition, json, ctx.clock.now(), flowOptions) ?? null
     const prepared: PreparedStart = { definition, input: json, place }
     if (timeoutMs !== undefined) prepared.timeoutMs = timeoutMs
     return prepared
@@ -126,7 +129,8 @@ export const startOp = {
         })
         if (place && !admitted) {
           const limit = (flow as FlowAdmissions).limitOf(place.queue)
-          batch.add(RT.runQueued, { ...place, reason: 'concurrency', limit }, { threadId: null })
+          const reason = place.startAt > now ? 'startAt' : 'concurrency'
+          batch.add(RT.runQueued, { ...place, reason, limit }, { threadId: null })
           return
         }
         if (place) {
@@ -141,6 +145,34 @@ export const startOp = {
     if (flow && place && !admitted) flow.kick(place.queue, place.key)
     return { threadId }
   },
+}
+
+/**
+ * A start's `priority` and `startAt` (docs/flow-control.md): finite numbers, else a 400 with
+ * nothing written. A `startAt` needs a store with flow queues.
+ */
+function checkFlowOptions(options: StartOptions): { priority?: number; startAt?: number } {
+  const { priority, startAt } = options
+  if (priority !== undefined && (typeof priority !== 'number' || !Number.isFinite(priority))) {
+    throw new InvalidRequestError(
+      `priority must be a finite number, got ${JSON.stringify(priority)}`,
+    )
+  }
+  if (startAt !== undefined && (typeof startAt !== 'number' || !Number.isFinite(startAt))) {
+    throw new InvalidRequestError(
+      `startAt must be a finite number (epoch ms), got ${JSON.stringify(startAt)}`,
+    )
+  }
+  return { priority, startAt }
+}
+
+/** A delayed start needs the store's flow queues (a custom store may have none). */
+function checkDelayable(ctx: EngineContext, startAt: number | undefined): void {
+  if (startAt !== undefined && startAt > ctx.clock.now() && !ctx.flow) {
+    throw new InvalidRequestError(
+      'startAt needs a store with flow queues (memoryStore, sqliteStore and postgresStore have them)',
+    )
+  }
 }
 
 interface PreparedSignal {

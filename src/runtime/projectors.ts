@@ -166,6 +166,13 @@ export class ProjectorRunner {
    * lost, or the engine stops). A failure (handler, flush or store) waits out the backoff and
    * the page comes again.
    */
+  /** The position of the projector furthest behind among those this process works now. */
+  private slowestHeld(): number {
+    let slowest = Number.POSITIVE_INFINITY
+    for (const w of this.worked) if (w.task?.holding) slowest = Math.min(slowest, w.position)
+    return slowest === Number.POSITIVE_INFINITY ? 0 : slowest
+  }
+
   private async round(w: Worked, round: ClaimedRound): Promise<void> {
     const { feed, clock, owner } = this.deps
     const name = w.definition.name
@@ -193,6 +200,7 @@ export class ProjectorRunner {
         }
         w.position = last
         w.updatedAt = now
+        this.reads.forget(this.slowestHeld())
         if (this.deps.observing) {
           const head = await feed.headPosition()
           this.deps.observe({

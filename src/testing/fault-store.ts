@@ -146,9 +146,17 @@ export function faultyStore(inner: EventStore, plan?: FaultPlan): FaultyStore {
   const snapshots = has.snapshots ? wrapSnapshots(inner.snapshots!, wrap) : undefined
   const store: FaultyStore = {
     inner,
-    // Schedules, wait URLs, flow queues and worker tasks are not the log's: the wrapper leaves
-    // them out (the engine keeps schedules, wait URLs and tasks in memory).
-    capabilities: { ...has, schedules: false, waitUrls: false, flow: false, workerTasks: false },
+    // Schedules, wait URLs, flow queues, worker tasks and deletion are not what it faults: the
+    // wrapper leaves them out (the engine keeps schedules, wait URLs and tasks in memory).
+    capabilities: {
+      ...has,
+      schedules: false,
+      waitUrls: false,
+      flow: false,
+      workerTasks: false,
+      deleteRun: false,
+      deleteFinished: false,
+    },
     append: wrap('append', inner.append.bind(inner)),
     read: wrap('read', inner.read.bind(inner)),
     tail: wrap('tail', inner.tail.bind(inner)),

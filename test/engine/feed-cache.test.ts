@@ -25,6 +25,21 @@ function storeOf(count: number) {
 const positions = (entries: FeedEntry[]) => entries.map((e) => e.position)
 
 describe('feedCache', () => {
+  it('forget drops what every reader passed: a caught-up cache holds nothing, reads stay exact', async () => {
+    const { feed, reads } = storeOf(300)
+    const cache = feedCache(feed)
+    await cache.readAfter(0, 100)
+    cache.forget(60) // the slowest reader is at 60: (60, 100] stays
+    expect(positions(await cache.readAfter(60, 10))).toEqual(range(61, 70))
+    expect(reads()).toBe(1)
+    // Anything at or before what was forgotten comes from the store again, exactly.
+    expect(positions(await cache.readAfter(50, 5))).toEqual(range(51, 55))
+    expect(reads()).toBe(2)
+    cache.forget(300) // every reader caught up: nothing kept
+    expect(positions(await cache.readAfter(52, 3))).toEqual(range(53, 55))
+    expect(reads()).toBe(3)
+  })
+
   it('a reader behind the window, then one ahead of it, then the first again: no position skipped', async () => {
     const { feed, log } = storeOf(300)
     const cache = feedCache(feed)

@@ -97,6 +97,8 @@ describe('store capabilities', () => {
       waitUrls: true,
       flow: true,
       workerTasks: true,
+      deleteRun: true,
+      deleteFinished: true,
     })
   })
 })

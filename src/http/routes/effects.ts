@@ -70,6 +70,23 @@ export const effectRoutes: Route[] = [
       return jsonResponse({ runId: id, effectId, state })
     },
   },
+  ...(['requeue', 'fail'] as const).map(
+    (action): Route => ({
+      method: 'POST',
+      path: `/runs/:id/effects/:effectId/${action}`,
+      name: `effects.${action}`,
+      access: 'operations',
+      async handle(ctx) {
+        const { id, effectId } = ctx.params
+        const caller = ctx.identity === undefined ? {} : { identity: ctx.identity }
+        const state =
+          action === 'requeue'
+            ? await ctx.engine.requeueEffect(id, effectId, caller)
+            : await ctx.engine.failEffect(id, effectId, caller)
+        return jsonResponse({ runId: id, effectId, state })
+      },
+    }),
+  ),
   {
     method: 'POST',
     path: '/runs/:id/effects/:effectId/callback',

@@ -3,13 +3,14 @@ import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { wantsEventStream } from '../sse-request.js'
 import { streamStart } from '../stream-start.js'
-import { summaryQueryOf } from '../summary-query.js'
+import { SUMMARY_PARAMETERS, summaryQueryOf } from '../summary-query.js'
 import { terminalWaitOf } from '../terminal-wait.js'
 import {
   expectObject,
   idempotencyKeyOf,
   optionalId,
   optionalString,
+  queryFlag,
   requiredString,
 } from '../validate.js'
 
@@ -23,6 +24,8 @@ const START_FIELDS = [
   'idempotencyKey',
   'wait',
   'timeoutMs',
+  'priority',
+  'startAt',
 ]
 
 async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
@@ -42,6 +45,9 @@ async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
   if (key !== undefined) args.idempotencyKey = key
   // Checked by the engine (a positive integer) before it writes.
   if (body.timeoutMs !== undefined) args.timeoutMs = body.timeoutMs as number
+  // Checked by the engine (finite numbers) before it writes.
+  if (body.priority !== undefined) args.priority = body.priority as number
+  if (body.startAt !== undefined) args.startAt = body.startAt as number
   // 'quick' or 'settled'; the engine refuses anything else (400) before it writes.
   const wait = optionalString(body, 'wait')
   if (wait !== undefined) args.wait = wait as WaitFor
@@ -75,7 +81,7 @@ export const runRoutes: Route[] = [
     path: '/runs/summaries',
     name: 'runs.summaries',
     access: 'read',
-    query: ['status', 'runIdPrefix', 'limit', 'cursor'],
+    query: SUMMARY_PARAMETERS,
     handle: async (ctx) => {
       const page = await ctx.engine.listRunSummaries(summaryQueryOf(ctx.url))
       return jsonResponse({ runs: page.runs, nextCursor: page.nextCursor })
@@ -94,6 +100,18 @@ export const runRoutes: Route[] = [
       }
       const { state } = await ctx.waits.wait(ctx.params.id, timeoutMs, ctx.request.signal)
       return jsonResponse({ runId: ctx.params.id, state })
+    },
+  },
+  {
+    // Deletes the run whole (docs/data-lifecycle.md); ?force=true deletes an unfinished one.
+    method: 'DELETE',
+    path: '/runs/:id',
+    name: 'runs.delete',
+    access: 'operations',
+    query: ['force'],
+    handle: async (ctx) => {
+      const force = queryFlag(ctx.url, 'force')
+      return jsonResponse({ deleted: await ctx.engine.deleteRun(ctx.params.id, { force }) })
     },
   },
   {

@@ -52,16 +52,23 @@ export function memoryFlow(statusOf: (runId: string) => RunStatus | undefined): 
     async admitted(runId) {
       return (rows.get(runId)?.admittedAt ?? null) !== null
     },
-    async pending(now, stalledBefore, limit) {
+    async pending(now, stalledBefore, limit, after) {
       const keys = new Map<string, { queue: string; key: string }>()
       const stalled: string[] = []
+      const later = (r: Row) =>
+        !after ||
+        compare(r.queue, after.queue) > 0 ||
+        (r.queue === after.queue && compare(r.key, after.key) > 0)
       for (const r of rows.values()) {
-        if (waiting(r, now) && keys.size < limit) keys.set(`${r.queue}\n${r.key}`, r)
+        if (waiting(r, now) && later(r)) keys.set(`${r.queue}\n${r.key}`, r)
         if (r.admittedAt !== null && r.admittedAt < stalledBefore) {
           if (statusOf(r.runId) === 'queued') stalled.push(r.runId)
         }
       }
-      return { keys: [...keys.values()].map(({ queue, key }) => ({ queue, key })), stalled }
+      const sorted = [...keys.values()]
+        .map(({ queue, key }) => ({ queue, key }))
+        .sort((a, b) => compare(a.queue, b.queue) || compare(a.key, b.key))
+      return { keys: sorted.slice(0, limit), stalled }
     },
     async keys() {
       const out = new Map<string, FlowKeyState>()

@@ -83,9 +83,11 @@ export function postgresFlow(s: string, read: Read): FlowStore {
   const sql = {
     admit: `SELECT run_id FROM ${s}.skein_flow_admit($1, $2, $3, $4, $5, $6, $7, $8, $9) AS run_id`,
     admitted: `SELECT admitted_at FROM ${s}.skein_flow WHERE run_id = $1`,
-    pendingKeys: `SELECT DISTINCT f.queue, f.flow_key FROM ${s}.skein_flow f
-      JOIN ${s}.skein_runs r ON r.run_id = f.run_id
-      WHERE f.admitted_at IS NULL AND f.start_at <= $1 AND r.status = 'queued' LIMIT $2`,
+    pendingKeys: `SELECT DISTINCT f.queue COLLATE "C" AS queue, f.flow_key COLLATE "C" AS flow_key
+      FROM ${s}.skein_flow f JOIN ${s}.skein_runs r ON r.run_id = f.run_id
+      WHERE f.admitted_at IS NULL AND f.start_at <= $1 AND r.status = 'queued'
+        AND (f.queue COLLATE "C", f.flow_key COLLATE "C") > ($3::text COLLATE "C", $4::text COLLATE "C")
+      ORDER BY 1, 2 LIMIT $2`,
     stalled: `SELECT f.run_id FROM ${s}.skein_flow f JOIN ${s}.skein_runs r ON r.run_id = f.run_id
       WHERE f.admitted_at IS NOT NULL AND f.admitted_at < $1 AND r.status = 'queued'`,
     keys: `SELECT f.queue, f.flow_key,
@@ -115,8 +117,9 @@ export function postgresFlow(s: string, read: Read): FlowStore {
       const [row] = await read(`read admission of ${runId}`, sql.admitted, [runId])
       return row !== undefined && row.admitted_at !== null
     },
-    async pending(now, stalledBefore, limit) {
-      const keys = await read('read pending admissions', sql.pendingKeys, [now, limit])
+    async pending(now, stalledBefore, limit, after) {
+      const params = [now, limit, after?.queue ?? '', after?.key ?? '']
+      const keys = await read('read pending admissions', sql.pendingKeys, params)
       const stalled = await read('read stalled admissions', sql.stalled, [stalledBefore])
       return {
         keys: keys.map((r) => ({ queue: r.queue as string, key: r.flow_key as string })),

@@ -14,6 +14,7 @@ import {
   metaParams,
   metaSetBits,
   newRunParams,
+  PAYLOAD_PARAM,
   type RunRow,
   type Statements,
 } from './statements.js'
@@ -87,7 +88,12 @@ export function createGroupCommit(
   db: SqliteDatabase,
   st: Statements,
   /** After COMMIT, per request; `lastPosition` is the feed position of its last event. */
-  onCommitted: (runId: string, events: readonly EventEnvelope[], lastPosition: number) => void,
+  onCommitted: (
+    runId: string,
+    events: readonly EventEnvelope[],
+    lastPosition: number,
+    payloadBytes: number,
+  ) => void,
   /** Extra writes that ride in the group's transaction (buffered snapshots). */
   beforeCommit: () => void = () => {},
   relaxDeferred = false,
@@ -95,7 +101,8 @@ export function createGroupCommit(
   let queue: AppendRequest[] = []
   let scheduled = false
   /** Feed position of each written request's last event (its rowid). */
-  const lastPositions = new Map<AppendRequest, number>()
+  /** Each written request's last feed position and the length of its stored payloads. */
+  const lastPositions = new Map<AppendRequest, { position: number; bytes: number }>()
   /** Deferred groups committed so far, and how many of them a FULL commit or sync covered. */
   const deferred = { committed: 0, synced: 0 }
   /** Set if the connection could not be put back to FULL: it must not commit again. */
@@ -193,10 +200,13 @@ export function createGroupCommit(
         )
     if (idempotencyKey !== undefined) st.insertKey.run(runId, idempotencyKey, newTail)
     let position = 0
+    let bytes = 0
     for (const event of events) {
-      position = Number(st.insertEvent.run(...eventParams(runNo, event)).lastInsertRowid)
+      const params = eventParams(runNo, event)
+      bytes += (params[PAYLOAD_PARAM] as string).length
+      position = Number(st.insertEvent.run(...params).lastInsertRowid)
     }
-    if (events.length > 0) lastPositions.set(request, position)
+    if (events.length > 0) lastPositions.set(request, { position, bytes })
     let deadline = row ? row.next_deadline_at : (meta?.nextDeadlineAt ?? null)
     let status = row ? row.status : (meta?.status ?? null)
     if (row) {
@@ -347,7 +357,8 @@ export function createGroupCommit(
       if (error !== undefined) request.reject(error)
       else if (aborted !== undefined) request.reject(aborted)
       else {
-        onCommitted(request.runId, request.events, lastPositions.get(request) ?? 0)
+        const written = lastPositions.get(request)
+        onCommitted(request.runId, request.events, written?.position ?? 0, written?.bytes ?? 0)
         request.resolve()
       }
     }

@@ -2,6 +2,7 @@ import type { EventEnvelope } from '../../core/envelope.js'
 import { firstAfter } from '../../core/feed-position.js'
 import type { FeedEntry, ProjectionFeed, ProjectorCheckpoint } from '../../core/ports.js'
 import { projectorClaimName } from '../../core/projector.js'
+import { RUN_DELETED } from '../../core/run-deletion.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import type { SqliteDatabase } from './driver.js'
 import { lazyStatements } from './statements.js'
@@ -27,6 +28,68 @@ interface SaveParams {
   now: number
 }
 
+/** The newest commits a watched feed keeps in memory: at most this many events … */
+export const RECENT_ENTRIES = 8192
+/** … and at most this many bytes of stored payload (a large event may not be kept at all). */
+export const RECENT_BYTES = 8 * 1024 * 1024
+
+/**
+ * The newest committed entries, in position order, at most `maxEntries` and `maxBytes` (each
+ * entry's size: its batch's stored payload bytes shared evenly), oldest dropped first.
+ */
+const DROPPED = null as unknown as EventEnvelope
+
+function recentWindow(maxEntries: number, maxBytes: number) {
+  let entries: FeedEntry[] = []
+  let sizes: number[] = []
+  let start = 0 // entries before it are dropped (compacted away in bulk)
+  let bytes = 0
+  const compact = () => {
+    entries = entries.slice(start)
+    sizes = sizes.slice(start)
+    start = 0
+  }
+  return {
+    add(events: readonly EventEnvelope[], lastPosition: number, payloadBytes: number): void {
+      const first = lastPosition - events.length + 1
+      const size = Math.ceil(payloadBytes / events.length)
+      for (let i = 0; i < events.length; i++) {
+        entries.push({ position: first + i, event: events[i] })
+        sizes.push(size)
+        bytes += size
+      }
+      while (start < entries.length && (bytes > maxBytes || entries.length - start > maxEntries)) {
+        bytes -= sizes[start]
+        // Its position stays until the next compaction (the search needs it); its event goes.
+        entries[start] = { position: entries[start].position, event: DROPPED }
+        start++
+      }
+      if (start > 1024 && start * 2 > entries.length) compact()
+    },
+    /** Entries from `after + 1` on, without a gap, at most `limit`; undefined if not all here. */
+    from(after: number, limit: number): FeedEntry[] | undefined {
+      if (start === entries.length || after + 1 < entries[start].position) return undefined
+      const lo = Math.max(start, firstAfter(entries, after))
+      if (lo === entries.length || entries[lo].position !== after + 1) return undefined
+      let end = lo + 1
+      while (
+        end < entries.length &&
+        end - lo < limit &&
+        entries[end].position === entries[end - 1].position + 1
+      ) {
+        end++
+      }
+      return entries.slice(lo, end)
+    },
+    clear(): void {
+      entries = []
+      sizes = []
+      start = 0
+      bytes = 0
+    },
+  }
+}
+
 /**
  * The SQLite store's projection feed: positions are the events table's AUTOINCREMENT key
  * (commit order, never reused), checkpoints live in `skein_projectors`. A save is one
@@ -37,11 +100,21 @@ interface SaveParams {
 export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: boolean) {
   // Prepared at first use: most connections (an actor host's cells) never read the feed.
   const st = lazyStatements(db, (lazy) => ({
-    readAfter: lazy.prepare<[number, number], EventRow & { pos: number; run_id: string }>(
-      `SELECT e.pos, r.run_id, e.seq, e.id, e.ts, e.type, e.thread_id, e.origin, e.causation_id,
-        e.effect_id, e.idempotency_key, e.event_key, e.payload
-        FROM skein_events e JOIN skein_runs r ON r.run_no = e.run_no
-        WHERE e.pos > ? ORDER BY e.pos LIMIT ?`,
+    // Events and deletion records (docs/data-lifecycle.md) in one order, each side bounded.
+    readAfter: lazy.prepare<
+      [{ after: number; limit: number }],
+      EventRow & { pos: number; run_id: string }
+    >(
+      `SELECT * FROM (SELECT e.pos, r.run_id, e.seq, e.id, e.ts, e.type, e.thread_id, e.origin,
+          e.causation_id, e.effect_id, e.idempotency_key, e.event_key, e.payload
+          FROM skein_events e JOIN skein_runs r ON r.run_no = e.run_no
+          WHERE e.pos > @after ORDER BY e.pos LIMIT @limit)
+        UNION ALL
+        SELECT * FROM (SELECT pos, run_id, tail + 1, 'deleted-' || pos, deleted_at,
+          '${RUN_DELETED}', NULL, 'runtime', NULL, NULL, NULL, NULL,
+          json_object('reason', reason, 'tail', tail)
+          FROM skein_deletions WHERE pos > @after ORDER BY pos LIMIT @limit)
+        ORDER BY pos LIMIT @limit`,
     ),
     head: lazy.prepare<[], number>('SELECT coalesce(max(pos), 0) FROM skein_events').pluck(),
     // Trimming may have removed the newest events: the sequence keeps the highest ever given.
@@ -73,30 +146,16 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
   // This connection's latest commits with their positions, so the projectors of the process
   // that wrote them read them without a query or a parse. Served only where positions run on
   // from \`after + 1\` without a gap: a gap may be another process's commit (or a rolled-back
-  // key), and the table is read instead.
-  let recent: FeedEntry[] = []
-  const RECENT = 8192
-  const fromRecent = (after: number, limit: number): FeedEntry[] | undefined => {
-    if (recent.length === 0 || after + 1 < recent[0].position) return undefined
-    const lo = firstAfter(recent, after)
-    if (lo === recent.length || recent[lo].position !== after + 1) return undefined
-    let end = lo + 1
-    while (
-      end < recent.length &&
-      end - lo < limit &&
-      recent[end].position === recent[end - 1].position + 1
-    ) {
-      end++
-    }
-    return recent.slice(lo, end)
-  }
+  // key), and the table is read instead. Kept only while a watcher (a projector runner) reads
+  // the feed, and bounded by count and by the bytes of the stored payloads.
+  const recent = recentWindow(RECENT_ENTRIES, RECENT_BYTES)
   const feed: ProjectionFeed = {
     async readAfter(after, limit) {
       guard()
-      const local = fromRecent(after, limit)
+      const local = recent.from(after, limit)
       if (local) return local
       return st.readAfter
-        .all(after, Math.max(0, limit))
+        .all({ after, limit: Math.max(0, limit) })
         .map((row): FeedEntry => ({ position: row.pos, event: rowToEnvelope(row.run_id, row) }))
     },
     async headPosition() {
@@ -107,6 +166,7 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
       watchers.add(listener)
       return () => {
         watchers.delete(listener)
+        if (watchers.size === 0) recent.clear()
       }
     },
     async checkpoint(name) {
@@ -134,15 +194,21 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
   }
   return {
     feed,
-    /** Records a committed batch (its last event at `lastPosition`) and tells the watchers. */
-    committed(events: readonly EventEnvelope[], lastPosition: number): void {
-      if (lastPosition > 0) {
-        const first = lastPosition - events.length + 1
-        for (let i = 0; i < events.length; i++) {
-          recent.push({ position: first + i, event: events[i] })
-        }
-        if (recent.length > RECENT * 2) recent = recent.slice(recent.length - RECENT)
+    /** Runs were deleted: their events leave the cache, and the watchers look at the feed. */
+    deleted(): void {
+      recent.clear()
+      for (const watcher of [...watchers]) {
+        try {
+          watcher()
+        } catch {}
       }
+    },
+    /**
+     * Records a committed batch (its last event at `lastPosition`, its stored payloads
+     * `payloadBytes` long) while the feed is watched, and tells the watchers.
+     */
+    committed(events: readonly EventEnvelope[], lastPosition: number, payloadBytes: number): void {
+      if (lastPosition > 0 && watchers.size > 0) recent.add(events, lastPosition, payloadBytes)
       for (const watcher of [...watchers]) {
         try {
           watcher()

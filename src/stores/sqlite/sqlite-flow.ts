@@ -55,9 +55,14 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
     admitted: lazy
       .prepare<[string], number | null>('SELECT admitted_at FROM skein_flow WHERE run_id = ?')
       .pluck(),
-    pendingKeys: lazy.prepare<[number, number], { queue: string; flow_key: string }>(
+    pendingKeys: lazy.prepare<
+      [{ now: number; queue: string; key: string; limit: number }],
+      { queue: string; flow_key: string }
+    >(
       `SELECT DISTINCT f.queue, f.flow_key FROM skein_flow f JOIN skein_runs r ON r.run_id = f.run_id
-        WHERE f.admitted_at IS NULL AND f.start_at <= ? AND r.status = 'queued' LIMIT ?`,
+        WHERE f.admitted_at IS NULL AND f.start_at <= @now AND r.status = 'queued'
+          AND (f.queue, f.flow_key) > (@queue, @key)
+        ORDER BY f.queue, f.flow_key LIMIT @limit`,
     ),
     stalled: lazy
       .prepare<[number], string>(
@@ -98,9 +103,11 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
     admit: (request) => call(`admit ${request.queue} ${request.key}`, () => admit(request)),
     admitted: (runId) =>
       call(`read admission of ${runId}`, () => (st.admitted.get(runId) ?? null) !== null),
-    pending: (now, stalledBefore, limit) =>
+    pending: (now, stalledBefore, limit, after) =>
       call('read pending admissions', () => ({
-        keys: st.pendingKeys.all(now, limit).map((r) => ({ queue: r.queue, key: r.flow_key })),
+        keys: st.pendingKeys
+          .all({ now, queue: after?.queue ?? '', key: after?.key ?? '', limit })
+          .map((r) => ({ queue: r.queue, key: r.flow_key })),
         stalled: st.stalled.all(stalledBefore),
       })),
     keys: () =>
