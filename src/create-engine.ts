@@ -45,6 +45,7 @@ import { type ResolvedTrim, resolveOptions } from './runtime/options.js'
 import { ClaimedTasks } from './runtime/ownership/claimed-task.js'
 import { resolveOwnership } from './runtime/ownership/ownership.js'
 import { ProjectorRunner } from './runtime/projectors.js'
+import { RetentionSweeper, resolveRetention } from './runtime/retention.js'
 import { checkStore } from './runtime/store-check.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
 import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
@@ -72,6 +73,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   resolveSseLimits(options.http?.sse)
   resolveTickerOptions(options.scheduleOptions)
   const waitUrlConfig = resolveWaitUrlConfig(options.waitUrls)
+  const retention = resolveRetention(options.retention)
   const clock = options.clock ?? systemClock
   const scheduler = options.scheduler ?? localScheduler()
   const observer = options.observer
@@ -153,6 +155,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     // In the background: reading the running runs must not hold up the boot.
     if (ctx.worker) rt.warnUndeadlinedAttempts().catch(() => {})
     projectors.start()
+    const sweeper = retention
+      ? new RetentionSweeper(ctx, retention, (runId) => rt.forgetDeleted(runId))
+      : undefined
+    sweeper?.start(store)
     await ctx.flow?.boot()
     const schedules = await startSchedules(
       ctx,
@@ -162,7 +168,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       options.scheduleOptions,
       owner,
     )
-    return { store, runtime: rt, projectors, schedules }
+    return { store, runtime: rt, projectors, schedules, retention: sweeper }
   }
   const projectorList = [
     ...(options.projectors ?? []),
@@ -261,6 +267,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),
     rescanTimers: async () => (await rt()).rescanTimers(),
     recoverDeadlines: async () => (await rt()).recoverDeadlines(),
+    retention: async () => {
+      await rt()
+      return (await lifecycle.boot()).retention?.status() ?? { enabled: false }
+    },
     projectors: async () => {
       await rt()
       return (await lifecycle.boot()).projectors.status()

@@ -127,8 +127,11 @@ export type {
   Claim,
   ClaimStore,
   Clock,
+  DeletedRun,
+  DeleteRunOptions as StoreDeleteRunOptions,
   EventStore,
   FeedEntry,
+  FinishedRunsQuery,
   FlowEntry,
   FlowKeyState,
   FlowStore,
@@ -172,6 +175,12 @@ export type {
   ProjectorState,
   ProjectorStatus,
 } from './core/projector-status.js'
+export type {
+  RetentionOptions,
+  RetentionStatus,
+  RetentionSweep,
+} from './core/retention-types.js'
+export { RUN_DELETED, type RunDeletedPayload } from './core/run-deletion.js'
 export {
   indexEvent,
   type RunIndex,
@@ -233,6 +242,7 @@ export type {
   TrimCoverageFunction,
   TrimOptions,
 } from './runtime/options.js'
+export type { DeleteRunOptions } from './runtime/run-delete.js'
 export type {
   BackfillResult,
   ScheduleInfo,

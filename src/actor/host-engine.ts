@@ -165,6 +165,8 @@ export function hostEngine(p: HostEngineParts): Engine {
       await table.discard(runId)
       return deleted
     },
+    // Each cell is its own engine: runs are deleted one by one (DELETE /runs/:id).
+    retention: async () => ({ enabled: false }),
     rescanTimers: () => p.rescan(),
     recoverDeadlines: () => p.rescan(),
     async subscribe(runId: string, listener: (events: readonly EventEnvelope[]) => void) {

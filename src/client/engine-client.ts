@@ -18,6 +18,7 @@ import type {
 import type { Json, JsonObject } from '../core/json.js'
 import type { DeletedRun, RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
+import type { RetentionStatus } from '../core/retention-types.js'
 import type { BackfillResult, ScheduleInfo } from '../core/schedule-types.js'
 import { newRunId, startKeyRunId } from '../core/uuid.js'
 import { clientErrorOf, networkError } from './client-error.js'
@@ -229,6 +230,8 @@ export function createEngineClient(options: EngineClientOptions) {
         'POST',
         `/runs/${seg(runId)}/effects/${seg(effectId)}/retry`,
       ),
+    /** `GET /operations/retention` (operations access): the retention sweep's state. */
+    retention: () => call<{ retention: RetentionStatus }>('GET', '/operations/retention'),
     /** A worker attempt stuck `dispatched` or `started`: a new attempt at once. */
     requeueEffect: (runId: string, effectId: string) =>
       call<{ runId: string; effectId: string; state: RunState }>(

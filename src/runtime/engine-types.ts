@@ -30,6 +30,7 @@ import type {
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
+import type { RetentionStatus } from '../core/retention-types.js'
 import type { DeleteRunOptions } from './run-delete.js'
 import type { EngineSchedules, WaitUrlOutcome, WaitUrlRequest } from './schedule-api.js'
 
@@ -167,6 +168,8 @@ export interface Engine {
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>
+  /** The retention sweep's options and last sweep (docs/data-lifecycle.md, "Retention"). */
+  retention(): Promise<RetentionStatus>
   /** Each registered projector's state, checkpoint, lag and last error (docs/projectors.md). */
   projectors(): Promise<ProjectorStatus[]>
   /** Transient (never stored) events of a run published after the call; returns unsubscribe. */

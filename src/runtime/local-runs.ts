@@ -105,8 +105,13 @@ export class LocalRuns {
       // A store that failed (an outage, a commit whose reply was lost) may hold finished work
       // this process has not recorded, and no deadline of this process may be due to retry it
       // (with ownership, the run's lease is this process's own): retry, backing off to 30 s.
+      // With ownership, never slower than the lease's renewal: renewals go on while this work
+      // is unrecorded (RunSeat.busy), so once the store is back the lease would stay held, and
+      // a peer's call wait, until a retry far off (decisions.md, "Recording retries keep pace
+      // with lease renewals").
       const storeFailed = StoreUnavailableError.is(error) || StoreError.is(error)
-      const next = backoffAfter(failures + 1, DRIVE_RETRY)
+      const cap = Math.min(DRIVE_RETRY.maxMs, this.ctx.ownership?.renewMs ?? DRIVE_RETRY.maxMs)
+      const next = backoffAfter(failures + 1, { initialMs: DRIVE_RETRY.initialMs, maxMs: cap })
       this.ctx.log.error(
         { runId, ...fields },
         storeFailed

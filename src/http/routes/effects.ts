@@ -7,7 +7,8 @@ import { expectObject, requiredString } from '../validate.js'
 
 const CALLBACK_KINDS = new Set(['started', 'heartbeat', 'complete', 'fail', 'cancelled'])
 
-function callbackInput(body: JsonObject, effectId: string) {
+/** A worker callback's body, checked (also each item of `POST /workers/tasks/callbacks`). */
+export function callbackInput(body: JsonObject, effectId: string) {
   const { attempt, kind } = body
   if (typeof attempt !== 'number' || !Number.isSafeInteger(attempt) || attempt < 0) {
     throw new InvalidRequestError('body.attempt must be a non-negative integer')
