@@ -48,6 +48,7 @@ import { ProjectorRunner } from './runtime/projectors.js'
 import { RetentionSweeper, resolveRetention } from './runtime/retention.js'
 import { checkStore } from './runtime/store-check.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
+import { versionReport } from './runtime/versions.js'
 import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
 import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
@@ -99,6 +100,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     observer && typeof observer === 'object' && observer.traceCauses ? new Causes() : undefined
 
   const log = engineLogger(options.logger)
+  const fingerprints = new Fingerprints()
   let http: HttpHandler | undefined
 
   const boot = async (): Promise<Booted> => {
@@ -134,7 +136,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       observe,
       causes,
       log,
-      fingerprints: new Fingerprints(),
+      fingerprints,
       requestDrive: (runId) => lifecycle.runtime?.requestDrive(runId),
       publishTransient: (event) => lifecycle.runtime?.publishTransient(event),
       waitUrls: { ...waitUrlConfig, store: store.waitUrls ?? memoryWaitUrls() },
@@ -152,6 +154,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         ? `engine ready: ${recovered.scheduled} run(s) with pending deadlines scheduled, ${recovered.dueNow} due now`
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
+    await warnOfDrift(store)
     // In the background: reading the running runs must not hold up the boot.
     if (ctx.worker) rt.warnUndeadlinedAttempts().catch(() => {})
     projectors.start()
@@ -169,6 +172,17 @@ export function createEngine(options: EngineOptions = {}): Engine {
       owner,
     )
     return { store, runtime: rt, projectors, schedules, retention: sweeper }
+  }
+  // A loud line at boot when runs in the store wait on versions this host lacks (docs/deploys.md).
+  const warnOfDrift = async (store: EventStore) => {
+    const report = await versionReport(store, registry, fingerprints)
+    const missing = report.versions.filter((v) => !v.registered)
+    if (missing.length === 0) return
+    const list = missing.map((v) => `${v.kind}:${v.name}@${v.version} (${v.activeRuns})`)
+    log.warn(
+      { unexecutableRuns: report.unexecutableRuns, versions: list },
+      `${report.unexecutableRuns} run(s) not yet finished are on definition versions this host does not register: ${list.join(', ')}; a host that registers them executes them`,
+    )
   }
   const projectorList = [
     ...(options.projectors ?? []),
@@ -249,6 +263,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     listRuns: async () => (await rt()).listRuns(),
     listRunSummaries: async (query?: SummaryQuery) => (await rt()).listRunSummaries(query),
     listDefinitions: async () => describeDefinitions((await rt()).registry),
+    versions: async () => {
+      const { store } = await lifecycle.boot()
+      return versionReport(store, registry, fingerprints)
+    },
     project: async <S>(runId: string, projection: ProjectionDefinition<S> | string) =>
       (await rt()).project<S>(runId, projection),
     replayTo: async (runId: string, seq: number) => (await rt()).replayTo(runId, seq),

@@ -9,6 +9,8 @@ import { notSupported } from './host-engine.js'
 export const NOT_SUPPORTED_ROUTES: readonly string[] = [
   'runs.list',
   'runs.summaries',
+  // The drift report counts runs across the store; an actor host keeps no such count.
+  'definitions.versions',
   ...ROUTES.filter((route) => route.name.startsWith('schedules.')).map((route) => route.name),
 ]
 

@@ -146,6 +146,9 @@ export function hostEngine(p: HostEngineParts): Engine {
       throw notSupported('GET /runs/summaries')
     },
     listDefinitions: async () => describeDefinitions(p.modules),
+    versions: async () => {
+      throw notSupported('GET /definitions/versions')
+    },
     schedules: noSchedules,
     completeWaitUrl: noSchedule,
     project: on((e, runId, projection) => e.project(runId, projection)) as Engine['project'],

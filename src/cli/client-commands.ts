@@ -14,6 +14,7 @@ import {
   formatReplay,
   formatState,
   formatSummaries,
+  formatVersions,
   table,
 } from './format.js'
 import { CliError, type CliIo, describeError, parseCount, parseJsonOption } from './io.js'
@@ -185,6 +186,18 @@ export function registerClientCommands(program: Command, io: CliIo): void {
       action(async (ctx) => {
         const { definitions } = await ctx.client.listDefinitions()
         ctx.print({ definitions }, () => formatDefinitions(definitions))
+      }),
+    )
+
+  program
+    .command('versions')
+    .description(
+      'the drift report: runs not yet finished per definition version, whether this server registers it, which versions are safe to remove',
+    )
+    .action(
+      action(async (ctx) => {
+        const report = await ctx.client.versions()
+        ctx.print(report, () => formatVersions(report))
       }),
     )
 

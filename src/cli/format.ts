@@ -1,5 +1,10 @@
 // Human-readable renderings of the server's answers (the `--json` flag skips all of this).
-import type { DefinitionInfo, ReplayStep, RunOperationalStatus } from '../core/api-types.js'
+import type {
+  DefinitionInfo,
+  ReplayStep,
+  RunOperationalStatus,
+  VersionReport,
+} from '../core/api-types.js'
 import type { EventEnvelope, RunState } from '../core/envelope.js'
 import type { Json, JsonObject } from '../core/json.js'
 import type { RunSummary } from '../core/ports.js'
@@ -118,6 +123,24 @@ export function formatDefinitions(definitions: readonly DefinitionInfo[]): strin
       inputSummary(d.versions.find((v) => v.version === d.defaultVersion)?.inputSchema),
     ]),
   ])
+}
+
+export function formatVersions(report: VersionReport): string {
+  if (report.versions.length === 0) return 'no definitions and no runs'
+  const rows = table([
+    ['KIND', 'NAME', 'VERSION', 'ACTIVE RUNS', 'HERE', 'SHAPE', 'SAFE TO REMOVE'],
+    ...report.versions.map((v) => [
+      v.kind,
+      v.name,
+      v.isDefault ? `${v.version}*` : v.version,
+      String(v.activeRuns),
+      v.registered ? 'registered' : 'missing',
+      v.fingerprint ?? '-',
+      v.safeToDelete ? 'yes' : 'no',
+    ]),
+  ])
+  if (report.unexecutableRuns === 0) return rows
+  return `${rows}\n${report.unexecutableRuns} run(s) wait for a host that registers their version`
 }
 
 /** `{ sku: string, qty?: integer }` for an object schema, else the schema in brief. */

@@ -4,6 +4,7 @@ import type {
   ReplayStep,
   RunOperationalStatus,
   StartRunArgs,
+  VersionReport,
   WaitFor,
 } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
@@ -184,6 +185,8 @@ export function createEngineClient(options: EngineClientOptions) {
       } while (cursor !== undefined)
     },
     listDefinitions: () => call<{ definitions: DefinitionInfo[] }>('GET', '/definitions'),
+    /** The drift report: runs not yet terminal per definition version (docs/deploys.md). */
+    versions: () => call<VersionReport>('GET', '/definitions/versions'),
     getRun: (runId: string) =>
       call<{ runId: string; state: RunState }>('GET', `/runs/${seg(runId)}`),
     /**

@@ -488,6 +488,16 @@ export interface SummaryPage {
   nextCursor: string | null
 }
 
+/** How many runs not yet terminal a definition version has (`countActiveRuns`). */
+export interface ActiveRunCount {
+  kind: string
+  definitionName: string
+  definitionVersion: string
+  runs: number
+  /** The smallest run id among them (a sample whose start event the report reads). */
+  sampleRunId: string
+}
+
 /**
  * How a store deletes runs (docs/data-lifecycle.md). `at` and `reason` make the deletion's
  * record: a feed entry of type `runtime.run.deleted` (run id, reason, the log's tail; no
@@ -566,6 +576,8 @@ export interface StoreCapabilities {
   readonly deleteRun: boolean
   /** `deleteFinished`: deletes a batch of finished runs (the retention sweep needs it). */
   readonly deleteFinished: boolean
+  /** `countActiveRuns`: runs not yet finished per definition version (the boot's drift warning). */
+  readonly countActiveRuns: boolean
 }
 
 /**
@@ -598,6 +610,8 @@ export interface EventStore {
   deleteFinished?(query: FinishedRunsQuery): Promise<DeletedRun[]>
   /** Runs whose nextDeadlineAt is set (any value). */
   listRunsWithDeadlines?(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
+  /** Runs not yet terminal, counted per definition version (the drift report, docs/deploys.md). */
+  countActiveRuns?(): Promise<ActiveRunCount[]>
   /**
    * Makes every append that resolved with `durability: 'deferred'` durable. Stores whose
    * appends are always durable (or never, like memory) leave it out.

@@ -19,6 +19,7 @@ export const CAPABILITY_MEMBERS: Readonly<Record<StoreCapability, keyof EventSto
   workerTasks: 'workerTasks',
   deleteRun: 'deleteRun',
   deleteFinished: 'deleteFinished',
+  countActiveRuns: 'countActiveRuns',
 }
 
 const NAMES = Object.keys(CAPABILITY_MEMBERS) as StoreCapability[]

@@ -6,6 +6,7 @@ import type {
   RunOperationalStatus,
   StartOptions,
   StartRunArgs,
+  VersionReport,
   WaitFor,
 } from '../core/api-types.js'
 import type { Definition, InputOf } from '../core/definition.js'
@@ -145,6 +146,11 @@ export interface Engine {
   listRunSummaries(query?: SummaryQuery): Promise<SummaryPage>
   /** The registered definitions, with input schemas as JSON Schema where available. */
   listDefinitions(): Promise<DefinitionInfo[]>
+  /**
+   * The drift report (docs/deploys.md): runs not yet terminal per definition version on the
+   * whole store, beside what this host registers, and which versions are safe to remove.
+   */
+  versions(): Promise<VersionReport>
   /** A projection object gives the value's type (`S`); by name the value is untyped. */
   project<S = any>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S>
   replayTo(runId: string, seq: number): Promise<ReplayStep | null>

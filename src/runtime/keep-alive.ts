@@ -36,6 +36,7 @@ const USER_CALLS = [
   'listRuns',
   'listRunSummaries',
   'listDefinitions',
+  'versions',
   'project',
   'replayTo',
   'inspectRun',

@@ -156,6 +156,7 @@ export function faultyStore(inner: EventStore, plan?: FaultPlan): FaultyStore {
       workerTasks: false,
       deleteRun: false,
       deleteFinished: false,
+      countActiveRuns: false,
     },
     append: wrap('append', inner.append.bind(inner)),
     read: wrap('read', inner.read.bind(inner)),

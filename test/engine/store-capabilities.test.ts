@@ -99,6 +99,7 @@ describe('store capabilities', () => {
       workerTasks: true,
       deleteRun: true,
       deleteFinished: true,
+      countActiveRuns: true,
     })
   })
 })

@@ -1,11 +1,12 @@
 import { claimFree, type HeldClaim } from '../../core/claim-rule.js'
-import type { EventEnvelope, RunStatus } from '../../core/envelope.js'
+import { type EventEnvelope, isTerminal, type RunStatus } from '../../core/envelope.js'
 import {
   IdempotencyConflictError,
   InvalidRequestError,
   SeqConflictError,
 } from '../../core/errors.js'
 import type {
+  ActiveRunCount,
   DeletedRun,
   EventListener,
   EventStore,
@@ -245,6 +246,27 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
         if (at !== null && at !== undefined) out.push({ runId, nextDeadlineAt: at })
       }
       return out
+    },
+    async countActiveRuns() {
+      const counts = new Map<string, ActiveRunCount>()
+      for (const [runId, log] of runs) {
+        const meta = log.meta
+        if (!meta || isTerminal(meta.status)) continue
+        const key = JSON.stringify([meta.kind, meta.definitionName, meta.definitionVersion])
+        const count = counts.get(key)
+        if (count) {
+          count.runs++
+          if (runId < count.sampleRunId) count.sampleRunId = runId
+        } else
+          counts.set(key, {
+            kind: meta.kind,
+            definitionName: meta.definitionName,
+            definitionVersion: meta.definitionVersion,
+            runs: 1,
+            sampleRunId: runId,
+          })
+      }
+      return [...counts.values()]
     },
     async close() {},
   }

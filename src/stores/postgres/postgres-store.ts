@@ -1,5 +1,6 @@
 import { InvalidRequestError, StoreError, StoreUnavailableError } from '../../core/errors.js'
 import type {
+  ActiveRunCount,
   ClaimStore,
   DeletedRun,
   EventListener,
@@ -95,6 +96,7 @@ export interface PostgresStore extends EventStore {
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
+  countActiveRuns(): Promise<ActiveRunCount[]>
   readonly leases: LeaseStore
   /** Named claims shared by every host on this schema (docs/storage.md, "Claims"). */
   readonly claims: ClaimStore
@@ -391,6 +393,14 @@ export function postgresStore(
       (await read('list deadlines', sql.deadlines, [])).map((r) => ({
         runId: r.run_id,
         nextDeadlineAt: Number(r.next_deadline_at),
+      })),
+    countActiveRuns: async () =>
+      (await read('count active runs', sql.activeRuns, [])).map((r) => ({
+        kind: r.kind,
+        definitionName: r.definition_name,
+        definitionVersion: r.definition_version,
+        runs: Number(r.runs),
+        sampleRunId: r.sample_run_id,
       })),
     async flush() {
       guard()

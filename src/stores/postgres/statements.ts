@@ -8,6 +8,7 @@ export interface Statements {
   trim: string
   listRuns: string
   deadlines: string
+  activeRuns: string
   snapshotLatest: string
   snapshotList: string
   snapshotPrune: string
@@ -97,6 +98,12 @@ export function statements(s: string, channel: string): Statements {
         WHERE e.run_no = moved.run_no AND e.seq < moved.head RETURNING 1
       ) SELECT count(*)::integer AS removed FROM removed`,
     listRuns: `SELECT run_id FROM ${s}.skein_runs WHERE tail > 0 ORDER BY run_no`,
+    // Not terminal: the statuses `isTerminal` (core/envelope.ts) does not name.
+    activeRuns: `SELECT kind, definition_name, definition_version, count(*) AS runs,
+        min(run_id) AS sample_run_id
+      FROM ${s}.skein_runs
+      WHERE status IS NOT NULL AND status NOT IN ('completed', 'failed', 'cancelled')
+      GROUP BY kind, definition_name, definition_version`,
     deadlines: `SELECT run_id, next_deadline_at FROM ${s}.skein_runs
       WHERE next_deadline_at IS NOT NULL ORDER BY next_deadline_at`,
     snapshotLatest: `SELECT seq, created_at, format, data FROM ${s}.skein_snapshots

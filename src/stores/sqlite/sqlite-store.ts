@@ -3,6 +3,7 @@ import { resolve as resolvePath } from 'node:path'
 import { promisify } from 'node:util'
 import { InvalidRequestError, StoreError } from '../../core/errors.js'
 import type {
+  ActiveRunCount,
   ClaimStore,
   EventListener,
   EventStore,
@@ -80,6 +81,7 @@ export interface SqliteStore extends EventStore {
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
+  countActiveRuns(): Promise<ActiveRunCount[]>
   /** fsyncs the WAL if a deferred append committed since the last fsync. */
   flush(): Promise<void>
   close(): Promise<void>
@@ -248,6 +250,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }),
     listSummaries: (query) => call('list summaries', () => summaryPage(query)),
     listRunsWithDeadlines: () => call('list deadlines', () => st.deadlines.all()),
+    countActiveRuns: () => call('count active runs', () => st.activeRuns.all()),
     companion: { db, relaxed: synchronous === 'full' && walPath !== undefined, guard },
     async close() {
       if (closed) return

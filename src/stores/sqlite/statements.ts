@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '../../core/envelope.js'
-import type { LeaseClaim, RunMeta } from '../../core/ports.js'
+import type { ActiveRunCount, LeaseClaim, RunMeta } from '../../core/ports.js'
 import type { EventRow } from '../shared/event-rows.js'
 import type { SqliteDatabase, SqliteStatement } from './driver.js'
 
@@ -48,6 +48,7 @@ export interface Statements {
   setHead: Statement<[number, number]>
   listRuns: Statement<[], string>
   deadlines: Statement<[], { runId: string; nextDeadlineAt: number }>
+  activeRuns: Statement<[], ActiveRunCount>
   /** `[owner, epoch, expiresAt, run_no]`. */
   setLease: Statement<[string, number, number, number]>
   /** `[runId, owner, epoch]`: lets the lease go if they still hold it. */
@@ -169,6 +170,13 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
     listRuns: db
       .prepare<[], string>('SELECT run_id FROM skein_runs WHERE tail > 0 ORDER BY run_no')
       .pluck(),
+    // Not terminal: the statuses `isTerminal` (core/envelope.ts) does not name.
+    activeRuns: db.prepare<[], ActiveRunCount>(
+      `SELECT kind, definition_name AS definitionName, definition_version AS definitionVersion,
+              count(*) AS runs, min(run_id) AS sampleRunId FROM skein_runs
+        WHERE status IS NOT NULL AND status NOT IN ('completed', 'failed', 'cancelled')
+        GROUP BY kind, definition_name, definition_version`,
+    ),
     deadlines: db.prepare<[], { runId: string; nextDeadlineAt: number }>(
       `SELECT run_id AS runId, next_deadline_at AS nextDeadlineAt FROM skein_runs
         WHERE next_deadline_at IS NOT NULL ORDER BY next_deadline_at`,
