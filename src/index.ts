@@ -150,6 +150,7 @@ export type {
   ScheduleStore,
   Snapshot,
   SnapshotStore,
+  StoreCapabilities,
   StoredWorkerTask,
   StoreSummaryQuery,
   SummaryPage,
@@ -190,6 +191,11 @@ export {
   type RunIndexQuery,
   type TenantOf,
 } from './core/run-index.js'
+export {
+  CAPABILITY_MEMBERS,
+  type StoreCapability,
+  storeCapabilities,
+} from './core/store-capabilities.js'
 export { decodeSummaryCursor, encodeSummaryCursor } from './core/summaries.js'
 export { createEngine } from './create-engine.js'
 export type { EngineOptions } from './engine-options.js'
