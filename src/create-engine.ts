@@ -240,6 +240,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     listRuns: async () => (await rt()).listRuns(),
     listRunSummaries: async (query?: SummaryQuery) => (await rt()).listRunSummaries(query),
     listDefinitions: async () => describeDefinitions((await rt()).registry),
+    queues: async () => (await rt()).queues(),
     project: async <S>(runId: string, projection: ProjectionDefinition<S> | string) =>
       (await rt()).project<S>(runId, projection),
     replayTo: async (runId: string, seq: number) => (await rt()).replayTo(runId, seq),

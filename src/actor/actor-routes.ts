@@ -9,6 +9,7 @@ import { notSupported } from './host-engine.js'
 export const NOT_SUPPORTED_ROUTES: readonly string[] = [
   'runs.list',
   'runs.summaries',
+  'queues.list',
   ...ROUTES.filter((route) => route.name.startsWith('schedules.')).map((route) => route.name),
 ]
 

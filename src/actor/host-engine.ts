@@ -143,6 +143,9 @@ export function hostEngine(p: HostEngineParts): Engine {
     listRuns: async () => {
       throw notSupported('GET /runs')
     },
+    queues: async () => {
+      throw notSupported('GET /queues')
+    },
     listRunSummaries: async () => {
       throw notSupported('GET /runs/summaries')
     },

@@ -1,6 +1,7 @@
 import type {
   DefinitionInfo,
   EffectAttemptView,
+  QueueInfo,
   ReplayStep,
   RunOperationalStatus,
   StartRunArgs,
@@ -181,6 +182,8 @@ export function createEngineClient(options: EngineClientOptions) {
       } while (cursor !== undefined)
     },
     listDefinitions: () => call<{ definitions: DefinitionInfo[] }>('GET', '/definitions'),
+    /** Flow control's queues, per key (docs/flow-control.md). */
+    queues: () => call<{ queues: QueueInfo[] }>('GET', '/queues'),
     getRun: (runId: string) =>
       call<{ runId: string; state: RunState }>('GET', `/runs/${seg(runId)}`),
     /**

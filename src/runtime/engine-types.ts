@@ -1,6 +1,7 @@
 import type {
   DefinitionInfo,
   EffectAttemptView,
+  QueueInfo,
   ReplayStep,
   RunOperationalStatus,
   StartOptions,
@@ -142,6 +143,8 @@ export interface Engine {
   listRunSummaries(query?: SummaryQuery): Promise<SummaryPage>
   /** The registered definitions, with input schemas as JSON Schema where available. */
   listDefinitions(): Promise<DefinitionInfo[]>
+  /** Flow control's queues, per key: limit, active, queued, oldest wait (docs/flow-control.md). */
+  queues(): Promise<QueueInfo[]>
   /** A projection object gives the value's type (`S`); by name the value is untyped. */
   project<S = any>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S>
   replayTo(runId: string, seq: number): Promise<ReplayStep | null>

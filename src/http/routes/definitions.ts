@@ -9,4 +9,11 @@ export const definitionRoutes: Route[] = [
     access: 'read',
     handle: async (ctx) => jsonResponse({ definitions: await ctx.engine.listDefinitions() }),
   },
+  {
+    method: 'GET',
+    path: '/queues',
+    name: 'queues.list',
+    access: 'read',
+    handle: async (ctx) => jsonResponse({ queues: await ctx.engine.queues() }),
+  },
 ]
