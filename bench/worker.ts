@@ -2,6 +2,7 @@
 // (dispatch → claim → HTTP callback → next node), and effects/s through 4 worker processes.
 // Baselines are the same workflows with an in-process effect, measured in the same run.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import {
   bearerAuth,
@@ -53,7 +54,8 @@ function spawnWorker(url: string, concurrency: number): Promise<ChildProcess> {
   const root = fileURLToPath(new URL('..', import.meta.url))
   const proc = spawn(
     process.execPath,
-    ['--input-type=module', '-e', CHILD, url, TOKEN, String(concurrency)],
+    // The parent's flags (its `--conditions`, `--import tsx`) so both run the same skein.
+    [...process.execArgv, '--input-type=module', '-e', CHILD, url, TOKEN, String(concurrency)],
     { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
   )
   return new Promise((resolve, reject) => {
@@ -110,11 +112,27 @@ async function roundTrips(engine: Engine, flow: typeof remote, n: number): Promi
   return times
 }
 
-async function throughput(engine: Engine, flow: typeof remote, n: number): Promise<number> {
+async function throughput(
+  engine: Engine,
+  flow: typeof remote,
+  n: number,
+): Promise<{ rate: number; runIds: string[] }> {
   const t0 = performance.now()
   const runs = await Promise.all(Array.from({ length: n }, () => engine.start(flow)))
   await Promise.all(runs.map((r) => finished(engine, r.runId)))
-  return n / ((performance.now() - t0) / 1000)
+  return { rate: n / ((performance.now() - t0) / 1000), runIds: runs.map((r) => r.runId) }
+}
+
+/** Claim (the attempt recorded started) to completion recorded, from the runs' logs (ms). */
+async function claimToComplete(engine: Engine, runIds: string[]): Promise<number[]> {
+  const out: number[] = []
+  for (const runId of runIds) {
+    const events = await engine.getEvents(runId)
+    const started = events.find((e) => e.type === 'runtime.effect.attempt.started')
+    const completed = events.find((e) => e.type === 'runtime.effect.completed')
+    if (started && completed) out.push(completed.ts - started.ts)
+  }
+  return out
 }
 
 export async function benchWorker(): Promise<Row[]> {
@@ -146,8 +164,15 @@ export async function benchWorker(): Promise<Row[]> {
     )
     try {
       await throughput(engine, remote, 200)
-      const rate = await throughput(engine, remote, THROUGHPUT_RUNS)
-      const base = await throughput(engine, local, THROUGHPUT_RUNS)
+      const { rate, runIds } = await throughput(engine, remote, THROUGHPUT_RUNS)
+      const { rate: base } = await throughput(engine, local, THROUGHPUT_RUNS)
+      const held = await claimToComplete(engine, runIds.slice(0, 500))
+      rows.push({
+        name: 'claim → complete p50 under that load (attempt started → completed, from the log)',
+        value: median(held),
+        unit: 'ms',
+      })
+      rows.push({ name: 'load average (1 min) after the round', value: loadavg()[0], unit: '' })
       rows.push({
         name: `effects/s through ${PROCESSES} worker processes (${CONCURRENCY} loops each, one run per effect)`,
         value: rate,

@@ -1,4 +1,4 @@
-import type { StartOptions, StartRunArgs } from './core/api-types.js'
+import type { ResultOptions, StartOptions, StartRunArgs } from './core/api-types.js'
 import { withProps } from './core/copy.js'
 import type { Definition } from './core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './core/envelope.js'
@@ -13,7 +13,7 @@ import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
 import { markApiBasePath } from './http/node-middleware.js'
 import { resolveSseLimits } from './http/sse-limits.js'
-import { type ResultOptions, TerminalWaits } from './runtime/await-terminal.js'
+import { TerminalWaits } from './runtime/await-terminal.js'
 import { Causes } from './runtime/causes.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
@@ -45,7 +45,9 @@ import { type ResolvedTrim, resolveOptions } from './runtime/options.js'
 import { ClaimedTasks } from './runtime/ownership/claimed-task.js'
 import { resolveOwnership } from './runtime/ownership.js'
 import { ProjectorRunner } from './runtime/projectors.js'
+import { RetentionSweeper, resolveRetention } from './runtime/retention.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
+import { versionReport } from './runtime/versions.js'
 import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
 import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
@@ -71,6 +73,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   resolveSseLimits(options.http?.sse)
   resolveTickerOptions(options.scheduleOptions)
   const waitUrlConfig = resolveWaitUrlConfig(options.waitUrls)
+  const retention = resolveRetention(options.retention)
   const clock = options.clock ?? systemClock
   const scheduler = options.scheduler ?? localScheduler()
   const observer = options.observer
@@ -96,6 +99,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     observer && typeof observer === 'object' && observer.traceCauses ? new Causes() : undefined
 
   const log = engineLogger(options.logger)
+  const fingerprints = new Fingerprints()
   let http: HttpHandler | undefined
 
   const boot = async (): Promise<Booted> => {
@@ -125,7 +129,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       observe,
       causes,
       log,
-      fingerprints: new Fingerprints(),
+      fingerprints,
       requestDrive: (runId) => lifecycle.runtime?.requestDrive(runId),
       publishTransient: (event) => lifecycle.runtime?.publishTransient(event),
       waitUrls: { ...waitUrlConfig, store: store.waitUrls ?? memoryWaitUrls() },
@@ -143,7 +147,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
         ? `engine ready: ${recovered.scheduled} run(s) with pending deadlines scheduled, ${recovered.dueNow} due now`
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
+    await warnOfDrift(store)
+    // In the background: reading the running runs must not hold up the boot.
+    if (ctx.worker) rt.warnUndeadlinedAttempts().catch(() => {})
     projectors.start()
+    const sweeper = retention
+      ? new RetentionSweeper(ctx, retention, (runId) => rt.forgetDeleted(runId))
+      : undefined
+    sweeper?.start(store)
     await ctx.flow?.boot()
     const schedules = await startSchedules(
       ctx,
@@ -153,7 +164,18 @@ export function createEngine(options: EngineOptions = {}): Engine {
       options.scheduleOptions,
       owner,
     )
-    return { store, runtime: rt, projectors, schedules }
+    return { store, runtime: rt, projectors, schedules, retention: sweeper }
+  }
+  // A loud line at boot when runs in the store wait on versions this host lacks (docs/deploys.md).
+  const warnOfDrift = async (store: EventStore) => {
+    const report = await versionReport(store, registry, fingerprints)
+    const missing = report.versions.filter((v) => !v.registered)
+    if (missing.length === 0) return
+    const list = missing.map((v) => `${v.kind}:${v.name}@${v.version} (${v.activeRuns})`)
+    log.warn(
+      { unexecutableRuns: report.unexecutableRuns, versions: list },
+      `${report.unexecutableRuns} run(s) not yet finished are on definition versions this host does not register: ${list.join(', ')}; a host that registers them executes them`,
+    )
   }
   const projectorRunner = (store: EventStore, tasks: ClaimedTasks): ProjectorRunner => {
     const list = [
@@ -241,6 +263,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     listRunSummaries: async (query?: SummaryQuery) => (await rt()).listRunSummaries(query),
     listDefinitions: async () => describeDefinitions((await rt()).registry),
     queues: async () => (await rt()).queues(),
+    versions: async () => {
+      const { store } = await lifecycle.boot()
+      return versionReport(store, registry, fingerprints)
+    },
     project: async <S>(runId: string, projection: ProjectionDefinition<S> | string) =>
       (await rt()).project<S>(runId, projection),
     replayTo: async (runId: string, seq: number) => (await rt()).replayTo(runId, seq),
@@ -249,11 +275,20 @@ export function createEngine(options: EngineOptions = {}): Engine {
     listThreads: async (runId: string) => (await rt()).listThreads(runId),
     retryEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
       (await rt()).retryEffect(runId, effectId, caller),
+    requeueEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
+      (await rt()).requeueEffect(runId, effectId, caller),
+    failEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
+      (await rt()).failEffect(runId, effectId, caller),
+    deleteRun: async (runId, deleteOptions) => (await rt()).deleteRun(runId, deleteOptions),
     workerCallback: async (runId: string, input: WorkerCallbackInput) =>
       (await rt()).workerCallback(runId, input),
     completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),
     rescanTimers: async () => (await rt()).rescanTimers(),
     recoverDeadlines: async () => (await rt()).recoverDeadlines(),
+    retention: async () => {
+      await rt()
+      return (await lifecycle.boot()).retention?.status() ?? { enabled: false }
+    },
     projectors: async () => {
       await rt()
       return (await lifecycle.boot()).projectors.status()

@@ -12,12 +12,15 @@ import type { ServeOptions, ServerHandle, StopOptions } from './runtime/engine-t
 import { errorFields, type Logger } from './runtime/logger.js'
 import type { Observation } from './runtime/options.js'
 import type { ProjectorRunner } from './runtime/projectors.js'
+import type { RetentionSweeper } from './runtime/retention.js'
 
 export interface Booted {
   store: EventStore
   runtime: RuntimeEngine
   projectors: ProjectorRunner
   schedules: Schedules
+  /** The retention sweep, with the `retention` option. */
+  retention?: RetentionSweeper
 }
 
 interface LifecycleDeps {

@@ -6,6 +6,7 @@ export type {
   EffectStatusView,
   QueueInfo,
   ReplayStep,
+  ResultOptions,
   RunOperationalStatus,
   StartOptions,
   StartRunArgs,
@@ -127,8 +128,11 @@ export type {
   Claim,
   ClaimStore,
   Clock,
+  DeletedRun,
+  DeleteRunOptions as StoreDeleteRunOptions,
   EventStore,
   FeedEntry,
+  FinishedRunsQuery,
   FlowEntry,
   FlowKeyState,
   FlowStore,
@@ -171,6 +175,12 @@ export type {
   ProjectorState,
   ProjectorStatus,
 } from './core/projector-status.js'
+export type {
+  RetentionOptions,
+  RetentionStatus,
+  RetentionSweep,
+} from './core/retention-types.js'
+export { RUN_DELETED, type RunDeletedPayload } from './core/run-deletion.js'
 export {
   indexEvent,
   type RunIndex,
@@ -227,6 +237,7 @@ export type {
   TrimCoverageFunction,
   TrimOptions,
 } from './runtime/options.js'
+export type { DeleteRunOptions } from './runtime/run-delete.js'
 export type {
   BackfillResult,
   ScheduleInfo,

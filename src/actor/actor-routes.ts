@@ -10,6 +10,8 @@ export const NOT_SUPPORTED_ROUTES: readonly string[] = [
   'runs.list',
   'runs.summaries',
   'queues.list',
+  // The drift report counts runs across the store; an actor host keeps no such count.
+  'definitions.versions',
   ...ROUTES.filter((route) => route.name.startsWith('schedules.')).map((route) => route.name),
 ]
 

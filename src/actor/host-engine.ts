@@ -1,4 +1,4 @@
-import type { StartOptions, StartRunArgs } from '../core/api-types.js'
+import type { ResultOptions, StartOptions, StartRunArgs } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
 import type { EventEnvelope, StartResult, TransientEvent } from '../core/envelope.js'
 import { SkeinError } from '../core/errors.js'
@@ -6,7 +6,6 @@ import type { Json } from '../core/json.js'
 import type { Clock, EventStore, Ids } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
 import { startKeyRunId } from '../core/uuid.js'
-import type { ResultOptions } from '../runtime/await-terminal.js'
 import { describeDefinitions } from '../runtime/definitions.js'
 import type { Engine, EngineRuntime, StartHooks } from '../runtime/engine-types.js'
 import type { Cell, CellTable } from './cell-table.js'
@@ -150,6 +149,9 @@ export function hostEngine(p: HostEngineParts): Engine {
       throw notSupported('GET /runs/summaries')
     },
     listDefinitions: async () => describeDefinitions(p.modules),
+    versions: async () => {
+      throw notSupported('GET /definitions/versions')
+    },
     schedules: noSchedules,
     completeWaitUrl: noSchedule,
     project: on((e, runId, projection) => e.project(runId, projection)) as Engine['project'],
@@ -158,7 +160,19 @@ export function hostEngine(p: HostEngineParts): Engine {
     listEffects: on((e, runId) => e.listEffects(runId)),
     listThreads: on((e, runId) => e.listThreads(runId)),
     retryEffect: on((e, runId, effectId: string, caller) => e.retryEffect(runId, effectId, caller)),
+    requeueEffect: on((e, runId, effectId: string, caller) =>
+      e.requeueEffect(runId, effectId, caller),
+    ),
+    failEffect: on((e, runId, effectId: string, caller) => e.failEffect(runId, effectId, caller)),
     workerCallback: on((e, runId, input) => e.workerCallback(runId, input)),
+    // The cell's engine deletes the run's rows; then the cell goes (its file) and its entry.
+    deleteRun: async (runId, options) => {
+      const deleted = await on((e, id) => e.deleteRun(id, options))(runId)
+      await table.discard(runId)
+      return deleted
+    },
+    // Each cell is its own engine: runs are deleted one by one (DELETE /runs/:id).
+    retention: async () => ({ enabled: false }),
     rescanTimers: () => p.rescan(),
     recoverDeadlines: () => p.rescan(),
     async subscribe(runId: string, listener: (events: readonly EventEnvelope[]) => void) {

@@ -41,10 +41,11 @@ function runView(shared: EventStore, leases: LeaseStore, runId: string): EventSt
     },
     close: async () => {},
   }
-  const { trim, subscribe, flush, snapshots } = shared
+  const { trim, subscribe, flush, snapshots, deleteRun } = shared
   return Object.assign(
     view,
     trim ? { trim: trim.bind(shared) } : {},
+    deleteRun ? { deleteRun: deleteRun.bind(shared) } : {},
     subscribe ? { subscribe: subscribe.bind(shared) } : {},
     flush ? { flush: flush.bind(shared) } : {},
     snapshots ? { snapshots } : {},

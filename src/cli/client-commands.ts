@@ -15,6 +15,7 @@ import {
   formatReplay,
   formatState,
   formatSummaries,
+  formatVersions,
   table,
 } from './format.js'
 import { CliError, type CliIo, describeError, parseCount, parseJsonOption } from './io.js'
@@ -22,6 +23,30 @@ import { CliError, type CliIo, describeError, parseCount, parseJsonOption } from
 export const DEFAULT_URL = 'http://127.0.0.1:8787'
 /** Runs fetched per request by `skein runs`. */
 const RUNS_PAGE = 500
+
+interface RunsOptions {
+  status?: string
+  definition?: string
+  definitionVersion?: string
+  prefix?: string
+  createdFrom?: string
+  createdBefore?: string
+  updatedFrom?: string
+  updatedBefore?: string
+  oldestFirst?: boolean
+  limit?: string
+}
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}/
+
+/** An option's time: epoch ms, or an ISO 8601 time. */
+function parseTime(name: string, text: string): number {
+  const at = /^\d+$/.test(text) ? Number(text) : ISO_DATE.test(text) ? Date.parse(text) : Number.NaN
+  if (!Number.isSafeInteger(at) || at < 0) {
+    throw new CliError(`${name} must be an ISO 8601 time or epoch ms, got "${text}"`)
+  }
+  return at
+}
 
 interface GlobalOptions {
   url?: string
@@ -110,18 +135,41 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     .command('runs')
     .description('list runs, newest first, a page at a time from the server')
     .option(
-      '--status <status>',
-      'only runs with this status (running, completed, failed, cancelled)',
+      '--status <list>',
+      'only runs with one of these statuses, comma-separated (running, completed, failed, cancelled)',
     )
+    .option('--definition <name>', 'only runs of this definition name')
+    .option('--definition-version <version>', 'only runs of this definition version')
     .option('--prefix <text>', 'only runs whose id starts with this text')
+    .option(
+      '--created-from <time>',
+      'only runs created at or after this time (ISO 8601 or epoch ms)',
+    )
+    .option('--created-before <time>', 'only runs created before this time')
+    .option('--updated-from <time>', 'only runs last updated at or after this time')
+    .option('--updated-before <time>', 'only runs last updated before this time')
+    .option('--oldest-first', 'the first created first (default: newest first)')
     .option('--limit <n>', 'print at most this many runs (default: every run)')
     .action(
-      action(async (ctx, o: { status?: string; prefix?: string; limit?: string }) => {
+      action(async (ctx, o: RunsOptions) => {
         const max = parseCount('--limit', o.limit)
         const runs: RunSummary[] = []
         const query: SummaryQuery = { limit: Math.min(max || RUNS_PAGE, RUNS_PAGE) }
-        if (o.status !== undefined) query.status = o.status as RunStatus
+        if (o.status !== undefined) query.status = o.status.split(',') as RunStatus[]
+        if (o.definition !== undefined) query.definitionName = o.definition
+        if (o.definitionVersion !== undefined) query.definitionVersion = o.definitionVersion
         if (o.prefix !== undefined) query.runIdPrefix = o.prefix
+        if (o.createdFrom !== undefined)
+          query.createdFrom = parseTime('--created-from', o.createdFrom)
+        if (o.createdBefore !== undefined) {
+          query.createdBefore = parseTime('--created-before', o.createdBefore)
+        }
+        if (o.updatedFrom !== undefined)
+          query.updatedFrom = parseTime('--updated-from', o.updatedFrom)
+        if (o.updatedBefore !== undefined) {
+          query.updatedBefore = parseTime('--updated-before', o.updatedBefore)
+        }
+        if (o.oldestFirst) query.order = 'oldest'
         if (max !== 0) {
           for await (const run of ctx.client.allRunSummaries(query)) {
             runs.push(run)
@@ -149,6 +197,18 @@ export function registerClientCommands(program: Command, io: CliIo): void {
       action(async (ctx) => {
         const { queues } = await ctx.client.queues()
         ctx.print({ queues }, () => formatQueues(queues))
+      }),
+    )
+
+  program
+    .command('versions')
+    .description(
+      'the drift report: runs not yet finished per definition version, whether this server registers it, which versions are safe to remove',
+    )
+    .action(
+      action(async (ctx) => {
+        const report = await ctx.client.versions()
+        ctx.print(report, () => formatVersions(report))
       }),
     )
 
@@ -343,6 +403,38 @@ export function registerClientCommands(program: Command, io: CliIo): void {
       action(async (ctx, runId: string, effectId: string) => {
         const result = await ctx.client.retryEffect(runId, effectId)
         ctx.print(result, () => `retry scheduled for ${effectId}\n${formatState(result.state)}`)
+      }),
+    )
+
+  program
+    .command('requeue')
+    .description(
+      'operator: a worker attempt stuck dispatched or started is ended and a new attempt dispatched at once (needs an operations token)',
+    )
+    .argument('<runId>')
+    .argument('<effectId>')
+    .option('--fail', 'fail the attempt instead: the retry policy decides whether it runs again')
+    .action(
+      action(async (ctx, runId: string, effectId: string, flags: { fail?: boolean }) => {
+        const result = flags.fail
+          ? await ctx.client.failEffect(runId, effectId)
+          : await ctx.client.requeueEffect(runId, effectId)
+        const done = flags.fail ? 'attempt failed' : 'new attempt dispatched'
+        ctx.print(result, () => `${done} for ${effectId}\n${formatState(result.state)}`)
+      }),
+    )
+
+  program
+    .command('delete')
+    .description(
+      'delete a finished run whole: log, snapshots, keys, tokens (needs an operations token)',
+    )
+    .argument('<runId>')
+    .option('--force', 'delete a run that has not finished too (its work is abandoned)')
+    .action(
+      action(async (ctx, runId: string, opts: { force?: boolean }) => {
+        const result = await ctx.client.deleteRun(runId, { force: opts.force === true })
+        ctx.print(result, () => `deleted ${runId} (${result.deleted.tail} event(s))`)
       }),
     )
 

@@ -4,6 +4,7 @@ import type {
   QueueInfo,
   ReplayStep,
   RunOperationalStatus,
+  VersionReport,
 } from '../core/api-types.js'
 import type { EventEnvelope, RunState } from '../core/envelope.js'
 import type { Json, JsonObject } from '../core/json.js'
@@ -139,6 +140,24 @@ export function formatQueues(queues: readonly QueueInfo[]): string {
       q.oldestWaitMs === null ? '-' : `${(q.oldestWaitMs / 1000).toFixed(1)} s`,
     ]),
   ])
+}
+
+export function formatVersions(report: VersionReport): string {
+  if (report.versions.length === 0) return 'no definitions and no runs'
+  const rows = table([
+    ['KIND', 'NAME', 'VERSION', 'ACTIVE RUNS', 'HERE', 'SHAPE', 'SAFE TO REMOVE'],
+    ...report.versions.map((v) => [
+      v.kind,
+      v.name,
+      v.isDefault ? `${v.version}*` : v.version,
+      String(v.activeRuns),
+      v.registered ? 'registered' : 'missing',
+      v.fingerprint ?? '-',
+      v.safeToDelete ? 'yes' : 'no',
+    ]),
+  ])
+  if (report.unexecutableRuns === 0) return rows
+  return `${rows}\n${report.unexecutableRuns} run(s) wait for a host that registers their version`
 }
 
 /** `{ sku: string, qty?: integer }` for an object schema, else the schema in brief. */

@@ -5,6 +5,7 @@ import type {
   ReplayStep,
   RunOperationalStatus,
   StartRunArgs,
+  VersionReport,
   WaitFor,
 } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
@@ -17,8 +18,9 @@ import type {
   TransientEvent,
 } from '../core/envelope.js'
 import type { Json, JsonObject } from '../core/json.js'
-import type { RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
+import type { DeletedRun, RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
+import type { RetentionStatus } from '../core/retention-types.js'
 import type { BackfillResult, ScheduleInfo } from '../core/schedule-types.js'
 import { newRunId, startKeyRunId } from '../core/uuid.js'
 import { clientErrorOf, networkError } from './client-error.js'
@@ -123,8 +125,10 @@ export function createEngineClient(options: EngineClientOptions) {
   /** One page of run summaries, newest first; `nextCursor` is null on the last page. */
   const listRunSummaries = (query: SummaryQuery = {}) => {
     const params = new URLSearchParams()
-    for (const name of ['status', 'runIdPrefix', 'limit', 'cursor'] as const) {
-      if (query[name] !== undefined) params.set(name, String(query[name]))
+    for (const [name, value] of Object.entries(query)) {
+      // Several statuses go as one comma-separated parameter.
+      if (value !== undefined)
+        params.set(name, Array.isArray(value) ? value.join(',') : String(value))
     }
     const qs = params.size ? `?${params}` : ''
     return call<SummaryPage>('GET', `/runs/summaries${qs}`)
@@ -184,6 +188,8 @@ export function createEngineClient(options: EngineClientOptions) {
     listDefinitions: () => call<{ definitions: DefinitionInfo[] }>('GET', '/definitions'),
     /** Flow control's queues, per key (docs/flow-control.md). */
     queues: () => call<{ queues: QueueInfo[] }>('GET', '/queues'),
+    /** The drift report: runs not yet terminal per definition version (docs/deploys.md). */
+    versions: () => call<VersionReport>('GET', '/definitions/versions'),
     getRun: (runId: string) =>
       call<{ runId: string; state: RunState }>('GET', `/runs/${seg(runId)}`),
     /**
@@ -229,6 +235,26 @@ export function createEngineClient(options: EngineClientOptions) {
       call<{ runId: string; effectId: string; state: RunState }>(
         'POST',
         `/runs/${seg(runId)}/effects/${seg(effectId)}/retry`,
+      ),
+    /** `GET /operations/retention` (operations access): the retention sweep's state. */
+    retention: () => call<{ retention: RetentionStatus }>('GET', '/operations/retention'),
+    /** A worker attempt stuck `dispatched` or `started`: a new attempt at once. */
+    requeueEffect: (runId: string, effectId: string) =>
+      call<{ runId: string; effectId: string; state: RunState }>(
+        'POST',
+        `/runs/${seg(runId)}/effects/${seg(effectId)}/requeue`,
+      ),
+    /** A worker attempt stuck `dispatched` or `started` fails; the retry policy decides. */
+    failEffect: (runId: string, effectId: string) =>
+      call<{ runId: string; effectId: string; state: RunState }>(
+        'POST',
+        `/runs/${seg(runId)}/effects/${seg(effectId)}/fail`,
+      ),
+    /** `DELETE /runs/:id` (operations access): the run deleted whole (docs/data-lifecycle.md). */
+    deleteRun: (runId: string, options: { force?: boolean } = {}) =>
+      call<{ deleted: DeletedRun }>(
+        'DELETE',
+        `/runs/${seg(runId)}${options.force ? '?force=true' : ''}`,
       ),
     replayTo: (runId: string, seq: number) =>
       call<{ runId: string; step: ReplayStep | null }>(

@@ -71,6 +71,35 @@ export interface DefinitionInfo {
   versions: Array<{ version: string; inputSchema?: JsonObject }>
 }
 
+/** One definition version in the drift report (`engine.versions()`, `GET /definitions/versions`). */
+export interface VersionInfo {
+  kind: string
+  name: string
+  version: string
+  /** Runs of this version not yet terminal, on the whole store (every host's). */
+  activeRuns: number
+  /** This host registers the version. */
+  registered: boolean
+  /** A start without `definitionVersion` gets this version on this host. */
+  isDefault: boolean
+  /**
+   * Whether the oldest active run's recorded shape fingerprint is the registered definition's:
+   * `'changed'` means its threads fail with DEFINITION_CHANGED here; `'unrecorded'` when the
+   * definition declares no shape or the start event was trimmed. Only with active runs here.
+   */
+  fingerprint?: 'match' | 'changed' | 'unrecorded'
+  /** Registered, not the default, and no run left on it: this host may stop registering it. */
+  safeToDelete: boolean
+}
+
+/** The drift report: versions with runs in the store beside what this host registers. */
+export interface VersionReport {
+  /** By kind, name and version. */
+  versions: VersionInfo[]
+  /** Runs not yet terminal on versions this host does not register (another host executes them). */
+  unexecutableRuns: number
+}
+
 export interface ReplayStep {
   seq: number
   event: EventEnvelope
@@ -126,4 +155,13 @@ export interface EffectAttemptView {
   startedAt?: number
   finishedAt?: number
   error?: ErrorInfo
+}
+
+/** `engine.result(runId, options)`. */
+export interface ResultOptions {
+  /**
+   * How long to wait for the run to finish, in ms of the engine's clock; past it `result`
+   * rejects with RESULT_TIMEOUT (the run goes on). Default: no limit.
+   */
+  timeoutMs?: number
 }

@@ -29,8 +29,15 @@ export interface EffectContext {
  */
 export type EffectExecutionMode = 'local' | 'inline' | 'worker'
 
+/**
+ * On an effect that stands in for another (a test's fake, `replaceEffects` in `skein/testing`):
+ * the effect object it replaces, which composition then resolves to the stand-in's type.
+ */
+export const REPLACES: unique symbol = Symbol.for('skein.effect.replaces')
+
 export interface EffectDefinition<I = any, O = any> {
   readonly kindOf: 'effect'
+  readonly [REPLACES]?: EffectDefinition
   /** Set by module registration (`namespace.key`) or given for an anonymous effect. */
   readonly type?: string
   readonly input?: StandardSchema<any, I>

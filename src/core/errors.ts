@@ -57,6 +57,7 @@ export type EngineErrorCode =
   | 'INVALID_INPUT'
   | 'INVALID_EVENT'
   | 'RUN_NOT_FOUND'
+  | 'RUN_NOT_FINISHED'
   | 'DEFINITION_NOT_FOUND'
   | 'PROJECTION_NOT_FOUND'
   | 'PROJECTION_UNAVAILABLE'
@@ -125,6 +126,8 @@ export const RunCancelledError = define('RUN_CANCELLED', 'RunCancelledError')
 export const InvalidInputError = define('INVALID_INPUT', 'InvalidInputError')
 export const InvalidEventError = define('INVALID_EVENT', 'InvalidEventError')
 export const RunNotFoundError = define('RUN_NOT_FOUND', 'RunNotFoundError')
+/** Deleting a run that has not finished, without `force` (docs/data-lifecycle.md): nothing was deleted. */
+export const RunNotFinishedError = define('RUN_NOT_FINISHED', 'RunNotFinishedError')
 export const DefinitionNotFoundError = define('DEFINITION_NOT_FOUND', 'DefinitionNotFoundError')
 export const ProjectionNotFoundError = define('PROJECTION_NOT_FOUND', 'ProjectionNotFoundError')
 /** A projection whose events were trimmed before any snapshot held its value. */

@@ -442,22 +442,43 @@ export interface RunSummary extends RunMeta {
 }
 
 /**
- * What `listRunSummaries` and `GET /runs/summaries` take. Runs come newest first (by
- * creation), so a run never moves between pages while someone pages through them.
+ * What `listRunSummaries` and `GET /runs/summaries` take. Runs come in creation order, newest
+ * first unless `order` is `'oldest'`, so a run never moves between pages while someone pages
+ * through them. Every filter given must hold (docs/operating-runs.md, "Finding runs").
  */
 export interface SummaryQuery {
-  /** Only runs with this status. */
-  status?: RunStatus
+  /** Only runs with this status, or with any of these. */
+  status?: RunStatus | readonly RunStatus[]
+  /** Only runs of this definition name. */
+  definitionName?: string
+  /** Only runs of this definition version. */
+  definitionVersion?: string
   /** Only runs whose id starts with this text (case-sensitive). */
   runIdPrefix?: string
+  /** Only runs created at or after this time (epoch ms). */
+  createdFrom?: number
+  /** Only runs created before this time (epoch ms). */
+  createdBefore?: number
+  /** Only runs last updated at or after this time (epoch ms). */
+  updatedFrom?: number
+  /** Only runs last updated before this time (epoch ms). */
+  updatedBefore?: number
+  /** `'newest'` (default): the most recently created first; `'oldest'`: the first created first. */
+  order?: SummaryOrder
   /** Page size, 1–1000; default 100. */
   limit?: number
-  /** `nextCursor` of the previous page; the same filters must be passed again. */
+  /** `nextCursor` of the previous page; the same filters and order must be passed again. */
   cursor?: string
 }
 
-/** A validated query as stores receive it: `limit` is always set. */
-export interface StoreSummaryQuery extends SummaryQuery {
+export type SummaryOrder = 'newest' | 'oldest'
+
+/**
+ * A validated query as stores receive it: `limit` is always set, statuses are a list (absent:
+ * any status), and an absent `order` is `'newest'`.
+ */
+export interface StoreSummaryQuery extends Omit<SummaryQuery, 'status' | 'limit'> {
+  status?: readonly RunStatus[]
   limit: number
 }
 
@@ -465,6 +486,53 @@ export interface SummaryPage {
   runs: RunSummary[]
   /** Pass as `cursor` for the next page; `null` on the last page. */
   nextCursor: string | null
+}
+
+/** How many runs not yet terminal a definition version has (`countActiveRuns`). */
+export interface ActiveRunCount {
+  kind: string
+  definitionName: string
+  definitionVersion: string
+  runs: number
+  /** The smallest run id among them (a sample whose start event the report reads). */
+  sampleRunId: string
+}
+
+/**
+ * How a store deletes runs (docs/data-lifecycle.md). `at` and `reason` make the deletion's
+ * record: a feed entry of type `runtime.run.deleted` (run id, reason, the log's tail; no
+ * payload of the run) that projectors read after the run's last event, so each can drop its
+ * own rows. The record is kept until every projector checkpoint stored has passed it.
+ */
+export interface DeleteRunOptions {
+  /** When (engine clock ms): the record's timestamp. */
+  at: number
+  /** Why: `'request'` (deleteRun) or `'retention'`. */
+  reason: string
+  /**
+   * Deletes only when the stored status is one of these (checked in the same transaction as
+   * the delete, so a run reopened meanwhile is kept); default: whatever its status.
+   */
+  statuses?: readonly RunStatus[]
+}
+
+/** What `deleteFinished` takes: one bounded batch of a retention sweep. */
+export interface FinishedRunsQuery {
+  /** Runs with one of these statuses … */
+  statuses: readonly RunStatus[]
+  /** … last updated before this time (engine clock ms) … */
+  updatedBefore: number
+  /** … at most this many, oldest first. */
+  limit: number
+  at: number
+  reason: string
+}
+
+/** A run a store deleted: its id, the tail its log had and its last status. */
+export interface DeletedRun {
+  runId: string
+  tail: number
+  status: RunStatus | null
 }
 
 /** Live listener for appended events of one run (used for SSE). */
@@ -490,8 +558,18 @@ export interface EventStore {
    * (`encodeSummaryCursor`), so a page never loads every run. The query is validated.
    */
   listSummaries?(query: StoreSummaryQuery): Promise<SummaryPage>
+  /**
+   * Deletes the run whole, in one transaction: events, idempotency keys, snapshots, lease,
+   * meta and wait-URL tokens, and records the deletion in the feed. Null (nothing written)
+   * when the store holds no such run, or its status is not among `statuses`.
+   */
+  deleteRun?(runId: string, options: DeleteRunOptions): Promise<DeletedRun | null>
+  /** Deletes one batch of finished runs, each whole, in one transaction (as `deleteRun`). */
+  deleteFinished?(query: FinishedRunsQuery): Promise<DeletedRun[]>
   /** Runs whose nextDeadlineAt is set (any value). */
   listRunsWithDeadlines?(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
+  /** Runs not yet terminal, counted per definition version (the drift report, docs/deploys.md). */
+  countActiveRuns?(): Promise<ActiveRunCount[]>
   /**
    * Makes every append that resolved with `durability: 'deferred'` durable. Stores whose
    * appends are always durable (or never, like memory) leave it out.

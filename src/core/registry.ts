@@ -1,6 +1,6 @@
 import type { Definition, DefinitionRef } from './definition.js'
 import { definitionLabel } from './definition.js'
-import type { EffectDefinition } from './effect.js'
+import { type EffectDefinition, REPLACES } from './effect.js'
 import { CompositionError } from './errors.js'
 import { eventTypeProblem, ownerOf } from './event-types.js'
 import { type FlowControl, flowProblem, flowQueue } from './flow.js'
@@ -105,6 +105,8 @@ export class Registry {
       this.effects.set(type, effect)
       this.effectNamespaces.set(type, ns)
       if (!this.effectTypes.has(effect)) this.effectTypes.set(effect, type)
+      const replaced = effect[REPLACES]
+      if (replaced && !this.effectTypes.has(replaced)) this.effectTypes.set(replaced, type)
     }
     for (const [name, projection] of Object.entries(mod.projections ?? {})) {
       if (this.projections.has(name)) {

@@ -2,6 +2,7 @@ import type { EventEnvelope, RunStatus } from './envelope.js'
 import { InvalidRequestError } from './errors.js'
 import type { Json } from './json.js'
 import type { ProjectorDefinition } from './projector.js'
+import { RUN_DELETED } from './run-deletion.js'
 import { RT } from './runtime-events.js'
 
 /** One run as the built-in index projector keeps it (docs/projectors.md, "Run index"). */
@@ -106,6 +107,27 @@ export function indexEvent(
       // An operator retry reopens a failed run (fold/effects.ts, reopenEffect).
       if (payload.reason === 'operator' && next.status === 'failed') next.status = 'running'
       break
+  }
+  return next
+}
+
+/**
+ * A run's row after a batch of its feed: null when the run was deleted (the deletion record,
+ * docs/data-lifecycle.md) and not started again since: the index drops its row.
+ */
+export function indexEvents(
+  entry: RunIndexEntry | null | undefined,
+  events: readonly EventEnvelope[],
+  tenantOf?: TenantOf,
+): RunIndexEntry | null {
+  let next = entry ?? null
+  for (const event of events) {
+    if (event.type === RUN_DELETED) {
+      // A record delivered again after a new run took the id is older than that run.
+      if (next === null || next.createdAt <= event.ts) next = null
+    } else {
+      next = indexEvent(next ?? undefined, event, tenantOf)
+    }
   }
   return next
 }

@@ -1,3 +1,4 @@
+import type { RunStatus } from './envelope.js'
 import { InvalidRequestError } from './errors.js'
 import type { RunSummary, StoreSummaryQuery, SummaryQuery } from './ports.js'
 
@@ -17,32 +18,44 @@ export function normalizeSummaryQuery(query: SummaryQuery = {}): StoreSummaryQue
   if (query === null || typeof query !== 'object') {
     throw new InvalidRequestError('summary query must be an object')
   }
-  const { status, runIdPrefix, cursor, limit = DEFAULT_SUMMARY_LIMIT } = query
+  const { status, cursor, limit = DEFAULT_SUMMARY_LIMIT, order = 'newest' } = query
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SUMMARY_LIMIT) {
     throw new InvalidRequestError(`limit must be an integer from 1 to ${MAX_SUMMARY_LIMIT}`, {
       limit: String(limit),
     })
   }
-  const out: StoreSummaryQuery = { limit }
+  if (order !== 'newest' && order !== 'oldest') {
+    throw new InvalidRequestError('order must be "newest" or "oldest"', { order: String(order) })
+  }
+  const out: StoreSummaryQuery = { limit, order }
   if (status !== undefined) {
-    if (typeof status !== 'string' || !STATUSES.has(status)) {
-      throw new InvalidRequestError(`status must be one of ${[...STATUSES].join(', ')}`, {
+    const list: unknown[] = Array.isArray(status) ? status : [status]
+    if (list.length === 0 || list.some((s) => typeof s !== 'string' || !STATUSES.has(s))) {
+      throw new InvalidRequestError(`status must be one or more of ${[...STATUSES].join(', ')}`, {
         status: String(status),
       })
     }
-    out.status = status
+    out.status = [...new Set(list as RunStatus[])]
   }
-  if (runIdPrefix !== undefined) {
-    if (
-      typeof runIdPrefix !== 'string' ||
-      runIdPrefix.length === 0 ||
-      runIdPrefix.length > MAX_PREFIX_LENGTH
-    ) {
+  for (const name of ['runIdPrefix', 'definitionName', 'definitionVersion'] as const) {
+    const value = query[name]
+    if (value === undefined) continue
+    if (typeof value !== 'string' || value.length === 0 || value.length > MAX_PREFIX_LENGTH) {
       throw new InvalidRequestError(
-        `runIdPrefix must be a string of 1 to ${MAX_PREFIX_LENGTH} characters`,
+        `${name} must be a string of 1 to ${MAX_PREFIX_LENGTH} characters`,
       )
     }
-    out.runIdPrefix = runIdPrefix
+    out[name] = value
+  }
+  for (const name of ['createdFrom', 'createdBefore', 'updatedFrom', 'updatedBefore'] as const) {
+    const value = query[name]
+    if (value === undefined) continue
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new InvalidRequestError(`${name} must be a time in epoch ms (an integer >= 0)`, {
+        [name]: String(value),
+      })
+    }
+    out[name] = value
   }
   if (cursor !== undefined) {
     decodeSummaryCursor(cursor)
@@ -77,9 +90,16 @@ export function decodeSummaryCursor(cursor: unknown): number {
 }
 
 /** True when a summary passes the query's filters (stores that filter in memory use it). */
-export function summaryMatches(summary: RunSummary, query: SummaryQuery): boolean {
+export function summaryMatches(summary: RunSummary, query: StoreSummaryQuery): boolean {
   return (
-    (query.status === undefined || summary.status === query.status) &&
-    (query.runIdPrefix === undefined || summary.runId.startsWith(query.runIdPrefix))
+    (query.status === undefined || query.status.includes(summary.status)) &&
+    (query.runIdPrefix === undefined || summary.runId.startsWith(query.runIdPrefix)) &&
+    (query.definitionName === undefined || summary.definitionName === query.definitionName) &&
+    (query.definitionVersion === undefined ||
+      summary.definitionVersion === query.definitionVersion) &&
+    (query.createdFrom === undefined || summary.createdAt >= query.createdFrom) &&
+    (query.createdBefore === undefined || summary.createdAt < query.createdBefore) &&
+    (query.updatedFrom === undefined || summary.updatedAt >= query.updatedFrom) &&
+    (query.updatedBefore === undefined || summary.updatedAt < query.updatedBefore)
   )
 }

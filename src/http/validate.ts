@@ -102,3 +102,11 @@ export function parseCursor(text: string, what: string, min = 0): number {
   }
   return value
 }
+
+/** `?name=true` is true, `?name=false` or none false; anything else is a 400. */
+export function queryFlag(url: URL, name: string): boolean {
+  const all = url.searchParams.getAll(name)
+  if (all.length === 0) return false
+  if (all.length === 1 && (all[0] === 'true' || all[0] === 'false')) return all[0] === 'true'
+  throw new InvalidRequestError(`query parameter ${name} must be "true" or "false"`)
+}

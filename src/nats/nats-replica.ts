@@ -12,6 +12,7 @@ import {
   type ProjectorContext,
   type ProjectorDefinition,
 } from '../core/projector.js'
+import { RUN_DELETED } from '../core/run-deletion.js'
 
 /** Where the replica lives: a NATS server (or a connection you own) and a JetStream stream. */
 export interface NatsStreamOptions {
@@ -163,6 +164,8 @@ export function natsReplica(options: NatsReplicaOptions): NatsReplica {
       const { js } = await connected()
       const to = runSubject(subject, runId)
       for (const event of events) {
+        // A deletion is not replicated: the replica keeps the run (its archive copy).
+        if (event.type === RUN_DELETED) continue
         const sent = js.publish(to, JSON.stringify(event), {
           msgID: `${runId}:${event.seq}`,
           timeout,

@@ -1,3 +1,4 @@
+import type { ResultOptions } from '../core/api-types.js'
 import { type EventEnvelope, isTerminal, type RunState } from '../core/envelope.js'
 import { EngineStoppedError, InvalidRequestError, ResultTimeoutError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
@@ -5,15 +6,6 @@ import type { Clock } from '../core/ports.js'
 import { outcomeOf } from '../core/run-outcome.js'
 import { RT } from '../core/runtime-events.js'
 import { holdProcessUntil } from './keep-alive.js'
-
-/** `engine.result(runId, options)`. */
-export interface ResultOptions {
-  /**
-   * How long to wait for the run to finish, in ms of the engine's clock; past it `result`
-   * rejects with RESULT_TIMEOUT (the run goes on). Default: no limit.
-   */
-  timeoutMs?: number
-}
 
 /** What a terminal wait reads the run through: the engine's own `getRun` and `subscribe`. */
 export interface RunSource {

@@ -255,7 +255,9 @@ function resolveEffect(
 ): { type?: string; definition?: EffectDefinition } {
   if (typeof effect === 'string')
     return { type: ctx.registry.effectType(effect), definition: ctx.registry.effects.get(effect) }
-  return { type: ctx.registry.effectType(effect), definition: effect }
+  // An object that a registered effect stands in for (a test's fake) runs the stand-in.
+  const type = ctx.registry.effectType(effect)
+  return { type, definition: (type && ctx.registry.effects.get(type)) || effect }
 }
 
 function resolveDefinition(

@@ -3,9 +3,11 @@ import type {
   EffectAttemptView,
   QueueInfo,
   ReplayStep,
+  ResultOptions,
   RunOperationalStatus,
   StartOptions,
   StartRunArgs,
+  VersionReport,
   WaitFor,
 } from '../core/api-types.js'
 import type { Definition, InputOf } from '../core/definition.js'
@@ -19,6 +21,7 @@ import type {
 } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
 import type {
+  DeletedRun,
   EventStore,
   SummaryPage,
   SummaryQuery,
@@ -29,7 +32,8 @@ import type {
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
-import type { ResultOptions } from './await-terminal.js'
+import type { RetentionStatus } from '../core/retention-types.js'
+import type { DeleteRunOptions } from './run-delete.js'
 import type { EngineSchedules, WaitUrlOutcome, WaitUrlRequest } from './schedule-api.js'
 
 export interface SignalOptions extends CallerContext {
@@ -145,6 +149,11 @@ export interface Engine {
   listDefinitions(): Promise<DefinitionInfo[]>
   /** Flow control's queues, per key: limit, active, queued, oldest wait (docs/flow-control.md). */
   queues(): Promise<QueueInfo[]>
+  /**
+   * The drift report (docs/deploys.md): runs not yet terminal per definition version on the
+   * whole store, beside what this host registers, and which versions are safe to remove.
+   */
+  versions(): Promise<VersionReport>
   /** A projection object gives the value's type (`S`); by name the value is untyped. */
   project<S = any>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S>
   replayTo(runId: string, seq: number): Promise<ReplayStep | null>
@@ -152,9 +161,24 @@ export interface Engine {
   listEffects(runId: string): Promise<EffectAttemptView[]>
   listThreads(runId: string): Promise<ThreadState[]>
   retryEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  /**
+   * A worker attempt stuck `dispatched` or `started`: a new attempt is dispatched at once,
+   * whatever the retry policy says (docs/workers.md, "Stuck attempts").
+   */
+  requeueEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  /** A worker attempt stuck `dispatched` or `started` fails; the retry policy decides. */
+  failEffect(runId: string, effectId: string, caller?: CallerContext): Promise<RunState>
+  /**
+   * Deletes the run whole: its log, snapshots, keys, lease, meta and wait-URL tokens, recorded
+   * for projectors (docs/data-lifecycle.md). RUN_NOT_FOUND for an unknown run; RUN_NOT_FINISHED
+   * for one still running, unless `force`.
+   */
+  deleteRun(runId: string, options?: DeleteRunOptions): Promise<DeletedRun>
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>
+  /** The retention sweep's options and last sweep (docs/data-lifecycle.md, "Retention"). */
+  retention(): Promise<RetentionStatus>
   /** Each registered projector's state, checkpoint, lag and last error (docs/projectors.md). */
   projectors(): Promise<ProjectorStatus[]>
   /** Transient (never stored) events of a run published after the call; returns unsubscribe. */

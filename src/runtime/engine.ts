@@ -27,6 +27,7 @@ import {
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
 import type {
+  DeletedRun,
   EventStore,
   SummaryPage,
   SummaryQuery,
@@ -51,6 +52,12 @@ import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
 import { effectAttempts, inspect, replay } from './queries.js'
 import type { ControllerHost, RunController } from './run-controller.js'
+import {
+  checkDeleteOptions,
+  type DeleteRunOptions,
+  deleteRunOp,
+  forgetDeletedRun,
+} from './run-delete.js'
 import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
 import { TransientListeners } from './transient-listeners.js'
@@ -59,6 +66,11 @@ import { completeWaitOp } from './wait-url-complete.js'
 import { checkWaitUrl, type WaitUrlOutcome, type WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
 import { startClaimedOp, workerCallbackOp } from './worker-callback.js'
+import {
+  releaseStuckAttemptOp,
+  type StuckAttemptAction,
+  undeadlinedAttempts,
+} from './worker-operator.js'
 
 /** How often a `wait: 'settled'` start that is queued looks at its run besides listening. */
 const ADMISSION_POLL_MS = 1000
@@ -302,9 +314,69 @@ export class RuntimeEngine implements EngineRuntime {
     )
   }
 
+  /**
+   * Deletes the run whole (docs/data-lifecycle.md): in its queue, after what was queued
+   * before; a later start with the same id is a new run.
+   */
+  async deleteRun(runId: string, options: DeleteRunOptions = {}): Promise<DeletedRun> {
+    checkId(runId, 'runId')
+    const { force = false } = checkDeleteOptions(options)
+    const controller = this.controller(runId)
+    const deleted = await controller.enqueue('delete', (fold) =>
+      deleteRunOp(this.ctx, controller.writer, fold, runId, force),
+    )
+    await controller.whenDrained().catch(() => {})
+    return deleted
+  }
+
+  /** Runs another part deleted (a retention sweep): this process forgets what it cached. */
+  async forgetDeleted(runId: string): Promise<void> {
+    await forgetDeletedRun(this.ctx, this.runs.active(runId)?.writer, runId)
+    this.runs.forget(runId)
+  }
+
   retryEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
     return this.mutate(runId, 'retryEffect', (fold, controller) =>
       retryEffectOp(controller.writer, fold, effectId, caller),
+    )
+  }
+
+  requeueEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
+    return this.releaseStuckAttempt(runId, effectId, 'requeue', caller)
+  }
+
+  failEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
+    return this.releaseStuckAttempt(runId, effectId, 'fail', caller)
+  }
+
+  private releaseStuckAttempt(
+    runId: string,
+    effectId: string,
+    action: StuckAttemptAction,
+    caller: CallerContext,
+  ): Promise<RunState> {
+    return this.mutate(runId, `${action}Effect`, (fold, controller) =>
+      releaseStuckAttemptOp(controller.writer, fold, effectId, action, caller),
+    )
+  }
+
+  /**
+   * Warns (boot log) about worker attempts in a worker's hands that no deadline bounds, among
+   * the newest 1,000 running runs: if their worker is gone they wait for an operator.
+   */
+  async warnUndeadlinedAttempts(): Promise<void> {
+    const stuck = await undeadlinedAttempts(
+      async (cursor) => {
+        const page = await this.listRunSummaries({ status: 'running', limit: 100, cursor })
+        return { runIds: page.runs.map((r) => r.runId), next: page.nextCursor }
+      },
+      this.readRunFold,
+      1_000,
+    )
+    if (stuck.length === 0) return
+    this.ctx.log.warn(
+      { attempts: stuck.length, first: stuck.slice(0, 10) },
+      `${stuck.length} worker attempt(s) are dispatched or started with no deadline: nothing times them out. If their worker is gone, requeue or fail them (skein requeue <runId> <effectId> [--fail], docs/workers.md "Stuck attempts"); give worker effects scheduleToStartMs and startToCloseMs`,
     )
   }
 

@@ -98,8 +98,13 @@ export class LocalRuns {
       // A store that failed (an outage, a commit whose reply was lost) may hold finished work
       // this process has not recorded, and no deadline of this process may be due to retry it
       // (with ownership, the run's lease is this process's own): retry, backing off to 30 s.
+      // With ownership, never slower than the lease's renewal: renewals go on while this work
+      // is unrecorded (RunLease.busy), so once the store is back the lease would stay held, and
+      // a peer's call wait, until a retry far off (decisions.md, "Recording retries keep pace
+      // with lease renewals").
       const storeFailed = StoreUnavailableError.is(error) || StoreError.is(error)
-      const next = Math.min(Math.max(retryMs * 2, 250), 30_000)
+      const cap = Math.min(30_000, this.ctx.ownership?.renewMs ?? 30_000)
+      const next = Math.min(Math.max(retryMs * 2, 250), cap)
       this.ctx.log.error(
         { runId, ...fields },
         storeFailed
@@ -168,6 +173,11 @@ export class LocalRuns {
 
   private stopClaiming(): void {
     if (this.claimTimer !== undefined) this.ctx.clock.clearTimeout(this.claimTimer)
+  }
+
+  /** A deleted run: its cached fold goes. */
+  forget(runId: string): void {
+    this.folds.delete(runId)
   }
 
   /** A cached fold, without touching its place in the LRU (reads only peek). */

@@ -2,6 +2,7 @@ import type { Module } from '../core/module.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
 import type { ProjectorDefinition } from '../core/projector.js'
 import type { ProjectorOptions } from '../core/projector-status.js'
+import type { RetentionOptions } from '../core/retention-types.js'
 import type { Logger } from './logger.js'
 import type { ScheduleTickerOptions, WaitUrlConfig } from './schedule-api.js'
 import type { ScheduleDefinition } from './schedule-spec.js'
@@ -72,6 +73,7 @@ export interface Observation {
     | 'projector.failed'
     | 'projector.recovered'
     | 'schedule.tick'
+    | 'retention.batch'
   runId: string
   at: number
   [field: string]: unknown
@@ -147,6 +149,11 @@ export interface RuntimeOptions {
   schedules?: readonly ScheduleDefinition[]
   /** How schedules are ticked: polling, the ticker's claim, the outage grace. */
   scheduleOptions?: ScheduleTickerOptions
+  /**
+   * Deletes finished runs once they are older than `finishedAfterMs`, in a background sweep
+   * one process at a time (docs/data-lifecycle.md, "Retention").
+   */
+  retention?: RetentionOptions
   /** Wait URLs: their public base URL and the host's signature secret (docs/schedules.md). */
   waitUrls?: WaitUrlConfig
 }

@@ -12,14 +12,18 @@ export async function foldedSummaryPage(
   summarize: (runId: string) => Promise<RunSummary>,
 ): Promise<SummaryPage> {
   const runIds = await store.listRuns()
-  const start = query.cursor === undefined ? runIds.length : decodeSummaryCursor(query.cursor) - 1
+  const newest = query.order !== 'oldest'
+  const from = query.cursor === undefined ? undefined : decodeSummaryCursor(query.cursor)
+  // Position p is index p - 1; newest first the page after p starts at p - 2, oldest first at p.
+  let i = newest
+    ? Math.min(from === undefined ? runIds.length : from - 1, runIds.length) - 1
+    : (from ?? 0)
   const runs: RunSummary[] = []
-  let i = Math.min(start, runIds.length) - 1
-  for (; i >= 0 && runs.length < query.limit; i--) {
+  for (; i >= 0 && i < runIds.length && runs.length < query.limit; i += newest ? -1 : 1) {
     const summary = await summarize(runIds[i])
     if (summaryMatches(summary, query)) runs.push(summary)
   }
-  // i + 1 is the last index looked at: the next page starts below it, if anything is left.
-  const nextCursor = i >= 0 ? encodeSummaryCursor(i + 2) : null
+  // i is the next index to look at: the next page starts there, if anything is left.
+  const nextCursor = i >= 0 && i < runIds.length ? encodeSummaryCursor(newest ? i + 2 : i) : null
   return { runs, nextCursor }
 }

@@ -192,7 +192,7 @@ export function requestWorkerCancel(pass: Pass, effect: EffectRecord, reason: st
 }
 
 /** Calls `worker.cancel` for the effect's current attempt once the batch is durable. */
-function cancelAfterCommit(pass: Pass, effect: EffectRecord): void {
+export function cancelAfterCommit(pass: Pass, effect: EffectRecord): void {
   const { ctx, mem } = pass
   const worker = ctx.worker
   if (!worker?.cancel) return

@@ -21,8 +21,14 @@ export interface HttpWorkerOptions {
   token?: string
   /** Effect types this worker runs (all when absent). */
   types?: string[]
-  /** Handlers run at once per worker loop (default 1). */
+  /** Handlers run at once (default 1); each claim asks for as many tasks as there are free. */
   concurrency?: number
+  /**
+   * Report outcomes (`complete`, `fail`, `cancelled`) many per request through
+   * `POST /workers/tasks/callbacks` (default true): what finished while a report was on its way
+   * goes in the next one. `false`: one `…/callback` request per outcome.
+   */
+  batchCallbacks?: boolean
   /** Long-poll wait per claim (default 20 s). */
   waitMs?: number
   /** Return `{ result, events }` from `handle` and set this to record the events too. */
@@ -72,6 +78,10 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
       `/runs/${encodeURIComponent(task.runId)}/effects/${encodeURIComponent(task.effectId)}/callback`,
       { attempt: task.attempt, ...body },
     )
+  const report =
+    options.batchCallbacks === false
+      ? (task: WorkerTask, body: Record<string, unknown>) => callback(task, body).then(() => {})
+      : batchedReports(post, () => stopping.signal.aborted, options.onError)
 
   const isLive = (task: WorkerTask, state: any) =>
     state?.status === 'running' &&
@@ -95,15 +105,15 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
         options.withEvents && outcome && typeof outcome === 'object' && 'result' in outcome
           ? { kind: 'complete', result: outcome.result, events: outcome.events }
           : { kind: 'complete', result: outcome ?? null }
-      await callback(task, body)
+      await report(task, body)
     } catch (error) {
       if (cancel.signal.aborted && !stopping.signal.aborted) {
-        await callback(task, { kind: 'cancelled' })
+        await report(task, { kind: 'cancelled' })
         return
       }
       if (stopping.signal.aborted) return
       const message = String((error as Error)?.message ?? error)
-      await callback(task, {
+      await report(task, {
         kind: 'fail',
         error: { code: (error as { code?: string })?.code ?? 'WORKER_ERROR', message },
         retryable: !TerminalError.is(error),
@@ -113,17 +123,34 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
     }
   }
 
+  const concurrency = Math.max(1, options.concurrency ?? 1)
+  const running = new Set<Promise<void>>()
+
+  /** Claims as many tasks as there are free slots, runs them, and claims again. */
   async function loop(): Promise<void> {
     let backoff = 100
     while (!stopping.signal.aborted) {
+      if (running.size >= concurrency) {
+        await Promise.race(running)
+        continue
+      }
       try {
         const reply = await post(
           '/workers/tasks/claim',
-          { types: options.types, max: 1, waitMs: options.waitMs ?? 20_000 },
+          {
+            types: options.types,
+            max: Math.min(concurrency - running.size, 100),
+            waitMs: options.waitMs ?? 20_000,
+          },
           stopping.signal,
         )
         backoff = 100
-        for (const task of reply?.tasks ?? []) await runTask(task)
+        for (const task of reply?.tasks ?? []) {
+          const done: Promise<void> = runTask(task)
+            .catch((error) => options.onError?.(error))
+            .finally(() => running.delete(done))
+          running.add(done)
+        }
       } catch (error) {
         if (stopping.signal.aborted) return
         options.onError?.(error)
@@ -133,11 +160,69 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
     }
   }
 
-  const loops = Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => loop())
+  const looping = loop()
   return {
     async stop() {
       stopping.abort()
-      await Promise.allSettled(loops)
+      await looping
+      await Promise.allSettled([...running])
     },
   }
+}
+
+type Post = (path: string, body: unknown, signal?: AbortSignal) => Promise<any>
+
+/**
+ * Outcomes reported many per request: one request in flight at a time, and whatever finished
+ * meanwhile goes in the next. A report resolves once its request was answered; a failed request
+ * is retried with backoff (callbacks are idempotent) until the worker stops.
+ */
+function batchedReports(
+  post: Post,
+  stopped: () => boolean,
+  onError: ((error: unknown) => void) | undefined,
+): (task: WorkerTask, body: Record<string, unknown>) => Promise<void> {
+  const MAX_BATCH = 100
+  let pending: Array<{ item: Record<string, unknown>; done: () => void }> = []
+  let sending = false
+  const send = async () => {
+    sending = true
+    let backoff = 100
+    while (pending.length > 0) {
+      const batch = pending.slice(0, MAX_BATCH)
+      try {
+        const reply = await post('/workers/tasks/callbacks', {
+          callbacks: batch.map((b) => b.item),
+        })
+        pending = pending.slice(batch.length)
+        // An item the engine refused (an invalid event, say) is that outcome's error alone.
+        for (const result of reply?.results ?? []) {
+          if (result?.error) {
+            const { code, message } = result.error
+            onError?.(
+              new Error(`callback for ${result.runId}/${result.effectId}: ${code} ${message}`),
+            )
+          }
+        }
+        for (const b of batch) b.done()
+        backoff = 100
+      } catch (error) {
+        onError?.(error)
+        if (stopped()) {
+          for (const b of pending) b.done()
+          pending = []
+          break
+        }
+        await new Promise((resolve) => setTimeout(resolve, backoff))
+        backoff = Math.min(backoff * 2, 5_000)
+      }
+    }
+    sending = false
+  }
+  return (task, body) =>
+    new Promise<void>((done) => {
+      const item = { runId: task.runId, effectId: task.effectId, attempt: task.attempt, ...body }
+      pending.push({ item, done })
+      if (!sending) void send()
+    })
 }

@@ -198,3 +198,23 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs = 20_000
     await new Promise((r) => setTimeout(r, 20))
   }
 }
+
+describe('actor host: DELETE /runs/:id (docs/data-lifecycle.md)', () => {
+  it('deletes the cell file and the registry entry; an unfinished run needs force', async () => {
+    const dir = tempDir()
+    const authorize = bearerAuth({ operations: 'ops' })
+    const host = track(createActorHost({ modules: actorModules(), dir, authorize }))
+    const ops = { authorization: 'Bearer ops' }
+    expect((await start(host, 'gone-1', 60_000, ops)).status).toBe(200)
+    const cell = join(dir, 'runs', cellFileName('gone-1'))
+    expect(existsSync(cell)).toBe(true)
+    const refused = await call(host, 'DELETE', '/runs/gone-1', undefined, ops)
+    expect(refused.body.error.code).toBe('RUN_NOT_FINISHED')
+    expect(existsSync(cell)).toBe(true)
+    const deleted = await call(host, 'DELETE', '/runs/gone-1?force=true', undefined, ops)
+    expect(deleted.body.deleted).toMatchObject({ runId: 'gone-1', status: 'running' })
+    expect(readdirSync(join(dir, 'runs'))).toEqual([])
+    expect((await host.registry.list()).runs).toEqual([])
+    expect((await call(host, 'GET', '/runs/gone-1', undefined, ops)).status).toBe(404)
+  })
+})

@@ -297,6 +297,16 @@ describe('skein CLI against a served SQLite engine', () => {
     const refused = await cli(['retry', runId, 'no-such-effect'], { env })
     expect(refused.code).toBe(1)
     expect(refused.stderr).toMatch(/EFFECT_NOT_FOUND/)
+    // requeue (and --fail) act on a worker attempt in a worker's hands; this host has no
+    // worker queue, so the effect is ambiguous and both are refused, nothing written.
+    for (const args of [
+      ['requeue', runId, effect.effectId],
+      ['requeue', runId, effect.effectId, '--fail'],
+    ]) {
+      const notInHands = await cli(args, { env })
+      expect(notInHands.code).toBe(1)
+      expect(notInHands.stderr).toMatch(/EFFECT_NOT_RETRYABLE/)
+    }
     await secured.stop()
   })
 

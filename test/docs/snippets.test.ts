@@ -20,6 +20,10 @@ import {
 const run = promisify(execFile)
 const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+const vitest = join(
+  dirname(createRequire(import.meta.url).resolve('vitest/package.json')),
+  'vitest.mjs',
+)
 
 // Inside the repository, so `skein` resolves to the package itself (its source, with the
 // skein-source condition); each program runs in an empty directory of its own.
@@ -52,6 +56,21 @@ describe('documentation code blocks', () => {
       writeFileSync(file, block.code)
       const cwd = mkdtempSync(join(tmpdir(), 'skein-snippet-'))
       try {
+        if (block.flags.includes('vitest')) {
+          // A ```ts vitest block is a test file: vitest runs it, as the app's own tests would.
+          const test = file.replace(/\.ts$/, '.test.ts')
+          writeFileSync(test, block.code)
+          const config = join(work, 'vitest.config.mts')
+          writeFileSync(
+            config,
+            "export default { resolve: { conditions: ['skein-source'] }, ssr: { resolve: { conditions: ['skein-source'] } } }\n",
+          )
+          await run(process.execPath, [vitest, 'run', '--config', config, '--root', work, test], {
+            cwd: work,
+            timeout: 60_000,
+          })
+          return
+        }
         await run(process.execPath, ['--conditions=skein-source', '--import', tsx, file], {
           cwd,
           timeout: 60_000,

@@ -19,6 +19,16 @@ describe('listRunSummaries on a store without listSummaries', () => {
     expect(second).toMatchObject({ runs: [{ runId: 'a', status: 'completed' }], nextCursor: null })
     const running = await engine.listRunSummaries({ status: 'running' })
     expect(running.runs.map((r) => r.runId)).toEqual(['c'])
+    const oldest: string[] = []
+    let cursor: string | undefined
+    do {
+      const page = await engine.listRunSummaries({ order: 'oldest', limit: 1, cursor })
+      oldest.push(...page.runs.map((r) => r.runId))
+      cursor = page.nextCursor ?? undefined
+    } while (cursor !== undefined && oldest.length < 10)
+    expect(oldest).toEqual(['a', 'b', 'c', 'd'])
+    const quickOnes = await engine.listRunSummaries({ definitionName: 'quick', order: 'oldest' })
+    expect(quickOnes.runs.map((r) => r.runId)).toEqual(['a', 'b', 'd'])
     await expect(engine.listRunSummaries({ limit: 0 })).rejects.toMatchObject({
       code: 'INVALID_REQUEST',
     })

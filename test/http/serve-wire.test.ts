@@ -125,7 +125,7 @@ describe('JSON answers written by serve', () => {
     const authed = { authorization: 'Bearer read-token-0123456789' }
     const missing = await wire(await fetch(`${server.url}/runs/ghost`, { headers: authed }))
     expect([missing.status, missing.body.error.code]).toEqual([404, 'RUN_NOT_FOUND'])
-    const method = await wire(await fetch(`${server.url}/runs/ghost`, { method: 'DELETE' }))
+    const method = await wire(await fetch(`${server.url}/runs/ghost`, { method: 'PUT' }))
     expect([method.status, method.body.error.code]).toEqual([405, 'METHOD_NOT_ALLOWED'])
     expect(method.headers.get('allow')).toBe(method.body.error.details.allow.join(', '))
     const anonymous = await wire(await fetch(`${server.url}/runs/ghost`))

@@ -105,6 +105,7 @@ if (postgresAvailable('postgres-store')) {
       expect(tables.rows.map((r) => r.table_name)).toEqual([
         'skein_actor_runs',
         'skein_claims',
+        'skein_deletions',
         'skein_events',
         'skein_flow',
         'skein_idempotency',
@@ -193,7 +194,7 @@ if (postgresAvailable('postgres-store')) {
       )
       expect(index).toHaveLength(1)
       expect(await upgraded.tail('r1')).toBe(2)
-      const page = await upgraded.listSummaries({ limit: 10, status: 'running' })
+      const page = await upgraded.listSummaries({ limit: 10, status: ['running'] })
       expect(page.runs.map((r) => r.runId)).toEqual(['r1'])
     })
 

@@ -101,6 +101,7 @@ describe('sqlite schema migration', () => {
         .all()
       expect(tables).toEqual([
         'skein_claims',
+        'skein_deletions',
         'skein_events',
         'skein_flow',
         'skein_idempotency',

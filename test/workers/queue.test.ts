@@ -85,4 +85,55 @@ describe('httpWorkerQueue', () => {
     expect(bad.status).toBe(400)
     await engine.stop()
   })
+
+  it('POST /workers/tasks/callbacks applies many outcomes, each answering on its own', async () => {
+    const engine = createEngine({
+      modules: [workflow({ definitions: FLOWS }), workerEffects],
+      worker: httpWorkerQueue(),
+      clock: manualClock(),
+      authorize: bearerAuth({ worker: 'tok' }),
+    })
+    const post = async (path: string, body: unknown) =>
+      (await engine.fetch(
+        new Request(`http://x${path}`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer tok', 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }),
+      ))!
+    const flow = FLOWS.find((f) => f.name === 'flow-w.plain')!
+    await engine.start(flow, undefined, { runId: 'b1' })
+    await engine.start(flow, undefined, { runId: 'b2' })
+    const { tasks } = await (await post('/workers/tasks/claim', { max: 10 })).json()
+    expect(tasks).toHaveLength(2)
+    const malformed = await post('/workers/tasks/callbacks', {
+      callbacks: [
+        { ...tasks[0], kind: 'complete' },
+        { runId: 'b2', kind: 'complete' },
+      ],
+    })
+    expect(malformed.status).toBe(400)
+    expect((await engine.getRun('b1')).status).toBe('running')
+    const res = await post('/workers/tasks/callbacks', {
+      callbacks: [
+        ...tasks.map((t: any) => ({
+          runId: t.runId,
+          effectId: t.effectId,
+          attempt: t.attempt,
+          kind: 'complete',
+          result: { n: t.runId },
+        })),
+        { runId: 'nope', effectId: 'e', attempt: 1, kind: 'complete' },
+      ],
+    })
+    expect(res.status).toBe(200)
+    const { results } = await res.json()
+    expect(results.map((r: any) => r.status ?? r.error.code)).toEqual([
+      'completed',
+      'completed',
+      'RUN_NOT_FOUND',
+    ])
+    expect((await engine.getRun('b2')).output).toMatchObject({ b: { got: { n: 'b2' } } })
+    await engine.stop()
+  })
 })

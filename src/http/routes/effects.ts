@@ -7,7 +7,8 @@ import { expectObject, requiredString } from '../validate.js'
 
 const CALLBACK_KINDS = new Set(['started', 'heartbeat', 'complete', 'fail', 'cancelled'])
 
-function callbackInput(body: JsonObject, effectId: string) {
+/** A worker callback's body, checked (also each item of `POST /workers/tasks/callbacks`). */
+export function callbackInput(body: JsonObject, effectId: string) {
   const { attempt, kind } = body
   if (typeof attempt !== 'number' || !Number.isSafeInteger(attempt) || attempt < 0) {
     throw new InvalidRequestError('body.attempt must be a non-negative integer')
@@ -70,6 +71,23 @@ export const effectRoutes: Route[] = [
       return jsonResponse({ runId: id, effectId, state })
     },
   },
+  ...(['requeue', 'fail'] as const).map(
+    (action): Route => ({
+      method: 'POST',
+      path: `/runs/:id/effects/:effectId/${action}`,
+      name: `effects.${action}`,
+      access: 'operations',
+      async handle(ctx) {
+        const { id, effectId } = ctx.params
+        const caller = ctx.identity === undefined ? {} : { identity: ctx.identity }
+        const state =
+          action === 'requeue'
+            ? await ctx.engine.requeueEffect(id, effectId, caller)
+            : await ctx.engine.failEffect(id, effectId, caller)
+        return jsonResponse({ runId: id, effectId, state })
+      },
+    }),
+  ),
   {
     method: 'POST',
     path: '/runs/:id/effects/:effectId/callback',

@@ -16,4 +16,11 @@ export const operationRoutes: Route[] = [
     access: 'operations',
     handle: async (ctx) => jsonResponse({ projectors: await ctx.engine.projectors() }),
   },
+  {
+    method: 'GET',
+    path: '/operations/retention',
+    name: 'operations.retention',
+    access: 'operations',
+    handle: async (ctx) => jsonResponse({ retention: await ctx.engine.retention() }),
+  },
 ]

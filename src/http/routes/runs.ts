@@ -3,13 +3,14 @@ import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { wantsEventStream } from '../sse-request.js'
 import { streamStart } from '../stream-start.js'
-import { summaryQueryOf } from '../summary-query.js'
+import { SUMMARY_PARAMETERS, summaryQueryOf } from '../summary-query.js'
 import { terminalWaitOf } from '../terminal-wait.js'
 import {
   expectObject,
   idempotencyKeyOf,
   optionalId,
   optionalString,
+  queryFlag,
   requiredString,
 } from '../validate.js'
 
@@ -80,7 +81,7 @@ export const runRoutes: Route[] = [
     path: '/runs/summaries',
     name: 'runs.summaries',
     access: 'read',
-    query: ['status', 'runIdPrefix', 'limit', 'cursor'],
+    query: SUMMARY_PARAMETERS,
     handle: async (ctx) => {
       const page = await ctx.engine.listRunSummaries(summaryQueryOf(ctx.url))
       return jsonResponse({ runs: page.runs, nextCursor: page.nextCursor })
@@ -99,6 +100,18 @@ export const runRoutes: Route[] = [
       }
       const { state } = await ctx.waits.wait(ctx.params.id, timeoutMs, ctx.request.signal)
       return jsonResponse({ runId: ctx.params.id, state })
+    },
+  },
+  {
+    // Deletes the run whole (docs/data-lifecycle.md); ?force=true deletes an unfinished one.
+    method: 'DELETE',
+    path: '/runs/:id',
+    name: 'runs.delete',
+    access: 'operations',
+    query: ['force'],
+    handle: async (ctx) => {
+      const force = queryFlag(ctx.url, 'force')
+      return jsonResponse({ deleted: await ctx.engine.deleteRun(ctx.params.id, { force }) })
     },
   },
   {

@@ -2,9 +2,10 @@ import { InvalidRequestError } from '../../core/errors.js'
 import type { Json, JsonObject } from '../../core/json.js'
 import type { WorkerTask } from '../../core/ports.js'
 import { isClaimable } from '../../workers/worker-queue.js'
-import { jsonResponse } from '../error-response.js'
+import { errorInfoOf, jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
-import { expectObject } from '../validate.js'
+import { expectObject, requiredString } from '../validate.js'
+import { callbackInput } from './effects.js'
 
 const MAX_WAIT_MS = 30_000
 
@@ -54,7 +55,54 @@ async function claim(ctx: RouteContext): Promise<Response> {
   return jsonResponse({ tasks })
 }
 
+const MAX_CALLBACKS = 100
+
+/**
+ * Many callbacks in one request (docs/workers.md, "Batched callbacks"): each is the body of
+ * `POST /runs/:id/effects/:effectId/callback` plus its `runId` and `effectId`, checked the same
+ * way; all are applied (each run's in one queue), and each answers on its own: the run's status,
+ * or the error that call alone would have answered. A malformed item refuses the whole request
+ * (400, nothing applied).
+ */
+async function callbacks(ctx: RouteContext): Promise<Response> {
+  const body = expectObject(await ctx.body(), ['callbacks'])
+  const list = body.callbacks
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_CALLBACKS) {
+    throw new InvalidRequestError(
+      `body.callbacks must be an array of 1 to ${MAX_CALLBACKS} callbacks`,
+    )
+  }
+  const inputs = list.map((item, i) => {
+    const what = `body.callbacks[${i}]`
+    const fields = expectObject(
+      item,
+      ['runId', 'effectId', 'attempt', 'kind', 'result', 'events', 'error', 'retryable'],
+      what,
+    )
+    const runId = requiredString(fields, 'runId', what)
+    return { runId, input: callbackInput(fields, requiredString(fields, 'effectId', what)) }
+  })
+  const settled = await Promise.allSettled(
+    inputs.map(({ runId, input }) => ctx.engine.workerCallback(runId, input)),
+  )
+  const results = settled.map((outcome, i) => {
+    const { runId, input } = inputs[i]
+    if (outcome.status === 'fulfilled') {
+      return { runId, effectId: input.effectId, status: outcome.value.status }
+    }
+    return { runId, effectId: input.effectId, error: errorInfoOf(outcome.reason) }
+  })
+  return jsonResponse({ results })
+}
+
 export const workerRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/workers/tasks/callbacks',
+    name: 'workers.callbacks',
+    access: 'worker',
+    handle: callbacks,
+  },
   {
     method: 'POST',
     path: '/workers/tasks/claim',

@@ -8,6 +8,7 @@ import {
   type RetryPolicy,
   type StandardSchema,
 } from '../../core/module-api.js'
+import type { Compensation, CompensationContext } from './compensation.js'
 import type { Directive, NodeContext } from './directives.js'
 import type {
   Declared,
@@ -29,6 +30,13 @@ export interface NodeSpec<I = any> {
   retry?: RetryPolicy
   timeoutMs?: number
   onFailure?: OnFailure
+  /**
+   * How to undo what the node did, should the workflow fail later: `ctx.invoke(effect, input)`
+   * from the node's `result` (docs/workflows.md, "Compensation").
+   */
+  compensate?: (ctx: CompensationContext<I>) => Compensation
+  /** Attempts of the compensation's effect (default: the effect's own policy). */
+  compensateRetry?: RetryPolicy
 }
 
 /**
@@ -45,6 +53,8 @@ export interface WorkflowDefinition<I = any, O = any, In = I> extends Definition
   readonly order: readonly string[]
   /** Nodes that run only as some node's fallback. */
   readonly fallbacks: ReadonlySet<string>
+  /** Nodes with `compensate`, in the order they are compensated (reverse dependency order). */
+  readonly compensable: readonly string[]
   /** Node ids, dependencies and failure policies: fingerprinted at start (`Definition.shape`). */
   readonly shape: Json
 }
@@ -119,6 +129,11 @@ export function defineWorkflow<
         throw new DefinitionError(`${where}: node ${id} runs after unknown node "${dep}"`)
       }
     }
+    if (node.compensate !== undefined && typeof node.compensate !== 'function') {
+      throw new DefinitionError(
+        `${where}: node ${id}: compensate must be a function returning ctx.invoke(effect, input)`,
+      )
+    }
     const onFailure = node.onFailure
     if (onFailure !== undefined && onFailure !== 'fail' && onFailure !== 'skip') {
       const target = (onFailure as { fallback?: string }).fallback
@@ -143,6 +158,7 @@ export function defineWorkflow<
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     order,
     fallbacks,
+    compensable: [...order].reverse().filter((id) => nodes[id].compensate !== undefined),
     shape: shapeOf(order, nodes),
   })
 }

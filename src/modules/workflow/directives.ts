@@ -221,7 +221,9 @@ export function directiveBuilders(
     invoke: (effect: string | EffectDefinition, input: unknown = null): Directive<any> => {
       const type = typeof effect === 'string' ? effect : effectType(effect)
       if (!type) {
-        throw new TypeError('ctx.invoke: the effect object is not registered by any module')
+        throw new TypeError(
+          `ctx.invoke: the effect object is not registered by any module: add it to a module's effects (defineModule({ namespace, effects: { name: effect } })) and that module to createEngine's modules; in a test, replaceEffects from skein/testing swaps its implementation and keeps the object registered`,
+        )
       }
       return { $directive: 'invoke', effect: type, input: input as Json }
     },

@@ -12,6 +12,13 @@ import {
   waitUrl,
 } from '../../core/module-api.js'
 import { gateStep } from '../approval/index.js'
+import {
+  COMPENSABLE,
+  type Compensation,
+  type CompensationState,
+  compensationBuilder,
+  isCompensation,
+} from './compensation.js'
 import type { WorkflowDefinition } from './define-workflow.js'
 import { type Directive, directiveBuilders, isDirective, type MapDirective } from './directives.js'
 import { NodeBodyContext } from './node-context.js'
@@ -44,6 +51,8 @@ interface BodyResult {
 export interface WorkflowState {
   nodes: Record<string, NodeState>
   results: Record<string, Json>
+  /** Set once the workflow failed and began undoing its compensable nodes. */
+  compensating?: CompensationState
 }
 
 type Ctx = DecideContext<WorkflowDefinition>
@@ -61,6 +70,7 @@ function withEntry<V>(record: Readonly<Record<string, V>>, id: string, value: V)
 const runKey = (id: string) => `run:${id}`
 const sendKey = (id: string) => `send:${id}`
 const doKey = (id: string) => `do:${id}`
+const undoKey = (id: string) => `undo:${id}`
 const itemKey = (id: string, index: number) => `item:${id}:${index}`
 
 /**
@@ -73,31 +83,39 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
   initialState: () => ({ nodes: {}, results: {} }),
 
   step(state, event) {
-    if (!event.type.startsWith('workflow.node.')) return state
+    if (!event.type.startsWith('workflow.')) return state
     const p = event.payload as unknown as NodeEvent
     switch (event.type) {
       case 'workflow.node.started': {
         const node: NodeState = { status: 'started' }
         if (p.directive) node.directive = p.directive
-        return { nodes: withEntry(state.nodes, p.nodeId, node), results: state.results }
+        return next(state, withEntry(state.nodes, p.nodeId, node))
       }
       case 'workflow.node.finished':
-        return {
-          nodes: withEntry<NodeState>(state.nodes, p.nodeId, { status: 'finished' }),
+        return next(
+          state,
+          withEntry<NodeState>(state.nodes, p.nodeId, { status: 'finished' }),
           // Frozen: node bodies receive it as ctx.results without a copy.
-          results: Object.freeze(withEntry(state.results, p.nodeId, p.result ?? null)),
-        }
+          Object.freeze(withEntry(state.results, p.nodeId, p.result ?? null)),
+        )
       case 'workflow.node.skipped':
-        return {
-          nodes: withEntry<NodeState>(state.nodes, p.nodeId, { status: 'skipped' }),
-          results: state.results,
-        }
+        return next(state, withEntry<NodeState>(state.nodes, p.nodeId, { status: 'skipped' }))
       case 'workflow.node.failed': {
         const node: NodeState = { status: 'failed', failedAt: event.seq }
         if (p.fallback) node.fallback = p.fallback
         const directive = state.nodes[p.nodeId]?.directive
         if (directive) node.directive = directive
-        return { nodes: withEntry(state.nodes, p.nodeId, node), results: state.results }
+        return next(state, withEntry(state.nodes, p.nodeId, node))
+      }
+      case 'workflow.compensation.started': {
+        const error = (event.payload as { error: ErrorInfo }).error
+        return Object.assign({}, state, { compensating: { error, done: {} } })
+      }
+      case 'workflow.node.compensated': {
+        const c = state.compensating
+        if (!c) return state
+        const compensating = { error: c.error, done: withEntry(c.done, p.nodeId, true as const) }
+        return Object.assign({}, state, { compensating })
       }
       default:
         return state
@@ -106,69 +124,197 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
 
   decide(recorded, ctx) {
     const def = ctx.definition
-    const state = liveNodes(recorded, ctx)
-    const out: Command[] = []
-    let results = def.fallbacks.size > 0 ? resultsOf(state, def) : state.results
-    // Without fallbacks, a node this decide finishes or skips counts as done for the nodes
-    // after it (def.order is topological), so the next node starts in the same round.
-    const lookahead = def.fallbacks.size === 0
-    let doneNow: Set<string> | undefined
-    const isDone = (id: string): boolean => {
-      if (doneNow?.has(id)) return true
-      const node = state.nodes[id]
-      if (!node) return false
-      if (node.status === 'finished' || node.status === 'skipped') return true
-      return node.status === 'failed' && node.fallback !== undefined && isDone(node.fallback)
-    }
-    let triggered: Set<string> | undefined
-    if (def.fallbacks.size > 0) {
-      triggered = new Set()
-      for (const node of Object.values(state.nodes)) if (node.fallback) triggered.add(node.fallback)
-    }
-    let running = 0
-    for (const id in state.nodes) if (state.nodes[id].status === 'started') running++
-    let progressing = running > 0
-    /** Pushes a node's commands; with lookahead, notes the node finished or skipped by them. */
-    const push = (id: string, step: Command[]) => {
-      out.push(...step)
-      if (!lookahead) return
-      const ended = endOf(step, id)
-      if (!ended) return
-      ;(doneNow ??= new Set()).add(id)
-      running--
-      if ('result' in ended) results = Object.freeze(withEntry(results, id, ended.result))
-    }
-    for (const id of def.order) {
-      const node = state.nodes[id]
-      if (node?.status === 'started') {
-        push(id, nodeStep(def, id, node, results, ctx))
-        continue
-      }
-      if (node) continue
-      if (def.fallbacks.has(id) && !triggered?.has(id)) continue
-      const spec = def.nodes[id]
-      if (!(spec.after ?? []).every(isDone)) continue
-      progressing = true
-      let wanted: boolean
-      try {
-        wanted = spec.when ? spec.when({ input: ctx.input, results }) !== false : true
-      } catch (error) {
-        out.push(...failNode(def, id, toErrorInfo(error)))
-        continue
-      }
-      if (!wanted) {
-        out.push(commands.emit('workflow.node.skipped', { nodeId: id, reason: 'when' }))
-        if (lookahead) (doneNow ??= new Set()).add(id)
-        continue
-      }
-      if (running >= def.concurrency) continue
-      running++
-      push(id, startNode(def, id, results, ctx))
-    }
-    if (out.length > 0 || progressing) return out
-    return [complete(def, ctx, results)]
+    if (recorded.compensating) return compensationStep(def, recorded, ctx)
+    return compensateOnFailure(def, recorded, decideNodes(def, recorded, ctx))
   },
 })
+
+/** A state with new nodes (and results), keeping the rest. */
+function next(
+  state: WorkflowState,
+  nodes: Record<string, NodeState>,
+  results = state.results,
+): WorkflowState {
+  return state.compensating
+    ? { nodes, results, compensating: state.compensating }
+    : { nodes, results }
+}
+
+/** The nodes' commands: those of the nodes running, and of the nodes whose turn has come. */
+function decideNodes(def: WorkflowDefinition, recorded: WorkflowState, ctx: Ctx): Command[] {
+  const state = liveNodes(recorded, ctx)
+  const out: Command[] = []
+  let results = def.fallbacks.size > 0 ? resultsOf(state, def) : state.results
+  // Without fallbacks, a node this decide finishes or skips counts as done for the nodes
+  // after it (def.order is topological), so the next node starts in the same round.
+  const lookahead = def.fallbacks.size === 0
+  let doneNow: Set<string> | undefined
+  const isDone = (id: string): boolean => {
+    if (doneNow?.has(id)) return true
+    const node = state.nodes[id]
+    if (!node) return false
+    if (node.status === 'finished' || node.status === 'skipped') return true
+    return node.status === 'failed' && node.fallback !== undefined && isDone(node.fallback)
+  }
+  let triggered: Set<string> | undefined
+  if (def.fallbacks.size > 0) {
+    triggered = new Set()
+    for (const node of Object.values(state.nodes)) if (node.fallback) triggered.add(node.fallback)
+  }
+  let running = 0
+  for (const id in state.nodes) if (state.nodes[id].status === 'started') running++
+  let progressing = running > 0
+  /** Pushes a node's commands; with lookahead, notes the node finished or skipped by them. */
+  const push = (id: string, step: Command[]) => {
+    out.push(...step)
+    if (!lookahead) return
+    const ended = endOf(step, id)
+    if (!ended) return
+    ;(doneNow ??= new Set()).add(id)
+    running--
+    if ('result' in ended) results = Object.freeze(withEntry(results, id, ended.result))
+  }
+  for (const id of def.order) {
+    const node = state.nodes[id]
+    if (node?.status === 'started') {
+      push(id, nodeStep(def, id, node, results, ctx))
+      continue
+    }
+    if (node) continue
+    if (def.fallbacks.has(id) && !triggered?.has(id)) continue
+    const spec = def.nodes[id]
+    if (!(spec.after ?? []).every(isDone)) continue
+    progressing = true
+    let wanted: boolean
+    try {
+      wanted = spec.when ? spec.when({ input: ctx.input, results }) !== false : true
+    } catch (error) {
+      out.push(...failNode(def, id, toErrorInfo(error)))
+      continue
+    }
+    if (!wanted) {
+      out.push(commands.emit('workflow.node.skipped', { nodeId: id, reason: 'when' }))
+      if (lookahead) (doneNow ??= new Set()).add(id)
+      continue
+    }
+    if (running >= def.concurrency) continue
+    running++
+    push(id, startNode(def, id, results, ctx))
+  }
+  if (out.length > 0 || progressing) return out
+  return [complete(def, ctx, results)]
+}
+
+/**
+ * A workflow that fails with finished compensable nodes compensates first: the failure becomes
+ * `workflow.compensation.started`, and the run fails once every compensation has run.
+ */
+function compensateOnFailure(
+  def: WorkflowDefinition,
+  state: WorkflowState,
+  out: Command[],
+): Command[] {
+  if (def.compensable.length === 0) return out
+  const failing = out.findIndex((c) => c.type === 'fail')
+  if (failing < 0) return out
+  const finishing = new Set<string>()
+  for (const c of out) {
+    if (c.type === 'emit' && c.event === 'workflow.node.finished') {
+      finishing.add((c.payload as { nodeId: string }).nodeId)
+    }
+  }
+  const any = def.compensable.some(
+    (id) => state.nodes[id]?.status === 'finished' || finishing.has(id),
+  )
+  if (!any) return out
+  const error = (out[failing] as Extract<Command, { type: 'fail' }>).error
+  const kept = out.filter((_, i) => i !== failing)
+  kept.push(commands.emit('workflow.compensation.started', { error: error as unknown as Json }))
+  return kept
+}
+
+/**
+ * Compensating: the nodes still running are cancelled, then each finished compensable node's
+ * compensation runs, one at a time in reverse dependency order; the run fails with the
+ * original error once all ran, or with COMPENSATION_FAILED when one fails for good (an
+ * operator retry of its effect goes on from there).
+ */
+function compensationStep(def: WorkflowDefinition, state: WorkflowState, ctx: Ctx): Command[] {
+  const c = state.compensating as CompensationState
+  const out: Command[] = []
+  for (const id in state.nodes) {
+    const node = state.nodes[id]
+    if (node.status === 'started') out.push(...cancelNode(id, node, ctx))
+  }
+  const compensated: string[] = Object.keys(c.done)
+  for (const id of def.compensable) {
+    if (c.done[id] || state.nodes[id]?.status !== 'finished') continue
+    const key = undoKey(id)
+    const outcome = ctx.outcome(key)
+    if (outcome.status === 'completed') {
+      out.push(commands.emit('workflow.node.compensated', { nodeId: id, result: outcome.value }))
+      compensated.push(id)
+      continue
+    }
+    if (outcome.status === 'pending') return out
+    if (outcome.status === 'none') {
+      const spec = def.nodes[id]
+      let undo: Compensation
+      try {
+        undo = (spec.compensate as NonNullable<typeof spec.compensate>)({
+          input: ctx.input,
+          result: state.results[id],
+          results: state.results,
+          nodeId: id,
+          runId: ctx.runId,
+          invoke: compensationBuilder,
+        })
+        if (!isCompensation(undo)) {
+          throw new TypeError('compensate must return ctx.invoke(effect, input)')
+        }
+      } catch (error) {
+        return [...out, ...compensationFailed(id, toErrorInfo(error), c)]
+      }
+      const retry = spec.compensateRetry
+      out.push(commands.invoke(undo.effect, undo.input, retry ? { key, retry } : { key }))
+      return out
+    }
+    return [...out, ...compensationFailed(id, errorOf(outcome, `compensation of node ${id}`), c)]
+  }
+  const details = Object.assign({}, c.error.details as Record<string, Json> | undefined, {
+    compensated,
+  })
+  out.push(commands.fail(Object.assign({}, c.error, { details })))
+  return out
+}
+
+function compensationFailed(id: string, error: ErrorInfo, c: CompensationState): Command[] {
+  return [
+    commands.emit('workflow.compensation.failed', { nodeId: id, error: error as unknown as Json }),
+    commands.fail({
+      code: 'COMPENSATION_FAILED',
+      message: `compensating node ${id} failed: ${error.message}. Retry its compensation effect (retryEffect) to go on compensating`,
+      details: { nodeId: id, error, failure: c.error } as unknown as Json,
+    }),
+  ]
+}
+
+/** Cancels what a running node has issued (no-ops for keys it has nothing pending under). */
+function cancelNode(id: string, node: NodeState, ctx: Ctx): Command[] {
+  const out: Command[] = []
+  const reason = 'the workflow is compensating'
+  for (const key of [runKey(id), doKey(id), sendKey(id)]) {
+    if (ctx.outcome(key).status === 'pending') out.push(commands.cancel(key, reason))
+  }
+  if (node.directive?.$directive === 'map') {
+    for (let i = 0; i < node.directive.items.length; i++) {
+      if (ctx.outcome(itemKey(id, i)).status === 'pending') {
+        out.push(commands.cancel(itemKey(id, i), reason))
+      }
+    }
+  }
+  return out
+}
 
 /**
  * The nodes as they stand now: a failed node whose command an operator retry re-opened after
@@ -338,6 +484,12 @@ function bodyStep(
   if (body.status !== 'completed') return failNode(def, id, errorOf(body, 'node body'))
   const recorded = body.value as BodyResult
   if (recorded.misuse) return failNode(def, id, recorded.misuse)
+  if (def.nodes[id].compensate && !COMPENSABLE.has(recorded.directive?.$directive ?? '')) {
+    return failNode(def, id, {
+      code: 'INVALID_COMPENSATION',
+      message: `workflow ${def.name}@${def.version}, node ${id}: compensate undoes an effect, but the node returned ${recorded.directive ? `ctx.${recorded.directive.$directive}(…)` : 'a value'}; give compensate to a node that returns ctx.invoke, ctx.spawn or ctx.map`,
+    })
+  }
   if (!recorded.directive) return finish(id, recorded.value ?? null)
   return directiveStep(def, id, recorded.directive, ctx)
 }

@@ -1,6 +1,15 @@
 import { defineProjection } from '../../core/module-api.js'
 
-export type NodeStatus = 'running' | 'waiting' | 'done' | 'failed' | 'skipped'
+export type NodeStatus =
+  | 'running'
+  | 'waiting'
+  | 'done'
+  | 'failed'
+  | 'skipped'
+  /** Finished, then undone by its compensation (the workflow failed later). */
+  | 'compensated'
+  /** Finished, and its compensation failed for good (an operator may retry its effect). */
+  | 'compensation_failed'
 
 export interface NodeView {
   status: NodeStatus
@@ -36,7 +45,7 @@ export const workflowNodes = defineProjection<NodesState>({
   initial: { threads: {} },
   reduce(state, event) {
     if (event.type.startsWith('runtime.')) return itemProgress(state, event)
-    if (!event.type.startsWith('workflow.node.') || event.threadId === null) return state
+    if (!event.type.startsWith('workflow.') || event.threadId === null) return state
     const p = event.payload as {
       nodeId?: unknown
       directive?: { $directive?: unknown; items?: unknown[] }
@@ -65,6 +74,12 @@ export const workflowNodes = defineProjection<NodesState>({
         break
       case 'workflow.node.failed':
         view = { status: 'failed', seq: event.seq }
+        break
+      case 'workflow.node.compensated':
+        view = Object.assign({}, before, { status: 'compensated' as const, seq: event.seq })
+        break
+      case 'workflow.compensation.failed':
+        view = Object.assign({}, before, { status: 'compensation_failed' as const, seq: event.seq })
         break
       default:
         return state

@@ -10,6 +10,7 @@
 // `output` runs after every node is checked, and sees every result typed; so does the definition
 // (`ctx.spawn(child)` gets the child's output type).
 import type { RetryPolicy } from '../../core/module-api.js'
+import type { Compensation, CompensationContext } from './compensation.js'
 import type { Directive, NodeContext } from './directives.js'
 
 export type OnFailure<Id extends string = string> = 'fail' | 'skip' | { fallback: Id }
@@ -108,6 +109,10 @@ export type NodesConfig<I, A, F, W, R, D = {}> = {
     /** Attempts of the node body (and of an effect it invokes). Default: one attempt. */
     retry?: RetryPolicy
     timeoutMs?: number
+    /** Undoes the node's effect if the workflow fails later (docs/workflows.md, "Compensation"). */
+    compensate?: (ctx: CompensationContext<I>) => Compensation
+    /** Attempts of the compensation's effect (default: the effect's own policy). */
+    compensateRetry?: RetryPolicy
   }
 }
 

@@ -18,11 +18,28 @@ export function memoryFeed(
   const checkpoints = new Map<string, ProjectorCheckpoint>()
   const watchers = new Set<() => void>()
   const positions = new WeakMap<EventEnvelope, number>()
+  /** Events of deleted runs, left out of reads until the next compaction drops them. */
+  const gone = new WeakSet<EventEnvelope>()
+  /** Deletion records: kept until every checkpoint passed them. */
+  const records = new WeakSet<EventEnvelope>()
+  /** Keeps what a read may still need: no deleted run's event, no record every checkpoint passed. */
+  const compact = (isTrimmed: (event: EventEnvelope) => boolean) => {
+    let floor = position - 1
+    for (const c of checkpoints.values()) floor = Math.min(floor, c.position)
+    entries = entries.filter(
+      (e) =>
+        !isTrimmed(e.event) && !gone.has(e.event) && !(records.has(e.event) && e.position <= floor),
+    )
+    trimmed = 0
+  }
 
   const feed: ProjectionFeed = {
     async readAfter(after, limit) {
-      const lo = firstAfter(entries, after)
-      return entries.slice(lo, lo + Math.max(0, limit))
+      const out: FeedEntry[] = []
+      for (let i = firstAfter(entries, after); i < entries.length && out.length < limit; i++) {
+        if (!gone.has(entries[i].event)) out.push(entries[i])
+      }
+      return out
     },
     async headPosition() {
       return position
@@ -70,12 +87,28 @@ export function memoryFeed(
         } catch {}
       }
     },
+    /**
+     * A run was deleted: its events leave the feed, and its deletion record (made with the
+     * next position) joins it.
+     */
+    deleted(events: readonly EventEnvelope[], record: (position: number) => EventEnvelope): void {
+      for (const event of events) gone.add(event)
+      const entry = { position: ++position, event: record(position) }
+      records.add(entry.event)
+      entries.push(entry)
+      trimmed += events.length + 1
+      if (trimmed * 2 >= entries.length) compact(() => false)
+      for (const watcher of [...watchers]) {
+        try {
+          watcher()
+        } catch {}
+      }
+    },
     /** Drops trimmed events (`isTrimmed`) once they are a good share of the feed. */
     trimmed(count: number, isTrimmed: (event: EventEnvelope) => boolean): void {
       trimmed += count
       if (trimmed * 2 < entries.length) return
-      entries = entries.filter((entry) => !isTrimmed(entry.event))
-      trimmed = 0
+      compact(isTrimmed)
     },
   }
 }

@@ -2,7 +2,7 @@ import { defineProjector } from '../../core/projector.js'
 import {
   decodeIndexCursor,
   encodeIndexCursor,
-  indexEvent,
+  indexEvents,
   indexLimit,
   type RunIndex,
   type RunIndexEntry,
@@ -28,9 +28,9 @@ export function memoryRunIndex(options: RunIndexOptions = {}): RunIndex {
     projector: defineProjector({
       name: options.name ?? 'run-index',
       handle({ runId, events }) {
-        let entry = rows.get(runId)
-        for (const event of events) entry = indexEvent(entry, event, options.tenant)
+        const entry = indexEvents(rows.get(runId), events, options.tenant)
         if (entry) rows.set(runId, entry)
+        else rows.delete(runId)
       },
     }),
     async get(runId) {

@@ -63,10 +63,13 @@ export function memorySchedules(): ScheduleStore {
   }
 }
 
-/** Wait URL tokens of the memory store. */
-export function memoryWaitUrls(): WaitUrlStore {
+/** Wait URL tokens of the memory store; `forgetRun` drops a deleted run's. */
+export function memoryWaitUrls(): WaitUrlStore & { forgetRun(runId: string): void } {
   const rows = new Map<string, WaitUrlRecord>()
   return {
+    forgetRun(runId) {
+      for (const [hash, row] of rows) if (row.runId === runId) rows.delete(hash)
+    },
     async insert(record) {
       rows.set(record.hash, copy(record))
     },

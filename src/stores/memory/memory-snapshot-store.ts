@@ -32,7 +32,8 @@ export function memorySnapshotStore(): SnapshotStore {
       const list = byRun.get(runId)
       if (!list || list.length <= keep) return 0
       const removed = list.length - Math.max(0, keep)
-      byRun.set(runId, list.slice(removed))
+      if (removed === list.length) byRun.delete(runId)
+      else byRun.set(runId, list.slice(removed))
       return removed
     },
   }

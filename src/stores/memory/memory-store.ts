@@ -1,11 +1,13 @@
 import { claimFree, type HeldClaim } from '../../core/claim-rule.js'
-import type { EventEnvelope } from '../../core/envelope.js'
+import { type EventEnvelope, isTerminal, type RunStatus } from '../../core/envelope.js'
 import {
   IdempotencyConflictError,
   InvalidRequestError,
   SeqConflictError,
 } from '../../core/errors.js'
 import type {
+  ActiveRunCount,
+  DeletedRun,
   EventListener,
   EventStore,
   LeaseStore,
@@ -14,6 +16,7 @@ import type {
   RunSummary,
   SnapshotStore,
 } from '../../core/ports.js'
+import { deletionRecord } from '../../core/run-deletion.js'
 import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../core/summaries.js'
 import { checkClaim, toLease } from '../shared/lease-rule.js'
 import { memoryClaims } from './memory-claims.js'
@@ -43,6 +46,8 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
   const runs = new Map<string, RunLog>()
   /** Run ids in creation order: `created[position - 1]` (summary pages walk it backwards). */
   const created: string[] = []
+  /** No run before this position is left (deleted runs leave '' in `created`). */
+  let oldest = 0
   const snapshots = options.snapshots ?? memorySnapshotStore()
   const leaseOf = new Map<string, HeldClaim>()
   const leases: LeaseStore = {
@@ -76,6 +81,22 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       return due
     },
   }
+  const waitUrls = memoryWaitUrls()
+  const workerTasks = memoryWorkerTasks()
+  const flow = memoryFlow((runId) => runs.get(runId)?.meta?.status)
+  /** Removes the run whole and records its deletion in the feed (`deleteRun`, `deleteFinished`). */
+  const remove = (runId: string, log: RunLog, at: number, reason: string): DeletedRun => {
+    runs.delete(runId)
+    if (log.position > 0) created[log.position - 1] = ''
+    leaseOf.delete(runId)
+    waitUrls.forgetRun(runId)
+    workerTasks.forgetRun(runId)
+    void snapshots.prune(runId, 0)
+    feed.deleted(log.events, (position) => deletionRecord(runId, log.tail, at, reason, position))
+    // Live readers keep listening: a later run with this id reaches them as a new run.
+    if (log.listeners.size > 0) logOf(runId).listeners = log.listeners
+    return { runId, tail: log.tail, status: log.meta?.status ?? null }
+  }
   const claims = memoryClaims()
   const feed = memoryFeed((runId) => runs.get(runId)?.events, claims.holds)
   const logOf = (runId: string): RunLog => {
@@ -93,9 +114,9 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
     claims: claims.claims,
     feed: feed.feed,
     schedules: memorySchedules(),
-    waitUrls: memoryWaitUrls(),
-    flow: memoryFlow((runId) => runs.get(runId)?.meta?.status),
-    workerTasks: memoryWorkerTasks(),
+    waitUrls,
+    flow,
+    workerTasks,
     async append(runId, events, { expectedSeq, idempotencyKey, meta, lease }) {
       const log = runs.get(runId)
       const tail = log?.tail ?? 0
@@ -181,11 +202,13 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
     },
     async listSummaries(query) {
       const page: RunSummary[] = []
-      // Positions are 1-based: a cursor at position p continues with the run at p - 1.
-      const start =
-        query.cursor === undefined ? created.length : decodeSummaryCursor(query.cursor) - 1
+      const newest = query.order !== 'oldest'
+      // Positions are 1-based (index + 1): a cursor at position p continues with the run at
+      // index p - 2 newest first, at index p oldest first.
+      const from = query.cursor === undefined ? undefined : decodeSummaryCursor(query.cursor)
+      let i = newest ? (from === undefined ? created.length : from - 1) - 1 : (from ?? 0)
       // One more than asked for tells whether a next page exists.
-      for (let i = start - 1; i >= 0 && page.length <= query.limit; i--) {
+      for (; i >= 0 && i < created.length && page.length <= query.limit; i += newest ? -1 : 1) {
         const meta = runs.get(created[i])?.meta
         if (!meta) continue
         const summary = { runId: created[i], ...meta }
@@ -196,6 +219,23 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       const last = runs.get(page[page.length - 1].runId) as RunLog
       return { runs: page, nextCursor: encodeSummaryCursor(last.position) }
     },
+    async deleteRun(runId, { at, reason, statuses }) {
+      const log = runs.get(runId)
+      if (!log || log.tail === 0) return null
+      if (statuses && !statuses.includes(log.meta?.status as RunStatus)) return null
+      return remove(runId, log, at, reason)
+    },
+    async deleteFinished({ statuses, updatedBefore, limit, at, reason }) {
+      const batch: Array<[string, RunLog]> = []
+      while (oldest < created.length && created[oldest] === '') oldest++
+      for (let i = oldest; i < created.length && batch.length < limit; i++) {
+        const log = created[i] === '' ? undefined : runs.get(created[i])
+        const meta = log?.meta
+        if (!log || !meta || meta.updatedAt >= updatedBefore) continue
+        if (statuses.includes(meta.status)) batch.push([created[i], log])
+      }
+      return batch.map(([runId, log]) => remove(runId, log, at, reason))
+    },
     async listRunsWithDeadlines() {
       const out: Array<{ runId: string; nextDeadlineAt: number }> = []
       for (const [runId, log] of runs) {
@@ -203,6 +243,27 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
         if (at !== null && at !== undefined) out.push({ runId, nextDeadlineAt: at })
       }
       return out
+    },
+    async countActiveRuns() {
+      const counts = new Map<string, ActiveRunCount>()
+      for (const [runId, log] of runs) {
+        const meta = log.meta
+        if (!meta || isTerminal(meta.status)) continue
+        const key = JSON.stringify([meta.kind, meta.definitionName, meta.definitionVersion])
+        const count = counts.get(key)
+        if (count) {
+          count.runs++
+          if (runId < count.sampleRunId) count.sampleRunId = runId
+        } else
+          counts.set(key, {
+            kind: meta.kind,
+            definitionName: meta.definitionName,
+            definitionVersion: meta.definitionVersion,
+            runs: 1,
+            sampleRunId: runId,
+          })
+      }
+      return [...counts.values()]
     },
     async close() {},
   }

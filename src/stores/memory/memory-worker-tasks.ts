@@ -8,12 +8,16 @@ const copy = (stored: StoredWorkerTask): StoredWorkerTask => ({
 })
 
 /** Worker tasks of one process (the memory store, and an engine whose store has none). */
-export function memoryWorkerTasks(): WorkerTaskStore {
+export function memoryWorkerTasks(): WorkerTaskStore & { forgetRun(runId: string): void } {
   // A Map keeps insertion order: the queue's order.
   const tasks = new Map<string, StoredWorkerTask>()
   const free = (stored: StoredWorkerTask, now: number) => stored.claimExpiresAt <= now
   const hints = hintListeners()
   return {
+    /** A deleted run's tasks go (docs/data-lifecycle.md). */
+    forgetRun(runId) {
+      for (const [key, stored] of tasks) if (stored.task.runId === runId) tasks.delete(key)
+    },
     shared: false,
     async enqueue(list, now) {
       for (const task of list) {

@@ -5,6 +5,7 @@ export {
 } from './driver.js'
 export { type PostgresRunIndexOptions, postgresRunIndex } from './postgres-run-index.js'
 export {
+  type PostgresCompanion,
   type PostgresConnection,
   type PostgresStore,
   type PostgresStoreOptions,

@@ -1,5 +1,6 @@
 import type { FeedEntry, ProjectionFeed, ProjectorCheckpoint } from '../../core/ports.js'
 import { projectorClaimName } from '../../core/projector.js'
+import { RUN_DELETED } from '../../core/run-deletion.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 
 type Read = (action: string, text: string, params: unknown[]) => Promise<any[]>
@@ -20,10 +21,17 @@ const CHECKPOINT = 'name, position, updated_at'
  */
 export function postgresFeed(s: string, read: Read) {
   const sql = {
-    readAfter: `SELECT e.pos, r.run_id, e.seq, e.id, e.ts, e.type, e.thread_id, e.origin,
+    // Events and deletion records (docs/data-lifecycle.md) in one order, each side bounded.
+    readAfter: `(SELECT e.pos, r.run_id, e.seq, e.id, e.ts, e.type, e.thread_id, e.origin,
         e.causation_id, e.effect_id, e.idempotency_key, e.event_key, e.payload
       FROM ${s}.skein_events e JOIN ${s}.skein_runs r ON r.run_no = e.run_no
-      WHERE e.pos > $1 ORDER BY e.pos LIMIT $2`,
+      WHERE e.pos > $1 ORDER BY e.pos LIMIT $2)
+      UNION ALL
+      (SELECT pos, run_id, tail + 1, 'deleted-' || pos, deleted_at, '${RUN_DELETED}', NULL,
+        'runtime', NULL, NULL, NULL, NULL,
+        json_build_object('reason', reason, 'tail', tail)::text
+      FROM ${s}.skein_deletions WHERE pos > $1 ORDER BY pos LIMIT $2)
+      ORDER BY pos LIMIT $2`,
     head: `SELECT greatest(coalesce((SELECT max(pos) FROM ${s}.skein_events), 0),
         (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ${s}.skein_feed_pos)) AS head`,
     checkpoint: `SELECT ${CHECKPOINT} FROM ${s}.skein_projectors WHERE name = $1`,

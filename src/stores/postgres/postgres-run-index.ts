@@ -4,7 +4,7 @@ import { defineProjector } from '../../core/projector.js'
 import {
   decodeIndexCursor,
   encodeIndexCursor,
-  indexEvent,
+  indexEvents,
   indexLimit,
   type RunIndex,
   type RunIndexEntry,
@@ -46,26 +46,34 @@ export function postgresRunIndex(options: PostgresRunIndexOptions): RunIndex {
   const q = (options.store as Partial<PostgresStore>).companion
   if (!q) throw new InvalidRequestError('postgresRunIndex: store must be a postgresStore')
   const s = q.schema
-  const pending = new Map<string, RunIndexEntry>()
+  // null: the run was deleted, its row goes.
+  const pending = new Map<string, RunIndexEntry | null>()
   return {
     projector: defineProjector({
       name: options.name ?? 'run-index',
       async handle({ runId, events }) {
         let entry = pending.get(runId)
-        if (!entry) {
+        if (!pending.has(runId)) {
           const [row] = await q.query(
             `read index row ${runId}`,
             `SELECT ${COLUMNS} FROM ${s}.skein_run_index WHERE run_id = $1`,
             [runId],
           )
-          entry = row ? toEntry(row) : undefined
+          entry = row ? toEntry(row) : null
         }
-        for (const event of events) entry = indexEvent(entry, event, options.tenant)
-        if (entry) pending.set(runId, entry)
+        pending.set(runId, indexEvents(entry, events, options.tenant))
       },
       async flush() {
-        const entries = [...pending.values()]
+        const dropped = [...pending].filter(([, e]) => e === null).map(([runId]) => runId)
+        const entries = [...pending.values()].filter((e) => e !== null)
         pending.clear()
+        if (dropped.length > 0) {
+          await q.query(
+            'drop deleted runs from the run index',
+            `DELETE FROM ${s}.skein_run_index WHERE run_id = ANY($1::text[])`,
+            [dropped],
+          )
+        }
         if (entries.length === 0) return
         await q.query(
           'write the run index',

@@ -1,6 +1,8 @@
 import { InvalidRequestError, StoreError, StoreUnavailableError } from '../../core/errors.js'
 import type {
+  ActiveRunCount,
   ClaimStore,
+  DeletedRun,
   EventListener,
   EventStore,
   FlowStore,
@@ -14,7 +16,8 @@ import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.j
 import { checkBatch } from '../shared/append-batch.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import { runListeners } from '../shared/run-listeners.js'
-import { rowToSummary } from '../shared/summary-rows.js'
+import { summaryPageSql } from '../shared/summary-filter.js'
+import { rowToSummary, type SummaryRow } from '../shared/summary-rows.js'
 import { createChangeFeed } from './change-feed.js'
 import {
   createOwnPool,
@@ -38,7 +41,7 @@ import {
   SCHEMA_VERSION,
   schemaName,
 } from './schema.js'
-import { statements } from './statements.js'
+import { META_COLUMNS, statements } from './statements.js'
 import { isUnavailable, storeError } from './store-errors.js'
 
 /** Where the store connects: a URL (it makes and owns a `pg` pool), or your own pool. */
@@ -92,6 +95,7 @@ export interface PostgresStore extends EventStore {
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
+  countActiveRuns(): Promise<ActiveRunCount[]>
   readonly leases: LeaseStore
   /** Named claims shared by every host on this schema (docs/storage.md, "Claims"). */
   readonly claims: ClaimStore
@@ -296,6 +300,19 @@ export function postgresStore(
     hasPendingSnapshots: () => snapshots.hasPending(),
   })
 
+  /** Buffered snapshots are written first, so none of a deleted run lands after it. */
+  const deleteRuns = async (action: string, params: unknown[]): Promise<DeletedRun[]> => {
+    if (!migrated) await ready()
+    await group.drain()
+    const rows = await read(action, sql.deleteRuns, params)
+    if (rows.length > 0) projection.committed()
+    return rows.map((r) => ({
+      runId: r.deleted_run_id,
+      tail: Number(r.deleted_tail),
+      status: r.deleted_status,
+    }))
+  }
+
   const store: PostgresStore = {
     schema: schema.name,
     companion: { schema: schema.sql, query: read },
@@ -338,12 +355,18 @@ export function postgresStore(
     },
     subscribe,
     listSummaries: async (query) => {
-      const { status, runIdPrefix, limit } = query
-      const before =
-        query.cursor === undefined ? Number.MAX_SAFE_INTEGER : decodeSummaryCursor(query.cursor)
-      const params = [status ?? null, runIdPrefix ?? null, before, limit + 1]
-      const rows = await read('list summaries', sql.summaries, params)
-      const more = rows.length > limit
+      const cursor = query.cursor === undefined ? undefined : decodeSummaryCursor(query.cursor)
+      const page = summaryPageSql(
+        `${schema.sql}.skein_runs`,
+        META_COLUMNS,
+        query,
+        cursor,
+        'postgres',
+      )
+      const rows = (await read('list summaries', page.sql, page.params)) as Array<
+        SummaryRow & { run_no: string }
+      >
+      const more = rows.length > query.limit
       if (more) rows.pop()
       const last = rows[rows.length - 1]
       return {
@@ -351,10 +374,31 @@ export function postgresStore(
         nextCursor: more ? encodeSummaryCursor(Number(last.run_no)) : null,
       }
     },
+    deleteRun: async (runId, { at, reason, statuses }) => {
+      const [deleted] = await deleteRuns(`delete run ${runId}`, [
+        [runId],
+        statuses ?? null,
+        null,
+        null,
+        at,
+        reason,
+      ])
+      return deleted ?? null
+    },
+    deleteFinished: ({ statuses, updatedBefore, limit, at, reason }) =>
+      deleteRuns('delete finished runs', [null, statuses, updatedBefore, limit, at, reason]),
     listRunsWithDeadlines: async () =>
       (await read('list deadlines', sql.deadlines, [])).map((r) => ({
         runId: r.run_id,
         nextDeadlineAt: Number(r.next_deadline_at),
+      })),
+    countActiveRuns: async () =>
+      (await read('count active runs', sql.activeRuns, [])).map((r) => ({
+        kind: r.kind,
+        definitionName: r.definition_name,
+        definitionVersion: r.definition_version,
+        runs: Number(r.runs),
+        sampleRunId: r.sample_run_id,
       })),
     async flush() {
       guard()

@@ -4,6 +4,7 @@ import {
   appendFunctionNullSafe,
   appendFunctionWithLeases,
 } from './append-function.js'
+import { deleteRunsFunction } from './delete-function.js'
 import { flowMigration } from './postgres-flow.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
@@ -248,6 +249,25 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   // v10 (flow control; docs/flow-control.md): the queues and their admission function
   // (postgres-flow.ts).
   (s) => flowMigration(s),
+  // v11 (data lifecycle; docs/data-lifecycle.md): a deleted run's record for projectors at a
+  // feed position (drawn under the feed-order lock, as events are), kept until every projector
+  // checkpoint passed it; wait-URL tokens found by run; and skein_delete_runs, the one
+  // statement that deletes runs whole (delete-function.ts).
+  (s) => `
+  CREATE TABLE ${s}.skein_deletions (
+    pos bigint PRIMARY KEY,
+    run_id text NOT NULL,
+    tail bigint NOT NULL,
+    deleted_at bigint NOT NULL,
+    reason text NOT NULL
+  );
+  CREATE INDEX skein_wait_urls_run ON ${s}.skein_wait_urls (run_id);
+  ${deleteRunsFunction(s, FEED_LOCK_CLASS)}
+  `,
+  // v12: summaries filtered by definition (and status) walk this index in creation order.
+  (s) => `
+  CREATE INDEX skein_runs_definition ON ${s}.skein_runs (definition_name, status, run_no);
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

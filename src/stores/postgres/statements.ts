@@ -7,8 +7,8 @@ export interface Statements {
   run: string
   trim: string
   listRuns: string
-  summaries: string
   deadlines: string
+  activeRuns: string
   snapshotLatest: string
   snapshotList: string
   snapshotPrune: string
@@ -22,6 +22,8 @@ export interface Statements {
   claimDue: string
   /** Tails of the listed runs (the subscribers' polling fallback). */
   tails: string
+  /** `skein_delete_runs(ids, statuses, before, limit, at, reason)` (delete-function.ts). */
+  deleteRuns: string
 }
 
 const ARRAY_TYPES = [
@@ -37,7 +39,7 @@ const SNAPSHOT_ARRAY_TYPES = ['text', 'bigint', 'bigint', 'integer', 'text']
 
 const EVENT_COLUMNS =
   'seq, id, ts, type, thread_id, origin, causation_id, effect_id, idempotency_key, event_key, payload'
-const META_COLUMNS =
+export const META_COLUMNS =
   'status, kind, definition_name, definition_version, created_at, updated_at, next_deadline_at'
 
 export function statements(s: string, channel: string): Statements {
@@ -96,12 +98,12 @@ export function statements(s: string, channel: string): Statements {
         WHERE e.run_no = moved.run_no AND e.seq < moved.head RETURNING 1
       ) SELECT count(*)::integer AS removed FROM removed`,
     listRuns: `SELECT run_id FROM ${s}.skein_runs WHERE tail > 0 ORDER BY run_no`,
-    // One page of summaries, newest first: $1 status or null, $2 run-id prefix or null,
-    // $3 the cursor's run_no (exclusive), $4 the page size plus one (to see a next page).
-    summaries: `SELECT run_no, run_id, ${META_COLUMNS} FROM ${s}.skein_runs
-      WHERE status IS NOT NULL AND ($1::text IS NULL OR status = $1)
-        AND ($2::text IS NULL OR starts_with(run_id, $2)) AND run_no < $3
-      ORDER BY run_no DESC LIMIT $4`,
+    // Not terminal: the statuses `isTerminal` (core/envelope.ts) does not name.
+    activeRuns: `SELECT kind, definition_name, definition_version, count(*) AS runs,
+        min(run_id) AS sample_run_id
+      FROM ${s}.skein_runs
+      WHERE status IS NOT NULL AND status NOT IN ('completed', 'failed', 'cancelled')
+      GROUP BY kind, definition_name, definition_version`,
     deadlines: `SELECT run_id, next_deadline_at FROM ${s}.skein_runs
       WHERE next_deadline_at IS NOT NULL ORDER BY next_deadline_at`,
     snapshotLatest: `SELECT seq, created_at, format, data FROM ${s}.skein_snapshots
@@ -143,5 +145,7 @@ export function statements(s: string, channel: string): Statements {
       FROM due WHERE r.run_no = due.run_no
       RETURNING r.run_id, r.lease_epoch, r.next_deadline_at`,
     tails: `SELECT run_id, tail FROM ${s}.skein_runs WHERE run_id = ANY ($1::text[])`,
+    deleteRuns: `SELECT * FROM ${s}.skein_delete_runs($1::text[], $2::text[], $3::bigint,
+      $4::integer, $5::bigint, $6::text)`,
   }
 }

@@ -255,6 +255,24 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX skein_flow_key ON skein_flow (queue, flow_key, admitted_at);
   CREATE INDEX skein_flow_waiting ON skein_flow (start_at) WHERE admitted_at IS NULL;
   `,
+  `
+  -- v11 (data lifecycle; docs/data-lifecycle.md): a deleted run's record for projectors, at a
+  -- feed position drawn from the events' AUTOINCREMENT sequence (no event ever gets it), kept
+  -- until every projector checkpoint passed it; wait-URL tokens found by run to be deleted.
+  CREATE TABLE skein_deletions (
+    pos INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    tail INTEGER NOT NULL,
+    deleted_at INTEGER NOT NULL,
+    reason TEXT NOT NULL
+  );
+  CREATE INDEX skein_wait_urls_run ON skein_wait_urls (run_id);
+  `,
+  `
+  -- v12: summaries filtered by definition (and status) read only that definition's entries,
+  -- in creation order (the index holds the rowid, run_no): "failed runs of order".
+  CREATE INDEX skein_runs_definition ON skein_runs (definition_name, status);
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -2,6 +2,7 @@ import type { EventEnvelope } from '../../core/envelope.js'
 import { firstAfter } from '../../core/feed-position.js'
 import type { FeedEntry, ProjectionFeed, ProjectorCheckpoint } from '../../core/ports.js'
 import { projectorClaimName } from '../../core/projector.js'
+import { RUN_DELETED } from '../../core/run-deletion.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import type { SqliteDatabase } from './driver.js'
 import { lazyStatements } from './statements.js'
@@ -99,11 +100,21 @@ function recentWindow(maxEntries: number, maxBytes: number) {
 export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: boolean) {
   // Prepared at first use: most connections (an actor host's cells) never read the feed.
   const st = lazyStatements(db, (lazy) => ({
-    readAfter: lazy.prepare<[number, number], EventRow & { pos: number; run_id: string }>(
-      `SELECT e.pos, r.run_id, e.seq, e.id, e.ts, e.type, e.thread_id, e.origin, e.causation_id,
-        e.effect_id, e.idempotency_key, e.event_key, e.payload
-        FROM skein_events e JOIN skein_runs r ON r.run_no = e.run_no
-        WHERE e.pos > ? ORDER BY e.pos LIMIT ?`,
+    // Events and deletion records (docs/data-lifecycle.md) in one order, each side bounded.
+    readAfter: lazy.prepare<
+      [{ after: number; limit: number }],
+      EventRow & { pos: number; run_id: string }
+    >(
+      `SELECT * FROM (SELECT e.pos, r.run_id, e.seq, e.id, e.ts, e.type, e.thread_id, e.origin,
+          e.causation_id, e.effect_id, e.idempotency_key, e.event_key, e.payload
+          FROM skein_events e JOIN skein_runs r ON r.run_no = e.run_no
+          WHERE e.pos > @after ORDER BY e.pos LIMIT @limit)
+        UNION ALL
+        SELECT * FROM (SELECT pos, run_id, tail + 1, 'deleted-' || pos, deleted_at,
+          '${RUN_DELETED}', NULL, 'runtime', NULL, NULL, NULL, NULL,
+          json_object('reason', reason, 'tail', tail)
+          FROM skein_deletions WHERE pos > @after ORDER BY pos LIMIT @limit)
+        ORDER BY pos LIMIT @limit`,
     ),
     head: lazy.prepare<[], number>('SELECT coalesce(max(pos), 0) FROM skein_events').pluck(),
     // Trimming may have removed the newest events: the sequence keeps the highest ever given.
@@ -144,7 +155,7 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
       const local = recent.from(after, limit)
       if (local) return local
       return st.readAfter
-        .all(after, Math.max(0, limit))
+        .all({ after, limit: Math.max(0, limit) })
         .map((row): FeedEntry => ({ position: row.pos, event: rowToEnvelope(row.run_id, row) }))
     },
     async headPosition() {
@@ -183,6 +194,15 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
   }
   return {
     feed,
+    /** Runs were deleted: their events leave the cache, and the watchers look at the feed. */
+    deleted(): void {
+      recent.clear()
+      for (const watcher of [...watchers]) {
+        try {
+          watcher()
+        } catch {}
+      }
+    },
     /**
      * Records a committed batch (its last event at `lastPosition`, its stored payloads
      * `payloadBytes` long) while the feed is watched, and tells the watchers.

@@ -4,7 +4,7 @@ import { defineProjector } from '../../core/projector.js'
 import {
   decodeIndexCursor,
   encodeIndexCursor,
-  indexEvent,
+  indexEvents,
   indexLimit,
   type RunIndex,
   type RunIndexEntry,
@@ -111,9 +111,15 @@ export function sqliteRunIndex(options: SqliteRunIndexOptions): RunIndex {
   )
   // A round's runs are folded into `pending` by `handle` and written in one transaction by
   // `flush` (one fsync per round, not per run).
-  const pending = new Map<string, RunIndexEntry>()
-  const writeAll = db.transaction((entries: RunIndexEntry[]) => {
-    for (const e of entries) {
+  const drop = db.prepare<[string]>('DELETE FROM skein_run_index WHERE run_id = ?')
+  // null: the run was deleted, its row goes.
+  const pending = new Map<string, RunIndexEntry | null>()
+  const writeAll = db.transaction((rows: Array<[string, RunIndexEntry | null]>) => {
+    for (const [runId, e] of rows) {
+      if (e === null) {
+        drop.run(runId)
+        continue
+      }
       put.run(
         e.runId,
         e.kind,
@@ -134,13 +140,12 @@ export function sqliteRunIndex(options: SqliteRunIndexOptions): RunIndex {
       handle({ runId, events }) {
         guard()
         const row = pending.has(runId) ? undefined : get.get(runId)
-        let entry = pending.get(runId) ?? (row ? toEntry(row) : undefined)
-        for (const event of events) entry = indexEvent(entry, event, options.tenant)
-        if (entry) pending.set(runId, entry)
+        const before = pending.has(runId) ? pending.get(runId) : row ? toEntry(row) : null
+        pending.set(runId, indexEvents(before, events, options.tenant))
       },
       flush() {
         guard()
-        const entries = [...pending.values()]
+        const entries = [...pending]
         pending.clear()
         if (entries.length === 0) return
         if (!relaxed) return void writeAll.immediate(entries)

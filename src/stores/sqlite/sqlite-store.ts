@@ -3,6 +3,7 @@ import { resolve as resolvePath } from 'node:path'
 import { promisify } from 'node:util'
 import { InvalidRequestError, StoreError } from '../../core/errors.js'
 import type {
+  ActiveRunCount,
   ClaimStore,
   EventListener,
   EventStore,
@@ -26,6 +27,7 @@ import {
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
 import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteClaims } from './sqlite-claims.js'
+import { sqliteDeletion } from './sqlite-deletion.js'
 import { sqliteFeed } from './sqlite-feed.js'
 import { sqliteFlow } from './sqlite-flow.js'
 import { sqliteLeases } from './sqlite-leases.js'
@@ -33,7 +35,7 @@ import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { sqliteWorkerTasks } from './sqlite-worker-tasks.js'
 import { prepareStatements } from './statements.js'
-import { summaryPage } from './summary-page.js'
+import { summaryPages } from './summary-page.js'
 
 export interface SqliteStoreOptions {
   /** Database file, created with its missing directories. `':memory:'` works but is lost on exit. */
@@ -78,6 +80,7 @@ export interface SqliteStore extends EventStore {
   subscribe(runId: string, listener: EventListener): () => void
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
+  countActiveRuns(): Promise<ActiveRunCount[]>
   /** fsyncs the WAL if a deferred append committed since the last fsync. */
   flush(): Promise<void>
   close(): Promise<void>
@@ -127,6 +130,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   try {
     journalMode = enableWal(db, busyTimeoutMs)
     db.pragma(`synchronous = ${synchronous.toUpperCase()}`)
+    // Deleted rows are zeroed, not left in free pages (docs/data-lifecycle.md).
+    db.pragma('secure_delete = ON')
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)
     migrate(db, { onUpgrade: options.onUpgrade ?? announceUpgrade })
   } catch (error) {
@@ -173,6 +178,13 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   })
 
   const call = guardedCall(guard)
+  const summaryPage = summaryPages(db)
+  const deletion = sqliteDeletion({
+    db,
+    writePendingSnapshots: () => snapshots.writePending(),
+    forget: (runId) => group.forget(runId),
+    deleted: () => feed.deleted(),
+  })
   const leases = sqliteLeases(db, st, call, group.forget)
   const claims = sqliteClaims(db, call)
   const { schedules, waitUrls } = sqliteSchedules(db, call)
@@ -224,8 +236,19 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }
       group.markSynced(mark)
     },
-    listSummaries: (query) => call('list summaries', () => summaryPage(st, query)),
+    deleteRun: (runId, deleteOptions) =>
+      call(`delete run ${runId}`, () => {
+        group.flush()
+        return deletion.deleteRun(runId, deleteOptions)
+      }),
+    deleteFinished: (query) =>
+      call('delete finished runs', () => {
+        group.flush()
+        return deletion.deleteFinished(query)
+      }),
+    listSummaries: (query) => call('list summaries', () => summaryPage(query)),
     listRunsWithDeadlines: () => call('list deadlines', () => st.deadlines.all()),
+    countActiveRuns: () => call('count active runs', () => st.activeRuns.all()),
     companion: { db, relaxed: synchronous === 'full' && walPath !== undefined, guard },
     async close() {
       if (closed) return

@@ -1,11 +1,9 @@
 import type { EventEnvelope } from '../../core/envelope.js'
-import type { LeaseClaim, RunMeta } from '../../core/ports.js'
+import type { ActiveRunCount, LeaseClaim, RunMeta } from '../../core/ports.js'
 import type { EventRow } from '../shared/event-rows.js'
-import type { SummaryRow } from '../shared/summary-rows.js'
 import type { SqliteDatabase, SqliteStatement } from './driver.js'
 
 /** A summary row with its run number (the page cursor). */
-type SqliteSummaryRow = SummaryRow & { run_no: number }
 
 /** Named here so declaration emit can spell the statement types. */
 export type Statement<P extends unknown[], R = unknown> = SqliteStatement<P, R>
@@ -21,7 +19,7 @@ export interface RunRow {
   lease_expires_at: number | null
 }
 
-const META_COLUMNS =
+export const META_COLUMNS =
   'status, kind, definition_name, definition_version, created_at, updated_at, next_deadline_at'
 
 export interface Statements {
@@ -49,9 +47,8 @@ export interface Statements {
   trimEvents: Statement<[number, number]>
   setHead: Statement<[number, number]>
   listRuns: Statement<[], string>
-  /** Summary pages by filter: `[status?, prefix range?, before, limit]` in that order. */
-  summaries: Record<SummaryFilter, Statement<unknown[], SqliteSummaryRow>>
   deadlines: Statement<[], { runId: string; nextDeadlineAt: number }>
+  activeRuns: Statement<[], ActiveRunCount>
   /** `[owner, epoch, expiresAt, run_no]`. */
   setLease: Statement<[string, number, number, number]>
   /** `[runId, owner, epoch]`: lets the lease go if they still hold it. */
@@ -62,20 +59,6 @@ export interface Statements {
     { run_no: number; run_id: string; next_deadline_at: number; lease_epoch: number }
   >
 }
-
-export type SummaryFilter = 'all' | 'status' | 'prefix' | 'statusPrefix'
-
-const SUMMARY_WHERE: Record<SummaryFilter, string> = {
-  all: 'status IS NOT NULL',
-  status: 'status = ?',
-  prefix: 'status IS NOT NULL AND run_id >= ? AND run_id < ?',
-  statusPrefix: 'status = ? AND run_id >= ? AND run_id < ?',
-}
-
-/** Newest run first: `run_no` is the order of creation, and the cursor is a `run_no`. */
-export const summarySql = (filter: SummaryFilter): string =>
-  `SELECT run_no, run_id, ${META_COLUMNS} FROM skein_runs
-    WHERE ${SUMMARY_WHERE[filter]} AND run_no < ? ORDER BY run_no DESC LIMIT ?`
 
 /** A statement not prepared yet: its SQL and the modes (`pluck`, …) asked for it. */
 class Unprepared {
@@ -187,12 +170,13 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
     listRuns: db
       .prepare<[], string>('SELECT run_id FROM skein_runs WHERE tail > 0 ORDER BY run_no')
       .pluck(),
-    summaries: {
-      all: db.prepare<unknown[], SqliteSummaryRow>(summarySql('all')),
-      status: db.prepare<unknown[], SqliteSummaryRow>(summarySql('status')),
-      prefix: db.prepare<unknown[], SqliteSummaryRow>(summarySql('prefix')),
-      statusPrefix: db.prepare<unknown[], SqliteSummaryRow>(summarySql('statusPrefix')),
-    },
+    // Not terminal: the statuses `isTerminal` (core/envelope.ts) does not name.
+    activeRuns: db.prepare<[], ActiveRunCount>(
+      `SELECT kind, definition_name AS definitionName, definition_version AS definitionVersion,
+              count(*) AS runs, min(run_id) AS sampleRunId FROM skein_runs
+        WHERE status IS NOT NULL AND status NOT IN ('completed', 'failed', 'cancelled')
+        GROUP BY kind, definition_name, definition_version`,
+    ),
     deadlines: db.prepare<[], { runId: string; nextDeadlineAt: number }>(
       `SELECT run_id AS runId, next_deadline_at AS nextDeadlineAt FROM skein_runs
         WHERE next_deadline_at IS NOT NULL ORDER BY next_deadline_at`,

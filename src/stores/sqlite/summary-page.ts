@@ -1,42 +1,34 @@
 import type { StoreSummaryQuery, SummaryPage } from '../../core/ports.js'
 import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.js'
-import { rowToSummary } from '../shared/summary-rows.js'
-import type { Statements } from './statements.js'
+import { summaryPageSql } from '../shared/summary-filter.js'
+import { rowToSummary, type SummaryRow } from '../shared/summary-rows.js'
+import type { SqliteDatabase, SqliteStatement } from './driver.js'
+import { META_COLUMNS } from './statements.js'
 
-/** Past every run_no SQLite can assign (the first page starts below it). */
-const AFTER_LAST_RUN = Number.MAX_SAFE_INTEGER
-
-/**
- * The largest code point: every id that starts with the prefix sorts at or above the prefix and
- * below `prefix + U+10FFFF` (only an id continuing with that non-character would be missed).
- */
-const LAST_CHAR = String.fromCodePoint(0x10ffff)
+type Row = SummaryRow & { run_no: number }
 
 /**
- * One page of summaries through an index: the rowid (`run_no`, creation order) without a
- * status, `skein_runs_status` with one; a prefix is a range on the run id. Reads `limit + 1`
- * rows to know whether another page exists.
+ * One page of summaries through an index (`summaryPageSql`): the rowid (`run_no`, creation
+ * order) without a filter, `skein_runs_status` with a status, `skein_runs_definition` with a
+ * definition; a prefix is a range on the run id. Each shape of query is prepared once per
+ * connection.
  */
-export function summaryPage(st: Statements, query: StoreSummaryQuery): SummaryPage {
-  const { status, runIdPrefix: prefix, limit } = query
-  const before = query.cursor === undefined ? AFTER_LAST_RUN : decodeSummaryCursor(query.cursor)
-  const params: unknown[] = []
-  if (status !== undefined) params.push(status)
-  if (prefix !== undefined) params.push(prefix, prefix + LAST_CHAR)
-  params.push(before, limit + 1)
-  const filter =
-    status === undefined
-      ? prefix === undefined
-        ? 'all'
-        : 'prefix'
-      : prefix === undefined
-        ? 'status'
-        : 'statusPrefix'
-  const rows = st.summaries[filter].all(...params)
-  if (rows.length <= limit) return { runs: rows.map(rowToSummary), nextCursor: null }
-  rows.pop()
-  return {
-    runs: rows.map(rowToSummary),
-    nextCursor: encodeSummaryCursor(rows[rows.length - 1].run_no),
+export function summaryPages(db: SqliteDatabase) {
+  const prepared = new Map<string, SqliteStatement<unknown[], Row>>()
+  return (query: StoreSummaryQuery): SummaryPage => {
+    const cursor = query.cursor === undefined ? undefined : decodeSummaryCursor(query.cursor)
+    const { sql, params } = summaryPageSql('skein_runs', META_COLUMNS, query, cursor, 'sqlite')
+    let statement = prepared.get(sql)
+    if (!statement) {
+      statement = db.prepare<unknown[], Row>(sql)
+      prepared.set(sql, statement)
+    }
+    const rows = statement.all(...params)
+    if (rows.length <= query.limit) return { runs: rows.map(rowToSummary), nextCursor: null }
+    rows.pop()
+    return {
+      runs: rows.map(rowToSummary),
+      nextCursor: encodeSummaryCursor(rows[rows.length - 1].run_no),
+    }
   }
 }

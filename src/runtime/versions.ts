@@ -1,0 +1,87 @@
+import type { VersionInfo, VersionReport } from '../core/api-types.js'
+import type { Definition } from '../core/definition.js'
+import type { EventStore } from '../core/ports.js'
+import type { Registry } from '../core/registry.js'
+import { RT } from '../core/runtime-events.js'
+import type { Fingerprints } from './fingerprint.js'
+
+/**
+ * The drift report (docs/deploys.md): runs not yet terminal counted per definition version
+ * across the whole store (every host's), beside what this host registers. A version with runs
+ * and no registration here waits for a host that has it; a registered version with no run left
+ * that new starts do not get is safe to remove from this host's code.
+ */
+export async function versionReport(
+  store: EventStore,
+  registry: Registry,
+  fingerprints: Fingerprints,
+): Promise<VersionReport> {
+  const counts = (await store.countActiveRuns?.()) ?? []
+  const byKey = new Map<string, VersionInfo>()
+  const keyOf = (kind: string, name: string, version: string) =>
+    JSON.stringify([kind, name, version])
+
+  for (const definition of registry.listDefinitions()) {
+    const isDefault =
+      registry.resolve({ kind: definition.kind, name: definition.name }) === definition
+    byKey.set(keyOf(definition.kind, definition.name, definition.version), {
+      kind: definition.kind,
+      name: definition.name,
+      version: definition.version,
+      activeRuns: 0,
+      registered: true,
+      isDefault,
+      safeToDelete: !isDefault,
+    })
+  }
+  let unexecutableRuns = 0
+  for (const count of counts) {
+    const key = keyOf(count.kind, count.definitionName, count.definitionVersion)
+    const registered = byKey.get(key)
+    if (!registered) {
+      unexecutableRuns += count.runs
+      byKey.set(key, {
+        kind: count.kind,
+        name: count.definitionName,
+        version: count.definitionVersion,
+        activeRuns: count.runs,
+        registered: false,
+        isDefault: false,
+        safeToDelete: false,
+      })
+      continue
+    }
+    registered.activeRuns = count.runs
+    registered.safeToDelete = false
+    const definition = registry.resolve({
+      kind: count.kind,
+      name: count.definitionName,
+      version: count.definitionVersion,
+    }) as Definition
+    registered.fingerprint = await sampleFingerprint(
+      store,
+      count.sampleRunId,
+      fingerprints.of(definition),
+    )
+  }
+  const versions = [...byKey.values()].sort(
+    (a, b) =>
+      a.kind.localeCompare(b.kind) ||
+      a.name.localeCompare(b.name) ||
+      a.version.localeCompare(b.version),
+  )
+  return { versions, unexecutableRuns }
+}
+
+/** Whether the sample run's recorded shape fingerprint is the registered definition's. */
+async function sampleFingerprint(
+  store: EventStore,
+  runId: string,
+  registered: string | undefined,
+): Promise<NonNullable<VersionInfo['fingerprint']>> {
+  const [first] = await store.read(runId, { fromSeq: 1, limit: 1 })
+  if (!first || first.type !== RT.runStarted) return 'unrecorded'
+  const recorded = (first.payload as { definitionFingerprint?: unknown }).definitionFingerprint
+  if (typeof recorded !== 'string' || registered === undefined) return 'unrecorded'
+  return recorded === registered ? 'match' : 'changed'
+}

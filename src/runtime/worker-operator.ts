@@ -1,0 +1,130 @@
+// An operator acts on a worker attempt that is stuck in a worker's hands (docs/workers.md,
+// "Stuck attempts"): requeue it (a new attempt at once) or fail it (the retry policy decides).
+import { isTerminal } from '../core/envelope.js'
+import { EffectNotFoundError, EffectNotRetryableError, RunNotFoundError } from '../core/errors.js'
+import { allCommands, type RunFold } from '../core/fold/index.js'
+import { RT } from '../core/runtime-events.js'
+import { failAttempt } from './attempt-outcomes.js'
+import type { CallerContext } from './engine-types.js'
+import type { RunWriter } from './run-writer.js'
+import { cancelAfterCommit } from './worker-dispatch.js'
+
+/** What the operator does with the stuck attempt. */
+export type StuckAttemptAction = 'requeue' | 'fail'
+
+/**
+ * Ends the effect's current worker attempt (status `dispatched` or `started`), recorded
+ * `runtime.effect.failed` (`OPERATOR_FAILED` or `OPERATOR_REQUEUED`); its task is dropped if no worker took it,
+ * and a late callback for it is stale. `fail`: the retry policy decides (a new attempt, or a
+ * final failure). `requeue`: a new attempt is dispatched at once whatever the policy says.
+ * Anything else (not a worker effect, not in a worker's hands, the run finished) is refused
+ * with EFFECT_NOT_RETRYABLE and nothing is written.
+ */
+export async function releaseStuckAttemptOp(
+  writer: RunWriter,
+  fold: RunFold | null,
+  effectId: string,
+  action: StuckAttemptAction,
+  caller: CallerContext,
+): Promise<void> {
+  const runId = writer.runId
+  if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
+  const effect = fold.effects[effectId]
+  if (!effect) {
+    const known = Object.values(fold.books).some((book) =>
+      allCommands(book).some((c) => c.kind === 'invoke' && c.id === effectId),
+    )
+    if (known) {
+      throw new EffectNotRetryableError(`effect ${effectId} already finished`, { runId, effectId })
+    }
+    throw new EffectNotFoundError(`run ${runId} has no effect ${effectId}`, { runId, effectId })
+  }
+  const inHands = effect.status === 'dispatched' || effect.status === 'started'
+  if (effect.execution !== 'worker' || !inHands || isTerminal(fold.state.status)) {
+    throw new EffectNotRetryableError(
+      `effect ${effectId} is ${effect.execution === 'worker' ? effect.status : `${effect.execution}, not a worker effect`}${isTerminal(fold.state.status) ? ` in a ${fold.state.status} run` : ''}; only a worker attempt that is dispatched or started can be requeued or failed`,
+      { runId, effectId, status: effect.status },
+    )
+  }
+  if (effect.cancelRequested) {
+    throw new EffectNotRetryableError(
+      `effect ${effectId} has a cancel request pending; it settles by the worker's answer or its cancellation timeout`,
+      { runId, effectId, status: effect.status },
+    )
+  }
+  const attempt = effect.attempt
+  const by = caller.identity ?? null
+  await writer.pass(fold, (pass) => {
+    cancelAfterCommit(pass, effect)
+    const meta = { threadId: effect.threadId, effectId, origin: 'operator' as const }
+    if (action === 'fail') {
+      const error = {
+        code: 'OPERATOR_FAILED',
+        message: `an operator failed worker attempt ${attempt} (it was ${effect.status})`,
+      }
+      failAttempt(pass, effect, attempt, error, 'error')
+      return
+    }
+    const error = {
+      code: 'OPERATOR_REQUEUED',
+      message: `an operator requeued worker attempt ${attempt} (it was ${effect.status})`,
+    }
+    pass.batch.add(
+      RT.effectFailed,
+      { effectId, attempt, error, final: false, reason: 'interrupted' },
+      meta,
+    )
+    pass.batch.add(
+      RT.effectRetryScheduled,
+      {
+        effectId,
+        attempt: attempt + 1,
+        nextAttemptAt: pass.now,
+        reason: 'operator',
+        key: effect.key,
+        by,
+      },
+      meta,
+    )
+  })
+}
+
+/** A worker attempt in a worker's hands that nothing will time out. */
+export interface UndeadlinedAttempt {
+  runId: string
+  effectId: string
+  type: string
+  attempt: number
+  status: string
+}
+
+/**
+ * Worker attempts `dispatched` or `started` with no deadline among the first `maxRuns` running
+ * runs (newest first): nothing times them out, so if their worker is gone they wait for an
+ * operator (`requeueEffect`, `failEffect`). The boot log names them.
+ */
+export async function undeadlinedAttempts(
+  listRunning: (cursor: string | undefined) => Promise<{ runIds: string[]; next: string | null }>,
+  readFold: (runId: string) => Promise<RunFold>,
+  maxRuns: number,
+): Promise<UndeadlinedAttempt[]> {
+  const found: UndeadlinedAttempt[] = []
+  let cursor: string | undefined
+  let seen = 0
+  while (seen < maxRuns) {
+    const page = await listRunning(cursor)
+    for (const runId of page.runIds) {
+      if (seen++ >= maxRuns) break
+      const fold = await readFold(runId)
+      for (const effect of Object.values(fold.effects)) {
+        if (effect.execution !== 'worker' || effect.deadlineAt !== undefined) continue
+        if (effect.status !== 'dispatched' && effect.status !== 'started') continue
+        const { effectId, type, attempt, status } = effect
+        found.push({ runId, effectId, type, attempt, status })
+      }
+    }
+    if (page.next === null) break
+    cursor = page.next
+  }
+  return found
+}
