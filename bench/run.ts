@@ -23,6 +23,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['opentelemetry', './otel.ts', 'benchOtel'],
   ['schedules', './schedules.ts', 'benchSchedules'],
   ['fan-out', './fan-out.ts', 'benchFanOut'],
+  ['retention', './retention.ts', 'benchRetention'],
   ['skein vs peers (DBOS, Restate)', './peers.ts', 'benchPeers'],
 ]
 

@@ -14,6 +14,7 @@ import { createHttpHandler, type HttpHandler } from './http/handler.js'
 import { markApiBasePath } from './http/node-middleware.js'
 import { resolveSseLimits } from './http/sse-limits.js'
 import { TerminalWaits } from './runtime/await-terminal.js'
+import { type BulkOptions, bulkAction, type RunFilter } from './runtime/bulk.js'
 import { Causes } from './runtime/causes.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
@@ -247,8 +248,9 @@ export function createEngine(options: EngineOptions = {}): Engine {
 
   const engine: Engine = {
     ready: readyFn,
-    start: async (definition: Definition, input?: unknown, opts?: StartOptions) =>
-      (await rt()).start(definition, input, opts),
+    // The output a run records is the definition's `output`: its type is the definition's.
+    start: (async (definition: Definition, input?: unknown, opts?: StartOptions) =>
+      (await rt()).start(definition, input, opts)) as Engine['start'],
     startRun: async (args: StartRunArgs, hooks?: StartHooks): Promise<StartResult> =>
       (await rt()).startRun(args, hooks),
     getRun: async (runId: string) => (await rt()).getRun(runId),
@@ -260,6 +262,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     wake: async (runId: string) => (await rt()).wake(runId),
     cancel: async (runId: string, threadId?: string) => (await rt()).cancel(runId, threadId),
     listRuns: async () => (await rt()).listRuns(),
+    retryMany: (filter: RunFilter, bulk?: BulkOptions) => bulkAction(engine, 'retry', filter, bulk),
+    wakeMany: (filter: RunFilter, bulk?: BulkOptions) => bulkAction(engine, 'wake', filter, bulk),
+    cancelMany: (filter: RunFilter, bulk?: BulkOptions) =>
+      bulkAction(engine, 'cancel', filter, bulk),
     listRunSummaries: async (query?: SummaryQuery) => (await rt()).listRunSummaries(query),
     listDefinitions: async () => describeDefinitions((await rt()).registry),
     queues: async () => (await rt()).queues(),

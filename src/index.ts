@@ -12,6 +12,7 @@ export type {
   StartRunArgs,
   WaitFor,
 } from './core/api-types.js'
+export type { BulkItem, BulkOptions, BulkResult, RunFilter } from './core/bulk-types.js'
 export {
   type ClaimAttempt,
   type ClaimDecision,

@@ -3,13 +3,17 @@ import { ROUTES } from '../http/routes/index.js'
 import { notSupported } from './host-engine.js'
 
 /**
- * The routes an actor host answers 501 NOT_SUPPORTED (docs/http.md, "Actor host"): the listings, and
+ * The routes an actor host answers 501 NOT_SUPPORTED (docs/http.md, "Actor host"): the listings
+ * and the bulk actions that start from them, and
  * schedules (each run is its own cell: schedules live on an engine over a shared store).
  */
 export const NOT_SUPPORTED_ROUTES: readonly string[] = [
   'runs.list',
   'runs.summaries',
   'queues.list',
+  // Bulk actions start from the listing.
+  'operations.runs.retry',
+  'operations.runs.wake',
   // The drift report counts runs across the store; an actor host keeps no such count.
   'definitions.versions',
   ...ROUTES.filter((route) => route.name.startsWith('schedules.')).map((route) => route.name),

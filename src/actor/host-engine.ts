@@ -6,6 +6,7 @@ import type { Json } from '../core/json.js'
 import type { Clock, EventStore, Ids } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
 import { startKeyRunId } from '../core/uuid.js'
+import { bulkAction } from '../runtime/bulk.js'
 import { describeDefinitions } from '../runtime/definitions.js'
 import type { Engine, EngineRuntime, StartHooks } from '../runtime/engine-types.js'
 import type { Cell, CellTable } from './cell-table.js'
@@ -145,6 +146,10 @@ export function hostEngine(p: HostEngineParts): Engine {
     queues: async () => {
       throw notSupported('GET /queues')
     },
+    // A bulk action starts from the listing, so an actor host refuses it as the listing.
+    retryMany: (filter, options) => bulkAction(engine, 'retry', filter, options),
+    wakeMany: (filter, options) => bulkAction(engine, 'wake', filter, options),
+    cancelMany: (filter, options) => bulkAction(engine, 'cancel', filter, options),
     listRunSummaries: async () => {
       throw notSupported('GET /runs/summaries')
     },

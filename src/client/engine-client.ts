@@ -8,6 +8,7 @@ import type {
   VersionReport,
   WaitFor,
 } from '../core/api-types.js'
+import type { BulkOptions, BulkResult, RunFilter } from '../core/bulk-types.js'
 import type { Definition } from '../core/definition.js'
 import type {
   EventEnvelope,
@@ -266,6 +267,14 @@ export function createEngineClient(options: EngineClientOptions) {
         'GET',
         `/runs/${seg(runId)}/projections/${seg(name)}`,
       ),
+    /**
+     * Bulk actions by filter (operations access; docs/operating-runs.md): retries the failed
+     * effects of, or wakes, every matching run; `dryRun` only counts. A non-empty filter.
+     */
+    retryMany: (filter: RunFilter, bulk: Omit<BulkOptions, 'onProgress'> = {}) =>
+      call<BulkResult>('POST', '/operations/runs/retry', { filter, ...bulk }),
+    wakeMany: (filter: RunFilter, bulk: Omit<BulkOptions, 'onProgress'> = {}) =>
+      call<BulkResult>('POST', '/operations/runs/wake', { filter, ...bulk }),
     rescanDeadlines: () => call<{ scheduled: number }>('POST', '/operations/deadlines/rescan'),
     /** Each projector's state, checkpoint, lag and last error (operations access). */
     projectors: () => call<{ projectors: ProjectorStatus[] }>('GET', '/operations/projectors'),

@@ -46,6 +46,9 @@ export type OutputOf<D> = D extends { readonly [TYPES]?: { readonly output: infe
   ? O
   : unknown
 
+/** What a run of the definition's `state.output` is: its output type, `Json` when untyped. */
+export type RunOutputOf<D> = unknown extends OutputOf<D> ? Json : OutputOf<D>
+
 /** The input argument of `start`/`spawn`: optional when the definition accepts `undefined`. */
 export type InputArgs<D> = undefined extends InputOf<D> ? [input?: InputOf<D>] : [input: InputOf<D>]
 

@@ -44,7 +44,8 @@ export interface ThreadState {
 }
 
 /** The folded state of a run (docs/engine.md, "The model"). */
-export interface RunState {
+/** A run's folded state; `O` types `output` (a definition's output, from `start`). */
+export interface RunState<O = Json> {
   runId: string
   status: RunStatus
   rootThreadId: string
@@ -52,7 +53,7 @@ export interface RunState {
   definitionName: string
   definitionVersion: string
   threads: Record<string, ThreadState>
-  output?: Json
+  output?: O
   error?: ErrorInfo
   lastSeq: number
   createdAt: number
@@ -75,10 +76,10 @@ export interface TransientEvent {
   afterSeq: number
 }
 
-export interface StartResult {
+export interface StartResult<O = Json> {
   runId: string
   threadId: string
-  state: RunState
+  state: RunState<O>
 }
 
 export const isTerminal = (status: RunStatus | ThreadStatus): boolean =>

@@ -234,7 +234,11 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
       projectorFailures.add(1, { [ATTR.projector]: str(o.projector) })
     },
     'run.finished'(o) {
-      runsFinished[str(o.status)]?.add(1)
+      // Per definition, so a failure rate per workflow can be drawn.
+      runsFinished[str(o.status)]?.add(1, {
+        [ATTR.kind]: str(o.kind),
+        [ATTR.definition]: str(o.definitionName),
+      })
     },
   }
   // Fed by the projector runtime's observations (`projector.lag`), when it reports them.

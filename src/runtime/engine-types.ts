@@ -10,7 +10,7 @@ import type {
   VersionReport,
   WaitFor,
 } from '../core/api-types.js'
-import type { Definition, InputOf } from '../core/definition.js'
+import type { Definition, InputOf, RunOutputOf } from '../core/definition.js'
 import type {
   EventEnvelope,
   EventInput,
@@ -33,6 +33,7 @@ import type { ProjectionDefinition } from '../core/projection.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { Registry } from '../core/registry.js'
 import type { RetentionStatus } from '../core/retention-types.js'
+import type { BulkOptions, BulkResult, RunFilter } from './bulk.js'
 import type { DeleteRunOptions } from './run-delete.js'
 import type { EngineSchedules, WaitUrlOutcome, WaitUrlRequest } from './schedule-api.js'
 
@@ -129,7 +130,11 @@ export interface ReadyFunction extends PromiseLike<EngineReady> {
 
 export interface Engine {
   readonly ready: ReadyFunction
-  start<D extends Definition>(definition: D, ...args: StartArgs<D>): Promise<StartResult>
+  /** `state.output` is typed by the definition's output (`Json` for an untyped one). */
+  start<D extends Definition>(
+    definition: D,
+    ...args: StartArgs<D>
+  ): Promise<StartResult<RunOutputOf<D>>>
   startRun(args: StartRunArgs, hooks?: StartHooks): Promise<StartResult>
   getRun(runId: string): Promise<RunState>
   /**
@@ -143,6 +148,15 @@ export interface Engine {
   wake(runId: string): Promise<RunState>
   cancel(runId: string, threadId?: string): Promise<RunState>
   listRuns(): Promise<string[]>
+  /**
+   * Retries the failed, timed-out and ambiguous effects of every run matching `filter` (not
+   * empty), oldest first, in bounded batches; `dryRun` only counts (docs/operating-runs.md).
+   */
+  retryMany(filter: RunFilter, options?: BulkOptions): Promise<BulkResult>
+  /** Wakes every run matching `filter` (not empty), like `wake` run by run. */
+  wakeMany(filter: RunFilter, options?: BulkOptions): Promise<BulkResult>
+  /** Cancels every run matching `filter` (not empty), like `cancel` run by run. */
+  cancelMany(filter: RunFilter, options?: BulkOptions): Promise<BulkResult>
   /** One page of run summaries, newest first; pass `nextCursor` back as `cursor` for the next. */
   listRunSummaries(query?: SummaryQuery): Promise<SummaryPage>
   /** The registered definitions, with input schemas as JSON Schema where available. */

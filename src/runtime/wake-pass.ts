@@ -98,7 +98,8 @@ export class WakePass implements Pass {
       logRunFailed(this.ctx, this.fold)
     }
     if (this.ctx.observing && status !== statusBefore && isTerminal(status)) {
-      this.ctx.observe({ type: 'run.finished', runId: this.fold.state.runId, status })
+      const { runId, kind, definitionName } = this.fold.state
+      this.ctx.observe({ type: 'run.finished', runId, status, kind, definitionName })
     }
     // Its slot is free (the commit that ended it freed it): the key's next run is admitted.
     const flow = this.fold.flow

@@ -104,8 +104,14 @@ async function tracedEngine() {
       for (const metric of scope.metrics)
         for (const point of metric.dataPoints) {
           const value = point.value as number | { count: number }
-          out[metric.descriptor.name] =
-            (out[metric.descriptor.name] ?? 0) + (typeof value === 'number' ? value : value.count)
+          const count = typeof value === 'number' ? value : value.count
+          out[metric.descriptor.name] = (out[metric.descriptor.name] ?? 0) + count
+          // Also per definition: `<metric>|<definition name>`.
+          const definition = point.attributes['skein.definition.name']
+          if (typeof definition === 'string') {
+            const key = `${metric.descriptor.name}|${definition}`
+            out[key] = (out[key] ?? 0) + count
+          }
         }
     return out
   }
@@ -248,6 +254,8 @@ describe('otelObserver', () => {
     expect(m['skein.runs.started']).toBe(4)
     expect(m['skein.runs.completed']).toBe(3)
     expect(m['skein.runs.failed']).toBe(1)
+    expect(m['skein.runs.completed|traced']).toBe(3)
+    expect(m['skein.runs.failed|doomed']).toBe(1)
     // Three flaky runs: two attempts each, one failing; the doomed run: one failing attempt.
     expect(m['skein.effect.attempts']).toBe(7)
     expect(m['skein.effect.failures']).toBe(4)

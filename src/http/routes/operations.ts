@@ -1,5 +1,35 @@
+import { InvalidRequestError } from '../../core/errors.js'
+import type { BulkOptions, BulkResult, RunFilter } from '../../runtime/bulk.js'
 import { jsonResponse } from '../error-response.js'
-import type { Route } from '../route-types.js'
+import type { Route, RouteContext } from '../route-types.js'
+import { expectObject } from '../validate.js'
+
+/**
+ * `POST /operations/runs/retry|wake`: `{ filter, dryRun?, maxRuns?, batchSize? }`, the engine's
+ * bulk action (docs/operating-runs.md, "Bulk actions"); the filter's values are checked by it.
+ */
+async function bulk(ctx: RouteContext, action: 'retry' | 'wake'): Promise<Response> {
+  const body = expectObject(await ctx.body(), ['filter', 'dryRun', 'maxRuns', 'batchSize'])
+  const filter = body.filter
+  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) {
+    throw new InvalidRequestError(
+      'filter must be an object of run filters (status, definitionName, …)',
+    )
+  }
+  const options: BulkOptions = {}
+  if (body.dryRun !== undefined) {
+    if (typeof body.dryRun !== 'boolean') throw new InvalidRequestError('dryRun must be a boolean')
+    options.dryRun = body.dryRun
+  }
+  for (const name of ['maxRuns', 'batchSize'] as const) {
+    if (body[name] === undefined) continue
+    if (typeof body[name] !== 'number') throw new InvalidRequestError(`${name} must be a number`)
+    options[name] = body[name]
+  }
+  const run = action === 'retry' ? ctx.engine.retryMany : ctx.engine.wakeMany
+  const result: BulkResult = await run(filter as RunFilter, options)
+  return jsonResponse(result)
+}
 
 export const operationRoutes: Route[] = [
   {
@@ -15,6 +45,20 @@ export const operationRoutes: Route[] = [
     name: 'operations.projectors',
     access: 'operations',
     handle: async (ctx) => jsonResponse({ projectors: await ctx.engine.projectors() }),
+  },
+  {
+    method: 'POST',
+    path: '/operations/runs/retry',
+    name: 'operations.runs.retry',
+    access: 'operations',
+    handle: (ctx) => bulk(ctx, 'retry'),
+  },
+  {
+    method: 'POST',
+    path: '/operations/runs/wake',
+    name: 'operations.runs.wake',
+    access: 'operations',
+    handle: (ctx) => bulk(ctx, 'wake'),
   },
   {
     method: 'GET',

@@ -63,6 +63,9 @@ const BODIES: Record<string, unknown> = {
   'runs.signal': { events: [{ type: 'app.ping', payload: { n: 1 } }] },
   'effects.callback': { attempt: 1, kind: 'heartbeat' },
   'workers.claim': {},
+  // A dry run: counts, writes nothing (the contract's "writes nothing" cases hold for it).
+  'operations.runs.retry': { filter: { status: 'failed' }, dryRun: true },
+  'operations.runs.wake': { filter: { status: 'running' }, dryRun: true },
 }
 
 /**
