@@ -44,9 +44,10 @@ import { engineLogger } from './runtime/logger.js'
 import type { Observation } from './runtime/options.js'
 import { type ResolvedTrim, resolveOptions } from './runtime/options.js'
 import { ClaimedTasks } from './runtime/ownership/claimed-task.js'
-import { resolveOwnership } from './runtime/ownership.js'
+import { resolveOwnership } from './runtime/ownership/ownership.js'
 import { ProjectorRunner } from './runtime/projectors.js'
 import { RetentionSweeper, resolveRetention } from './runtime/retention.js'
+import { checkStore } from './runtime/store-check.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
 import { versionReport } from './runtime/versions.js'
 import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
@@ -105,6 +106,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
 
   const boot = async (): Promise<Booted> => {
     const store = await resolveStore(options.store)
+    const capabilities = checkStore(store, {
+      projectors: projectorList.length,
+      ownership: options.ownership !== undefined && options.ownership !== false,
+      trim: options.trimAfterSnapshot !== undefined,
+    })
     const snapshots: SnapshotStore =
       options.snapshotStore ?? store.snapshots ?? memorySnapshotStore()
     const ownership = resolveOwnership(options.ownership, store.leases, {
@@ -120,6 +126,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       clock,
       options: resolved,
       store,
+      capabilities,
       snapshots,
       scheduler,
       worker: isClaimable(options.worker)
@@ -178,21 +185,16 @@ export function createEngine(options: EngineOptions = {}): Engine {
       `${report.unexecutableRuns} run(s) not yet finished are on definition versions this host does not register: ${list.join(', ')}; a host that registers them executes them`,
     )
   }
-  const projectorRunner = (store: EventStore, tasks: ClaimedTasks): ProjectorRunner => {
-    const list = [
-      ...(options.projectors ?? []),
-      ...(options.modules ?? []).flatMap((m) => m.projectors ?? []),
-    ]
-    const feed = store.feed
-    if (list.length > 0 && !feed) {
-      throw new TypeError(
-        'createEngine: projectors need a store with a projection feed (memoryStore, sqliteStore, postgresStore)',
-      )
-    }
-    return new ProjectorRunner(
-      list,
+  const projectorList = [
+    ...(options.projectors ?? []),
+    ...(options.modules ?? []).flatMap((m) => m.projectors ?? []),
+  ]
+  const projectorRunner = (store: EventStore, tasks: ClaimedTasks): ProjectorRunner =>
+    new ProjectorRunner(
+      projectorList,
       {
-        feed: feed ?? (undefined as never),
+        // checkStore refused projectors on a store without a feed.
+        feed: store.feed ?? (undefined as never),
         claims: store.claims,
         tasks,
         clock,
@@ -202,7 +204,6 @@ export function createEngine(options: EngineOptions = {}): Engine {
       },
       options.projectorOptions,
     )
-  }
   const lifecycle: EngineLifecycle = new EngineLifecycle({
     boot,
     log,

@@ -151,6 +151,7 @@ export type {
   ScheduleStore,
   Snapshot,
   SnapshotStore,
+  StoreCapabilities,
   StoredWorkerTask,
   StoreSummaryQuery,
   SummaryPage,
@@ -191,6 +192,11 @@ export {
   type RunIndexQuery,
   type TenantOf,
 } from './core/run-index.js'
+export {
+  CAPABILITY_MEMBERS,
+  type StoreCapability,
+  storeCapabilities,
+} from './core/store-capabilities.js'
 export { decodeSummaryCursor, encodeSummaryCursor } from './core/summaries.js'
 export { createEngine } from './create-engine.js'
 export type { EngineOptions } from './engine-options.js'

@@ -13,6 +13,7 @@ import { serveHandler } from '../http/server.js'
 import type { ServeOptions, ServerHandle, StopOptions } from '../runtime/engine-types.js'
 import { engineLogger, type Logger } from '../runtime/logger.js'
 import { type RuntimeOptions, resolveOptions } from '../runtime/options.js'
+import { Claimer, claimDue } from '../runtime/ownership/claimer.js'
 import { defaultIds, systemClock } from '../runtime/system.js'
 import { ACTOR_ROUTES } from './actor-routes.js'
 import { type CellStore, memoryCells } from './cell-store.js'
@@ -146,40 +147,41 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
 
   const servers = new Set<ServerHandle>()
   let stopping: Promise<void> | undefined
-  let sweepHandle: unknown
-  let sweeping = false
 
   /**
    * Cells over a shared store: takes the runs due now that nobody holds (deadlines of closed
    * cells, runs of a host that died) and opens their cells; a cell open already is woken (its
-   * fold may predate what the other host wrote).
+   * fold may predate what the other host wrote). Returns how many opened.
    */
-  async function claimDue(claim: (now: number, limit: number) => Promise<string[]>) {
+  const claimCells = async (claim: (now: number, limit: number) => Promise<string[]>) => {
     let opened = 0
-    for (;;) {
-      // Idle cells make room (the least recently used closes for a claimed one).
-      if (stopping || !table.hasRoom()) return opened
-      const limit = Math.min(32, Math.max(1, maxOpenCells - table.size))
-      const runIds = await claim(clock.now(), limit)
-      for (const runId of runIds) {
-        if (stopping) break
-        const wasOpen = table.isOpen(runId)
-        try {
-          await table.use(runId, false, async (cell) => {
-            if (wasOpen) await cell.engine.wake(runId)
-          })
-          opened++
-        } catch (error) {
-          log.warn({ runId, err: String(error) }, 'actor host: a claimed cell did not open')
-        }
-      }
-      if (runIds.length < limit) return opened
-    }
+    await claimDue(
+      {
+        claim,
+        onClaimed: async (runId: string) => {
+          const wasOpen = table.isOpen(runId)
+          try {
+            await table.use(runId, false, async (cell) => {
+              if (wasOpen) await cell.engine.wake(runId)
+            })
+            opened++
+          } catch (error) {
+            log.warn({ runId, err: String(error) }, 'actor host: a claimed cell did not open')
+          }
+        },
+        // Idle cells make room (the least recently used closes for a claimed one).
+        pageSize: () =>
+          table.hasRoom() ? Math.min(32, Math.max(1, maxOpenCells - table.size)) : 0,
+        stopped: () => stopping !== undefined,
+      },
+      clock,
+    )
+    return opened
   }
 
   /** Opens (and closes again when idle) the cells due by `at`, as many as there is room for. */
   async function openDue(at: number): Promise<number> {
-    if (cells.claimDue) return claimDue(cells.claimDue.bind(cells))
+    if (cells.claimDue) return claimCells(cells.claimDue.bind(cells))
     let opened = 0
     const due = await registry.dueBy(at, maxOpenCells * 2 + 64)
     for (const { runId } of due) {
@@ -205,19 +207,17 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
     return opened
   }
 
-  async function sweep(): Promise<void> {
-    if (sweeping || stopping) return
-    sweeping = true
-    try {
+  // Every `sweepMs`: idle cells close, and due ones open (claimed, over a shared store).
+  const sweeper = new Claimer({
+    clock,
+    everyMs: options.sweepMs ?? 1000,
+    round: async () => {
+      if (stopping) return
       table.closeIdle()
       await openDue(clock.now() + AHEAD_MS)
-    } catch (error) {
-      log.error({ err: String(error) }, 'actor host: sweep failed')
-    } finally {
-      sweeping = false
-      if (!stopping) sweepHandle = clock.setTimeout(() => sweep(), options.sweepMs ?? 1000)
-    }
-  }
+    },
+    onError: (error) => log.error({ err: String(error) }, 'actor host: sweep failed'),
+  })
 
   /** Every known run's cell opened in turn: its deadlines rebuilt from its log. */
   async function rescan(): Promise<number> {
@@ -267,7 +267,7 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
 
   // Procedure 4: the cells due now, or open when the host last stopped, open at boot.
   const recovered = openDue(clock.now() + AHEAD_MS).finally(() => {
-    if (!stopping) sweepHandle = clock.setTimeout(() => sweep(), options.sweepMs ?? 1000)
+    if (!stopping) sweeper.start()
   })
   recovered.catch((error) => log.error({ err: String(error) }, 'actor host: recovery failed'))
 
@@ -293,7 +293,7 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
     },
     stop(stopOptions) {
       stopping ??= (async () => {
-        clock.clearTimeout(sweepHandle)
+        sweeper.stop()
         http.closeStreams()
         await Promise.allSettled([...servers].map((s) => s.close()))
         await recovered.catch(() => 0)

@@ -1,4 +1,5 @@
 import type { EventStore, LeaseStore } from '../core/ports.js'
+import { storeCapabilities } from '../core/store-capabilities.js'
 import type { OwnershipOptions } from '../runtime/options.js'
 import { defaultOwner } from '../runtime/system.js'
 import { type CellStore, runNotFound } from './cell-store.js'
@@ -6,7 +7,7 @@ import { type CellStore, runNotFound } from './cell-store.js'
 export interface SharedCellsOptions {
   /**
    * The one store every cell's engine runs on (a `postgresStore`, or a `sqliteStore` file several
-   * processes share). It needs leases (`store.leases`): they make each run's single writer. The
+   * processes share). It needs leases (`capabilities.leases`): they make each run's single writer. The
    * application owns it: closing a cell, or the host, never closes it.
    */
   store: EventStore
@@ -26,7 +27,18 @@ export interface SharedCellsOptions {
  * engine claims nothing. Closing the view leaves the shared store open.
  */
 function runView(shared: EventStore, leases: LeaseStore, runId: string): EventStore {
-  const view: EventStore = {
+  const has = storeCapabilities(shared, 'sharedCells')
+  return {
+    // The shared store's own, but no run index, feed, claims, schedules or wait URLs: the cell
+    // engine serves one run, and the host does the rest.
+    capabilities: {
+      subscribe: has.subscribe,
+      trim: has.trim,
+      flush: has.flush,
+      snapshots: has.snapshots,
+      deleteRun: has.deleteRun,
+      leases: true,
+    },
     append: (id, events, options) => shared.append(id, events, options),
     read: (id, options) => shared.read(id, options),
     tail: (id) => shared.tail(id),
@@ -40,16 +52,12 @@ function runView(shared: EventStore, leases: LeaseStore, runId: string): EventSt
       claimDue: async () => [],
     },
     close: async () => {},
+    ...(has.trim && { trim: shared.trim!.bind(shared) }),
+    ...(has.deleteRun && { deleteRun: shared.deleteRun!.bind(shared) }),
+    ...(has.subscribe && { subscribe: shared.subscribe!.bind(shared) }),
+    ...(has.flush && { flush: shared.flush!.bind(shared) }),
+    ...(has.snapshots && { snapshots: shared.snapshots }),
   }
-  const { trim, subscribe, flush, snapshots, deleteRun } = shared
-  return Object.assign(
-    view,
-    trim ? { trim: trim.bind(shared) } : {},
-    deleteRun ? { deleteRun: deleteRun.bind(shared) } : {},
-    subscribe ? { subscribe: subscribe.bind(shared) } : {},
-    flush ? { flush: flush.bind(shared) } : {},
-    snapshots ? { snapshots } : {},
-  )
 }
 
 /**
@@ -67,18 +75,17 @@ function runView(shared: EventStore, leases: LeaseStore, runId: string): EventSt
  */
 export function sharedCells(options: SharedCellsOptions): CellStore {
   const { store } = options
-  const leases = store?.leases
-  if (!leases) {
+  if (!store || !storeCapabilities(store, 'sharedCells').leases) {
     throw new TypeError(
-      'sharedCells: the store needs leases (store.leases): use postgresStore or sqliteStore',
+      'sharedCells: the store needs leases (capabilities.leases): use postgresStore or sqliteStore',
     )
   }
+  const leases = store.leases!
   const owner = options.ownership?.owner ?? defaultOwner()
   const leaseMs = options.ownership?.leaseMs ?? 10_000
   return {
-    // The cells' engines claim nothing (their view's claimDue is empty): the host claims every
-    // `sweepMs`, so their claim timer is set as far out as a timer goes.
-    ownership: { ...options.ownership, owner, pollMs: 2 ** 31 - 1 },
+    // The cells' engines claim nothing: the host claims for them every `sweepMs`.
+    ownership: { ...options.ownership, owner, claimDue: false },
     async open(runId, create) {
       if (!create && (await store.tail(runId)) === 0) throw runNotFound(runId)
       return { store: runView(store, leases, runId), close: async () => {} }

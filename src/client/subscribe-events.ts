@@ -1,4 +1,5 @@
 import type { EventEnvelope, TransientEvent } from '../core/envelope.js'
+import { backoffAfter } from '../core/retry.js'
 import type { StreamEnd } from '../http/wire/sse-format.js'
 import { ClientError, clientErrorOf, networkError } from './client-error.js'
 import { readFrames } from './sse-lines.js'
@@ -77,7 +78,8 @@ export function subscribeEvents(
 
   const retry = (error: ClientError) => {
     if (stopped) return
-    const base = Math.min(deps.reconnect.maxDelayMs, deps.reconnect.initialDelayMs * 2 ** failures)
+    const { initialDelayMs: initialMs, maxDelayMs: maxMs } = deps.reconnect
+    const base = backoffAfter(failures + 1, { initialMs, maxMs })
     const delayMs = Math.round(base / 2 + (deps.random() * base) / 2)
     failures++
     options.onError?.(error, { retrying: true, delayMs })

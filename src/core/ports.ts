@@ -539,6 +539,48 @@ export interface DeletedRun {
 export type EventListener = (events: readonly EventEnvelope[]) => void
 
 /**
+ * What a store does beyond the five calls every store has (`append`, `read`, `tail`, `bounds`,
+ * `listRuns`). A store declares each one it has in `capabilities`; an undeclared capability is
+ * `false`. `createEngine` checks the declaration once, against the store's members and against
+ * the options that need a capability, and the engine reads the checked declaration instead of
+ * probing members (docs/storage.md, "Capabilities").
+ */
+export interface StoreCapabilities {
+  /** `subscribe`: live listeners (SSE streams). */
+  readonly subscribe: boolean
+  /** `listSummaries`: pages of the run index; without it the engine folds every run to list. */
+  readonly summaries: boolean
+  /** `listRunsWithDeadlines`: boot finds due runs without folding every run. */
+  readonly deadlines: boolean
+  /** `trim`: removes events behind snapshots (`trimAfterSnapshot` needs it). */
+  readonly trim: boolean
+  /** `flush`: makes deferred appends durable; without it a deferred append needs nothing more. */
+  readonly flush: boolean
+  /** `snapshots`: an attached snapshot store; without it the engine keeps snapshots in memory. */
+  readonly snapshots: boolean
+  /** `leases`: run ownership across processes (`ownership` needs it). */
+  readonly leases: boolean
+  /** `feed`: committed events in commit order and checkpoints (projectors need it). */
+  readonly feed: boolean
+  /** `claims`: named claims for background work done by one process at a time. */
+  readonly claims: boolean
+  /** `schedules`: stored schedules; without it the engine holds them in memory. */
+  readonly schedules: boolean
+  /** `waitUrls`: stored wait URL tokens; without it the engine holds them in memory. */
+  readonly waitUrls: boolean
+  /** `flow`: flow control's queues (a definition with `flow` needs it). */
+  readonly flow: boolean
+  /** `workerTasks`: worker tasks kept in the store; without it they are kept in memory. */
+  readonly workerTasks: boolean
+  /** `deleteRun`: deletes one run whole (`engine.deleteRun` needs it). */
+  readonly deleteRun: boolean
+  /** `deleteFinished`: deletes a batch of finished runs (the retention sweep needs it). */
+  readonly deleteFinished: boolean
+  /** `countActiveRuns`: runs not yet finished per definition version (the boot's drift warning). */
+  readonly countActiveRuns: boolean
+}
+
+/**
  * The event store port (docs/storage.md). Envelopes arrive with their seq already assigned
  * (`expectedSeq + 1`, `+ 2`, …); the store checks the tail and writes atomically.
  */
@@ -587,6 +629,8 @@ export interface EventStore {
   readonly schedules?: ScheduleStore
   /** Wait URL tokens (docs/schedules.md, "Wait URLs"). */
   readonly waitUrls?: WaitUrlStore
+  /** What the store does beyond the five calls above; what is not declared is `false`. */
+  readonly capabilities?: Partial<StoreCapabilities>
   /** Flow control's queues (docs/flow-control.md); a store without it refuses flow control. */
   readonly flow?: FlowStore
   /** Worker tasks not yet handed to a worker (docs/workers.md, "Durable tasks"). */

@@ -45,3 +45,18 @@ export function backoffDelay(policy: ResolvedRetryPolicy, nextAttempt: number): 
   const delay = policy.backoffMs * policy.multiplier ** exponent
   return Math.min(policy.maxBackoffMs, Math.round(delay))
 }
+
+/** A retry loop's delays: `initialMs` after the first failure, doubling, never above `maxMs`. */
+export interface Backoff {
+  initialMs: number
+  maxMs: number
+}
+
+/**
+ * The delay before retry `failures` (1, 2, …) of a loop that retries something until it works
+ * (a reconnect, a claim poll, a store call): capped doubling, no jitter. Every such loop in the
+ * code asks this (an effect's attempts use `backoffDelay`, their policy's own).
+ */
+export function backoffAfter(failures: number, { initialMs, maxMs }: Backoff): number {
+  return Math.min(maxMs, initialMs * 2 ** Math.min(30, Math.max(0, failures - 1)))
+}

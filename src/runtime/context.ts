@@ -10,6 +10,7 @@ import type {
   FlowStore,
   Ids,
   SnapshotStore,
+  StoreCapabilities,
   WakeScheduler,
   Worker,
 } from '../core/ports.js'
@@ -20,7 +21,7 @@ import type { Fingerprints } from './fingerprint.js'
 import type { Logger } from './logger.js'
 import type { Observation, ResolvedOptions, ResolvedTrim } from './options.js'
 import type { ClaimedTasks } from './ownership/claimed-task.js'
-import type { Ownership } from './ownership.js'
+import type { Ownership } from './ownership/ownership.js'
 import type { WaitUrls } from './schedule-api.js'
 
 /** What the engine's parts share: built once by createEngine, never global. */
@@ -30,6 +31,11 @@ export interface EngineContext {
   clock: Clock
   options: ResolvedOptions
   store: EventStore
+  /**
+   * The store's declaration, checked by createEngine against its members and the options: the
+   * engine calls an optional member only when its capability is declared (docs/storage.md).
+   */
+  capabilities: StoreCapabilities
   snapshots: SnapshotStore
   scheduler: WakeScheduler
   worker: Worker | undefined

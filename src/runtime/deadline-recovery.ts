@@ -15,11 +15,11 @@ export async function scheduleStoredDeadlines(
   readFold: (runId: string) => Promise<RunFold>,
 ): Promise<Scheduled> {
   const store = ctx.store
-  if (!store.listRunsWithDeadlines) return scheduleFoldedDeadlines(ctx, readFold)
+  if (!ctx.capabilities.deadlines) return scheduleFoldedDeadlines(ctx, readFold)
   const now = ctx.clock.now()
   let scheduled = 0
   let dueNow = 0
-  for (const { runId, nextDeadlineAt } of await store.listRunsWithDeadlines()) {
+  for (const { runId, nextDeadlineAt } of await store.listRunsWithDeadlines!()) {
     ctx.scheduler.schedule(runId, nextDeadlineAt)
     scheduled++
     if (nextDeadlineAt <= now) dueNow++

@@ -28,7 +28,6 @@ import {
 import { type RunFold, viewState } from '../core/fold/index.js'
 import type {
   DeletedRun,
-  EventStore,
   SummaryPage,
   SummaryQuery,
   WorkerCallbackInput,
@@ -466,7 +465,7 @@ export class RuntimeEngine implements EngineRuntime {
   /** One page of run summaries, newest first (see SummaryQuery). */
   async listRunSummaries(query?: SummaryQuery): Promise<SummaryPage> {
     const valid = normalizeSummaryQuery(query)
-    if (this.ctx.store.listSummaries) return this.ctx.store.listSummaries(valid)
+    if (this.ctx.capabilities.summaries) return this.ctx.store.listSummaries!(valid)
     return foldedSummaryPage(this.ctx.store, valid, async (runId) => ({
       runId,
       ...metaOf(await this.readFold(runId)),
@@ -518,10 +517,9 @@ export class RuntimeEngine implements EngineRuntime {
     runId: string,
     listener: (events: readonly EventEnvelope[]) => void,
   ): Promise<() => void> {
-    const store: EventStore = this.ctx.store
-    if (!store.subscribe)
+    if (!this.ctx.capabilities.subscribe)
       throw new InvalidRequestError('this store does not support live subscriptions')
-    return store.subscribe(runId, listener)
+    return this.ctx.store.subscribe!(runId, listener)
   }
 
   subscribeTransient(runId: string, listener: (event: TransientEvent) => void): () => void {

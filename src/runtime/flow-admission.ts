@@ -47,8 +47,8 @@ export class FlowAdmission implements FlowAdmissions {
   static create(ctx: EngineContext, wake: (runId: string) => void): FlowAdmission | undefined {
     const controlled = ctx.registry.listDefinitions().filter((d) => d.flow !== undefined)
     const store = ctx.store.flow
-    if (!store && controlled.length === 0) return undefined
-    if (!store) {
+    if (!ctx.capabilities.flow && controlled.length === 0) return undefined
+    if (!ctx.capabilities.flow || !store) {
       throw new CompositionError(
         `definition ${controlled[0].kind}:${controlled[0].name} declares flow control, and the store has no flow queues (memoryStore, sqliteStore and postgresStore have)`,
         { definition: `${controlled[0].kind}:${controlled[0].name}` },

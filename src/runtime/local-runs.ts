@@ -1,10 +1,17 @@
 import type { RunState } from '../core/envelope.js'
 import { EngineStoppedError, StoreError, StoreUnavailableError } from '../core/errors.js'
 import type { RunFold } from '../core/fold/index.js'
+import { type Backoff, backoffAfter } from '../core/retry.js'
 import type { EngineContext } from './context.js'
 import { errorFields } from './logger.js'
+import { Claimer, claimDue } from './ownership/claimer.js'
 import { type ControllerHost, RunController } from './run-controller.js'
 import type { FoldCache } from './run-writer.js'
+
+/** A deadline wake that failed: the deadline already fired, so the engine retries it. */
+const WAKE_RETRY: Backoff = { initialMs: 1000, maxMs: 60_000 }
+/** A drive that failed on the store, which may hold finished work not yet recorded. */
+const DRIVE_RETRY: Backoff = { initialMs: 250, maxMs: 30_000 }
 
 /**
  * The runs this process is serving: one controller per active run, made on first use and
@@ -73,7 +80,7 @@ export class LocalRuns {
       // it. Retry with capped backoff and tell the observer.
       const failures = (this.wakeFailures.get(runId) ?? 0) + 1
       this.wakeFailures.set(runId, failures)
-      const delay = Math.min(60_000, 1000 * 2 ** (failures - 1))
+      const delay = backoffAfter(failures, WAKE_RETRY)
       const fields = errorFields(error)
       this.ctx.observe({ type: 'wake.failed', runId, error: fields.message, retryInMs: delay })
       this.ctx.log.error(
@@ -88,7 +95,7 @@ export class LocalRuns {
   }
 
   /** Something finished outside a queue operation (an attempt, a worker call): drive the run. */
-  requestDrive(runId: string, retryMs = 0): void {
+  requestDrive(runId: string, failures = 0): void {
     if (this.host.stopped) return
     const controller = this.controller(runId)
     controller.drive().catch((error) => {
@@ -99,19 +106,19 @@ export class LocalRuns {
       // this process has not recorded, and no deadline of this process may be due to retry it
       // (with ownership, the run's lease is this process's own): retry, backing off to 30 s.
       // With ownership, never slower than the lease's renewal: renewals go on while this work
-      // is unrecorded (RunLease.busy), so once the store is back the lease would stay held, and
+      // is unrecorded (RunSeat.busy), so once the store is back the lease would stay held, and
       // a peer's call wait, until a retry far off (decisions.md, "Recording retries keep pace
       // with lease renewals").
       const storeFailed = StoreUnavailableError.is(error) || StoreError.is(error)
-      const cap = Math.min(30_000, this.ctx.ownership?.renewMs ?? 30_000)
-      const next = Math.min(Math.max(retryMs * 2, 250), cap)
+      const cap = Math.min(DRIVE_RETRY.maxMs, this.ctx.ownership?.renewMs ?? DRIVE_RETRY.maxMs)
+      const next = backoffAfter(failures + 1, { initialMs: DRIVE_RETRY.initialMs, maxMs: cap })
       this.ctx.log.error(
         { runId, ...fields },
         storeFailed
           ? `wake of run ${runId} (recording finished work) failed; retrying in ${next} ms`
           : `wake of run ${runId} (recording finished work) failed; the next call or deadline retries`,
       )
-      if (storeFailed) this.ctx.clock.setTimeout(() => this.requestDrive(runId, next), next)
+      if (storeFailed) this.ctx.clock.setTimeout(() => this.requestDrive(runId, failures + 1), next)
     })
     // An execution may settle with nothing queued: let the controller notice it is idle.
     queueMicrotask(() => controller.settleIfIdle())
@@ -138,41 +145,46 @@ export class LocalRuns {
     await Promise.allSettled(controllers.map((c) => c.writer.letGo()))
   }
 
-  private claimTimer: unknown
+  private claimer: Claimer | undefined
 
   /**
    * With ownership, deadlines are claimed through the store instead of fired by every process
    * that knows them: every `pollMs` this process takes the leases of due runs nobody holds
    * (`claimDue`) and wakes them. That also finds the runs of an owner that died (a run with an
-   * attempt in flight stores a deadline of "now"), once its lease expired.
+   * attempt in flight stores a deadline of "now"), once its lease expired. Not when the
+   * ownership says `claimDue: false` (a cell engine: its host claims for it).
    */
   startClaiming(): void {
     const own = this.ctx.ownership
-    if (!own || this.claimTimer !== undefined) return
+    if (!own?.claimDue || this.claimer) return
     const { clock } = this.ctx
-    const page = 32
-    const tick = async () => {
-      if (this.host.stopping) return
-      let next = own.pollMs
-      try {
-        const now = clock.now()
-        const claimed = await own.leases.claimDue(own.owner, now, now + own.leaseMs, page)
-        for (const { runId, epoch } of claimed) {
-          this.controller(runId).writer.lease?.adopt(epoch, now + own.leaseMs)
-          void this.wakeDue(runId)
-        }
-        if (claimed.length === page) next = 1
-      } catch (error) {
-        const fields = errorFields(error)
-        this.ctx.log.error(fields, `claiming due runs failed; retrying in ${own.pollMs} ms`)
-      }
-      if (!this.host.stopping) this.claimTimer = clock.setTimeout(tick, next)
-    }
-    this.claimTimer = clock.setTimeout(tick, own.pollMs)
+    this.claimer = new Claimer({
+      clock,
+      everyMs: own.pollMs,
+      round: () =>
+        claimDue(
+          {
+            claim: (now, limit) => own.leases.claimDue(own.owner, now, now + own.leaseMs, limit),
+            onClaimed: ({ runId, epoch }, now) => {
+              this.controller(runId).writer.seat?.adopt(epoch, now + own.leaseMs)
+              void this.wakeDue(runId)
+            },
+            pageSize: () => 32,
+            stopped: () => this.host.stopping,
+          },
+          clock,
+        ),
+      onError: (error) =>
+        this.ctx.log.error(
+          errorFields(error),
+          `claiming due runs failed; retrying in ${own.pollMs} ms`,
+        ),
+    })
+    this.claimer.start()
   }
 
   private stopClaiming(): void {
-    if (this.claimTimer !== undefined) this.ctx.clock.clearTimeout(this.claimTimer)
+    this.claimer?.stop()
   }
 
   /** A deleted run: its cached fold goes. */

@@ -205,6 +205,11 @@ export interface OwnershipOptions {
   /** How often due deadlines are claimed from the store (`claimDue`); default 500 ms. */
   pollMs?: number
   /**
+   * Whether this engine claims due runs from the store (every `pollMs`); default true. `false`
+   * when something else claims for it: the actor host over shared cells claims for its cells.
+   */
+  claimDue?: boolean
+  /**
    * How long a call waits for a run another process owns to be let go before it fails with
    * LEASE_LOST (503, retry later); default 30 000 ms.
    */

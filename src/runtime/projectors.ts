@@ -2,6 +2,7 @@ import type { EventEnvelope } from '../core/envelope.js'
 import type { ClaimStore, Clock, FeedEntry, ProjectionFeed } from '../core/ports.js'
 import { type ProjectorDefinition, projectorClaimName } from '../core/projector.js'
 import type { ProjectorOptions, ProjectorState, ProjectorStatus } from '../core/projector-status.js'
+import { backoffAfter } from '../core/retry.js'
 import { feedCache } from './feed-cache.js'
 import type { Observation } from './options.js'
 import type { ClaimedRound, ClaimedTask, ClaimedTasks } from './ownership/claimed-task.js'
@@ -33,11 +34,6 @@ interface RunnerDeps {
 }
 
 const DEFAULTS = { leaseMs: 15_000, pollMs: 500, delayMs: 20, batchSize: 500, failAfter: 5 }
-
-/** The delay before retry `failures` (1, 2, …): doubling from `initialMs`, capped at `maxMs`. */
-export function projectorBackoff(failures: number, initialMs: number, maxMs: number): number {
-  return Math.min(maxMs, initialMs * 2 ** Math.min(30, Math.max(0, failures - 1)))
-}
 
 /**
  * Works every projector of an engine off the commit path: per projector a claimed task
@@ -295,7 +291,7 @@ export class ProjectorRunner {
       state: w.state,
       error: message,
     })
-    await this.sleep(projectorBackoff(w.failures, this.opts.initialMs, this.opts.maxMs), signal)
+    await this.sleep(backoffAfter(w.failures, this.opts), signal)
   }
 
   /** Waits `ms` on the engine clock, or until `signal` aborts. */

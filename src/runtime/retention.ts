@@ -77,7 +77,8 @@ export class RetentionSweeper {
 
   /** Starts the sweep; refused (the boot fails) on a store that cannot delete or claim. */
   start(store: EventStore): void {
-    if (!store.deleteFinished || !store.claims) {
+    const { capabilities } = this.ctx
+    if (!capabilities.deleteFinished || !capabilities.claims || !store.deleteFinished) {
       throw new TypeError(
         'createEngine: retention needs a store that deletes runs and holds claims (memoryStore, sqliteStore, postgresStore)',
       )

@@ -58,7 +58,7 @@ export async function deleteRunOp(
     )
   }
   const store = ctx.store
-  if (!store.deleteRun) {
+  if (!ctx.capabilities.deleteRun || !store.deleteRun) {
     throw new NotConfiguredError(
       'this store cannot delete runs (memoryStore, sqliteStore and postgresStore can)',
     )

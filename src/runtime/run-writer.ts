@@ -1,8 +1,10 @@
 import { nextDeadline } from '../core/deadlines.js'
+import type { EventEnvelope } from '../core/envelope.js'
 import { isTerminal } from '../core/envelope.js'
 import { emptyFold, type RunFold } from '../core/fold/index.js'
+import type { AppendOptions } from '../core/ports.js'
 import { type EngineContext, newRunMemory, type RunMemory } from './context.js'
-import { RunLease } from './ownership.js'
+import { RunSeat } from './ownership/run-seat.js'
 import { catchUp, loadFold, saveSnapshot } from './snapshots.js'
 import { type Seed, type SeedKind, WakePass, type WakeResult } from './wake-pass.js'
 
@@ -20,17 +22,18 @@ export interface FoldCache {
  * the expected tail), and after each operation snapshots and schedules the run's next deadline.
  *
  * Its caller (RunController) decides *when* it writes: one operation at a time, in arrival
- * order. Ownership across processes (runtime/ownership.ts) attaches here, not to the controller: a lease
- * taken when the writer loads the run, its epoch carried by every commit of its passes, renewed
- * while attempts are in flight and let go when the run parks.
+ * order. Ownership across processes attaches here, not to the controller: the run's seat
+ * (runtime/ownership/run-seat.ts), taken when the writer loads the run, every commit of its
+ * passes appended under its claim, renewed while attempts are in flight, let go when the run
+ * parks.
  */
 export class RunWriter {
   /** The run's fold as the latest operation left it, and its attempts in flight. */
   readonly mem: RunMemory = newRunMemory()
   /** Set by `markGenerated` until the first load. */
   private generated = false
-  /** The run's lease when the engine enforces ownership (several processes on one store). */
-  readonly lease: RunLease | undefined
+  /** The run's seat when the engine enforces ownership (several processes on one store). */
+  readonly seat: RunSeat | undefined
   /** Commits made so far (an operation that committed is not run again after losing the lease). */
   commits = 0
 
@@ -40,9 +43,9 @@ export class RunWriter {
     private readonly cache: FoldCache,
   ) {
     if (ctx.ownership) {
-      this.lease = new RunLease(ctx, ctx.ownership, runId)
-      this.lease.onLost = () => this.dropWork()
-      this.lease.busy = () => this.mem.inflight.size > 0 || this.mem.settled.length > 0
+      this.seat = new RunSeat(ctx, ctx.ownership, runId)
+      this.seat.onLost = () => this.dropWork()
+      this.seat.busy = () => this.mem.inflight.size > 0 || this.mem.settled.length > 0
     }
   }
 
@@ -52,13 +55,39 @@ export class RunWriter {
    * left to it: returns false.
    */
   own(wait: boolean): Promise<boolean> | boolean {
-    const lease = this.lease
-    if (!lease) return true
+    const seat = this.seat
+    if (!seat) return true
     if (this.generated) {
-      lease.takeNew()
+      seat.takeNew()
       return true
     }
-    return lease.acquire(wait)
+    return seat.acquire(wait)
+  }
+
+  /**
+   * One commit of a pass: the batch appended, under the run's seat when ownership is on (its
+   * claim in `options.lease`; let go with this commit when the run parks with nothing due).
+   * Counted once durable.
+   */
+  append(
+    events: readonly EventEnvelope[],
+    options: AppendOptions,
+    parking: boolean,
+    deadlineAt: number | null,
+  ): Promise<void> {
+    const { ctx, runId, seat } = this
+    const appending = seat
+      ? seat.commit(ctx.clock.now(), parking, deadlineAt, (claim) => {
+          options.lease = claim
+          return ctx.store.append(runId, events, options)
+        })
+      : ctx.store.append(runId, events, options)
+    return this.counted(appending)
+  }
+
+  private async counted(appending: Promise<void>): Promise<void> {
+    await appending
+    this.commits++
   }
 
   /**
@@ -160,7 +189,7 @@ export class RunWriter {
     // Null for a finished run unless a worker cancel awaits its acknowledgement.
     if (at === null) ctx.scheduler.cancel(this.runId)
     else ctx.scheduler.schedule(this.runId, at)
-    if (parked) await this.lease?.releaseIfHeld()
+    if (parked) await this.seat?.releaseIfHeld()
     if (parked && ctx.observing) {
       ctx.observe({ type: 'run.parked', runId: this.runId, seq: fold.state.lastSeq })
     }
@@ -178,13 +207,13 @@ export class RunWriter {
     for (const execution of mem.inflight.values()) execution.abort(new Error('engine stopped'))
     mem.inflight.clear()
     mem.waiter?.()
-    this.lease?.stopRenewal()
+    this.seat?.stopRenewal()
     return cut
   }
 
   /** The engine stopped: the run is let go at once (another process takes it over). */
   letGo(): Promise<void> | undefined {
-    return this.lease?.releaseIfHeld()
+    return this.seat?.releaseIfHeld()
   }
 
   /** The run is idle: its fold goes to the cache (when there is one) and leaves memory. */

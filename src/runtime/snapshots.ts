@@ -93,7 +93,7 @@ export async function saveSnapshot(
     data,
   })
   ctx.observe({ type: 'snapshot.saved', runId, seq })
-  if (ctx.trim && ctx.store.trim) await trimBehindSnapshots(ctx, runId)
+  if (ctx.trim) await trimBehindSnapshots(ctx, runId)
 }
 
 /**

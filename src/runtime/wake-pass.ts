@@ -1,10 +1,10 @@
 import { withProps } from '../core/copy.js'
 import { nextDeadline } from '../core/deadlines.js'
 import { definitionLabel } from '../core/definition.js'
-import { isTerminal, type RunState } from '../core/envelope.js'
-import { DefinitionNotFoundError, LeaseLostError, WakeLimitError } from '../core/errors.js'
+import { type EventEnvelope, isTerminal, type RunState } from '../core/envelope.js'
+import { DefinitionNotFoundError, WakeLimitError } from '../core/errors.js'
 import { type RunFold, type TimerRecord, viewState } from '../core/fold/index.js'
-import type { LeaseClaim, RunMeta } from '../core/ports.js'
+import type { AppendOptions, RunMeta } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
 import { failAttempt, recordSettled } from './attempt-outcomes.js'
 import { Batch } from './batch.js'
@@ -13,7 +13,6 @@ import type { EngineContext, Pass, RunMemory } from './context.js'
 import { decideRounds, hasRunnable, runnableEffects } from './decide-rounds.js'
 import { awaitQuickAttempts, launchAttempt } from './effect-runner.js'
 import { logRunFailed } from './log-events.js'
-import type { RunLease } from './ownership.js'
 import { addRootThread } from './root-thread.js'
 import { snapshotDueInPass, snapshotInPass } from './snapshots.js'
 import type { MaybePromise } from './validate.js'
@@ -33,11 +32,18 @@ export type Seed = (pass: Pass) => void | Promise<void>
  */
 export type SeedKind = 'input' | 'outcome'
 
-/** What a pass needs of its run's writer: the lease its commits carry (run-writer.ts). */
+/**
+ * What a pass needs of its run's writer (run-writer.ts): each commit appended, under the run's
+ * seat when ownership is on. `parking`: nothing is left running here after this commit, so
+ * the seat may go with it unless `deadlineAt` is due already.
+ */
 export interface PassOwner {
-  readonly lease: RunLease | undefined
-  commits: number
-  dropWork(): void
+  append(
+    events: readonly EventEnvelope[],
+    options: AppendOptions,
+    parking: boolean,
+    deadlineAt: number | null,
+  ): Promise<void>
 }
 
 export interface WakeResult {
@@ -74,7 +80,7 @@ export class WakePass implements Pass {
     readonly ctx: EngineContext,
     readonly mem: RunMemory,
     readonly fold: RunFold,
-    private readonly owner?: PassOwner,
+    private readonly owner: PassOwner,
   ) {
     this.now = ctx.clock.now()
     this.batch = new Batch(ctx.registry, ctx.ids, fold, this.now)
@@ -88,11 +94,12 @@ export class WakePass implements Pass {
     } catch (error) {
       // The caller sees the pass's own error; should this sync fail too, the next fsynced
       // commit covers the deferred append.
-      if (this.deferred) await this.ctx.store.flush?.().catch(() => {})
+      if (this.deferred && this.ctx.capabilities.flush)
+        await this.ctx.store.flush!().catch(() => {})
       if (this.ctx.observing) this.observeFailed(error)
       throw error
     }
-    if (this.deferred) await this.ctx.store.flush?.()
+    if (this.deferred && this.ctx.capabilities.flush) await this.ctx.store.flush!()
     const status = this.fold.state.status
     if (status === 'failed' && statusBefore !== 'failed') {
       logRunFailed(this.ctx, this.fold)
@@ -164,8 +171,7 @@ export class WakePass implements Pass {
         localLaunches > 0 &&
         launches.length === localLaunches &&
         this.batch.afterCommit.length === 0
-      // Nothing left running here after this commit: it lets the run's lease go (no write of
-      // its own). Wrong only if something falls due meanwhile; the next commit takes it back.
+      // Nothing left running here after this commit: it may let the run's seat go.
       const parking =
         launches.length === 0 &&
         mem.inflight.size === 0 &&
@@ -376,48 +382,21 @@ export class WakePass implements Pass {
    * operation all read it.
    */
   commit(deferSync: boolean, parking = false): Promise<void> {
-    const { ctx, fold, batch, owner } = this
+    const { ctx, fold, batch } = this
     const stored = nextDeadline(fold, true)
     // The same deadline, unless an attempt in flight made the stored one "at once" (0).
-    this.mem.deadlineAt = stored === null || stored > 0 ? stored : nextDeadline(fold)
+    const at = stored === null || stored > 0 ? stored : nextDeadline(fold)
+    this.mem.deadlineAt = at
     this.mem.deadlineSeq = fold.state.lastSeq
-    const lease = owner?.lease
-    let claim: LeaseClaim | undefined
-    if (lease) {
-      const now = ctx.clock.now()
-      const at = this.mem.deadlineAt
-      claim = lease.claim(now, parking && (at === null || at > now))
-    }
-    const appending = ctx.store.append(fold.state.runId, batch.events, {
+    const options: AppendOptions = {
       expectedSeq: batch.expectedSeq,
       idempotencyKey: batch.idempotencyKey,
       meta: metaOf(fold, stored),
       durability: deferSync ? 'deferred' : 'immediate',
-      lease: claim,
-    })
-    const settled = owner ? this.settleCommit(owner, claim, appending) : appending
-    return ctx.observing ? observeAppend(ctx, batch, deferSync, settled) : settled
-  }
-
-  /** Keeps the writer's lease in step with the store: taken, renewed or released, or lost. */
-  private async settleCommit(
-    owner: PassOwner,
-    claim: LeaseClaim | undefined,
-    appending: Promise<void>,
-  ): Promise<void> {
-    try {
-      await appending
-    } catch (error) {
-      // Another process owns the run: nothing of this pass was written and nothing it
-      // recorded may start here.
-      if (LeaseLostError.is(error)) {
-        owner.lease?.lost()
-        owner.dropWork()
-      }
-      throw error
+      lease: undefined,
     }
-    owner.commits++
-    if (claim) owner.lease?.committed(claim)
+    const appending = this.owner.append(batch.events, options, parking, at)
+    return ctx.observing ? observeAppend(ctx, batch, deferSync, appending) : appending
   }
 
   snapshotInPass(): Promise<void> {

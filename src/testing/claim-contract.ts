@@ -1,8 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { claimEpochFor, claimGranted, decideClaim, type HeldClaim } from '../core/claim-rule.js'
 import type { Claim, ClaimStore, EventStore } from '../core/ports.js'
 import { CLAIM_CASES, CLAIM_NOW } from './claim-cases.js'
 import type { StorePair } from './lease-contract.js'
+import { openedPerTest } from './opened-per-test.js'
 
 const claimsOf = (store: EventStore): ClaimStore => {
   if (!store.claims) throw new Error('the store under test has no `claims`')
@@ -39,15 +40,11 @@ export function describeClaimStore(
   makePair: () => StorePair | Promise<StorePair>,
 ): void {
   describe(`ClaimStore contract: ${name}`, () => {
-    const pairs: StorePair[] = []
+    const openPair = openedPerTest(makePair, (pair) => pair.close())
     const open = async () => {
-      const pair = await makePair()
-      pairs.push(pair)
+      const pair = await openPair()
       return { a: claimsOf(pair.a), b: claimsOf(pair.b) }
     }
-    afterEach(async () => {
-      for (const pair of pairs.splice(0)) await pair.close()
-    })
 
     it('decides every case of the claim rule alike', async () => {
       const { a, b } = await open()
@@ -136,8 +133,7 @@ export function describeClaimStore(
     })
 
     it('a projector checkpoint moves only under its claim, held at the writer’s epoch', async () => {
-      const pair = await makePair()
-      pairs.push(pair)
+      const pair = await openPair()
       const [fa, fb] = [pair.a.feed, pair.b.feed]
       if (!fa || !fb) return
       const a = claimsOf(pair.a)

@@ -1,5 +1,6 @@
 import { StoreError } from '../core/errors.js'
 import type { EventStore, SnapshotStore } from '../core/ports.js'
+import { storeCapabilities } from '../core/store-capabilities.js'
 
 export type FaultMethod =
   | 'append'
@@ -141,28 +142,44 @@ export function faultyStore(inner: EventStore, plan?: FaultPlan): FaultyStore {
       return result
     }
 
-  const snapshots = inner.snapshots && wrapSnapshots(inner.snapshots, wrap)
+  const has = storeCapabilities(inner, 'faultyStore')
+  const snapshots = has.snapshots ? wrapSnapshots(inner.snapshots!, wrap) : undefined
   const store: FaultyStore = {
     inner,
+    // Schedules, wait URLs, flow queues, worker tasks and deletion are not what it faults: the
+    // wrapper leaves them out (the engine keeps schedules, wait URLs and tasks in memory).
+    capabilities: {
+      ...has,
+      schedules: false,
+      waitUrls: false,
+      flow: false,
+      workerTasks: false,
+      deleteRun: false,
+      deleteFinished: false,
+      countActiveRuns: false,
+    },
     append: wrap('append', inner.append.bind(inner)),
     read: wrap('read', inner.read.bind(inner)),
     tail: wrap('tail', inner.tail.bind(inner)),
     bounds: wrap('bounds', inner.bounds.bind(inner)),
     listRuns: wrap('listRuns', inner.listRuns.bind(inner)),
-    ...(inner.trim && { trim: wrap('trim', inner.trim.bind(inner)) }),
-    ...(inner.subscribe && { subscribe: inner.subscribe.bind(inner) }),
-    ...(inner.listSummaries && {
-      listSummaries: wrap('listSummaries', inner.listSummaries.bind(inner)),
+    ...(has.trim && { trim: wrap('trim', inner.trim!.bind(inner)) }),
+    ...(has.subscribe && { subscribe: inner.subscribe!.bind(inner) }),
+    ...(has.summaries && {
+      listSummaries: wrap('listSummaries', inner.listSummaries!.bind(inner)),
     }),
-    ...(inner.listRunsWithDeadlines && {
-      listRunsWithDeadlines: wrap('listRunsWithDeadlines', inner.listRunsWithDeadlines.bind(inner)),
+    ...(has.deadlines && {
+      listRunsWithDeadlines: wrap(
+        'listRunsWithDeadlines',
+        inner.listRunsWithDeadlines!.bind(inner),
+      ),
     }),
-    ...(inner.flush && { flush: wrap('flush', inner.flush.bind(inner)) }),
+    ...(has.flush && { flush: wrap('flush', inner.flush!.bind(inner)) }),
     ...(snapshots && { snapshots }),
     // Ownership, claims and the projection feed pass through unfaulted: the faults are the log's.
-    ...(inner.leases && { leases: inner.leases }),
-    ...(inner.claims && { claims: inner.claims }),
-    ...(inner.feed && { feed: inner.feed }),
+    ...(has.leases && { leases: inner.leases }),
+    ...(has.claims && { claims: inner.claims }),
+    ...(has.feed && { feed: inner.feed }),
     ...(inner.close && { close: inner.close.bind(inner) }),
     failNext(method, when = 'before', options = {}) {
       const times = options.times ?? 1

@@ -1,8 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { LeaseLostError } from '../core/errors.js'
 import type { EventStore, LeaseClaim, LeaseStore, RunMeta } from '../core/ports.js'
 import { leaseRuleCases } from './lease-rule-cases.js'
 import { makeEnvelopes } from './make-envelopes.js'
+import { openedPerTest } from './opened-per-test.js'
+import { rejection } from './rejection.js'
 
 /** Two handles on one database (two processes' stores); the memory store passes itself twice. */
 export interface StorePair {
@@ -29,15 +31,6 @@ const claim = (owner: string, epoch: number, now: number, ttl = 1000): LeaseClai
   now,
 })
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected the call to reject, but it resolved')
-}
-
 const leasesOf = (store: EventStore): LeaseStore => {
   if (!store.leases) throw new Error('the store under test has no `leases`')
   return store.leases
@@ -62,15 +55,7 @@ export function describeLeaseStore(
   makePair: () => StorePair | Promise<StorePair>,
 ): void {
   describe(`LeaseStore contract: ${name}`, () => {
-    const pairs: StorePair[] = []
-    const open = async () => {
-      const pair = await makePair()
-      pairs.push(pair)
-      return pair
-    }
-    afterEach(async () => {
-      for (const pair of pairs.splice(0)) await pair.close()
-    })
+    const open = openedPerTest(makePair, (pair) => pair.close())
 
     // Every store's statements of the claim rule (`decideClaim`) answer its table of cases.
     leaseRuleCases(open)

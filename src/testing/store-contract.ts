@@ -3,7 +3,10 @@ import type { EventEnvelope } from '../core/envelope.js'
 import { IdempotencyConflictError, InvalidRequestError, SeqConflictError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { EventStore, RunMeta, Snapshot, SnapshotStore } from '../core/ports.js'
+import { storeCapabilities } from '../core/store-capabilities.js'
 import { makeEnvelopes } from './make-envelopes.js'
+import { openedPerTest } from './opened-per-test.js'
+import { rejection } from './rejection.js'
 import { summaryPagingContract } from './summary-contract.js'
 
 export interface StoreContractOptions {
@@ -34,16 +37,6 @@ const meta = (over: Partial<RunMeta> = {}): RunMeta => ({
   ...over,
 })
 
-/** Settles to the error a promise rejects with (fails the test if it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected the call to reject, but it resolved')
-}
-
 /**
  * The one contract every EventStore implementation runs (docs/testing.md). Call it at the top level
  * of a vitest file; `makeStore` must return a fresh, empty store each time.
@@ -57,20 +50,17 @@ export function describeEventStore(
   options: StoreContractOptions = {},
 ): void {
   describe(`EventStore contract: ${name}`, () => {
-    const opened: EventStore[] = []
-    const open = async () => {
-      const store = await makeStore()
-      opened.push(store)
-      return store
-    }
-    afterEach(async () => {
-      for (const store of opened.splice(0)) {
-        await store.close?.()
-        await options.cleanup?.(store)
-      }
+    const open = openedPerTest(makeStore, async (store) => {
+      await store.close?.()
+      await options.cleanup?.(store)
     })
 
     summaryPagingContract(open)
+
+    it('declares its capabilities truthfully: each one exactly when it has the member', async () => {
+      const store = await open()
+      expect(() => storeCapabilities(store, name)).not.toThrow()
+    })
 
     it('reports an unknown run as empty', async () => {
       const store = await open()

@@ -1,6 +1,10 @@
 import { TerminalError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { WorkerTask } from '../core/ports.js'
+import { type Backoff, backoffAfter } from '../core/retry.js'
+
+/** A failed claim or callback post is retried, doubling from 100 ms to 5 s. */
+const RETRY: Backoff = { initialMs: 100, maxMs: 5_000 }
 
 export interface HttpWorkerContext {
   /** Aborted when the run or the task's thread is cancelled (noticed on heartbeat) or on stop. */
@@ -128,7 +132,7 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
 
   /** Claims as many tasks as there are free slots, runs them, and claims again. */
   async function loop(): Promise<void> {
-    let backoff = 100
+    let failures = 0
     while (!stopping.signal.aborted) {
       if (running.size >= concurrency) {
         await Promise.race(running)
@@ -144,7 +148,7 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
           },
           stopping.signal,
         )
-        backoff = 100
+        failures = 0
         for (const task of reply?.tasks ?? []) {
           const done: Promise<void> = runTask(task)
             .catch((error) => options.onError?.(error))
@@ -154,8 +158,8 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
       } catch (error) {
         if (stopping.signal.aborted) return
         options.onError?.(error)
-        await new Promise((resolve) => setTimeout(resolve, backoff))
-        backoff = Math.min(backoff * 2, 5_000)
+        const pause = backoffAfter(++failures, RETRY)
+        await new Promise((resolve) => setTimeout(resolve, pause))
       }
     }
   }
@@ -187,7 +191,7 @@ function batchedReports(
   let sending = false
   const send = async () => {
     sending = true
-    let backoff = 100
+    let failures = 0
     while (pending.length > 0) {
       const batch = pending.slice(0, MAX_BATCH)
       try {
@@ -205,7 +209,7 @@ function batchedReports(
           }
         }
         for (const b of batch) b.done()
-        backoff = 100
+        failures = 0
       } catch (error) {
         onError?.(error)
         if (stopped()) {
@@ -213,8 +217,7 @@ function batchedReports(
           pending = []
           break
         }
-        await new Promise((resolve) => setTimeout(resolve, backoff))
-        backoff = Math.min(backoff * 2, 5_000)
+        await new Promise((resolve) => setTimeout(resolve, backoffAfter(++failures, RETRY)))
       }
     }
     sending = false

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { InvalidInputError, SkeinError, TerminalError, toErrorInfo } from '../../src/core/errors.js'
 import { canonicalJson, checkJson, isSubset, jsonByteLength } from '../../src/core/json.js'
 import { matchesWait } from '../../src/core/matching.js'
-import { backoffDelay, resolveRetry } from '../../src/core/retry.js'
+import { backoffAfter, backoffDelay, resolveRetry } from '../../src/core/retry.js'
 import { timeOrderedUuid } from '../../src/core/uuid.js'
 import { HTTP_STATUS_BY_CODE } from '../../src/http/wire/status.js'
 import { defaultIds } from '../../src/runtime/system.js'
@@ -20,6 +20,16 @@ describe('backoff', () => {
     ])
     expect(backoffDelay(resolveRetry({ maxAttempts: 1 }), 2)).toBeNull()
     expect(resolveRetry(undefined).maxAttempts).toBe(3)
+  })
+
+  it('a retry loop doubles from initialMs after each failure, capped at maxMs', () => {
+    const loop = { initialMs: 250, maxMs: 30_000 }
+    expect([1, 2, 3, 4, 7, 8, 9].map((n) => backoffAfter(n, loop))).toEqual([
+      250, 500, 1000, 2000, 16_000, 30_000, 30_000,
+    ])
+    // Before the first failure, and far past the cap, without overflowing to Infinity.
+    expect(backoffAfter(0, loop)).toBe(250)
+    expect(backoffAfter(10_000, loop)).toBe(30_000)
   })
 })
 

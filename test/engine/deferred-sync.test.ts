@@ -48,6 +48,7 @@ const remoteFlow = defineWorkflow({
 function syncSpyStore() {
   const inner = memoryStore()
   const store: EventStore & { syncs: number } = Object.assign(Object.create(inner), {
+    capabilities: { ...inner.capabilities, flush: true },
     syncs: 0,
     async flush() {
       store.syncs++

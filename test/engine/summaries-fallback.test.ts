@@ -8,7 +8,7 @@ const stuck = defineWorkflow({ name: 'stuck', nodes: { w: { run: (ctx) => ctx.wa
 describe('listRunSummaries on a store without listSummaries', () => {
   it('pages newest first by folding only the runs it looks at', async () => {
     const { listSummaries: _left, ...rest } = memoryStore()
-    const store: EventStore = rest
+    const store: EventStore = { ...rest, capabilities: { ...rest.capabilities, summaries: false } }
     const engine = createEngine({ store, modules: [workflow({ definitions: [quick, stuck] })] })
     for (const runId of ['a', 'b', 'c', 'd']) {
       await engine.start(runId === 'c' ? stuck : quick, undefined, { runId })

@@ -17,6 +17,7 @@ import type {
   SnapshotStore,
 } from '../../core/ports.js'
 import { deletionRecord } from '../../core/run-deletion.js'
+import { EVERY_CAPABILITY } from '../../core/store-capabilities.js'
 import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../core/summaries.js'
 import { checkClaim, toLease } from '../shared/lease-rule.js'
 import { memoryClaims } from './memory-claims.js'
@@ -110,6 +111,8 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
 
   return {
     snapshots,
+    // Appends are never durable here: nothing to flush.
+    capabilities: { ...EVERY_CAPABILITY, flush: false },
     leases,
     claims: claims.claims,
     feed: feed.feed,

@@ -1,5 +1,9 @@
 import type { EventEnvelope } from '../../core/envelope.js'
+import { type Backoff, backoffAfter } from '../../core/retry.js'
 import { hintListeners } from '../shared/hint-listeners.js'
+
+/** Reconnecting the LISTEN connection after it is lost. */
+const RECONNECT: Backoff = { initialMs: 100, maxMs: 5000 }
 
 /** A dedicated connection that LISTENs (a `pg` Client, or a client checked out of a pg Pool). */
 export interface ListenConnection {
@@ -54,7 +58,7 @@ export function createChangeFeed(options: ChangeFeedOptions) {
   const reading = new Map<string, { again: boolean }>()
   let connection: ListenConnection | undefined
   let connecting = false
-  let reconnectMs = 100
+  let reconnects = 0
   let pollTimer: NodeJS.Timeout | undefined
   let reconnectTimer: NodeJS.Timeout | undefined
   let stopped = false
@@ -121,12 +125,12 @@ export function createChangeFeed(options: ChangeFeedOptions) {
 
   const scheduleReconnect = () => {
     if (stopped || reconnectTimer || (known.size === 0 && taskHints.size === 0)) return
+    const delay = backoffAfter(++reconnects, RECONNECT)
     reconnectTimer = setTimeout(() => {
       reconnectTimer = undefined
       listen()
-    }, reconnectMs)
+    }, delay)
     reconnectTimer.unref?.()
-    reconnectMs = Math.min(reconnectMs * 2, 5000)
   }
 
   const listen = () => {
@@ -153,7 +157,7 @@ export function createChangeFeed(options: ChangeFeedOptions) {
         }
         if (stopped) return c.close()
         connection = c
-        reconnectMs = 100
+        reconnects = 0
         // Whatever was appended or enqueued while nobody listened.
         pollSoon()
         taskHints.notify()

@@ -12,6 +12,7 @@ import type {
   StoreSummaryQuery,
   SummaryPage,
 } from '../../core/ports.js'
+import { EVERY_CAPABILITY } from '../../core/store-capabilities.js'
 import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.js'
 import { checkBatch } from '../shared/append-batch.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
@@ -315,6 +316,7 @@ export function postgresStore(
 
   const store: PostgresStore = {
     schema: schema.name,
+    capabilities: EVERY_CAPABILITY,
     companion: { schema: schema.sql, query: read },
     snapshots,
     feed: projection.feed,

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, resolve } from 'node:path'
 import { NotConfiguredError, StoreError } from '../../core/errors.js'
+import { backoffAfter } from '../../core/retry.js'
 
 // The parts of better-sqlite3 the store uses, declared structurally: the published types must
 // check in an app that has neither better-sqlite3 (an optional peer) nor @types/better-sqlite3.
@@ -135,13 +136,14 @@ export function makeDirectory(directory: string, what = 'cannot create the direc
  */
 export function enableWal(db: SqliteDatabase, timeoutMs: number): unknown {
   const until = Date.now() + Math.max(0, timeoutMs)
-  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+  for (let tries = 1; ; tries++) {
     try {
       return db.pragma('journal_mode = WAL', { simple: true })
     } catch (error) {
       const code = (error as { code?: string })?.code
       if (!code?.startsWith('SQLITE_BUSY') || Date.now() >= until) throw error
       // Opening is synchronous (better-sqlite3): wait without spinning.
+      const pause = backoffAfter(tries, { initialMs: 5, maxMs: 100 })
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause)
     }
   }

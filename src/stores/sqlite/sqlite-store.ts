@@ -14,6 +14,7 @@ import type {
   StoreSummaryQuery,
   SummaryPage,
 } from '../../core/ports.js'
+import { EVERY_CAPABILITY } from '../../core/store-capabilities.js'
 import { checkBatch } from '../shared/append-batch.js'
 import { rowToEnvelope } from '../shared/event-rows.js'
 import { changeFeed } from './change-feed.js'
@@ -193,6 +194,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   const store: SqliteStore = {
     path,
+    capabilities: EVERY_CAPABILITY,
     snapshots,
     leases,
     claims,

@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest'
-import { type ContractCase, rejection } from './case.js'
+import { rejection } from '../rejection.js'
+import type { ContractCase } from './case.js'
 import { charge, external, hanging, noting } from './definitions.js'
 
 const attempt = (n: number) => (e: { type: string; payload: unknown }) =>

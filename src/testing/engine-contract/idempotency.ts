@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest'
 import { decision, pendingApprovals } from '../../modules/approval/index.js'
-import { type ContractCase, rejection } from './case.js'
+import { rejection } from '../rejection.js'
+import type { ContractCase } from './case.js'
 import { gated } from './definitions.js'
 
 function nest(depth: number): unknown {

@@ -7,7 +7,8 @@ import {
   type Observation,
 } from '../../index.js'
 import { decision, pendingApprovals } from '../../modules/approval/index.js'
-import { type ContractCase, rejection } from './case.js'
+import { rejection } from '../rejection.js'
+import type { ContractCase } from './case.js'
 import { gated, LOOPER, suiteModules } from './definitions.js'
 
 const noteCount = defineProjection<number>({
