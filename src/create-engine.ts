@@ -269,6 +269,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       bulkAction(engine, 'cancel', filter, bulk),
     listRunSummaries: async (query?: SummaryQuery) => (await rt()).listRunSummaries(query),
     listDefinitions: async () => describeDefinitions((await rt()).registry),
+    queues: async () => (await rt()).queues(),
     versions: async () => {
       const { store } = await lifecycle.boot()
       return versionReport(store, registry, fingerprints)

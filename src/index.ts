@@ -4,6 +4,7 @@ export type {
   DefinitionInfo,
   EffectAttemptView,
   EffectStatusView,
+  QueueInfo,
   ReplayStep,
   ResultOptions,
   RunOperationalStatus,

@@ -10,6 +10,7 @@ import { notSupported } from './host-engine.js'
 export const NOT_SUPPORTED_ROUTES: readonly string[] = [
   'runs.list',
   'runs.summaries',
+  'queues.list',
   // Bulk actions start from the listing.
   'operations.runs.retry',
   'operations.runs.wake',

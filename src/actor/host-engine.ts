@@ -147,6 +147,9 @@ export function hostEngine(p: HostEngineParts): Engine {
     listRuns: async () => {
       throw notSupported('GET /runs')
     },
+    queues: async () => {
+      throw notSupported('GET /queues')
+    },
     // A bulk action starts from the listing, so an actor host refuses it as the listing.
     retryMany: (filter, options) => bulkAction(engine, 'retry', filter, options),
     wakeMany: (filter, options) => bulkAction(engine, 'wake', filter, options),

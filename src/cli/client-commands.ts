@@ -11,6 +11,7 @@ import {
   formatEvent,
   formatInspect,
   formatProjectors,
+  formatQueues,
   formatReplay,
   formatState,
   formatSummaries,
@@ -186,6 +187,16 @@ export function registerClientCommands(program: Command, io: CliIo): void {
       action(async (ctx) => {
         const { definitions } = await ctx.client.listDefinitions()
         ctx.print({ definitions }, () => formatDefinitions(definitions))
+      }),
+    )
+
+  program
+    .command('queues')
+    .description("flow control's queues per key: limit, active, queued, oldest wait")
+    .action(
+      action(async (ctx) => {
+        const { queues } = await ctx.client.queues()
+        ctx.print({ queues }, () => formatQueues(queues))
       }),
     )
 

@@ -1,6 +1,7 @@
 // Human-readable renderings of the server's answers (the `--json` flag skips all of this).
 import type {
   DefinitionInfo,
+  QueueInfo,
   ReplayStep,
   RunOperationalStatus,
   VersionReport,
@@ -121,6 +122,22 @@ export function formatDefinitions(definitions: readonly DefinitionInfo[]): strin
         .map((v) => (v.version === d.defaultVersion ? `${v.version}*` : v.version))
         .join(', '),
       inputSummary(d.versions.find((v) => v.version === d.defaultVersion)?.inputSchema),
+    ]),
+  ])
+}
+
+/** Flow control's queues, one line per key (`skein queues`). */
+export function formatQueues(queues: readonly QueueInfo[]): string {
+  if (queues.length === 0) return 'no queued or admitted runs'
+  return table([
+    ['QUEUE', 'KEY', 'LIMIT', 'ACTIVE', 'QUEUED', 'OLDEST WAIT'],
+    ...queues.map((q) => [
+      q.queue,
+      q.key === '' ? '-' : q.key,
+      q.limit === null ? '-' : String(q.limit),
+      String(q.active),
+      String(q.queued),
+      q.oldestWaitMs === null ? '-' : `${(q.oldestWaitMs / 1000).toFixed(1)} s`,
     ]),
   ])
 }

@@ -1,6 +1,7 @@
 import type {
   DefinitionInfo,
   EffectAttemptView,
+  QueueInfo,
   ReplayStep,
   RunOperationalStatus,
   StartRunArgs,
@@ -186,6 +187,8 @@ export function createEngineClient(options: EngineClientOptions) {
       } while (cursor !== undefined)
     },
     listDefinitions: () => call<{ definitions: DefinitionInfo[] }>('GET', '/definitions'),
+    /** Flow control's queues, per key (docs/flow-control.md). */
+    queues: () => call<{ queues: QueueInfo[] }>('GET', '/queues'),
     /** The drift report: runs not yet terminal per definition version (docs/deploys.md). */
     versions: () => call<VersionReport>('GET', '/definitions/versions'),
     getRun: (runId: string) =>

@@ -44,6 +44,23 @@ export interface StartRunArgs extends StartOptions {
   input?: Json
 }
 
+/**
+ * One key of a flow-control queue (`queues()`, `GET /queues`; docs/flow-control.md): `queue`
+ * is `<kind>:<name>`, `key` the concurrency key ('' for a definition's one queue).
+ */
+export interface QueueInfo {
+  queue: string
+  key: string
+  /** The key's concurrency limit (null: none, runs wait only for their `startAt`). */
+  limit: number | null
+  /** Runs admitted and not finished. */
+  active: number
+  /** Runs waiting for admission. */
+  queued: number
+  /** How long the oldest waiting run has waited (ms), null when none waits. */
+  oldestWaitMs: number | null
+}
+
 /** One registered definition (`listDefinitions`, `GET /definitions`). */
 export interface DefinitionInfo {
   kind: string

@@ -6,6 +6,7 @@ export const API_ROOTS: ReadonlySet<string> = new Set([
   'health',
   'runs',
   'definitions',
+  'queues',
   'operations',
   'workers',
   'schedules',

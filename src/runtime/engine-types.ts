@@ -1,6 +1,7 @@
 import type {
   DefinitionInfo,
   EffectAttemptView,
+  QueueInfo,
   ReplayStep,
   ResultOptions,
   RunOperationalStatus,
@@ -160,6 +161,8 @@ export interface Engine {
   listRunSummaries(query?: SummaryQuery): Promise<SummaryPage>
   /** The registered definitions, with input schemas as JSON Schema where available. */
   listDefinitions(): Promise<DefinitionInfo[]>
+  /** Flow control's queues, per key: limit, active, queued, oldest wait (docs/flow-control.md). */
+  queues(): Promise<QueueInfo[]>
   /**
    * The drift report (docs/deploys.md): runs not yet terminal per definition version on the
    * whole store, beside what this host registers, and which versions are safe to remove.

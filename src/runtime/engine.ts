@@ -1,5 +1,6 @@
 import type {
   EffectAttemptView,
+  QueueInfo,
   ReplayStep,
   RunOperationalStatus,
   StartOptions,
@@ -44,6 +45,7 @@ import {
   scheduleStoredDeadlines,
 } from './deadline-recovery.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
+import { UNLIMITED_FLOW } from './flow-admission.js'
 import { LocalRuns } from './local-runs.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
@@ -436,6 +438,24 @@ export class RuntimeEngine implements EngineRuntime {
     }
     await urls.store.use(record.hash, this.ctx.clock.now())
     return { ...outcome, completed: true }
+  }
+
+  /** Every flow-control key with a queued or admitted run (docs/flow-control.md). */
+  async queues(): Promise<QueueInfo[]> {
+    const flow = this.ctx.flow
+    if (!flow) return []
+    const now = this.ctx.clock.now()
+    return (await flow.store.keys()).map((k) => {
+      const limit = flow.limitOf(k.queue)
+      return {
+        queue: k.queue,
+        key: k.key,
+        limit: limit === UNLIMITED_FLOW ? null : limit,
+        active: k.active,
+        queued: k.queued,
+        oldestWaitMs: k.oldestQueuedAt === null ? null : Math.max(0, now - k.oldestQueuedAt),
+      }
+    })
   }
 
   listRuns(): Promise<string[]> {

@@ -6,7 +6,7 @@ import type { EngineContext, FlowAdmissions } from './context.js'
 import { errorFields } from './logger.js'
 
 /** A queue's limit when its default version declares no concurrency: its runs wait for nothing. */
-const UNLIMITED = 2 ** 31 - 1
+export const UNLIMITED_FLOW = 2 ** 31 - 1
 
 /** How often the admission sweep looks for waiting runs no round admitted (a missed kick). */
 const SWEEP_MS = 1000
@@ -87,7 +87,7 @@ export class FlowAdmission implements FlowAdmissions {
 
   /** The limit a queue's rounds admit under (its default version's). */
   limitOf(queue: string): number {
-    return this.ctx.registry.flowOf(queue)?.concurrency?.limit ?? UNLIMITED
+    return this.ctx.registry.flowOf(queue)?.concurrency?.limit ?? UNLIMITED_FLOW
   }
 
   /**

@@ -44,4 +44,11 @@ export const definitionRoutes: Route[] = [
     access: 'read',
     handle: async (ctx) => jsonResponse(await ctx.engine.versions()),
   },
+  {
+    method: 'GET',
+    path: '/queues',
+    name: 'queues.list',
+    access: 'read',
+    handle: async (ctx) => jsonResponse({ queues: await ctx.engine.queues() }),
+  },
 ]
