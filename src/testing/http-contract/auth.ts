@@ -62,7 +62,10 @@ export function authCases(test: HostCase, differences: HttpHostDifferences): voi
           const res = await read(raw)
           if (allowed) {
             if (unsupported(differences, sample.route.name)) expectNotSupported(res)
-            else expect(res.status, res.text).toBeLessThan(300)
+            else if (sample.authorized) {
+              expect(res.status, res.text).toBe(sample.authorized.status)
+              expect(res.body.error.code).toBe(sample.authorized.code)
+            } else expect(res.status, res.text).toBeLessThan(300)
             return
           }
           expect(await dumpRuns(w, credential)).toBe(before)

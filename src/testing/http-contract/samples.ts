@@ -12,6 +12,12 @@ export interface RouteSample {
   body?: unknown
   headers?: Record<string, string>
   sse?: boolean
+  /**
+   * What an authorized request answers when the seeded runs cannot make it succeed (an
+   * operator action on an attempt in another state): authorization held, the route refused
+   * the request itself. Without it, an authorized request answers 2xx.
+   */
+  authorized?: { status: number; code: string }
 }
 
 export const START_RELEASE = {
@@ -88,6 +94,8 @@ export function samplesFor(
       return params[name]
     })
     if (route.name === 'runs.replay') path += '?seq=2'
+    // r1 is still running: deleting it takes `force`.
+    if (route.name === 'runs.delete') path += '?force=true'
     const sample: RouteSample = { label: route.name, route, method: route.method, path }
     if (route.method === 'POST' && route.name in bodies) sample.body = bodies[route.name]
     out.push(sample)
@@ -111,11 +119,23 @@ export function routeSamples(seeded: SeededRuns): RouteSample[] {
     schedule: SAMPLE_SCHEDULE,
   }
   // The effect routes address r2, whose effect is the one an operator may retry.
-  return samplesFor(
+  const samples = samplesFor(
     ROUTES,
     (route) => ({ ...params, id: route.path.includes(':effectId') ? 'r2' : 'r1' }),
-    BODIES,
+    {
+      ...BODIES,
+      'workers.callbacks': {
+        callbacks: [{ runId: 'r2', effectId: seeded.effectId, attempt: 1, kind: 'heartbeat' }],
+      },
+    },
   )
+  // r2's effect is an external one left ambiguous, not a worker attempt: requeue and fail are
+  // authorized and then refused for its state (their own tests cover worker attempts).
+  for (const sample of samples) {
+    if (sample.route.name === 'effects.requeue' || sample.route.name === 'effects.fail')
+      sample.authorized = { status: 409, code: 'EFFECT_NOT_RETRYABLE' }
+  }
+  return samples
 }
 
 /** The labels of `routeSamples`, known before any run exists (for `it.each`). */
