@@ -234,7 +234,8 @@ export function badInputCorpus(): BadRequest[] {
   for (const s of samples) {
     out.push({
       name: `${s.label}: wrong method`,
-      method: s.method === 'GET' ? 'PUT' : 'DELETE',
+      // A method the route's path does not take (DELETE is a route's own method on /runs/:id).
+      method: s.method === 'GET' ? 'PUT' : s.method === 'DELETE' ? 'PATCH' : 'DELETE',
       path: s.path,
     })
     if (s.path.includes('/r1')) {
