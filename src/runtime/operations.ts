@@ -297,6 +297,26 @@ export async function cancelOp(
   })
 }
 
+/**
+ * The effect an operator action names, from the run's fold: RUN_NOT_FOUND without the run,
+ * EFFECT_NOT_RETRYABLE for an effect that already finished (its record folded away),
+ * EFFECT_NOT_FOUND for an id the run never used.
+ */
+export function effectForOperator(runId: string, fold: RunFold | null, effectId: string) {
+  if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
+  const effect = fold.effects[effectId]
+  if (!effect) {
+    const known = Object.values(fold.books).some((book) =>
+      allCommands(book).some((c) => c.kind === 'invoke' && c.id === effectId),
+    )
+    if (known) {
+      throw new EffectNotRetryableError(`effect ${effectId} already finished`, { runId, effectId })
+    }
+    throw new EffectNotFoundError(`run ${runId} has no effect ${effectId}`, { runId, effectId })
+  }
+  return { runId, fold, effect }
+}
+
 const RETRYABLE = new Set(['ambiguous', 'failed', 'timed_out'])
 
 /**
@@ -309,27 +329,16 @@ export async function retryEffectOp(
   effectId: string,
   caller: CallerContext,
 ): Promise<void> {
-  const runId = writer.runId
-  if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
-  const effect = fold.effects[effectId]
-  if (!effect) {
-    const known = Object.values(fold.books).some((book) =>
-      allCommands(book).some((c) => c.kind === 'invoke' && c.id === effectId),
-    )
-    if (known) {
-      throw new EffectNotRetryableError(`effect ${effectId} already finished`, { runId, effectId })
-    }
-    throw new EffectNotFoundError(`run ${runId} has no effect ${effectId}`, { runId, effectId })
-  }
+  const { runId, fold: run, effect } = effectForOperator(writer.runId, fold, effectId)
   const cancelled =
-    fold.state.status === 'cancelled' || fold.state.threads[effect.threadId]?.status === 'cancelled'
+    run.state.status === 'cancelled' || run.state.threads[effect.threadId]?.status === 'cancelled'
   if (!RETRYABLE.has(effect.status) || cancelled) {
     throw new EffectNotRetryableError(
       `effect ${effectId} is ${cancelled ? `${effect.status} in a cancelled thread` : effect.status}; only ambiguous, timed-out or finally failed effects of live threads can be retried`,
       { runId, effectId, status: effect.status },
     )
   }
-  await writer.pass(fold, ({ batch, now }) => {
+  await writer.pass(run, ({ batch, now }) => {
     batch.add(
       RT.effectRetryScheduled,
       {

@@ -1,11 +1,12 @@
 // An operator acts on a worker attempt that is stuck in a worker's hands (docs/workers.md,
 // "Stuck attempts"): requeue it (a new attempt at once) or fail it (the retry policy decides).
 import { isTerminal } from '../core/envelope.js'
-import { EffectNotFoundError, EffectNotRetryableError, RunNotFoundError } from '../core/errors.js'
-import { allCommands, type RunFold } from '../core/fold/index.js'
+import { EffectNotRetryableError } from '../core/errors.js'
+import type { RunFold } from '../core/fold/index.js'
 import { RT } from '../core/runtime-events.js'
 import { failAttempt } from './attempt-outcomes.js'
 import type { CallerContext } from './engine-types.js'
+import { effectForOperator } from './operations.js'
 import type { RunWriter } from './run-writer.js'
 import { cancelAfterCommit } from './worker-dispatch.js'
 
@@ -27,22 +28,11 @@ export async function releaseStuckAttemptOp(
   action: StuckAttemptAction,
   caller: CallerContext,
 ): Promise<void> {
-  const runId = writer.runId
-  if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
-  const effect = fold.effects[effectId]
-  if (!effect) {
-    const known = Object.values(fold.books).some((book) =>
-      allCommands(book).some((c) => c.kind === 'invoke' && c.id === effectId),
-    )
-    if (known) {
-      throw new EffectNotRetryableError(`effect ${effectId} already finished`, { runId, effectId })
-    }
-    throw new EffectNotFoundError(`run ${runId} has no effect ${effectId}`, { runId, effectId })
-  }
+  const { runId, fold: run, effect } = effectForOperator(writer.runId, fold, effectId)
   const inHands = effect.status === 'dispatched' || effect.status === 'started'
-  if (effect.execution !== 'worker' || !inHands || isTerminal(fold.state.status)) {
+  if (effect.execution !== 'worker' || !inHands || isTerminal(run.state.status)) {
     throw new EffectNotRetryableError(
-      `effect ${effectId} is ${effect.execution === 'worker' ? effect.status : `${effect.execution}, not a worker effect`}${isTerminal(fold.state.status) ? ` in a ${fold.state.status} run` : ''}; only a worker attempt that is dispatched or started can be requeued or failed`,
+      `effect ${effectId} is ${effect.execution === 'worker' ? effect.status : `${effect.execution}, not a worker effect`}${isTerminal(run.state.status) ? ` in a ${run.state.status} run` : ''}; only a worker attempt that is dispatched or started can be requeued or failed`,
       { runId, effectId, status: effect.status },
     )
   }
@@ -54,7 +44,7 @@ export async function releaseStuckAttemptOp(
   }
   const attempt = effect.attempt
   const by = caller.identity ?? null
-  await writer.pass(fold, (pass) => {
+  await writer.pass(run, (pass) => {
     cancelAfterCommit(pass, effect)
     const meta = { threadId: effect.threadId, effectId, origin: 'operator' as const }
     if (action === 'fail') {
