@@ -1,3 +1,4 @@
+import type { RunAttributeTypes } from './attributes.js'
 import type { FlowControl } from './flow.js'
 import type { Json } from './json.js'
 import type { StandardSchema } from './schema.js'
@@ -36,6 +37,11 @@ export interface Definition<I = any, O = any> {
    * RUN_TIMED_OUT (docs/workflows.md, "Run deadline"). A start's `timeoutMs` overrides it.
    */
   readonly timeoutMs?: number
+  /**
+   * The attributes its runs may carry, with their types (docs/operating-runs.md,
+   * "Attributes"): set at start and by the run, searched by `listRunSummaries`.
+   */
+  readonly attributes?: RunAttributeTypes
 }
 
 /** The input a definition's start or spawn takes (`unknown` for an untyped definition). */
