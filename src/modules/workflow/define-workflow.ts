@@ -6,6 +6,7 @@ import {
   type InferOutput,
   type Json,
   type RetryPolicy,
+  type RunAttributeTypes,
   type StandardSchema,
 } from '../../core/module-api.js'
 import type { Compensation, CompensationContext } from './compensation.js'
@@ -13,6 +14,7 @@ import type { Directive, NodeContext } from './directives.js'
 import type {
   Declared,
   FinalResults,
+  NodeAttributesFn,
   NodesConfig,
   OnFailure,
   WorkflowOutput,
@@ -37,6 +39,8 @@ export interface NodeSpec<I = any> {
   compensate?: (ctx: CompensationContext<I>) => Compensation
   /** Attempts of the compensation's effect (default: the effect's own policy). */
   compensateRetry?: RetryPolicy
+  /** The run's attributes to set once the node finishes (docs/operating-runs.md, "Attributes"). */
+  attributes?: NodeAttributesFn<I>
 }
 
 /**
@@ -102,6 +106,8 @@ export function defineWorkflow<
    * waits and attempts cancelled (docs/workflows.md, "Run deadline"). A start's overrides it.
    */
   timeoutMs?: number
+  /** The attributes its runs may carry, with their types (docs/operating-runs.md, "Attributes"). */
+  attributes?: RunAttributeTypes
 }): WorkflowDefinition<NodeInput<S>, WorkflowOutput<F, W, Declared<R, D>, O>, StartInput<S>> {
   const name = config?.name
   if (typeof name !== 'string' || name.length === 0) {
@@ -156,6 +162,7 @@ export function defineWorkflow<
     output: config.output as WorkflowDefinition['output'],
     concurrency,
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(config.attributes !== undefined ? { attributes: config.attributes } : {}),
     order,
     fallbacks,
     compensable: [...order].reverse().filter((id) => nodes[id].compensate !== undefined),
