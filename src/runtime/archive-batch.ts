@@ -1,7 +1,7 @@
+import { checkArchivedRun } from '../core/archive-check.js'
 import { ARCHIVE_FORMAT, type ArchivedRun, type ArchiveSink } from '../core/archive-types.js'
 import type { RunStatus } from '../core/envelope.js'
 import type { DeletedRun } from '../core/ports.js'
-import { checkArchivedRun } from './archive-format.js'
 import type { EngineContext } from './context.js'
 
 /** Runs of a batch read from the store at once. */

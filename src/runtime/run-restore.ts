@@ -1,7 +1,7 @@
+import { checkArchivedRun } from '../core/archive-check.js'
 import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
 import { InvalidRequestError, StartConflictError } from '../core/errors.js'
 import { emptyFold, foldEvents, type RunFold } from '../core/fold/index.js'
-import { checkArchivedRun } from './archive-format.js'
 import type { EngineContext } from './context.js'
 import { metaOf } from './wake-pass.js'
 
