@@ -110,6 +110,7 @@ if (postgresAvailable('postgres-store')) {
         'skein_flow',
         'skein_idempotency',
         'skein_projectors',
+        'skein_run_attributes',
         'skein_run_index',
         'skein_runs',
         'skein_schedule_mark',

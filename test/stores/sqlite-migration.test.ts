@@ -106,6 +106,7 @@ describe('sqlite schema migration', () => {
         'skein_flow',
         'skein_idempotency',
         'skein_projectors',
+        'skein_run_attributes',
         'skein_run_index',
         'skein_runs',
         'skein_schedule_mark',
