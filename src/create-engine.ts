@@ -134,6 +134,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       store,
       capabilities,
       snapshots,
+      codec,
       scheduler,
       worker: isClaimable(options.worker)
         ? options.worker.bind({ tasks: store.workerTasks ?? memoryWorkerTasks(), clock, owner })
