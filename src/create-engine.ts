@@ -19,6 +19,7 @@ import { Causes } from './runtime/causes.js'
 import { codecSnapshots, codecStore } from './runtime/codec-store.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
+import { EffectLimits } from './runtime/effect-limits.js'
 import { RuntimeEngine } from './runtime/engine.js'
 import {
   type EngineSchedules,
@@ -153,6 +154,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     }
     const rt = new RuntimeEngine(ctx)
     ctx.flow = FlowAdmission.create(ctx, (runId) => rt.requestDrive(runId))
+    ctx.effectLimits = EffectLimits.create(ctx)
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
     rt.startClaiming()
     const recovered = resolved.rescanTimers ? await rt.recoverOnBoot() : undefined
