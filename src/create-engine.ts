@@ -287,6 +287,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     failEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
       (await rt()).failEffect(runId, effectId, caller),
     deleteRun: async (runId, deleteOptions) => (await rt()).deleteRun(runId, deleteOptions),
+    restoreRun: async (run) => (await rt()).restoreRun(run),
     workerCallback: async (runId: string, input: WorkerCallbackInput) =>
       (await rt()).workerCallback(runId, input),
     completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),

@@ -7,6 +7,7 @@ import type {
   StartRunArgs,
   WaitFor,
 } from '../core/api-types.js'
+import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
 import type { Definition } from '../core/definition.js'
 import { definitionLabel } from '../core/definition.js'
 import type {
@@ -57,6 +58,7 @@ import {
   deleteRunOp,
   forgetDeletedRun,
 } from './run-delete.js'
+import { restoreRunOp } from './run-restore.js'
 import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
 import { TransientListeners } from './transient-listeners.js'
@@ -326,6 +328,21 @@ export class RuntimeEngine implements EngineRuntime {
     )
     await controller.whenDrained().catch(() => {})
     return deleted
+  }
+
+  /**
+   * Brings an archived run back into the store (docs/data-lifecycle.md, "Restoring"), in its
+   * queue; what this process cached of the id (a deleted run's absence) is dropped after.
+   */
+  async restoreRun(run: ArchivedRun): Promise<RestoredRun> {
+    checkId(run?.runId, 'runId')
+    const controller = this.controller(run.runId)
+    const restored = await controller.enqueue('restore', (fold) =>
+      restoreRunOp(this.ctx, fold, run),
+    )
+    await controller.whenDrained().catch(() => {})
+    if (restored.restored) this.runs.forget(run.runId)
+    return restored
   }
 
   /** Runs another part deleted (a retention sweep): this process forgets what it cached. */
