@@ -460,9 +460,10 @@ export class RuntimeEngine implements EngineRuntime {
   /** Every flow-control key with a queued or admitted run (docs/flow-control.md). */
   async queues(): Promise<QueueInfo[]> {
     const flow = this.ctx.flow
-    if (!flow) return []
+    const effects = (await this.ctx.effectLimits?.keys()) ?? []
+    if (!flow) return effects
     const now = this.ctx.clock.now()
-    return (await flow.store.keys()).map((k) => {
+    const runs = (await flow.store.keys()).map((k): QueueInfo => {
       const limit = flow.limitOf(k.queue)
       return {
         queue: k.queue,
@@ -473,6 +474,7 @@ export class RuntimeEngine implements EngineRuntime {
         oldestWaitMs: k.oldestQueuedAt === null ? null : Math.max(0, now - k.oldestQueuedAt),
       }
     })
+    return [...runs, ...effects]
   }
 
   listRuns(): Promise<string[]> {
@@ -579,6 +581,7 @@ export class RuntimeEngine implements EngineRuntime {
     if (graceMs > 0) await this.idleWithin(graceMs)
     this.host.stopped = true
     await this.runs.halt()
+    this.ctx.effectLimits?.stop()
     await this.ctx.tasks.stop()
   }
 
