@@ -129,12 +129,14 @@ const runLevel = (name: string, spec: (dir: string) => string, hosts: number) =>
       keyOf: (i) => `k${i % 10}`,
       killAfter: 90,
       what: 'run',
-      hostOptions: { effectMs: 80 },
+      hostOptions: { effectMs: 300 },
     })
     const max = maxInFlight(r.edges, (e) => e.key, r.killed)
     const worst = Math.max(...max.values())
+    const times = r.edges.map((e) => e.at)
+    const spanMs = Math.max(...times) - Math.min(...times)
     console.log(
-      `SCORE flow-${name}-${hosts}p runs=300 keys=10 limit=3 max_per_key=${worst} completed=${r.counts.completed} handlers=${r.edges.filter((e) => e.edge === 'start').length} interrupted_reruns=${r.interrupted}`,
+      `SCORE flow-${name}-${hosts}p runs=300 keys=10 limit=3 max_per_key=${worst} completed=${r.counts.completed} handlers=${r.edges.filter((e) => e.edge === 'start').length} interrupted_reruns=${r.interrupted} handlers_span_ms=${spanMs} ideal_span_ms=${(300 / 30) * 300}`,
     )
     expect(max.size).toBe(10)
     expect(worst).toBeLessThanOrEqual(3)
@@ -165,6 +167,41 @@ const effectLevel = (name: string, spec: (dir: string) => string) =>
 
 describe('flow control across processes on one SQLite file', () => {
   runLevel('sqlite', (dir) => `sqlite:${join(dir, 'runs.db')}`, 2)
+
+  it('startAt 2 s ahead, the process killed -9 and another started before it: the run starts once, not early', async () => {
+    const setup = fresh((dir) => `sqlite:${join(dir, 'runs.db')}`)
+    const { cluster } = setup
+    const first = await cluster.spawnHost('first')
+    const startAt = Date.now() + 2000
+    const res = await fetch(`${first.url}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        kind: 'workflow',
+        definitionName: 'keyed',
+        runId: 'later',
+        input: { key: 'k' },
+        startAt,
+      }),
+    })
+    const body = (await res.json()) as { state: { status: string } }
+    expect(body.state.status).toBe('queued')
+    await cluster.kill(first)
+    expect(Date.now()).toBeLessThan(startAt)
+    await cluster.spawnHost('second')
+    await until('the delayed run to start and end', () =>
+      cluster.edges().some((e) => e.runId === 'later' && e.edge === 'end'),
+    )
+    // Another moment for a second start, had there been one.
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const starts = cluster.edges().filter((e) => e.runId === 'later' && e.edge === 'start')
+    console.log(
+      `SCORE flow-startat-restart starts=${starts.length} late_ms=${starts[0].at - startAt} host=${starts[0].host}`,
+    )
+    expect(starts).toHaveLength(1)
+    expect(starts[0].at).toBeGreaterThanOrEqual(startAt)
+    expect(starts[0].host).toBe('second')
+  }, 120_000)
 })
 
 if (postgresAvailable('flow-hosts')) {
