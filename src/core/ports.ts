@@ -95,13 +95,31 @@ export interface LeaseStore {
    * Atomically takes the leases of up to `limit` runs whose `nextDeadlineAt <= now` and whose
    * lease is free or expired (Postgres: `FOR UPDATE SKIP LOCKED`), for `owner` until
    * `expiresAt`, each with the stored epoch + 1. Two processes never claim the same run.
+   * With `only`, just the runs whose meta names one of those definition versions: a host
+   * claims the runs it can execute and leaves the others to a host that registers them
+   * (docs/deploys.md).
    */
   claimDue(
     owner: string,
     now: number,
     expiresAt: number,
     limit: number,
+    only?: readonly DefinitionVersionKey[],
   ): Promise<Array<{ runId: string; epoch: number; nextDeadlineAt: number }>>
+  /**
+   * Brings the run's next deadline forward to `at` (a later stored deadline becomes `at`; an
+   * earlier one stays), so the next `claimDue` after `at` picks the run up: how a host that
+   * cannot execute a run hands input it recorded to a host that can. Nothing for a run
+   * without a row.
+   */
+  markDue(runId: string, at: number): Promise<void>
+}
+
+/** A definition version as a run's meta names it (`LeaseStore.claimDue`'s `only`). */
+export interface DefinitionVersionKey {
+  kind: string
+  definitionName: string
+  definitionVersion: string
 }
 
 /**
@@ -144,6 +162,8 @@ export interface FeedEntry {
   /** Increases with commit order across all runs; within a run it follows seq. Never reused. */
   position: number
   event: EventEnvelope
+  /** The length of the stored payload, where the store reads it (SQLite, Postgres). */
+  bytes?: number
 }
 
 /**
@@ -165,8 +185,13 @@ export interface ProjectorCheckpoint {
  * `projector:<name>`); `saveCheckpoint` checks that claim in the same statement as the write.
  */
 export interface ProjectionFeed {
-  /** Committed events with `position > after`, ascending, at most `limit`. */
-  readAfter(after: number, limit: number): Promise<FeedEntry[]>
+  /**
+   * Committed events with `position > after`, ascending, at most `limit`; with `maxBytes`, no
+   * entry after the stored payloads read reach it (the first entry always comes, whatever its
+   * size), so one page of large events stays a bounded buffer. The memory store, which holds
+   * every event anyway, bounds by `limit` only.
+   */
+  readAfter(after: number, limit: number, maxBytes?: number): Promise<FeedEntry[]>
   /** The highest position written so far, 0 for an empty store. */
   headPosition(): Promise<number>
   /** Called after each commit of this process (a hint; other processes' commits are polled). */
