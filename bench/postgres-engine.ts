@@ -53,6 +53,7 @@ async function skeinRuns(driver: RawDriver, runs: number, concurrency: number) {
   let next = 0
   const times: number[] = []
   const t0 = performance.now()
+  const cpu0 = process.cpuUsage()
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < runs) {
@@ -65,17 +66,26 @@ async function skeinRuns(driver: RawDriver, runs: number, concurrency: number) {
     }),
   )
   const rate = runs / ((performance.now() - t0) / 1000)
+  const cpu = process.cpuUsage(cpu0)
   await engine.stop()
   await store.close()
   await client.end()
-  return { rate, times, groupsPerRun: groups / runs }
+  return { rate, times, groupsPerRun: groups / runs, cpuMs: (cpu.user + cpu.system) / 1000 / runs }
 }
 
-async function floor(driver: RawDriver, runs: number, concurrency: number): Promise<number> {
+/** The raw loop's runs/s and this process's CPU ms per run. */
+async function floor(
+  driver: RawDriver,
+  runs: number,
+  concurrency: number,
+): Promise<{ rate: number; cpuMs: number }> {
   const client = rawClient(driver, PG_URL)
   try {
     await freshSchema(client, 'bench_floor')
-    return await floorRuns(client, 'bench_floor', runs, concurrency)
+    const cpu0 = process.cpuUsage()
+    const rate = await floorRuns(client, 'bench_floor', runs, concurrency)
+    const cpu = process.cpuUsage(cpu0)
+    return { rate, cpuMs: (cpu.user + cpu.system) / 1000 / runs }
   } finally {
     await client.end()
   }
@@ -152,12 +162,15 @@ async function measure(): Promise<Row[]> {
   const peer = dbosInstalled()
   for (let round = 0; round < ROUNDS; round++) {
     for (const driver of DRIVERS) {
-      add(`floor ${driver} seq`, await floor(driver, SEQ_RUNS, 1))
+      add(`floor ${driver} seq`, (await floor(driver, SEQ_RUNS, 1)).rate)
       const seq = await skeinRuns(driver, SEQ_RUNS, 1)
       add(`skein ${driver} seq`, seq.rate)
-      add(`floor ${driver} par`, await floor(driver, PAR_RUNS, CONCURRENCY))
+      const floorPar = await floor(driver, PAR_RUNS, CONCURRENCY)
+      add(`floor ${driver} par`, floorPar.rate)
+      add(`floor ${driver} cpu`, floorPar.cpuMs)
       const par = await skeinRuns(driver, PAR_RUNS, CONCURRENCY)
       add(`skein ${driver} par`, par.rate)
+      add(`skein ${driver} cpu`, par.cpuMs)
       if (driver === 'pg') {
         add('skein p50', median(seq.times))
         groups.seq = seq.groupsPerRun
@@ -197,6 +210,16 @@ async function measure(): Promise<Row[]> {
         note: `vs the raw ${driver} loop, same schema and grouping; ${spread(figures.get(`skein ${driver} ${mode}`)!, figures.get(`floor ${driver} ${mode}`)!)}`,
       })
     }
+  }
+  for (const driver of DRIVERS) {
+    rows.push({
+      name: `CPU per run, ${CONCURRENCY} concurrent, postgresStore (${driver}), this process`,
+      value: m(`skein ${driver} cpu`),
+      unit: 'ms',
+      baseline: m(`floor ${driver} cpu`),
+      ratio: m(`skein ${driver} cpu`) / m(`floor ${driver} cpu`),
+      note: `baseline: the raw ${driver} loop's; the Postgres backends' CPU is not counted`,
+    })
   }
   rows.push({
     name: 'commits (append statements) per run, sequential / 16 concurrent',

@@ -115,6 +115,9 @@ function countingDriver(counter: CommitCounter, timing = false) {
   return () => Counting as unknown as typeof Database
 }
 
+/** CPU ms per run of the last `floorRuns` (this process: the loop and SQLite's own work). */
+let floorCpuMs = 0
+
 /** The floor: 3 steps of plain appends (~16 events), one FULL transaction per step. */
 function floorRuns(path: string, runs: number, concurrency: number): number {
   sqliteStore({ path }).close()
@@ -170,11 +173,14 @@ function floorRuns(path: string, runs: number, concurrency: number): number {
     for (const id of ids) append(id, types)
   })
   const t0 = now()
+  const cpu0 = process.cpuUsage()
   for (let r = 0; r < runs; r += concurrency) {
     const ids = Array.from({ length: Math.min(concurrency, runs - r) }, (_, i) => `floor-${r + i}`)
     for (const types of steps) tx.immediate(ids, types)
   }
   const rate = runs / ((now() - t0) / 1000)
+  const cpu = process.cpuUsage(cpu0)
+  floorCpuMs = (cpu.user + cpu.system) / 1000 / runs
   db.close()
   return rate
 }
@@ -206,6 +212,7 @@ async function skeinRuns(
   })
   gc.observe({ entryTypes: ['gc'] })
   const t0 = now()
+  const cpu0 = process.cpuUsage()
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < runs) {
@@ -216,6 +223,8 @@ async function skeinRuns(
     }),
   )
   const elapsed = now() - t0
+  const cpu = process.cpuUsage(cpu0)
+  const cpuMs = (cpu.user + cpu.system) / 1000 / runs
   gc.disconnect()
   const rate = runs / (elapsed / 1000)
   const commitsPerStep = counter.commits / (runs * 3)
@@ -228,7 +237,7 @@ async function skeinRuns(
     sqliteUs: usPerRun(counter.sqliteMs),
     gcUs: usPerRun(gcMs),
   }
-  return { rate, commitsPerStep, durablePerStep, split }
+  return { rate, commitsPerStep, durablePerStep, split, cpuMs }
 }
 
 async function tenStepLatency(path: string, runs: number): Promise<number[]> {
@@ -324,6 +333,7 @@ export async function benchSqliteEngine(): Promise<Row[]> {
     // The same rounds with run ownership off (on by default): what the lease costs one process.
     const seqOff: number[] = []
     const parOff: number[] = []
+    const cpu = { floor: [] as number[], skein: [] as number[] }
     const commits: Array<{ commitsPerStep: number; durablePerStep: number }> = []
     // On and off take turns going first, so neither always follows the floor's heavy round.
     const onAndOff = async (runs: number, concurrency: number, offFirst: boolean) => {
@@ -335,7 +345,9 @@ export async function benchSqliteEngine(): Promise<Row[]> {
       floorSeqRates.push(floorRuns(db(), 500, 1))
       const a = await onAndOff(500, 1, i % 2 === 1)
       floorParRates.push(floorRuns(db(), 1600, CONCURRENCY))
+      cpu.floor.push(floorCpuMs)
       const b = await onAndOff(1600, CONCURRENCY, i % 2 === 1)
+      cpu.skein.push(b.on.cpuMs)
       seq.push(a.on.rate)
       par.push(b.on.rate)
       seqOff.push(a.off.rate)
@@ -368,6 +380,14 @@ export async function benchSqliteEngine(): Promise<Row[]> {
       ratio: p / floorPar,
       target: 0.5,
       note: `vs raw loop with group commit; ${spread(par, floorParRates)}`,
+    })
+    rows.push({
+      name: `CPU per run, ${CONCURRENCY} concurrent (this process: engine, store and SQLite)`,
+      value: median(cpu.skein),
+      unit: 'ms',
+      baseline: median(cpu.floor),
+      ratio: median(cpu.skein) / median(cpu.floor),
+      note: "baseline: the raw loop's; an fsync's wait is not CPU",
     })
     // The median of each round's on/off ratio: the two ran back to back, so a noisy stretch
     // of the shared disk hits both (steadier than the ratio of the two medians).

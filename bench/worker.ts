@@ -116,11 +116,17 @@ async function throughput(
   engine: Engine,
   flow: typeof remote,
   n: number,
-): Promise<{ rate: number; runIds: string[] }> {
+): Promise<{ rate: number; runIds: string[]; cpuMs: number }> {
   const t0 = performance.now()
+  const cpu0 = process.cpuUsage()
   const runs = await Promise.all(Array.from({ length: n }, () => engine.start(flow)))
   await Promise.all(runs.map((r) => finished(engine, r.runId)))
-  return { rate: n / ((performance.now() - t0) / 1000), runIds: runs.map((r) => r.runId) }
+  const cpu = process.cpuUsage(cpu0)
+  return {
+    rate: n / ((performance.now() - t0) / 1000),
+    runIds: runs.map((r) => r.runId),
+    cpuMs: (cpu.user + cpu.system) / 1000 / n,
+  }
 }
 
 /** Claim (the attempt recorded started) to completion recorded, from the runs' logs (ms). */
@@ -164,8 +170,8 @@ export async function benchWorker(): Promise<Row[]> {
     )
     try {
       await throughput(engine, remote, 200)
-      const { rate, runIds } = await throughput(engine, remote, THROUGHPUT_RUNS)
-      const { rate: base } = await throughput(engine, local, THROUGHPUT_RUNS)
+      const { rate, runIds, cpuMs } = await throughput(engine, remote, THROUGHPUT_RUNS)
+      const { rate: base, cpuMs: baseCpuMs } = await throughput(engine, local, THROUGHPUT_RUNS)
       const held = await claimToComplete(engine, runIds.slice(0, 500))
       rows.push({
         name: 'claim → complete p50 under that load (attempt started → completed, from the log)',
@@ -179,6 +185,13 @@ export async function benchWorker(): Promise<Row[]> {
         unit: 'effects/s',
         baseline: base,
         ratio: rate / base,
+      })
+      rows.push({
+        name: 'engine process CPU per run, worker effect (baseline: in-process effect)',
+        value: cpuMs,
+        unit: 'ms',
+        baseline: baseCpuMs,
+        ratio: cpuMs / baseCpuMs,
       })
     } finally {
       for (const p of procs) p.kill('SIGTERM')

@@ -18,6 +18,7 @@ import { type BulkOptions, bulkAction, type RunFilter } from './runtime/bulk.js'
 import { Causes } from './runtime/causes.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
+import { EffectLimits } from './runtime/effect-limits.js'
 import { RuntimeEngine } from './runtime/engine.js'
 import {
   type EngineSchedules,
@@ -147,6 +148,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     }
     const rt = new RuntimeEngine(ctx)
     ctx.flow = FlowAdmission.create(ctx, (runId) => rt.requestDrive(runId))
+    ctx.effectLimits = EffectLimits.create(ctx)
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
     rt.startClaiming()
     const recovered = resolved.rescanTimers ? await rt.recoverOnBoot() : undefined
@@ -294,6 +296,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     failEffect: async (runId: string, effectId: string, caller?: CallerContext) =>
       (await rt()).failEffect(runId, effectId, caller),
     deleteRun: async (runId, deleteOptions) => (await rt()).deleteRun(runId, deleteOptions),
+    restoreRun: async (run) => (await rt()).restoreRun(run),
     workerCallback: async (runId: string, input: WorkerCallbackInput) =>
       (await rt()).workerCallback(runId, input),
     completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),

@@ -12,6 +12,12 @@ export type {
   StartRunArgs,
   WaitFor,
 } from './core/api-types.js'
+export {
+  ARCHIVE_FORMAT,
+  type ArchivedRun,
+  type ArchiveSink,
+  type RestoredRun,
+} from './core/archive-types.js'
 export type { BulkItem, BulkOptions, BulkResult, RunFilter } from './core/bulk-types.js'
 export {
   type ClaimAttempt,
@@ -242,6 +248,7 @@ export type {
   StartHooks,
   StopOptions,
 } from './runtime/engine-types.js'
+export { type JsonlArchiveOptions, jsonlArchive, readArchive } from './runtime/jsonl-archive.js'
 export { localScheduler } from './runtime/local-scheduler.js'
 export type { LogFn, Logger, LogLevel } from './runtime/logger.js'
 export type {

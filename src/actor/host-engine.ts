@@ -180,6 +180,14 @@ export function hostEngine(p: HostEngineParts): Engine {
       await table.discard(runId)
       return deleted
     },
+    // A cell is created by a start, which records the run in the registry first; a restored
+    // run has no start to record it (docs/data-lifecycle.md, "Restoring").
+    restoreRun: async () => {
+      throw new SkeinError(
+        'NOT_SUPPORTED',
+        'an actor host does not restore archived runs: restore into an engine over a shared store (sqliteStore, postgresStore)',
+      )
+    },
     // Each cell is its own engine: runs are deleted one by one (DELETE /runs/:id).
     retention: async () => ({ enabled: false }),
     rescanTimers: () => p.rescan(),

@@ -1,6 +1,12 @@
 import { isTerminal } from './envelope.js'
 import type { RunFold } from './fold/index.js'
 
+/**
+ * A local attempt in flight, or one waiting for its effect's flow control: both are this
+ * process's to carry on, and due at once for whoever finds the run after it died.
+ */
+const inProcess = (status: string): boolean => status === 'started' || status === 'queued'
+
 export interface Deadline {
   kind: 'timer' | 'retry' | 'effect-deadline' | 'interrupted-attempt' | 'run-deadline'
   at: number
@@ -42,7 +48,7 @@ export function deadlinesOf(fold: RunFold, includeStarted = false): Deadline[] {
         threadId: effect.threadId,
         effectId: effect.effectId,
       })
-    } else if (includeStarted && effect.status === 'started' && effect.execution !== 'worker') {
+    } else if (includeStarted && inProcess(effect.status) && effect.execution !== 'worker') {
       out.push({
         kind: 'interrupted-attempt',
         at: 0,
@@ -94,7 +100,7 @@ export function nextDeadline(fold: RunFold, includeStarted = false): number | nu
       consider(effect.nextAttemptAt)
     } else if (effect.deadlineAt !== undefined) {
       consider(effect.deadlineAt)
-    } else if (includeStarted && effect.status === 'started' && effect.execution !== 'worker') {
+    } else if (includeStarted && inProcess(effect.status) && effect.execution !== 'worker') {
       consider(0)
     }
   }

@@ -59,6 +59,17 @@ export interface EffectDefinition<I = any, O = any> {
   readonly heartbeatMs?: number
   /** Worker effects: how long a cancel request waits for the worker's `cancelled` (default 30 s). */
   readonly cancellationTimeoutMs?: number
+  /**
+   * At most `limit` attempts of this effect in flight at once, per `key` of the attempt's input
+   * when it is given, across every run and every process sharing the store
+   * (docs/flow-control.md, "Effects"). An attempt that finds no free slot waits, `queued`.
+   */
+  readonly concurrency?: { limit: number; key?: (input: I) => string }
+  /**
+   * At most `limit` attempts of this effect started per `periodMs` (any such window), per `key`
+   * when it is given, across every process sharing the store; the excess waits, `queued`.
+   */
+  readonly rate?: { limit: number; periodMs: number; key?: (input: I) => string }
 }
 
 export type EffectConfig<I, O> = Omit<EffectDefinition<I, O>, 'kindOf'>

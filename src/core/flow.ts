@@ -81,3 +81,42 @@ export function flowKey(
   }
   return key
 }
+
+/** The queue of an effect's attempts (`concurrency` and `rate` of an effect definition). */
+export const effectFlowQueue = (type: string): string => `effect:${type}`
+
+/**
+ * Checks an effect's `concurrency` and `rate` (docs/flow-control.md, "Effects"): positive
+ * integers, key functions, and an effect whose attempts run in this process (a worker's or an
+ * inline attempt is not started by the engine's admission). Returns the problem, or null.
+ */
+export function effectFlowProblem(effect: {
+  concurrency?: unknown
+  rate?: unknown
+  execution?: string
+  execute?: unknown
+}): string | null {
+  const { concurrency, rate } = effect
+  if (concurrency === undefined && rate === undefined) return null
+  if (effect.execution === 'inline' || effect.execution === 'worker' || !effect.execute) {
+    return 'concurrency and rate apply to effects run in process (execution local, with execute)'
+  }
+  const positive = (value: unknown) => Number.isInteger(value) && (value as number) > 0
+  const keyOk = (key: unknown) => key === undefined || typeof key === 'function'
+  if (concurrency !== undefined) {
+    const c = concurrency as { limit?: unknown; key?: unknown } | null
+    if (c === null || typeof c !== 'object') return 'concurrency must be { limit, key? }'
+    if (!positive(c.limit))
+      return `concurrency.limit must be a positive integer, got ${String(c.limit)}`
+    if (!keyOk(c.key)) return 'concurrency.key must be a function of the input returning a string'
+  }
+  if (rate !== undefined) {
+    const r = rate as { limit?: unknown; periodMs?: unknown; key?: unknown } | null
+    if (r === null || typeof r !== 'object') return 'rate must be { limit, periodMs, key? }'
+    if (!positive(r.limit)) return `rate.limit must be a positive integer, got ${String(r.limit)}`
+    if (!positive(r.periodMs))
+      return `rate.periodMs must be a positive integer, got ${String(r.periodMs)}`
+    if (!keyOk(r.key)) return 'rate.key must be a function of the input returning a string'
+  }
+  return null
+}

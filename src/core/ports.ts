@@ -526,6 +526,12 @@ export interface FinishedRunsQuery {
   limit: number
   at: number
   reason: string
+  /**
+   * Only these runs (an archived batch), each only while its tail is still the one given and
+   * its status one of `statuses`, checked in the deleting transaction: a run that gained events
+   * since it was archived stays. `updatedBefore` and `limit` are not used then.
+   */
+  runs?: ReadonlyArray<{ runId: string; tail: number }>
 }
 
 /** A run a store deleted: its id, the tail its log had and its last status. */

@@ -3,7 +3,7 @@ import { definitionLabel } from './definition.js'
 import { type EffectDefinition, REPLACES } from './effect.js'
 import { CompositionError } from './errors.js'
 import { eventTypeProblem, ownerOf } from './event-types.js'
-import { type FlowControl, flowProblem, flowQueue } from './flow.js'
+import { effectFlowProblem, type FlowControl, flowProblem, flowQueue } from './flow.js'
 import type { KindDefinition } from './kind.js'
 import { type CatalogEntry, type InputEvent, isInputEvent, type Module } from './module.js'
 import type { ProjectionDefinition } from './projection.js'
@@ -102,6 +102,8 @@ export class Registry {
       if (this.effects.has(type)) {
         throw new CompositionError(`effect type "${type}" is registered twice`, { effect: type })
       }
+      const flowError = effectFlowProblem(effect)
+      if (flowError) throw new CompositionError(`effect ${type}: ${flowError}`, { effect: type })
       this.effects.set(type, effect)
       this.effectNamespaces.set(type, ns)
       if (!this.effectTypes.has(effect)) this.effectTypes.set(effect, type)

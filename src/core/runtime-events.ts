@@ -207,6 +207,24 @@ export interface EffectRetryScheduledPayload {
   by?: Json
 }
 
+/**
+ * An attempt that waits for its effect's flow control (docs/flow-control.md, "Effects"):
+ * every slot of its key is taken (`concurrency`) or its rate is spent (`rate`). It starts when
+ * one frees, as attempt `attempt`: waiting uses up no retry.
+ */
+export interface EffectQueuedPayload {
+  effectId: string
+  /** The attempt that will start once admitted. */
+  attempt: number
+  /** `effect:<type>`. */
+  queue: string
+  /** The key its `concurrency` (or, waiting for its rate, its `rate`) key function gave. */
+  key: string
+  reason: 'concurrency' | 'rate'
+  /** The limit that holds it. */
+  limit: number
+}
+
 export interface EffectDispatchedPayload extends WorkerDeadline {
   effectId: string
   attempt: number
@@ -286,6 +304,7 @@ export interface RuntimeEventPayloads {
   'runtime.effect.completed': EffectCompletedPayload
   'runtime.effect.failed': EffectFailedPayload
   'runtime.effect.retry.scheduled': EffectRetryScheduledPayload
+  'runtime.effect.queued': EffectQueuedPayload
   'runtime.effect.dispatched': EffectDispatchedPayload
   'runtime.effect.heartbeat': EffectHeartbeatPayload
   'runtime.effect.timed_out': EffectTimedOutPayload
@@ -330,6 +349,7 @@ export const RT = {
   effectCompleted: 'runtime.effect.completed',
   effectFailed: 'runtime.effect.failed',
   effectRetryScheduled: 'runtime.effect.retry.scheduled',
+  effectQueued: 'runtime.effect.queued',
   effectDispatched: 'runtime.effect.dispatched',
   effectHeartbeat: 'runtime.effect.heartbeat',
   effectTimedOut: 'runtime.effect.timed_out',

@@ -67,10 +67,12 @@ export function runSubject(subject: string, runId: string): string {
   return `${subject}.${token}`
 }
 
-const subjectOf = (options: NatsStreamOptions) => options.subject ?? `skein.${options.stream}`
+/** The subject prefix of a stream's options (default `skein.<stream>`). */
+export const subjectOf = (options: NatsStreamOptions) =>
+  options.subject ?? `skein.${options.stream}`
 
 /** Opens (or reuses) a connection; the returned `close` closes only what it opened. */
-async function open(options: NatsStreamOptions) {
+export async function open(options: NatsStreamOptions) {
   if (options.connection) return { nc: options.connection, close: async () => {} }
   if (!options.servers) throw new TypeError('natsReplica: give `servers` or `connection`')
   const nc = await connect({ servers: options.servers, name: 'skein' })
@@ -78,7 +80,7 @@ async function open(options: NatsStreamOptions) {
 }
 
 /** Creates the stream when it is missing; refuses one that does not capture our subjects. */
-async function ensureStream(
+export async function ensureStream(
   jsm: JetStreamManager,
   stream: string,
   subject: string,

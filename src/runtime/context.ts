@@ -1,3 +1,4 @@
+import type { QueueInfo } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
 import type { EffectDefinition } from '../core/effect.js'
 import type { TransientEvent } from '../core/envelope.js'
@@ -5,6 +6,7 @@ import type { FlowPlace } from '../core/flow.js'
 import type { RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import type {
+  Claim,
   Clock,
   EventStore,
   FlowStore,
@@ -61,6 +63,50 @@ export interface EngineContext {
   tasks: ClaimedTasks
   /** Flow control's admissions, when a definition declares flow control (flow-admission.ts). */
   flow?: FlowAdmissions
+  /** Effects' flow control (`concurrency`, `rate`; effect-limits.ts), on a store with claims. */
+  effectLimits?: EffectAdmissions
+}
+
+/** What an attempt of an effect with flow control needs (its keys come from its input). */
+export interface EffectLimitSpec {
+  /** `effect:<type>`. */
+  queue: string
+  concurrency?: { key: string; limit: number }
+  rate?: { key: string; limit: number; periodMs: number }
+}
+
+/** An attempt's admission: the concurrency slot it holds until it ends (rate tokens are spent). */
+export interface EffectPermit {
+  spec: EffectLimitSpec
+  holder: string
+  slot: Claim | null
+}
+
+/** Why an attempt waits, and (for a spent rate) when a token frees. */
+export interface EffectDenial {
+  reason: 'concurrency' | 'rate'
+  limit: number
+  key: string
+  retryAt?: number
+}
+
+/** What passes ask of effects' flow control (effect-limits.ts implements it). */
+export interface EffectAdmissions {
+  /** Whether attempts of `definition` need admission. */
+  limited(definition: EffectDefinition | undefined): definition is EffectDefinition
+  /** What an attempt needs; throws INVALID_INPUT when a key function fails. */
+  specOf(definition: EffectDefinition, type: string, input: unknown): EffectLimitSpec
+  /** Whether attempts of this spec already wait in this process. */
+  hasWaiters(spec: EffectLimitSpec): boolean
+  /** One try: a permit, or why not. */
+  acquire(spec: EffectLimitSpec, holder: string): Promise<EffectPermit | EffectDenial>
+  /** Waits for a permit behind earlier waiters; returns the cancel. */
+  wait(spec: EffectLimitSpec, holder: string, granted: (permit: EffectPermit) => void): () => void
+  /** The attempt ended (or never started): its slot is let go. */
+  release(permit: EffectPermit): void
+  /** Effect keys with a slot held, or an attempt waiting in this process (`queues()`). */
+  keys(): Promise<QueueInfo[]>
+  stop(): void
 }
 
 /** What the operations and passes ask of flow control (flow-admission.ts implements it). */
@@ -135,6 +181,8 @@ export interface RunMemory {
   stopped: boolean
   /** The latest cause an operation on this run carried (causes.ts); observers only. */
   cause: string | undefined
+  /** Admissions of effects' flow control granted to waiting attempts, not yet started. */
+  permits: Map<string, EffectPermit>
 }
 
 export const newRunMemory = (): RunMemory => ({
@@ -150,6 +198,7 @@ export const newRunMemory = (): RunMemory => ({
   deadlineSeq: -1,
   stopped: false,
   cause: undefined,
+  permits: new Map(),
 })
 
 /**

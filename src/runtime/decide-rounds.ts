@@ -172,6 +172,7 @@ function isRunnable(pass: Pass, mode: EffectExecution, effect: EffectRecord): bo
   if (effect.execution !== mode || pass.mem.inflight.has(effect.effectId)) return false
   const due =
     effect.status === 'requested' ||
+    effect.status === 'queued' ||
     (effect.status === 'retry_scheduled' && (effect.nextAttemptAt ?? 0) <= pass.now)
   if (!due) return false
   const thread = pass.fold.state.threads[effect.threadId]

@@ -5,6 +5,7 @@ import { TerminalError } from '../core/errors.js'
 import type { EffectRecord } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import {
+  type EffectPermit,
   type EngineContext,
   type Execution,
   type RunMemory,
@@ -186,11 +187,15 @@ export function launchAttempt(
   effect: EffectRecord,
   attempt: number,
   seq?: number,
+  permit?: EffectPermit,
 ): void {
   const definition = executorOf(ctx, mem, effect)
   const { execution, done } = execute(ctx, definition, runId, effect, attempt, seq)
   mem.inflight.set(effect.effectId, execution)
   done.then(() => {
+    // Its slot frees as the handler ends, before the outcome is recorded: what the limit
+    // bounds is handlers running at once.
+    if (permit) ctx.effectLimits?.release(permit)
     if (mem.inflight.get(effect.effectId) !== execution) return
     mem.inflight.delete(effect.effectId)
     mem.settled.push(execution)

@@ -10,6 +10,7 @@ import type {
   VersionReport,
   WaitFor,
 } from '../core/api-types.js'
+import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
 import type { Definition, InputOf, ResultOf, RunOutputOf } from '../core/definition.js'
 import type {
   EventEnvelope,
@@ -202,6 +203,12 @@ export interface Engine {
    * for one still running, unless `force`.
    */
   deleteRun(runId: string, options?: DeleteRunOptions): Promise<DeletedRun>
+  /**
+   * Brings an archived run back into the store with the same events, seqs, ids and times
+   * (docs/data-lifecycle.md, "Restoring"); START_CONFLICT when the store holds another run
+   * with its id, a no-op (`restored: false`) when it holds this one.
+   */
+  restoreRun(run: ArchivedRun): Promise<RestoredRun>
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>

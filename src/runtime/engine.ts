@@ -7,6 +7,7 @@ import type {
   StartRunArgs,
   WaitFor,
 } from '../core/api-types.js'
+import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
 import type { Definition } from '../core/definition.js'
 import { definitionLabel } from '../core/definition.js'
 import type {
@@ -57,6 +58,7 @@ import {
   deleteRunOp,
   forgetDeletedRun,
 } from './run-delete.js'
+import { restoreRunOp } from './run-restore.js'
 import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
 import { TransientListeners } from './transient-listeners.js'
@@ -328,6 +330,21 @@ export class RuntimeEngine implements EngineRuntime {
     return deleted
   }
 
+  /**
+   * Brings an archived run back into the store (docs/data-lifecycle.md, "Restoring"), in its
+   * queue; what this process cached of the id (a deleted run's absence) is dropped after.
+   */
+  async restoreRun(run: ArchivedRun): Promise<RestoredRun> {
+    checkId(run?.runId, 'runId')
+    const controller = this.controller(run.runId)
+    const restored = await controller.enqueue('restore', (fold) =>
+      restoreRunOp(this.ctx, fold, run),
+    )
+    await controller.whenDrained().catch(() => {})
+    if (restored.restored) this.runs.forget(run.runId)
+    return restored
+  }
+
   /** Runs another part deleted (a retention sweep): this process forgets what it cached. */
   async forgetDeleted(runId: string): Promise<void> {
     await forgetDeletedRun(this.ctx, this.runs.active(runId)?.writer, runId)
@@ -443,9 +460,10 @@ export class RuntimeEngine implements EngineRuntime {
   /** Every flow-control key with a queued or admitted run (docs/flow-control.md). */
   async queues(): Promise<QueueInfo[]> {
     const flow = this.ctx.flow
-    if (!flow) return []
+    const effects = (await this.ctx.effectLimits?.keys()) ?? []
+    if (!flow) return effects
     const now = this.ctx.clock.now()
-    return (await flow.store.keys()).map((k) => {
+    const runs = (await flow.store.keys()).map((k): QueueInfo => {
       const limit = flow.limitOf(k.queue)
       return {
         queue: k.queue,
@@ -456,6 +474,7 @@ export class RuntimeEngine implements EngineRuntime {
         oldestWaitMs: k.oldestQueuedAt === null ? null : Math.max(0, now - k.oldestQueuedAt),
       }
     })
+    return [...runs, ...effects]
   }
 
   listRuns(): Promise<string[]> {
@@ -562,6 +581,7 @@ export class RuntimeEngine implements EngineRuntime {
     if (graceMs > 0) await this.idleWithin(graceMs)
     this.host.stopped = true
     await this.runs.halt()
+    this.ctx.effectLimits?.stop()
     await this.ctx.tasks.stop()
   }
 

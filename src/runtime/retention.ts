@@ -1,8 +1,10 @@
+import type { ArchiveSink } from '../core/archive-types.js'
 import type { RunStatus } from '../core/envelope.js'
 import { InvalidRequestError } from '../core/errors.js'
-import type { EventStore } from '../core/ports.js'
+import type { DeletedRun, EventStore } from '../core/ports.js'
 import type { RetentionOptions, RetentionStatus, RetentionSweep } from '../core/retention-types.js'
 import { FINISHED_STATUSES } from '../core/run-deletion.js'
+import { archiveBatch } from './archive-batch.js'
 import type { EngineContext } from './context.js'
 import { errorFields } from './logger.js'
 import type { ClaimedRound, ClaimedTask } from './ownership/claimed-task.js'
@@ -12,6 +14,7 @@ export interface ResolvedRetention {
   statuses: readonly RunStatus[]
   batchSize: number
   intervalMs: number
+  archive?: ArchiveSink
 }
 
 const positiveInteger = (value: unknown, name: string, max = Number.MAX_SAFE_INTEGER): number => {
@@ -29,11 +32,23 @@ export function resolveRetention(options: unknown): ResolvedRetention | undefine
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new InvalidRequestError('createEngine: retention must be an object: { finishedAfterMs }')
   }
-  const { finishedAfterMs, statuses, batchSize, intervalMs, ...rest } = options as RetentionOptions
+  const { finishedAfterMs, statuses, batchSize, intervalMs, archive, ...rest } =
+    options as RetentionOptions
   const unknown = Object.keys(rest)
   if (unknown.length > 0) {
     throw new InvalidRequestError(
-      `createEngine: unknown retention option ${unknown[0]} (known: finishedAfterMs, statuses, batchSize, intervalMs)`,
+      `createEngine: unknown retention option ${unknown[0]} (known: finishedAfterMs, statuses, batchSize, intervalMs, archive)`,
+    )
+  }
+  if (
+    archive !== undefined &&
+    (archive === null ||
+      typeof archive !== 'object' ||
+      typeof archive.write !== 'function' ||
+      typeof archive.name !== 'string')
+  ) {
+    throw new InvalidRequestError(
+      'createEngine: retention.archive must be an archive sink ({ name, write }), e.g. jsonlArchive({ dir })',
     )
   }
   const wanted = statuses ?? FINISHED_STATUSES
@@ -51,6 +66,7 @@ export function resolveRetention(options: unknown): ResolvedRetention | undefine
     statuses: [...new Set(wanted)],
     batchSize: positiveInteger(batchSize ?? 500, 'batchSize', 10_000),
     intervalMs: positiveInteger(intervalMs ?? 60_000, 'intervalMs'),
+    archive,
   }
 }
 
@@ -67,6 +83,7 @@ const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve)
 export class RetentionSweeper {
   private task: ClaimedTask | undefined
   private deletedTotal = 0
+  private archivedTotal = 0
   private last: RetentionSweep | null = null
 
   constructor(
@@ -83,6 +100,11 @@ export class RetentionSweeper {
         'createEngine: retention needs a store that deletes runs and holds claims (memoryStore, sqliteStore, postgresStore)',
       )
     }
+    if (this.options.archive && (!capabilities.summaries || !store.listSummaries)) {
+      throw new TypeError(
+        'createEngine: retention.archive needs a store that lists run summaries (memoryStore, sqliteStore, postgresStore)',
+      )
+    }
     this.task = this.ctx.tasks.start({
       name: 'sweep:retention',
       intervalMs: this.options.intervalMs,
@@ -92,7 +114,7 @@ export class RetentionSweeper {
   }
 
   status(): RetentionStatus {
-    const { finishedAfterMs, statuses, batchSize, intervalMs } = this.options
+    const { finishedAfterMs, statuses, batchSize, intervalMs, archive } = this.options
     return {
       enabled: true,
       finishedAfterMs,
@@ -101,6 +123,7 @@ export class RetentionSweeper {
       intervalMs,
       holding: this.task?.holding ?? false,
       deletedTotal: this.deletedTotal,
+      ...(archive && { archive: archive.name, archivedTotal: this.archivedTotal }),
       lastSweep: this.last && { ...this.last },
     }
   }
@@ -112,23 +135,53 @@ export class RetentionSweeper {
     const startedAt = ctx.clock.now()
     const cutoff = startedAt - options.finishedAfterMs
     const sweep: RetentionSweep = { startedAt, finishedAt: null, cutoff, deleted: 0, batches: 0 }
+    const { archive } = options
+    if (archive) Object.assign(sweep, { archived: 0, kept: 0 })
     this.last = sweep
     try {
       for (;;) {
         if (!round.held()) throw new Error('the claim sweep:retention was lost or the engine stops')
-        const deleted = await deleteFinished({
-          statuses: options.statuses,
-          updatedBefore: cutoff,
-          limit: options.batchSize,
-          at: ctx.clock.now(),
-          reason: 'retention',
-        })
+        let deleted: DeletedRun[]
+        let more: boolean
+        let archived = 0
+        if (archive) {
+          const batch = await archiveBatch(ctx, archive, {
+            statuses: options.statuses,
+            updatedBefore: cutoff,
+            limit: options.batchSize,
+          })
+          deleted = batch.deleted
+          archived = batch.archived
+          sweep.archived = (sweep.archived ?? 0) + batch.archived
+          sweep.kept = (sweep.kept ?? 0) + batch.kept.length
+          this.archivedTotal += batch.archived
+          for (const { runId, why } of batch.kept) {
+            ctx.log.warn({ runId, why }, `retention kept run ${runId}: ${why}`)
+          }
+          // A full page that deleted nothing would be listed again: the next sweep retries it.
+          more = batch.listed === options.batchSize && deleted.length > 0
+        } else {
+          deleted = await deleteFinished({
+            statuses: options.statuses,
+            updatedBefore: cutoff,
+            limit: options.batchSize,
+            at: ctx.clock.now(),
+            reason: 'retention',
+          })
+          more = deleted.length === options.batchSize
+        }
         for (const run of deleted) await this.forget(run.runId)
         sweep.batches++
         sweep.deleted += deleted.length
         this.deletedTotal += deleted.length
-        ctx.observe({ type: 'retention.batch', runId: '', deleted: deleted.length, cutoff })
-        if (deleted.length < options.batchSize) break
+        ctx.observe({
+          type: 'retention.batch',
+          runId: '',
+          deleted: deleted.length,
+          cutoff,
+          ...(archive && { archived }),
+        })
+        if (!more) break
         await yieldToOthers()
       }
     } catch (error) {

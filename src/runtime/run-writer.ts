@@ -4,6 +4,7 @@ import { isTerminal } from '../core/envelope.js'
 import { emptyFold, type RunFold } from '../core/fold/index.js'
 import type { AppendOptions } from '../core/ports.js'
 import { type EngineContext, newRunMemory, type RunMemory } from './context.js'
+import { releasePermits } from './effect-gate.js'
 import { RunSeat } from './ownership/run-seat.js'
 import { catchUp, loadFold, saveSnapshot } from './snapshots.js'
 import { type Seed, type SeedKind, WakePass, type WakeResult } from './wake-pass.js'
@@ -98,6 +99,7 @@ export class RunWriter {
     const mem = this.mem
     for (const execution of mem.inflight.values()) execution.abort(new Error('lease lost'))
     mem.inflight.clear()
+    releasePermits(this)
     mem.settled.length = 0
     mem.notices.length = 0
     mem.waiter?.()
@@ -206,6 +208,7 @@ export class RunWriter {
     const cut = mem.inflight.size > 0
     for (const execution of mem.inflight.values()) execution.abort(new Error('engine stopped'))
     mem.inflight.clear()
+    releasePermits(this)
     mem.waiter?.()
     this.seat?.stopRenewal()
     return cut

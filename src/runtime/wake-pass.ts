@@ -3,14 +3,15 @@ import { nextDeadline } from '../core/deadlines.js'
 import { definitionLabel } from '../core/definition.js'
 import { type EventEnvelope, isTerminal, type RunState } from '../core/envelope.js'
 import { DefinitionNotFoundError, WakeLimitError } from '../core/errors.js'
-import { type RunFold, type TimerRecord, viewState } from '../core/fold/index.js'
+import { type EffectRecord, type RunFold, type TimerRecord, viewState } from '../core/fold/index.js'
 import type { AppendOptions, RunMeta } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
 import { failAttempt, recordSettled } from './attempt-outcomes.js'
 import { Batch } from './batch.js'
 import { finishThread } from './commands-apply.js'
-import type { EngineContext, Pass, RunMemory } from './context.js'
+import type { EffectPermit, EngineContext, Pass, RunMemory } from './context.js'
 import { decideRounds, hasRunnable, runnableEffects } from './decide-rounds.js'
+import { admitAttempts, needsGate, releasePermits } from './effect-gate.js'
 import { awaitQuickAttempts, launchAttempt } from './effect-runner.js'
 import { logRunFailed } from './log-events.js'
 import { addRootThread } from './root-thread.js'
@@ -153,7 +154,8 @@ export class WakePass implements Pass {
         if (this.batch.size > before) recordsOutcome = true
         const deciding = this.decideRounds()
         if (deciding) await deciding
-        this.startLocalAttempts(launches)
+        const starting = this.startLocalAttempts(launches)
+        if (starting) await starting
         localLaunches = launches.length
         this.dispatchWorkers(launches)
       } else {
@@ -233,6 +235,7 @@ export class WakePass implements Pass {
    */
   private recordFinishedRun(): void {
     this.mem.settled.length = 0
+    releasePermits(this)
     recordWorkerNotices(this)
     fireWorkerDeadlines(this)
   }
@@ -355,19 +358,35 @@ export class WakePass implements Pass {
     return decideRounds(this)
   }
 
-  /** Records attempt starts for runnable local effects; they launch once the batch is written. */
-  startLocalAttempts(launches: Array<() => void>): void {
+  /**
+   * Records attempt starts for runnable local effects; they launch once the batch is written.
+   * Effects with flow control start only with a permit (effect-gate.ts); the others wait.
+   */
+  startLocalAttempts(launches: Array<() => void>): MaybePromise<void> {
+    const effects = runnableEffects(this, 'local')
+    const limits = this.ctx.effectLimits
+    if (limits && needsGate(this, limits, effects)) {
+      return admitAttempts(this, limits, effects).then((admitted) => {
+        for (const { effect, permit } of admitted) this.startAttempt(launches, effect, permit)
+      })
+    }
+    for (const effect of effects) this.startAttempt(launches, effect, undefined)
+  }
+
+  private startAttempt(
+    launches: Array<() => void>,
+    effect: EffectRecord,
+    permit: EffectPermit | undefined,
+  ): void {
     const { ctx, mem } = this
     const runId = this.fold.state.runId
-    for (const effect of runnableEffects(this, 'local')) {
-      const attempt = effect.attempt + 1
-      const started = this.batch.add(
-        RT.effectAttemptStarted,
-        { effectId: effect.effectId, attempt },
-        { threadId: effect.threadId, effectId: effect.effectId },
-      )
-      launches.push(() => launchAttempt(ctx, mem, runId, effect, attempt, started.seq))
-    }
+    const attempt = effect.attempt + 1
+    const started = this.batch.add(
+      RT.effectAttemptStarted,
+      { effectId: effect.effectId, attempt },
+      { threadId: effect.threadId, effectId: effect.effectId },
+    )
+    launches.push(() => launchAttempt(ctx, mem, runId, effect, attempt, started.seq, permit))
   }
 
   dispatchWorkers(launches: Array<() => void>): void {
@@ -418,6 +437,7 @@ export class WakePass implements Pass {
     const mem = this.mem
     if (isTerminal(this.fold.state.status)) return false
     if (mem.carryDirty.size > 0 || mem.settled.length > 0 || mem.notices.length > 0) return true
+    if (mem.permits.size > 0) return true
     const at = mem.deadlineAt
     return at !== null && at <= this.ctx.clock.now()
   }

@@ -2,6 +2,7 @@ import { TerminalError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { WorkerTask } from '../core/ports.js'
 import { type Backoff, backoffAfter } from '../core/retry.js'
+import { MAX_OUTCOMES, type OutcomeItem, WorkerOutbox } from './worker-outbox.js'
 
 /** A failed claim or callback post is retried, doubling from 100 ms to 5 s. */
 const RETRY: Backoff = { initialMs: 100, maxMs: 5_000 }
@@ -28,9 +29,9 @@ export interface HttpWorkerOptions {
   /** Handlers run at once (default 1); each claim asks for as many tasks as there are free. */
   concurrency?: number
   /**
-   * Report outcomes (`complete`, `fail`, `cancelled`) many per request through
-   * `POST /workers/tasks/callbacks` (default true): what finished while a report was on its way
-   * goes in the next one. `false`: one `…/callback` request per outcome.
+   * Report outcomes (`complete`, `fail`, `cancelled`) many per request (default true): in the
+   * next claim, which asks for as many tasks as that frees, or, while a claim is on its way,
+   * through `POST /workers/tasks/callbacks`. `false`: one `…/callback` request per outcome.
    */
   batchCallbacks?: boolean
   /** Long-poll wait per claim (default 20 s). */
@@ -51,8 +52,9 @@ export interface HttpWorkerHandle {
 /**
  * Runs effect tasks from an engine over HTTP: claims with a long poll, runs `handle`, reports
  * `complete` or `fail` (a `TerminalError` is `retryable: false`), and `cancelled` when the
- * handler ends after a cancellation was noticed. The effect's `effectId` is the idempotency key
- * to hand to the outside world.
+ * handler ends after a cancellation was noticed. Outcomes ride the next claim (or a batch while
+ * one is on its way), so a busy worker makes about one request per `concurrency` tasks. The
+ * effect's `effectId` is the idempotency key to hand to the outside world.
  *
  * @example
  * const worker = runHttpWorker({ url, token, types: ['mail.send'], handle: (task) => send(task.input) })
@@ -82,10 +84,23 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
       `/runs/${encodeURIComponent(task.runId)}/effects/${encodeURIComponent(task.effectId)}/callback`,
       { attempt: task.attempt, ...body },
     )
-  const report =
-    options.batchCallbacks === false
-      ? (task: WorkerTask, body: Record<string, unknown>) => callback(task, body).then(() => {})
-      : batchedReports(post, () => stopping.signal.aborted, options.onError)
+  const batched = options.batchCallbacks !== false
+  const outbox = new WorkerOutbox(post, RETRY, () => stopping.signal.aborted, options.onError)
+  /** Whether the claim loop will take queued outcomes soon (it is not waiting on a request). */
+  let loopWillSend = false
+  const report = async (task: WorkerTask, body: Record<string, unknown>): Promise<void> => {
+    if (!batched) {
+      await callback(task, body)
+      return
+    }
+    const item: OutcomeItem = {
+      runId: task.runId,
+      effectId: task.effectId,
+      attempt: task.attempt,
+      ...body,
+    }
+    outbox.add(item, !loopWillSend || stopping.signal.aborted)
+  }
 
   const isLive = (task: WorkerTask, state: any) =>
     state?.status === 'running' &&
@@ -130,25 +145,37 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
   const concurrency = Math.max(1, options.concurrency ?? 1)
   const running = new Set<Promise<void>>()
 
-  /** Claims as many tasks as there are free slots, runs them, and claims again. */
+  /**
+   * Claims as many tasks as there are free slots, carrying the outcomes queued since the last
+   * claim, runs them, and claims again. A slot is free once its handler has returned.
+   */
   async function loop(): Promise<void> {
     let failures = 0
     while (!stopping.signal.aborted) {
       if (running.size >= concurrency) {
+        loopWillSend = true
         await Promise.race(running)
         continue
       }
+      // Handlers that return at once queue their outcomes first: one claim carries them all.
+      loopWillSend = true
+      await new Promise((resolve) => setImmediate(resolve))
+      loopWillSend = false
+      if (stopping.signal.aborted) return
+      const carried = batched ? outbox.take() : []
       try {
         const reply = await post(
           '/workers/tasks/claim',
           {
             types: options.types,
-            max: Math.min(concurrency - running.size, 100),
+            max: Math.min(concurrency - running.size, MAX_OUTCOMES),
             waitMs: options.waitMs ?? 20_000,
+            ...(carried.length > 0 ? { callbacks: carried } : {}),
           },
           stopping.signal,
         )
         failures = 0
+        outbox.answered(reply)
         for (const task of reply?.tasks ?? []) {
           const done: Promise<void> = runTask(task)
             .catch((error) => options.onError?.(error))
@@ -156,8 +183,11 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
           running.add(done)
         }
       } catch (error) {
+        // Applied or not, the carried outcomes go again: callbacks are idempotent.
+        outbox.putBack(carried)
         if (stopping.signal.aborted) return
         options.onError?.(error)
+        outbox.flush()
         const pause = backoffAfter(++failures, RETRY)
         await new Promise((resolve) => setTimeout(resolve, pause))
       }
@@ -170,62 +200,7 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
       stopping.abort()
       await looping
       await Promise.allSettled([...running])
+      await outbox.flush()
     },
   }
-}
-
-type Post = (path: string, body: unknown, signal?: AbortSignal) => Promise<any>
-
-/**
- * Outcomes reported many per request: one request in flight at a time, and whatever finished
- * meanwhile goes in the next. A report resolves once its request was answered; a failed request
- * is retried with backoff (callbacks are idempotent) until the worker stops.
- */
-function batchedReports(
-  post: Post,
-  stopped: () => boolean,
-  onError: ((error: unknown) => void) | undefined,
-): (task: WorkerTask, body: Record<string, unknown>) => Promise<void> {
-  const MAX_BATCH = 100
-  let pending: Array<{ item: Record<string, unknown>; done: () => void }> = []
-  let sending = false
-  const send = async () => {
-    sending = true
-    let failures = 0
-    while (pending.length > 0) {
-      const batch = pending.slice(0, MAX_BATCH)
-      try {
-        const reply = await post('/workers/tasks/callbacks', {
-          callbacks: batch.map((b) => b.item),
-        })
-        pending = pending.slice(batch.length)
-        // An item the engine refused (an invalid event, say) is that outcome's error alone.
-        for (const result of reply?.results ?? []) {
-          if (result?.error) {
-            const { code, message } = result.error
-            onError?.(
-              new Error(`callback for ${result.runId}/${result.effectId}: ${code} ${message}`),
-            )
-          }
-        }
-        for (const b of batch) b.done()
-        failures = 0
-      } catch (error) {
-        onError?.(error)
-        if (stopped()) {
-          for (const b of pending) b.done()
-          pending = []
-          break
-        }
-        await new Promise((resolve) => setTimeout(resolve, backoffAfter(++failures, RETRY)))
-      }
-    }
-    sending = false
-  }
-  return (task, body) =>
-    new Promise<void>((done) => {
-      const item = { runId: task.runId, effectId: task.effectId, attempt: task.attempt, ...body }
-      pending.push({ item, done })
-      if (!sending) void send()
-    })
 }

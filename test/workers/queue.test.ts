@@ -136,4 +136,47 @@ describe('httpWorkerQueue', () => {
     expect((await engine.getRun('b2')).output).toMatchObject({ b: { got: { n: 'b2' } } })
     await engine.stop()
   })
+  it('a claim carrying callbacks applies them first and answers each in results', async () => {
+    const engine = createEngine({
+      modules: [workflow({ definitions: FLOWS }), workerEffects],
+      worker: httpWorkerQueue(),
+      clock: manualClock(),
+      authorize: bearerAuth({ worker: 'tok' }),
+    })
+    const claim = async (body: unknown) =>
+      (await engine.fetch(
+        new Request('http://x/workers/tasks/claim', {
+          method: 'POST',
+          headers: { authorization: 'Bearer tok', 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }),
+      ))!
+    const flow = FLOWS.find((f) => f.name === 'flow-w.plain')!
+    await engine.start(flow, undefined, { runId: 'c1' })
+    const first = await (await claim({ max: 10 })).json()
+    expect(first).toEqual({ tasks: [expect.objectContaining({ runId: 'c1' })] })
+    await engine.start(flow, undefined, { runId: 'c2' })
+    const [task] = first.tasks
+    const done = { runId: 'c1', effectId: task.effectId, attempt: task.attempt, kind: 'complete' }
+    const malformed = await claim({ max: 10, callbacks: [{ ...done, attempt: 'one' }] })
+    expect(malformed.status).toBe(400)
+    expect((await engine.getRun('c1')).status).toBe('running')
+    expect((await engine.inspectRun('c2')).effects[0].status).toBe('dispatched')
+    const res = await claim({
+      max: 10,
+      callbacks: [
+        { ...done, result: { n: 'c1' } },
+        { runId: 'nope', effectId: 'e', attempt: 1, kind: 'complete' },
+      ],
+    })
+    expect(res.status).toBe(200)
+    const { tasks, results } = await res.json()
+    expect(results.map((r: any) => r.status ?? r.error.code)).toEqual([
+      'completed',
+      'RUN_NOT_FOUND',
+    ])
+    expect(tasks.map((t: any) => t.runId)).toEqual(['c2'])
+    expect((await engine.getRun('c1')).output).toMatchObject({ b: { got: { n: 'c1' } } })
+    await engine.stop()
+  })
 })

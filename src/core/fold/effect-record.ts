@@ -11,6 +11,7 @@ export type EffectStatus =
   | 'requested'
   | 'started'
   | 'retry_scheduled'
+  | 'queued'
   | 'dispatched'
   | 'completed'
   | 'failed'

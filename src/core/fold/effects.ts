@@ -79,6 +79,11 @@ export const effectCases: FoldCases = {
     delete effect.deadlineAt
     if (p.reason === 'operator') reopenEffect(fold, effect, event.seq)
   },
+  // Waiting for the effect's flow control: the attempt number stays (no retry used up).
+  [RT.effectQueued]: (fold, event) => {
+    const effect = fold.effects[event.payload.effectId]
+    if (effect) effect.status = 'queued'
+  },
   [RT.effectAmbiguous]: (fold, event) => {
     const p = event.payload
     const effect = fold.effects[p.effectId]

@@ -38,41 +38,41 @@ function claimOptions(body: JsonObject) {
  * worker takes it, and start-to-close and heartbeat deadlines bound it from then on (the
  * lease). A worker that dies loses its attempt to those timeouts and the engine dispatches a
  * new one; there is no silent redelivery of the same attempt. Any host on the store hands out
- * any run's tasks (docs/workers.md, "Durable tasks").
+ * any run's tasks (docs/workers.md, "Durable tasks"). `callbacks` (optional, as in
+ * `/workers/tasks/callbacks`) are applied first and answered in `results`: a worker reports what
+ * it finished in the request that asks for more (docs/workers.md, "Outcomes ride the claim").
  */
 async function claim(ctx: RouteContext): Promise<Response> {
   const raw = ctx.request.body === null ? {} : await ctx.body()
-  const options = claimOptions(expectObject(raw, ['types', 'max', 'waitMs']))
+  const body = expectObject(raw, ['types', 'max', 'waitMs', 'callbacks'])
+  const options = claimOptions(body)
+  const carried = body.callbacks === undefined ? null : callbackInputs(body.callbacks)
+  const results = carried ? await applyCallbacks(ctx, carried) : undefined
   const { runtime } = await ctx.engine.ready()
   const queue = runtime.worker
   const start = runtime.startClaimedTasks
-  if (!isClaimable(queue) || !start) return jsonResponse({ tasks: [] })
+  if (!isClaimable(queue) || !start)
+    return jsonResponse(results ? { tasks: [], results } : { tasks: [] })
   const tasks: WorkerTask[] = await queue.claim({
     ...options,
     signal: ctx.request.signal,
     start: (claimed) => start(claimed),
   })
-  return jsonResponse({ tasks })
+  return jsonResponse(results ? { tasks, results } : { tasks })
 }
 
 const MAX_CALLBACKS = 100
 
-/**
- * Many callbacks in one request (docs/workers.md, "Batched callbacks"): each is the body of
- * `POST /runs/:id/effects/:effectId/callback` plus its `runId` and `effectId`, checked the same
- * way; all are applied (each run's in one queue), and each answers on its own: the run's status,
- * or the error that call alone would have answered. A malformed item refuses the whole request
- * (400, nothing applied).
- */
-async function callbacks(ctx: RouteContext): Promise<Response> {
-  const body = expectObject(await ctx.body(), ['callbacks'])
-  const list = body.callbacks
+type CallbackItem = { runId: string; input: ReturnType<typeof callbackInput> }
+
+/** Each item is a callback route's body plus `runId` and `effectId`; one malformed item is a 400. */
+function callbackInputs(list: Json): CallbackItem[] {
   if (!Array.isArray(list) || list.length === 0 || list.length > MAX_CALLBACKS) {
     throw new InvalidRequestError(
       `body.callbacks must be an array of 1 to ${MAX_CALLBACKS} callbacks`,
     )
   }
-  const inputs = list.map((item, i) => {
+  return list.map((item, i) => {
     const what = `body.callbacks[${i}]`
     const fields = expectObject(
       item,
@@ -82,17 +82,32 @@ async function callbacks(ctx: RouteContext): Promise<Response> {
     const runId = requiredString(fields, 'runId', what)
     return { runId, input: callbackInput(fields, requiredString(fields, 'effectId', what)) }
   })
+}
+
+/** Applies every item (each run's in its queue); each answers the run's status or its error. */
+async function applyCallbacks(ctx: RouteContext, inputs: CallbackItem[]) {
   const settled = await Promise.allSettled(
     inputs.map(({ runId, input }) => ctx.engine.workerCallback(runId, input)),
   )
-  const results = settled.map((outcome, i) => {
+  return settled.map((outcome, i) => {
     const { runId, input } = inputs[i]
     if (outcome.status === 'fulfilled') {
       return { runId, effectId: input.effectId, status: outcome.value.status }
     }
     return { runId, effectId: input.effectId, error: errorInfoOf(outcome.reason) }
   })
-  return jsonResponse({ results })
+}
+
+/**
+ * Many callbacks in one request (docs/http.md, "POST /workers/tasks/callbacks"): each is the body of
+ * `POST /runs/:id/effects/:effectId/callback` plus its `runId` and `effectId`, checked the same
+ * way; all are applied (each run's in one queue), and each answers on its own: the run's status,
+ * or the error that call alone would have answered. A malformed item refuses the whole request
+ * (400, nothing applied).
+ */
+async function callbacks(ctx: RouteContext): Promise<Response> {
+  const body = expectObject(await ctx.body(), ['callbacks'])
+  return jsonResponse({ results: await applyCallbacks(ctx, callbackInputs(body.callbacks)) })
 }
 
 export const workerRoutes: Route[] = [

@@ -228,8 +228,17 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       if (statuses && !statuses.includes(log.meta?.status as RunStatus)) return null
       return remove(runId, log, at, reason)
     },
-    async deleteFinished({ statuses, updatedBefore, limit, at, reason }) {
+    async deleteFinished({ statuses, updatedBefore, limit, at, reason, runs: only }) {
       const batch: Array<[string, RunLog]> = []
+      if (only) {
+        for (const { runId, tail } of only) {
+          const log = runs.get(runId)
+          if (log && log.tail === tail && statuses.includes(log.meta?.status as RunStatus)) {
+            batch.push([runId, log])
+          }
+        }
+        return batch.map(([runId, log]) => remove(runId, log, at, reason))
+      }
       while (oldest < created.length && created[oldest] === '') oldest++
       for (let i = oldest; i < created.length && batch.length < limit; i++) {
         const log = created[i] === '' ? undefined : runs.get(created[i])

@@ -302,10 +302,14 @@ export function postgresStore(
   })
 
   /** Buffered snapshots are written first, so none of a deleted run lands after it. */
-  const deleteRuns = async (action: string, params: unknown[]): Promise<DeletedRun[]> => {
+  const deleteRuns = async (
+    action: string,
+    params: unknown[],
+    statement = sql.deleteRuns,
+  ): Promise<DeletedRun[]> => {
     if (!migrated) await ready()
     await group.drain()
-    const rows = await read(action, sql.deleteRuns, params)
+    const rows = await read(action, statement, params)
     if (rows.length > 0) projection.committed()
     return rows.map((r) => ({
       runId: r.deleted_run_id,
@@ -387,8 +391,14 @@ export function postgresStore(
       ])
       return deleted ?? null
     },
-    deleteFinished: ({ statuses, updatedBefore, limit, at, reason }) =>
-      deleteRuns('delete finished runs', [null, statuses, updatedBefore, limit, at, reason]),
+    deleteFinished: ({ statuses, updatedBefore, limit, at, reason, runs }) =>
+      runs
+        ? deleteRuns(
+            'delete archived runs',
+            [runs.map((r) => r.runId), runs.map((r) => r.tail), statuses, at, reason],
+            sql.deleteAtTails,
+          )
+        : deleteRuns('delete finished runs', [null, statuses, updatedBefore, limit, at, reason]),
     listRunsWithDeadlines: async () =>
       (await read('list deadlines', sql.deadlines, [])).map((r) => ({
         runId: r.run_id,

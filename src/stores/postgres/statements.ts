@@ -24,6 +24,7 @@ export interface Statements {
   tails: string
   /** `skein_delete_runs(ids, statuses, before, limit, at, reason)` (delete-function.ts). */
   deleteRuns: string
+  deleteAtTails: string
 }
 
 const ARRAY_TYPES = [
@@ -147,5 +148,12 @@ export function statements(s: string, channel: string): Statements {
     tails: `SELECT run_id, tail FROM ${s}.skein_runs WHERE run_id = ANY ($1::text[])`,
     deleteRuns: `SELECT * FROM ${s}.skein_delete_runs($1::text[], $2::text[], $3::bigint,
       $4::integer, $5::bigint, $6::text)`,
+    // An archived batch: each run only while its tail is the archived one. The rows are locked
+    // here (a run appended meanwhile is re-read and left out), then deleted by the function.
+    deleteAtTails: `SELECT * FROM ${s}.skein_delete_runs(ARRAY(
+        SELECT r.run_id FROM ${s}.skein_runs r
+          JOIN unnest($1::text[], $2::bigint[]) AS w(id, tail) ON r.run_id = w.id
+        WHERE r.tail = w.tail ORDER BY r.run_no FOR UPDATE OF r),
+      $3::text[], NULL, NULL, $4::bigint, $5::text)`,
   }
 }

@@ -89,6 +89,15 @@ export function sqliteDeletion(host: SqliteDeletionHost) {
 
   const deleteBatch = db.transaction((query: FinishedRunsQuery) => {
     const victims: VictimRow[] = []
+    if (query.runs) {
+      for (const { runId, tail } of query.runs) {
+        const row = st.byId.get(runId)
+        if (row && row.tail === tail && query.statuses.includes(row.status as RunStatus)) {
+          victims.push(row)
+        }
+      }
+      return removeAll(victims, query.at, query.reason)
+    }
     for (const status of query.statuses) {
       const left = query.limit - victims.length
       if (left <= 0) break

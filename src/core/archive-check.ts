@@ -1,0 +1,37 @@
+import { ARCHIVE_FORMAT, type ArchivedRun } from './archive-types.js'
+import { InvalidRequestError } from './errors.js'
+
+/**
+ * The run, if it is whole: a known format, its events those of `runId`, numbered `head`
+ * through `tail` without a gap, and a snapshot at `head - 1` when the log starts past 1.
+ * Otherwise INVALID_REQUEST naming what is wrong (nothing is restored from it).
+ */
+export function checkArchivedRun(value: unknown, source: string): ArchivedRun {
+  const run = value as ArchivedRun
+  const fail = (what: string): never => {
+    throw new InvalidRequestError(`${source}: ${what}; nothing was restored from it`, {
+      source,
+    })
+  }
+  if (run === null || typeof run !== 'object') fail('not an archived run')
+  if (typeof run.format !== 'number') fail('no archive format (not a Skein archive)')
+  if (run.format > ARCHIVE_FORMAT) {
+    fail(`archive format ${run.format} is newer than this Skein reads (${ARCHIVE_FORMAT})`)
+  }
+  if (typeof run.runId !== 'string' || run.runId === '') fail('no runId')
+  if (!Array.isArray(run.events) || run.events.length === 0) fail('no events')
+  if (!Number.isInteger(run.head) || run.head < 1) fail('head must be a seq ≥ 1')
+  run.events.forEach((event, i) => {
+    if (event?.runId !== run.runId) fail(`event ${i + 1} belongs to another run`)
+    if (event.seq !== run.head + i) {
+      fail(`event ${i + 1} has seq ${event.seq}, expected ${run.head + i} (a gap or a repeat)`)
+    }
+  })
+  if (run.tail !== run.head + run.events.length - 1) {
+    fail(`tail ${run.tail} does not match its events (last seq ${run.events.at(-1)?.seq})`)
+  }
+  if (run.head > 1 && run.snapshot?.seq !== run.head - 1) {
+    fail(`the log starts at seq ${run.head} but no snapshot covers seq ${run.head - 1}`)
+  }
+  return { ...run, snapshot: run.snapshot ?? null }
+}
