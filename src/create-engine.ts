@@ -16,6 +16,7 @@ import { resolveSseLimits } from './http/sse-limits.js'
 import { TerminalWaits } from './runtime/await-terminal.js'
 import { type BulkOptions, bulkAction, type RunFilter } from './runtime/bulk.js'
 import { Causes } from './runtime/causes.js'
+import { codecSnapshots, codecStore } from './runtime/codec-store.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
 import { EffectLimits } from './runtime/effect-limits.js'
@@ -107,14 +108,19 @@ export function createEngine(options: EngineOptions = {}): Engine {
   let http: HttpHandler | undefined
 
   const boot = async (): Promise<Booted> => {
-    const store = await resolveStore(options.store)
+    const stored = await resolveStore(options.store)
+    const codec = options.codec
+    const store = codec ? codecStore(stored, codec) : stored
     const capabilities = checkStore(store, {
       projectors: projectorList.length,
       ownership: options.ownership !== undefined && options.ownership !== false,
       trim: options.trimAfterSnapshot !== undefined,
     })
     const snapshots: SnapshotStore =
-      options.snapshotStore ?? store.snapshots ?? memorySnapshotStore()
+      (options.snapshotStore &&
+        (codec ? codecSnapshots(options.snapshotStore, codec) : options.snapshotStore)) ??
+      store.snapshots ??
+      memorySnapshotStore()
     const ownership = resolveOwnership(options.ownership, store.leases, {
       owner: defaultOwner,
       isGone: ownerGone,
@@ -130,6 +136,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       store,
       capabilities,
       snapshots,
+      codec,
       scheduler,
       worker: isClaimable(options.worker)
         ? options.worker.bind({ tasks: store.workerTasks ?? memoryWorkerTasks(), clock, owner })
@@ -204,6 +211,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         observe,
         observing: sink !== undefined,
         owner: options.projectorOptions?.owner ?? `engine-${crypto.randomUUID()}`,
+        codec: options.codec,
       },
       options.projectorOptions,
     )

@@ -58,6 +58,7 @@ export {
   InvalidScheduleError,
   LeaseLostError,
   NotConfiguredError,
+  PayloadUndecodableError,
   PortInUseError,
   ProjectionNotFoundError,
   ProjectionUnavailableError,
@@ -139,6 +140,12 @@ export {
   type WaitUrlOptions,
   waitUrl,
 } from './core/module-api.js'
+export {
+  type CodecContext,
+  decodeEvent,
+  encodeEvent,
+  type PayloadCodec,
+} from './core/payload-codec.js'
 export type {
   AdmitRequest,
   AppendOptions,
@@ -233,6 +240,12 @@ export {
   type HttpErrorCode,
   httpStatusOf,
 } from './http/wire/status.js'
+export {
+  AES_GCM,
+  type AesGcmCodecOptions,
+  type AesGcmStored,
+  aesGcmCodec,
+} from './runtime/aes-gcm-codec.js'
 export { type ConsoleLoggerOptions, consoleLogger } from './runtime/console-logger.js'
 export type { EngineSchedules, ScheduleTickerOptions } from './runtime/engine-schedules.js'
 export type {

@@ -144,6 +144,8 @@ export interface FeedEntry {
   /** Increases with commit order across all runs; within a run it follows seq. Never reused. */
   position: number
   event: EventEnvelope
+  /** The length of the stored payload, where the store reads it (SQLite, Postgres). */
+  bytes?: number
 }
 
 /**
@@ -165,8 +167,13 @@ export interface ProjectorCheckpoint {
  * `projector:<name>`); `saveCheckpoint` checks that claim in the same statement as the write.
  */
 export interface ProjectionFeed {
-  /** Committed events with `position > after`, ascending, at most `limit`. */
-  readAfter(after: number, limit: number): Promise<FeedEntry[]>
+  /**
+   * Committed events with `position > after`, ascending, at most `limit`; with `maxBytes`, no
+   * entry after the stored payloads read reach it (the first entry always comes, whatever its
+   * size), so one page of large events stays a bounded buffer. The memory store, which holds
+   * every event anyway, bounds by `limit` only.
+   */
+  readAfter(after: number, limit: number, maxBytes?: number): Promise<FeedEntry[]>
   /** The highest position written so far, 0 for an empty store. */
   headPosition(): Promise<number>
   /** Called after each commit of this process (a hint; other processes' commits are polled). */

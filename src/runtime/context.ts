@@ -5,6 +5,7 @@ import type { TransientEvent } from '../core/envelope.js'
 import type { FlowPlace } from '../core/flow.js'
 import type { RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
+import type { PayloadCodec } from '../core/payload-codec.js'
 import type {
   Claim,
   Clock,
@@ -39,6 +40,12 @@ export interface EngineContext {
    */
   capabilities: StoreCapabilities
   snapshots: SnapshotStore
+  /**
+   * The payload codec the store is wrapped with (docs/data-lifecycle.md): the store reads and
+   * writes decoded payloads; what leaves the process as the store holds it (an archive) is
+   * encoded with it again.
+   */
+  codec?: PayloadCodec
   scheduler: WakeScheduler
   worker: Worker | undefined
   trim: ResolvedTrim | undefined
