@@ -165,7 +165,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         ? `engine ready: ${recovered.scheduled} run(s) with pending deadlines scheduled, ${recovered.dueNow} due now`
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
-    await warnOfDrift(store)
+    await warnOfDrift(ctx)
     // In the background: reading the running runs must not hold up the boot.
     if (ctx.worker) rt.warnUndeadlinedAttempts().catch(() => {})
     projectors.start()
@@ -185,8 +185,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
     return { store, runtime: rt, projectors, schedules, retention: sweeper }
   }
   // A loud line at boot when runs in the store wait on versions this host lacks (docs/deploys.md).
-  const warnOfDrift = async (store: EventStore) => {
-    const report = await versionReport(store, registry, fingerprints)
+  const warnOfDrift = async (ctx: EngineContext) => {
+    const report = await versionReport(ctx, fingerprints)
     const missing = report.versions.filter((v) => !v.registered)
     if (missing.length === 0) return
     const list = missing.map((v) => `${v.kind}:${v.name}@${v.version} (${v.activeRuns})`)
@@ -288,8 +288,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
     listDefinitions: async () => describeDefinitions((await rt()).registry),
     queues: async () => (await rt()).queues(),
     versions: async () => {
-      const { store } = await lifecycle.boot()
-      return versionReport(store, registry, fingerprints)
+      const { runtime } = await lifecycle.boot()
+      return versionReport(runtime.ctx, fingerprints)
     },
     project: async <S>(runId: string, projection: ProjectionDefinition<S> | string) =>
       (await rt()).project<S>(runId, projection),

@@ -95,13 +95,31 @@ export interface LeaseStore {
    * Atomically takes the leases of up to `limit` runs whose `nextDeadlineAt <= now` and whose
    * lease is free or expired (Postgres: `FOR UPDATE SKIP LOCKED`), for `owner` until
    * `expiresAt`, each with the stored epoch + 1. Two processes never claim the same run.
+   * With `only`, just the runs whose meta names one of those definition versions: a host
+   * claims the runs it can execute and leaves the others to a host that registers them
+   * (docs/deploys.md).
    */
   claimDue(
     owner: string,
     now: number,
     expiresAt: number,
     limit: number,
+    only?: readonly DefinitionVersionKey[],
   ): Promise<Array<{ runId: string; epoch: number; nextDeadlineAt: number }>>
+  /**
+   * Brings the run's next deadline forward to `at` (a later stored deadline becomes `at`; an
+   * earlier one stays), so the next `claimDue` after `at` picks the run up: how a host that
+   * cannot execute a run hands input it recorded to a host that can. Nothing for a run
+   * without a row.
+   */
+  markDue(runId: string, at: number): Promise<void>
+}
+
+/** A definition version as a run's meta names it (`LeaseStore.claimDue`'s `only`). */
+export interface DefinitionVersionKey {
+  kind: string
+  definitionName: string
+  definitionVersion: string
 }
 
 /**
