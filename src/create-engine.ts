@@ -1,6 +1,6 @@
 import type { ResultOptions, StartOptions, StartRunArgs } from './core/api-types.js'
 import { withProps } from './core/copy.js'
-import type { Definition } from './core/definition.js'
+import { type Definition, splitResultArgs } from './core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './core/envelope.js'
 import { EngineStoppedError } from './core/errors.js'
 import type { EventStore, SnapshotStore, SummaryQuery, WorkerCallbackInput } from './core/ports.js'
@@ -16,6 +16,7 @@ import { resolveSseLimits } from './http/sse-limits.js'
 import { TerminalWaits } from './runtime/await-terminal.js'
 import { type BulkOptions, bulkAction, type RunFilter } from './runtime/bulk.js'
 import { Causes } from './runtime/causes.js'
+import { codecSnapshots, codecStore } from './runtime/codec-store.js'
 import type { EngineContext } from './runtime/context.js'
 import { describeDefinitions } from './runtime/definitions.js'
 import { EffectLimits } from './runtime/effect-limits.js'
@@ -50,6 +51,7 @@ import { ProjectorRunner } from './runtime/projectors.js'
 import { RetentionSweeper, resolveRetention } from './runtime/retention.js'
 import { checkStore } from './runtime/store-check.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
+import { runOf } from './runtime/typed-reads.js'
 import { versionReport } from './runtime/versions.js'
 import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
 import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
@@ -106,14 +108,19 @@ export function createEngine(options: EngineOptions = {}): Engine {
   let http: HttpHandler | undefined
 
   const boot = async (): Promise<Booted> => {
-    const store = await resolveStore(options.store)
+    const stored = await resolveStore(options.store)
+    const codec = options.codec
+    const store = codec ? codecStore(stored, codec) : stored
     const capabilities = checkStore(store, {
       projectors: projectorList.length,
       ownership: options.ownership !== undefined && options.ownership !== false,
       trim: options.trimAfterSnapshot !== undefined,
     })
     const snapshots: SnapshotStore =
-      options.snapshotStore ?? store.snapshots ?? memorySnapshotStore()
+      (options.snapshotStore &&
+        (codec ? codecSnapshots(options.snapshotStore, codec) : options.snapshotStore)) ??
+      store.snapshots ??
+      memorySnapshotStore()
     const ownership = resolveOwnership(options.ownership, store.leases, {
       owner: defaultOwner,
       isGone: ownerGone,
@@ -129,6 +136,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       store,
       capabilities,
       snapshots,
+      codec,
       scheduler,
       worker: isClaimable(options.worker)
         ? options.worker.bind({ tasks: store.workerTasks ?? memoryWorkerTasks(), clock, owner })
@@ -157,7 +165,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         ? `engine ready: ${recovered.scheduled} run(s) with pending deadlines scheduled, ${recovered.dueNow} due now`
         : 'engine ready (rescanTimers off: no deadlines scheduled)',
     )
-    await warnOfDrift(store)
+    await warnOfDrift(ctx)
     // In the background: reading the running runs must not hold up the boot.
     if (ctx.worker) rt.warnUndeadlinedAttempts().catch(() => {})
     projectors.start()
@@ -177,8 +185,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
     return { store, runtime: rt, projectors, schedules, retention: sweeper }
   }
   // A loud line at boot when runs in the store wait on versions this host lacks (docs/deploys.md).
-  const warnOfDrift = async (store: EventStore) => {
-    const report = await versionReport(store, registry, fingerprints)
+  const warnOfDrift = async (ctx: EngineContext) => {
+    const report = await versionReport(ctx, fingerprints)
     const missing = report.versions.filter((v) => !v.registered)
     if (missing.length === 0) return
     const list = missing.map((v) => `${v.kind}:${v.name}@${v.version} (${v.activeRuns})`)
@@ -203,6 +211,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         observe,
         observing: sink !== undefined,
         owner: options.projectorOptions?.owner ?? `engine-${crypto.randomUUID()}`,
+        codec: options.codec,
       },
       options.projectorOptions,
     )
@@ -256,8 +265,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
       (await rt()).start(definition, input, opts)) as Engine['start'],
     startRun: async (args: StartRunArgs, hooks?: StartHooks): Promise<StartResult> =>
       (await rt()).startRun(args, hooks),
-    getRun: async (runId: string) => (await rt()).getRun(runId),
-    result: (runId: string, resultOptions?: ResultOptions) => waits.result(runId, resultOptions),
+    // With a definition: the run is checked to be of it, so the typed output holds.
+    getRun: (async (runId: string, definition?: Definition) =>
+      runOf(await (await rt()).getRun(runId), definition)) as Engine['getRun'],
+    result: (async (runId: string, ...args: unknown[]) => {
+      const [definition, resultOptions] = splitResultArgs<Definition, ResultOptions>(args)
+      if (definition) runOf(await (await rt()).getRun(runId), definition)
+      return waits.result(runId, resultOptions)
+    }) as Engine['result'],
     getEvents: async (runId: string, opts?: { fromSeq?: number; limit?: number }) =>
       (await rt()).getEvents(runId, opts),
     signal: async (runId: string, events: readonly EventInput[], opts?: SignalOptions) =>
@@ -273,8 +288,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
     listDefinitions: async () => describeDefinitions((await rt()).registry),
     queues: async () => (await rt()).queues(),
     versions: async () => {
-      const { store } = await lifecycle.boot()
-      return versionReport(store, registry, fingerprints)
+      const { runtime } = await lifecycle.boot()
+      return versionReport(runtime.ctx, fingerprints)
     },
     project: async <S>(runId: string, projection: ProjectionDefinition<S> | string) =>
       (await rt()).project<S>(runId, projection),

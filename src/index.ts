@@ -26,6 +26,15 @@ export {
   type HeldClaim,
 } from './core/claim-rule.js'
 export type {
+  DefinitionList,
+  DefinitionName,
+  DefinitionNamed,
+  ResultOf,
+  RunOutputOf,
+  SignalEventOf,
+  SignalPayloads,
+} from './core/definition.js'
+export type {
   EventOrigin,
   RunState,
   RunStatus,
@@ -49,6 +58,7 @@ export {
   InvalidScheduleError,
   LeaseLostError,
   NotConfiguredError,
+  PayloadUndecodableError,
   PortInUseError,
   ProjectionNotFoundError,
   ProjectionUnavailableError,
@@ -118,6 +128,7 @@ export {
   type RuntimeEventPayloads,
   RuntimeEvents,
   type RuntimeEventType,
+  type SignalSchemas,
   SkeinError,
   type StandardIssue,
   type StandardSchema,
@@ -129,6 +140,12 @@ export {
   type WaitUrlOptions,
   waitUrl,
 } from './core/module-api.js'
+export {
+  type CodecContext,
+  decodeEvent,
+  encodeEvent,
+  type PayloadCodec,
+} from './core/payload-codec.js'
 export type {
   AdmitRequest,
   AppendOptions,
@@ -223,6 +240,12 @@ export {
   type HttpErrorCode,
   httpStatusOf,
 } from './http/wire/status.js'
+export {
+  AES_GCM,
+  type AesGcmCodecOptions,
+  type AesGcmStored,
+  aesGcmCodec,
+} from './runtime/aes-gcm-codec.js'
 export { type ConsoleLoggerOptions, consoleLogger } from './runtime/console-logger.js'
 export type { EngineSchedules, ScheduleTickerOptions } from './runtime/engine-schedules.js'
 export type {

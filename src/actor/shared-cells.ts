@@ -50,6 +50,7 @@ function runView(shared: EventStore, leases: LeaseStore, runId: string): EventSt
       renewLease: (id, claim) => leases.renewLease(id, claim),
       releaseLease: (id, owner, epoch) => leases.releaseLease(id, owner, epoch),
       claimDue: async () => [],
+      markDue: (id, at) => leases.markDue(id, at),
     },
     close: async () => {},
     ...(has.trim && { trim: shared.trim!.bind(shared) }),

@@ -90,6 +90,7 @@ export type EngineErrorCode =
   | 'RESULT_TIMEOUT'
   | 'RUN_FAILED'
   | 'RUN_CANCELLED'
+  | 'PAYLOAD_UNDECODABLE'
 
 const define = <C extends EngineErrorCode>(code: C, name: string): SkeinErrorClass<C> => {
   const cls = class extends SkeinError {
@@ -165,6 +166,12 @@ export const StoreUnavailableError = define('STORE_UNAVAILABLE', 'StoreUnavailab
  * writer drops what it folded and does not run the attempts it would have started.
  */
 export const LeaseLostError = define('LEASE_LOST', 'LeaseLostError')
+/**
+ * A stored payload the engine's codec cannot decode (docs/data-lifecycle.md): its key id is not
+ * among the codec's keys, or the data fails authentication. `details` name the run, the part
+ * (event, snapshot, task), its seq or id and the key id; the read fails and nothing is rewritten.
+ */
+export const PayloadUndecodableError = define('PAYLOAD_UNDECODABLE', 'PayloadUndecodableError')
 
 /**
  * Thrown by an effect handler to fail without retrying. Any other throw is retried by the

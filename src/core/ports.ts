@@ -96,13 +96,31 @@ export interface LeaseStore {
    * Atomically takes the leases of up to `limit` runs whose `nextDeadlineAt <= now` and whose
    * lease is free or expired (Postgres: `FOR UPDATE SKIP LOCKED`), for `owner` until
    * `expiresAt`, each with the stored epoch + 1. Two processes never claim the same run.
+   * With `only`, just the runs whose meta names one of those definition versions: a host
+   * claims the runs it can execute and leaves the others to a host that registers them
+   * (docs/deploys.md).
    */
   claimDue(
     owner: string,
     now: number,
     expiresAt: number,
     limit: number,
+    only?: readonly DefinitionVersionKey[],
   ): Promise<Array<{ runId: string; epoch: number; nextDeadlineAt: number }>>
+  /**
+   * Brings the run's next deadline forward to `at` (a later stored deadline becomes `at`; an
+   * earlier one stays), so the next `claimDue` after `at` picks the run up: how a host that
+   * cannot execute a run hands input it recorded to a host that can. Nothing for a run
+   * without a row.
+   */
+  markDue(runId: string, at: number): Promise<void>
+}
+
+/** A definition version as a run's meta names it (`LeaseStore.claimDue`'s `only`). */
+export interface DefinitionVersionKey {
+  kind: string
+  definitionName: string
+  definitionVersion: string
 }
 
 /**
@@ -145,6 +163,8 @@ export interface FeedEntry {
   /** Increases with commit order across all runs; within a run it follows seq. Never reused. */
   position: number
   event: EventEnvelope
+  /** The length of the stored payload, where the store reads it (SQLite, Postgres). */
+  bytes?: number
 }
 
 /**
@@ -166,8 +186,13 @@ export interface ProjectorCheckpoint {
  * `projector:<name>`); `saveCheckpoint` checks that claim in the same statement as the write.
  */
 export interface ProjectionFeed {
-  /** Committed events with `position > after`, ascending, at most `limit`. */
-  readAfter(after: number, limit: number): Promise<FeedEntry[]>
+  /**
+   * Committed events with `position > after`, ascending, at most `limit`; with `maxBytes`, no
+   * entry after the stored payloads read reach it (the first entry always comes, whatever its
+   * size), so one page of large events stays a bounded buffer. The memory store, which holds
+   * every event anyway, bounds by `limit` only.
+   */
+  readAfter(after: number, limit: number, maxBytes?: number): Promise<FeedEntry[]>
   /** The highest position written so far, 0 for an empty store. */
   headPosition(): Promise<number>
   /** Called after each commit of this process (a hint; other processes' commits are polled). */
@@ -314,6 +339,42 @@ export interface AdmitRequest {
   holdUntil: number
   /** A run to queue first (a start); it is admitted in this call when a slot is free. */
   enqueue?: FlowEntry
+  /**
+   * Rate: at most `limit` admissions of the key in any `periodMs` (each admission is recorded
+   * with `now`, and a round admits only while fewer than `limit` were recorded after
+   * `now - periodMs`).
+   */
+  rate?: { limit: number; periodMs: number }
+  /**
+   * Singleton `skip`: when the key has a live run (admitted and not finished, queued, or
+   * queued by a start still writing its log), `enqueue` is not queued and that run is
+   * answered as `existing`.
+   */
+  skipIfLive?: boolean
+}
+
+/** What one admission round did (`FlowStore.admit`). */
+export interface AdmitResult {
+  /** The runs admitted, in admission order. */
+  admitted: string[]
+  /** With `skipIfLive`: the live run `enqueue` was not queued beside. */
+  existing?: string
+  /** With `rate`: when the window admits again, if it is full now (engine clock ms). */
+  retryAt?: number
+}
+
+/** One start of a debounced definition (`FlowStore.debounce`). */
+export interface DebounceRequest {
+  /** The entry of a new window's run (its `startAt` is set to the window's end). */
+  entry: FlowEntry
+  /** The debounce key (not the queue's key: a window has its own). */
+  key: string
+  /** The start's input: the window's run starts with the last one. */
+  input: Json
+  periodMs: number
+  maxWaitMs?: number
+  /** A window whose run has no log and was opened before this is abandoned (its start died). */
+  abandonedBefore: number
 }
 
 /** A key's queue as `FlowStore.keys` reports it. */
@@ -324,6 +385,8 @@ export interface FlowKeyState {
   active: number
   /** Runs waiting (their log written, not yet admitted). */
   queued: number
+  /** Admissions recorded for the key's rate after `since` (keys()'s argument). */
+  recentAdmissions: number
   /** When the oldest waiting run was queued (engine clock ms), null if none waits. */
   oldestQueuedAt: number | null
 }
@@ -342,9 +405,19 @@ export interface FlowStore {
    * due, highest priority first, then in queueing order. Only runs whose log says `queued` are
    * admitted, or `enqueue` itself. Returns the run ids admitted, in that order.
    */
-  admit(request: AdmitRequest): Promise<string[]>
-  /** Whether the run's entry is admitted (false when queued, or when it has none). */
-  admitted(runId: string): Promise<boolean>
+  admit(request: AdmitRequest): Promise<AdmitResult>
+  /**
+   * The run's admission: when (engine clock ms) and, for a debounced run, the last input of
+   * its window; null when it is queued or has no entry.
+   */
+  admission(runId: string): Promise<{ at: number; input?: Json } | null>
+  /**
+   * One start of a debounced definition, atomic for every process on the store: joins the
+   * key's open window (a window whose run is not admitted: its input becomes this start's,
+   * its end moves to `periodMs` from now, never past `maxWaitMs` from its opening), or opens
+   * one with `entry` (queued, not admitted before the window ends). Answers the window's run.
+   */
+  debounce(request: DebounceRequest): Promise<{ runId: string; opened: boolean; endsAt: number }>
   /**
    * The keys with a run waiting to be admitted whose `startAt <= now` (their log written), by
    * queue then key (code unit order), after `after` when given, at most `limit`; and runs
@@ -357,8 +430,11 @@ export interface FlowStore {
     limit: number,
     after?: { queue: string; key: string },
   ): Promise<{ keys: Array<{ queue: string; key: string }>; stalled: string[] }>
-  /** Every key with a queued or admitted run, by queue and key. */
-  keys(): Promise<FlowKeyState[]>
+  /**
+   * Every key with a queued or admitted run, by queue and key, with the rate admissions it
+   * recorded after `since`.
+   */
+  keys(since: number): Promise<FlowKeyState[]>
 }
 
 /** Which attempt of which effect: a worker task's key. */

@@ -1,4 +1,5 @@
 import type { EventEnvelope } from './envelope.js'
+import type { PayloadCodec } from './payload-codec.js'
 
 /** One run's committed events, in seq order, as a projector receives them. */
 export interface ProjectorBatch {
@@ -17,6 +18,12 @@ export interface ProjectorContext {
    * should give up.
    */
   signal: AbortSignal
+  /**
+   * The engine's payload codec, when it has one (docs/data-lifecycle.md). Events arrive decoded;
+   * a projector that copies them out of the process (the NATS replica) encodes them with it
+   * (`encodeEvent`), so the copy holds what the store holds.
+   */
+  codec?: PayloadCodec
 }
 
 /**

@@ -7,6 +7,7 @@ import {
 } from '@nats-io/jetstream'
 import { connect, type NatsConnection, nanos } from '@nats-io/transport-node'
 import type { EventEnvelope } from '../core/envelope.js'
+import { decodeEvent, encodeEvent, type PayloadCodec } from '../core/payload-codec.js'
 import {
   defineProjector,
   type ProjectorContext,
@@ -27,6 +28,11 @@ export interface NatsStreamOptions {
    * encoded, see `runSubject`). Default `skein.<stream>`, so two replicas never overlap.
    */
   subject?: string
+  /**
+   * For `readReplicatedLog(s)`: the codec the engine's store uses, so payloads read decoded
+   * (docs/data-lifecycle.md). Without it they are returned as the stream holds them.
+   */
+  codec?: PayloadCodec
 }
 
 export interface NatsReplicaOptions extends NatsStreamOptions {
@@ -162,13 +168,15 @@ export function natsReplica(options: NatsReplicaOptions): NatsReplica {
     name: options.name ?? `nats.${stream}`,
     // Sends, in seq order on one connection; the acknowledgements are awaited by `flush` (the
     // projector runtime calls it before its checkpoint moves), at most `maxInFlight` at a time.
-    async handle({ runId, events }) {
+    async handle({ runId, events }, ctx) {
       const { js } = await connected()
       const to = runSubject(subject, runId)
       for (const event of events) {
         // A deletion is not replicated: the replica keeps the run (its archive copy).
         if (event.type === RUN_DELETED) continue
-        const sent = js.publish(to, JSON.stringify(event), {
+        // With an engine codec the stream holds what the store holds: encoded payloads.
+        const stored = ctx.codec ? encodeEvent(ctx.codec, event) : event
+        const sent = js.publish(to, JSON.stringify(stored), {
           msgID: `${runId}:${event.seq}`,
           timeout,
         })
@@ -241,7 +249,8 @@ async function readStream(
       let got = 0
       for await (const message of messages) {
         got++
-        const event = message.json<EventEnvelope>()
+        const copy = message.json<EventEnvelope>()
+        const event = options.codec ? decodeEvent(options.codec, copy) : copy
         let seqs = bySeq.get(event.runId)
         if (!seqs) bySeq.set(event.runId, (seqs = new Map()))
         if (!seqs.has(event.seq)) seqs.set(event.seq, event)

@@ -1,6 +1,7 @@
 import { checkArchivedRun } from '../core/archive-check.js'
 import { ARCHIVE_FORMAT, type ArchivedRun, type ArchiveSink } from '../core/archive-types.js'
 import type { RunStatus } from '../core/envelope.js'
+import { encodeEvent } from '../core/payload-codec.js'
 import type { DeletedRun } from '../core/ports.js'
 import type { EngineContext } from './context.js'
 
@@ -30,8 +31,22 @@ async function readRun(
 ): Promise<ArchivedRun | string> {
   const { head, tail } = await ctx.store.bounds(runId)
   if (tail === 0) return 'gone'
-  const events = await ctx.store.read(runId, { fromSeq: head })
-  const snapshot = head > 1 ? await ctx.snapshots.latest(runId, head - 1) : null
+  const read = await ctx.store.read(runId, { fromSeq: head })
+  const stored = head > 1 ? await ctx.snapshots.latest(runId, head - 1) : null
+  // The archive holds what the store holds: payloads encoded with the engine's codec.
+  const codec = ctx.codec
+  const events = codec ? read.map((e) => encodeEvent(codec, e)) : read
+  const snapshot =
+    codec && stored
+      ? {
+          ...stored,
+          data: codec.encode(stored.data, {
+            part: 'snapshot',
+            runId,
+            id: String(stored.seq),
+          }),
+        }
+      : stored
   const last = events.at(-1)
   const run = {
     format: ARCHIVE_FORMAT,

@@ -7,6 +7,7 @@ import { errorFields } from './logger.js'
 import { Claimer, claimDue } from './ownership/claimer.js'
 import { type ControllerHost, RunController } from './run-controller.js'
 import type { FoldCache } from './run-writer.js'
+import { executableVersions } from './versions.js'
 
 /** A deadline wake that failed: the deadline already fired, so the engine retries it. */
 const WAKE_RETRY: Backoff = { initialMs: 1000, maxMs: 60_000 }
@@ -152,7 +153,9 @@ export class LocalRuns {
    * that knows them: every `pollMs` this process takes the leases of due runs nobody holds
    * (`claimDue`) and wakes them. That also finds the runs of an owner that died (a run with an
    * attempt in flight stores a deadline of "now"), once its lease expired. Not when the
-   * ownership says `claimDue: false` (a cell engine: its host claims for it).
+   * ownership says `claimDue: false` (a cell engine: its host claims for it). Only the runs
+   * of definition versions this process registers: on a mixed fleet the others wait for a
+   * host that registers theirs (docs/deploys.md).
    */
   startClaiming(): void {
     const own = this.ctx.ownership
@@ -164,7 +167,14 @@ export class LocalRuns {
       round: () =>
         claimDue(
           {
-            claim: (now, limit) => own.leases.claimDue(own.owner, now, now + own.leaseMs, limit),
+            claim: (now, limit) =>
+              own.leases.claimDue(
+                own.owner,
+                now,
+                now + own.leaseMs,
+                limit,
+                executableVersions(this.ctx.registry),
+              ),
             onClaimed: ({ runId, epoch }, now) => {
               this.controller(runId).writer.seat?.adopt(epoch, now + own.leaseMs)
               void this.wakeDue(runId)

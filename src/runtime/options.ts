@@ -1,4 +1,5 @@
 import type { Module } from '../core/module.js'
+import type { PayloadCodec } from '../core/payload-codec.js'
 import type { Clock, EventStore, Ids, SnapshotStore, WakeScheduler, Worker } from '../core/ports.js'
 import type { ProjectorDefinition } from '../core/projector.js'
 import type { ProjectorOptions } from '../core/projector-status.js'
@@ -154,6 +155,12 @@ export interface RuntimeOptions {
    * one process at a time (docs/data-lifecycle.md, "Retention").
    */
   retention?: RetentionOptions
+  /**
+   * Encodes event payloads, snapshot data and worker task inputs before the store keeps them,
+   * and decodes them on every read (`aesGcmCodec`, docs/data-lifecycle.md, "Payloads encrypted
+   * at rest"). Projectors see decoded events; the NATS replica publishes encoded ones.
+   */
+  codec?: PayloadCodec
   /** Wait URLs: their public base URL and the host's signature secret (docs/schedules.md). */
   waitUrls?: WaitUrlConfig
 }

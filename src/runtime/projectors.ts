@@ -1,4 +1,5 @@
 import type { EventEnvelope } from '../core/envelope.js'
+import type { PayloadCodec } from '../core/payload-codec.js'
 import type { ClaimStore, Clock, FeedEntry, ProjectionFeed } from '../core/ports.js'
 import { type ProjectorDefinition, projectorClaimName } from '../core/projector.js'
 import type { ProjectorOptions, ProjectorState, ProjectorStatus } from '../core/projector-status.js'
@@ -31,6 +32,8 @@ interface RunnerDeps {
   /** Whether anyone observes (lag observations cost a read of the head). */
   observing: boolean
   owner: string
+  /** Handed to each projector in its context (`ProjectorContext.codec`). */
+  codec?: PayloadCodec
 }
 
 const DEFAULTS = { leaseMs: 15_000, pollMs: 500, delayMs: 20, batchSize: 500, failAfter: 5 }
@@ -240,7 +243,7 @@ export class ProjectorRunner {
         try {
           await w.definition.handle(
             { runId, events },
-            { projector: w.definition.name, attempt, signal: round.signal },
+            { projector: w.definition.name, attempt, signal: round.signal, codec: this.deps.codec },
           )
           if (w.failures > 0) this.succeeded(w, runId)
           break
@@ -253,7 +256,12 @@ export class ProjectorRunner {
     if (w.definition.flush) {
       if (!round.held()) return false
       try {
-        await w.definition.flush({ projector: w.definition.name, attempt: 1, signal: round.signal })
+        await w.definition.flush({
+          projector: w.definition.name,
+          attempt: 1,
+          signal: round.signal,
+          codec: this.deps.codec,
+        })
       } catch (error) {
         // What the round buffered is lost: the page is read and handed over again.
         await this.failed(w, error, null, 1, round.signal)

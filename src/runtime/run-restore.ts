@@ -2,6 +2,7 @@ import { checkArchivedRun } from '../core/archive-check.js'
 import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
 import { InvalidRequestError, StartConflictError } from '../core/errors.js'
 import { emptyFold, foldEvents, type RunFold } from '../core/fold/index.js'
+import { decodeEvent } from '../core/payload-codec.js'
 import type { EngineContext } from './context.js'
 import { metaOf } from './wake-pass.js'
 
@@ -18,7 +19,10 @@ export async function restoreRunOp(
   archived: ArchivedRun,
 ): Promise<RestoredRun> {
   const run = checkArchivedRun(archived, `archived run ${String(archived?.runId)}`)
-  const { runId, events } = run
+  const { runId } = run
+  // An archive holds payloads as the store did (encoded by the codec): the fold reads them decoded.
+  const codec = ctx.codec
+  const events = codec ? run.events.map((e) => decodeEvent(codec, e)) : run.events
   if (run.head > 1) {
     throw new InvalidRequestError(
       `archived run ${runId} was trimmed (its log starts at seq ${run.head}): restoring a trimmed log is not supported; nothing was restored`,

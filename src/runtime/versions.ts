@@ -1,8 +1,10 @@
 import type { VersionInfo, VersionReport } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
-import type { EventStore } from '../core/ports.js'
+import { PayloadUndecodableError } from '../core/errors.js'
+import type { DefinitionVersionKey, EventStore } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
 import { RT } from '../core/runtime-events.js'
+import type { EngineContext } from './context.js'
 import type { Fingerprints } from './fingerprint.js'
 
 /**
@@ -12,11 +14,11 @@ import type { Fingerprints } from './fingerprint.js'
  * that new starts do not get is safe to remove from this host's code.
  */
 export async function versionReport(
-  store: EventStore,
-  registry: Registry,
+  ctx: Pick<EngineContext, 'store' | 'registry' | 'capabilities'>,
   fingerprints: Fingerprints,
 ): Promise<VersionReport> {
-  const counts = (await store.countActiveRuns?.()) ?? []
+  const { store, registry } = ctx
+  const counts = ctx.capabilities.countActiveRuns ? await store.countActiveRuns!() : []
   const byKey = new Map<string, VersionInfo>()
   const keyOf = (kind: string, name: string, version: string) =>
     JSON.stringify([kind, name, version])
@@ -79,9 +81,27 @@ async function sampleFingerprint(
   runId: string,
   registered: string | undefined,
 ): Promise<NonNullable<VersionInfo['fingerprint']>> {
-  const [first] = await store.read(runId, { fromSeq: 1, limit: 1 })
+  // A sample whose payload the codec cannot decode (a retired key) tells nothing: the report
+  // (and the boot that prints it) goes on; reading that run fails on its own.
+  const [first] = await store.read(runId, { fromSeq: 1, limit: 1 }).catch((error: unknown) => {
+    if (PayloadUndecodableError.is(error)) return []
+    throw error
+  })
   if (!first || first.type !== RT.runStarted) return 'unrecorded'
   const recorded = (first.payload as { definitionFingerprint?: unknown }).definitionFingerprint
   if (typeof recorded !== 'string' || registered === undefined) return 'unrecorded'
   return recorded === registered ? 'match' : 'changed'
+}
+
+/**
+ * The definition versions this host can execute, as a run's meta names them: what its claims
+ * of due runs are limited to, so on a mixed fleet a run is only claimed by a host that
+ * registers its version (docs/deploys.md).
+ */
+export function executableVersions(registry: Registry): DefinitionVersionKey[] {
+  return registry.listDefinitions().map((d) => ({
+    kind: d.kind,
+    definitionName: d.name,
+    definitionVersion: d.version,
+  }))
 }

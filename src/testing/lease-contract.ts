@@ -241,5 +241,42 @@ export function describeLeaseStore(
         lease: claim('C', 3, now + 5001),
       })
     })
+
+    it('claims only the definition versions asked for; markDue brings a deadline forward', async () => {
+      const { a, b } = await open()
+      const onVersion = (definitionVersion: string, at: number | null): RunMeta => ({
+        ...meta(at),
+        definitionVersion,
+      })
+      await a.append('v1-due', makeEnvelopes('v1-due', 1, 1), {
+        expectedSeq: 0,
+        meta: onVersion('1', T0),
+      })
+      await a.append('v2-due', makeEnvelopes('v2-due', 1, 1), {
+        expectedSeq: 0,
+        meta: onVersion('2', T0),
+      })
+      await a.append('v1-parked', makeEnvelopes('v1-parked', 1, 1), {
+        expectedSeq: 0,
+        meta: onVersion('1', null),
+      })
+      const v2 = [{ kind: 'workflow', definitionName: 'demo', definitionVersion: '2' }]
+      const other = [{ kind: 'workflow', definitionName: 'other', definitionVersion: '1' }]
+      expect(await leasesOf(a).claimDue('A', T0 + 1, T0 + 1000, 10, other)).toEqual([])
+      const mine = await leasesOf(a).claimDue('A', T0 + 1, T0 + 1000, 10, v2)
+      expect(mine.map((d) => d.runId)).toEqual(['v2-due'])
+      // A host with no versions to offer claims nothing; without a filter, everything due.
+      expect(await leasesOf(b).claimDue('B', T0 + 1, T0 + 1000, 10, [])).toEqual([])
+      // A parked run marked due (input recorded by a host that cannot execute it) is claimed
+      // by a host of its version once `at` has come; a later mark leaves the earlier deadline.
+      await leasesOf(b).markDue('v1-parked', T0 + 50)
+      await leasesOf(b).markDue('v1-parked', T0 + 80)
+      await leasesOf(b).markDue('no-such-run', T0)
+      const v1 = [{ kind: 'workflow', definitionName: 'demo', definitionVersion: '1' }]
+      const early = await leasesOf(b).claimDue('B', T0 + 49, T0 + 1000, 10, v1)
+      expect(early.map((d) => d.runId)).toEqual(['v1-due'])
+      const marked = await leasesOf(b).claimDue('B', T0 + 50, T0 + 1000, 10, v1)
+      expect(marked).toEqual([{ runId: 'v1-parked', epoch: 1, nextDeadlineAt: T0 + 50 }])
+    })
   })
 }

@@ -7,16 +7,25 @@ import { feedCache } from '../../src/runtime/feed-cache.js'
 // answer: a skipped position is an event a projector never sees (the run index of the crash
 // loop, test/projectors/projector-crash.test.ts, lost runs' last events that way).
 
-function storeOf(count: number) {
+function storeOf(count: number, sizeOf: (position: number) => number = () => 100) {
   const log: FeedEntry[] = Array.from({ length: count }, (_, i) => ({
     position: i + 1,
     event: { runId: `r${i % 3}`, seq: i + 1 } as FeedEntry['event'],
+    bytes: sizeOf(i + 1),
   }))
   let reads = 0
   const feed = {
-    async readAfter(after: number, limit: number) {
+    // As the stores read: at most `limit`, and nothing after the payloads reach `maxBytes`.
+    async readAfter(after: number, limit: number, maxBytes = Number.POSITIVE_INFINITY) {
       reads++
-      return log.filter((e) => e.position > after).slice(0, limit)
+      const page: FeedEntry[] = []
+      let read = 0
+      for (const entry of log.filter((e) => e.position > after).slice(0, limit)) {
+        page.push(entry)
+        read += entry.bytes ?? 0
+        if (read >= maxBytes) break
+      }
+      return page
     },
   } as unknown as ProjectionFeed
   return { feed, log, reads: () => reads }
@@ -57,7 +66,7 @@ describe('feedCache', () => {
 
   it('random readers at random positions always get a prefix of the store answer, never empty when it is not', async () => {
     const { feed, log } = storeOf(2000)
-    const cache = feedCache(feed, 64)
+    const cache = feedCache(feed, { maxEntries: 64 })
     let seed = 7
     const random = () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31
@@ -82,6 +91,47 @@ describe('feedCache', () => {
       await cache.readAfter(after, 10)
     }
     expect(reads()).toBe(10)
+  })
+
+  it('bounds pages and the window by payload bytes: large events never pile up', async () => {
+    const MIB = 1024 * 1024
+    // Every fifth event is 3 MiB, the rest 1 KiB.
+    const { feed, log } = storeOf(500, (p) => (p % 5 === 0 ? 3 * MIB : 1024))
+    const cache = feedCache(feed, { maxBytes: 8 * MIB, pageBytes: 4 * MIB })
+    let after = 0
+    let seen = 0
+    let seed = 11
+    while (after < log.length) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      const page = await cache.readAfter(after, 1 + (seed % 200))
+      expect(page[0].position).toBe(after + 1)
+      // Past the first entry, a page holds less than pageBytes before its last entry.
+      const beforeLast = page.slice(0, -1).reduce((sum, e) => sum + (e.bytes ?? 0), 0)
+      expect(beforeLast).toBeLessThan(4 * MIB)
+      expect(cache.held().bytes).toBeLessThanOrEqual(8 * MIB)
+      seen += page.length
+      after = page[page.length - 1].position
+    }
+    expect(seen).toBe(log.length)
+  })
+
+  it('a random walk over large events stays exact with a byte-bounded window', async () => {
+    const { feed, log } = storeOf(600, (p) => (p % 7 === 0 ? 5000 : 300))
+    const cache = feedCache(feed, { maxBytes: 20_000, pageBytes: 6000 })
+    let seed = 3
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed / 2 ** 31
+    }
+    for (let i = 0; i < 3000; i++) {
+      const after = Math.floor(random() * 650)
+      const limit = 1 + Math.floor(random() * 50)
+      const expected = log.filter((e) => e.position > after).slice(0, limit)
+      const got = positions(await cache.readAfter(after, limit))
+      expect(got).toEqual(positions(expected).slice(0, got.length))
+      expect(got.length > 0).toBe(expected.length > 0)
+      expect(cache.held().bytes).toBeLessThanOrEqual(20_000)
+    }
   })
 })
 

@@ -37,7 +37,13 @@ describe('skein/testing: testing your workflows', () => {
       modules,
       fakes: [
         [charge, async (input: { cents: number }) => ({ chargeId: `fake-${input.cents}` })],
-        ['pay.notify', async (input: { to: string }) => (seen.push(input), 'faked')],
+        [
+          'pay.notify',
+          async (input: { to: string }) => {
+            seen.push(input)
+            return 'faked'
+          },
+        ],
       ],
     })
     const { runId } = await engine.start(checkout)

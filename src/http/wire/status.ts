@@ -59,6 +59,7 @@ const STATUS = {
   PORT_IN_USE: 500,
   SERVE_FAILED: 500,
   STORE_ERROR: 500,
+  PAYLOAD_UNDECODABLE: 500,
   TERMINAL: 500,
   NOT_SUPPORTED: 501,
   NOT_CONFIGURED: 503,
@@ -88,4 +89,6 @@ export const PUBLIC_5XX: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'STORE_UNAVAILABLE',
   // Names only the run: another process owns it now; retrying reaches the new owner.
   'LEASE_LOST',
+  // Names only the run, the seq and the key id it lacks: the operator's fix is the key.
+  'PAYLOAD_UNDECODABLE',
 ])

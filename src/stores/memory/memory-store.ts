@@ -8,6 +8,7 @@ import {
 } from '../../core/errors.js'
 import type {
   ActiveRunCount,
+  DefinitionVersionKey,
   DeletedRun,
   EventListener,
   EventStore,
@@ -43,6 +44,9 @@ interface RunLog {
   position: number
 }
 
+const versionKeyOf = (v: DefinitionVersionKey): string =>
+  JSON.stringify([v.kind, v.definitionName, v.definitionVersion])
+
 /**
  * The in-memory event store: the default, and **lost when the process exits**. Envelopes are
  * shared with readers, not copied: treat them as immutable.
@@ -71,11 +75,13 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       const stored = leaseOf.get(runId)
       if (stored && stored.owner === owner && stored.epoch === epoch) stored.expiresAt = 0
     },
-    async claimDue(owner, now, expiresAt, limit) {
+    async claimDue(owner, now, expiresAt, limit, only) {
       const due: Array<{ runId: string; epoch: number; nextDeadlineAt: number }> = []
+      const executable = only && new Set(only.map(versionKeyOf))
       for (const [runId, log] of runs) {
         const at = log.meta?.nextDeadlineAt
         if (at === null || at === undefined || at > now) continue
+        if (executable && !executable.has(versionKeyOf(log.meta!))) continue
         const stored = leaseOf.get(runId) ?? null
         if (!claimFree(stored, now)) continue
         due.push({ runId, epoch: (stored?.epoch ?? 0) + 1, nextDeadlineAt: at })
@@ -84,6 +90,11 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       due.length = Math.min(due.length, Math.max(0, limit))
       for (const { runId, epoch } of due) leaseOf.set(runId, { owner, epoch, expiresAt })
       return due
+    },
+    async markDue(runId, at) {
+      const meta = runs.get(runId)?.meta
+      if (meta && (meta.nextDeadlineAt === null || meta.nextDeadlineAt > at))
+        meta.nextDeadlineAt = at
     },
   }
   const waitUrls = memoryWaitUrls()

@@ -22,7 +22,11 @@ const CHECKPOINT = 'name, position, updated_at'
 export function postgresFeed(s: string, read: Read) {
   const sql = {
     // Events and deletion records (docs/data-lifecycle.md) in one order, each side bounded.
-    readAfter: `(SELECT e.pos, r.run_id, e.seq, e.id, e.ts, e.type, e.thread_id, e.origin,
+    // A page stops once the payloads before an entry reach $3 bytes (ProjectionFeed.readAfter):
+    // the running sum is taken from stored sizes, so what is cut off never leaves the server.
+    readAfter: `SELECT * FROM (SELECT page.*, octet_length(page.payload) AS bytes,
+        sum(octet_length(page.payload)) OVER (ORDER BY page.pos) AS upto FROM (
+      (SELECT e.pos, r.run_id, e.seq, e.id, e.ts, e.type, e.thread_id, e.origin,
         e.causation_id, e.effect_id, e.idempotency_key, e.event_key, e.payload
       FROM ${s}.skein_events e JOIN ${s}.skein_runs r ON r.run_no = e.run_no
       WHERE e.pos > $1 ORDER BY e.pos LIMIT $2)
@@ -31,7 +35,8 @@ export function postgresFeed(s: string, read: Read) {
         'runtime', NULL, NULL, NULL, NULL,
         json_build_object('reason', reason, 'tail', tail)::text
       FROM ${s}.skein_deletions WHERE pos > $1 ORDER BY pos LIMIT $2)
-      ORDER BY pos LIMIT $2`,
+      ORDER BY pos LIMIT $2) page) sized
+      WHERE sized.upto - sized.bytes < $3 ORDER BY sized.pos`,
     head: `SELECT greatest(coalesce((SELECT max(pos) FROM ${s}.skein_events), 0),
         (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ${s}.skein_feed_pos)) AS head`,
     checkpoint: `SELECT ${CHECKPOINT} FROM ${s}.skein_projectors WHERE name = $1`,
@@ -49,12 +54,13 @@ export function postgresFeed(s: string, read: Read) {
   }
   const watchers = new Set<() => void>()
   const feed: ProjectionFeed = {
-    async readAfter(after, limit) {
-      const rows = await read('read the projection feed', sql.readAfter, [after, limit])
+    async readAfter(after, limit, maxBytes = Number.MAX_SAFE_INTEGER) {
+      const rows = await read('read the projection feed', sql.readAfter, [after, limit, maxBytes])
       return rows.map(
-        (row: EventRow & { pos: string; run_id: string }): FeedEntry => ({
+        (row: EventRow & { pos: string; run_id: string; bytes: number }): FeedEntry => ({
           position: Number(row.pos),
           event: rowToEnvelope(row.run_id, row),
+          bytes: row.bytes,
         }),
       )
     },

@@ -12,7 +12,7 @@ type Read = (action: string, text: string, params: unknown[]) => Promise<any[]>
  * (core/claim-rule.ts), restated in the statements (statements.ts).
  */
 export function postgresLeases(
-  sql: Pick<Statements, 'readLease' | 'renewLease' | 'releaseLease' | 'claimDue'>,
+  sql: Pick<Statements, 'readLease' | 'renewLease' | 'releaseLease' | 'claimDue' | 'markDue'>,
   read: Read,
 ): LeaseStore {
   const leaseOf = (runId: string, row: LeaseRow | undefined): Lease | null => {
@@ -43,11 +43,23 @@ export function postgresLeases(
     releaseLease: async (runId, owner, epoch) => {
       await read(`release lease of ${runId}`, sql.releaseLease, [runId, owner, epoch])
     },
-    claimDue: async (owner, now, expiresAt, limit) =>
-      (await read('claim due runs', sql.claimDue, [owner, now, expiresAt, limit])).map((r) => ({
+    claimDue: async (owner, now, expiresAt, limit, only) => {
+      const versions = only
+        ? [
+            only.map((v) => v.kind),
+            only.map((v) => v.definitionName),
+            only.map((v) => v.definitionVersion),
+          ]
+        : [null, null, null]
+      const params = [owner, now, expiresAt, limit, ...versions]
+      return (await read('claim due runs', sql.claimDue, params)).map((r) => ({
         runId: r.run_id,
         epoch: Number(r.lease_epoch),
         nextDeadlineAt: Number(r.next_deadline_at),
-      })),
+      }))
+    },
+    markDue: async (runId, at) => {
+      await read(`mark ${runId} due`, sql.markDue, [runId, at])
+    },
   }
 }

@@ -5,6 +5,7 @@ import {
   appendFunctionWithLeases,
 } from './append-function.js'
 import { deleteRunsFunction } from './delete-function.js'
+import { flowControlsMigration } from './flow-controls-migration.js'
 import { flowMigration } from './postgres-flow.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
@@ -268,7 +269,10 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   (s) => `
   CREATE INDEX skein_runs_definition ON ${s}.skein_runs (definition_name, status, run_no);
   `,
-  // v13 (run attributes; docs/operating-runs.md, "Attributes"): one row per run and attribute
+  // v13 (flow control's rate, singleton and debounce; docs/flow-control.md): rate admissions,
+  // debounce windows, and the admission function that counts them (flow-controls-migration.ts).
+  (s) => flowControlsMigration(s),
+  // v14 (run attributes; docs/operating-runs.md, "Attributes"): one row per run and attribute
   // name, text in str_value (byte order: COLLATE "C"), numbers and booleans (1/0, is_bool) in
   // num_value, each indexed as (name, value, run_no): a value's runs in creation order. The
   // trigger keeps the rows in the append's transaction from the two events that set

@@ -20,6 +20,7 @@ export interface Statements {
   renewLease: string
   releaseLease: string
   claimDue: string
+  markDue: string
   /** Tails of the listed runs (the subscribers' polling fallback). */
   tails: string
   /** `skein_delete_runs(ids, statuses, before, limit, at, reason)` (delete-function.ts). */
@@ -136,15 +137,20 @@ export function statements(s: string, channel: string): Statements {
     // $1 owner, $2 now, $3 expiresAt, $4 limit. Rows another host is appending to or claiming
     // are skipped, not waited for; the lease check is repeated on the locked row. "Free" is
     // `claimFree` (core/claim-rule.ts) restated, held to the rule's cases by `describeLeaseStore`.
+    // $5..$7: the definition versions to claim (kinds, names, versions), or null for all.
     claimDue: `WITH due AS (
         SELECT run_no FROM ${s}.skein_runs
         WHERE next_deadline_at <= $2::bigint
           AND (lease_owner IS NULL OR lease_expires_at <= $2::bigint)
+          AND ($5::text[] IS NULL OR (kind, definition_name, definition_version) IN (
+            SELECT * FROM unnest($5::text[], $6::text[], $7::text[])))
         ORDER BY next_deadline_at LIMIT $4 FOR NO KEY UPDATE SKIP LOCKED
       ) UPDATE ${s}.skein_runs r SET lease_owner = $1, lease_epoch = r.lease_epoch + 1,
         lease_expires_at = $3::bigint
       FROM due WHERE r.run_no = due.run_no
       RETURNING r.run_id, r.lease_epoch, r.next_deadline_at`,
+    markDue: `UPDATE ${s}.skein_runs SET next_deadline_at = $2::bigint
+      WHERE run_id = $1 AND (next_deadline_at IS NULL OR next_deadline_at > $2::bigint)`,
     tails: `SELECT run_id, tail FROM ${s}.skein_runs WHERE run_id = ANY ($1::text[])`,
     deleteRuns: `SELECT * FROM ${s}.skein_delete_runs($1::text[], $2::text[], $3::bigint,
       $4::integer, $5::bigint, $6::text)`,

@@ -14,6 +14,7 @@ export interface SqliteStatement<P extends unknown[] = unknown[], R = unknown> {
   run(...params: P): { changes: number; lastInsertRowid: number | bigint }
   get(...params: P): R | undefined
   all(...params: P): R[]
+  iterate(...params: P): IterableIterator<R>
   pluck(toggle?: boolean): this
 }
 

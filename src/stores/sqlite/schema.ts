@@ -274,7 +274,24 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX skein_runs_definition ON skein_runs (definition_name, status);
   `,
   `
-  -- v13 (run attributes; docs/operating-runs.md, "Attributes"): one row per run and attribute
+  -- v13 (flow control's rate and debounce; docs/flow-control.md): each admission of a
+  -- rate-limited key at its admission time (kept a minute at least), and each debounce window:
+  -- its run, its key, the last input of its starts and when it opened.
+  CREATE TABLE skein_flow_rate (
+    queue TEXT NOT NULL,
+    flow_key TEXT NOT NULL,
+    admitted_at INTEGER NOT NULL
+  );
+  CREATE INDEX skein_flow_rate_key ON skein_flow_rate (queue, flow_key, admitted_at);
+  CREATE TABLE skein_flow_debounce (
+    run_id TEXT PRIMARY KEY,
+    queue TEXT NOT NULL,
+    debounce_key TEXT NOT NULL,
+    input TEXT NOT NULL,
+    opened_at INTEGER NOT NULL
+  );
+  CREATE INDEX skein_flow_debounce_key ON skein_flow_debounce (queue, debounce_key);
+  -- v14 (run attributes; docs/operating-runs.md, "Attributes"): one row per run and attribute
   -- name. value has no declared type, so numbers stay numbers and text stays text (booleans
   -- are 1/0, is_bool says which). (name, value, run_no) finds a value's runs in creation
   -- order. The trigger keeps the rows in the append's own transaction from the two events

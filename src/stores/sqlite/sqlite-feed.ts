@@ -66,20 +66,26 @@ function recentWindow(maxEntries: number, maxBytes: number) {
       }
       if (start > 1024 && start * 2 > entries.length) compact()
     },
-    /** Entries from `after + 1` on, without a gap, at most `limit`; undefined if not all here. */
-    from(after: number, limit: number): FeedEntry[] | undefined {
+    /**
+     * Entries from `after + 1` on, without a gap, at most `limit` and, past the first, no more
+     * than `maxBytes` of payload; undefined if not all here.
+     */
+    from(after: number, limit: number, maxBytes: number): FeedEntry[] | undefined {
       if (start === entries.length || after + 1 < entries[start].position) return undefined
       const lo = Math.max(start, firstAfter(entries, after))
       if (lo === entries.length || entries[lo].position !== after + 1) return undefined
       let end = lo + 1
+      let read = sizes[lo]
       while (
         end < entries.length &&
         end - lo < limit &&
+        read < maxBytes &&
         entries[end].position === entries[end - 1].position + 1
       ) {
+        read += sizes[end]
         end++
       }
-      return entries.slice(lo, end)
+      return entries.slice(lo, end).map((entry, i) => ({ ...entry, bytes: sizes[lo + i] }))
     },
     clear(): void {
       entries = []
@@ -150,13 +156,20 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
   // the feed, and bounded by count and by the bytes of the stored payloads.
   const recent = recentWindow(RECENT_ENTRIES, RECENT_BYTES)
   const feed: ProjectionFeed = {
-    async readAfter(after, limit) {
+    async readAfter(after, limit, maxBytes = Number.POSITIVE_INFINITY) {
       guard()
-      const local = recent.from(after, limit)
+      const local = recent.from(after, limit, maxBytes)
       if (local) return local
-      return st.readAfter
-        .all({ after, limit: Math.max(0, limit) })
-        .map((row): FeedEntry => ({ position: row.pos, event: rowToEnvelope(row.run_id, row) }))
+      // Row by row, so a page of large events stops at `maxBytes` before the rest is fetched.
+      const page: FeedEntry[] = []
+      let read = 0
+      for (const row of st.readAfter.iterate({ after, limit: Math.max(0, limit) })) {
+        const bytes = row.payload.length
+        page.push({ position: row.pos, event: rowToEnvelope(row.run_id, row), bytes })
+        read += bytes
+        if (read >= maxBytes) break
+      }
+      return page
     },
     async headPosition() {
       guard()

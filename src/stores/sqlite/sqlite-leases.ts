@@ -1,8 +1,10 @@
-import type { LeaseStore } from '../../core/ports.js'
+import type { DefinitionVersionKey, LeaseStore } from '../../core/ports.js'
 import { checkClaim, toLease } from '../shared/lease-rule.js'
 import type { SqliteDatabase } from './driver.js'
 import { storedLease } from './group-commit.js'
 import { newRunParams, type Statements } from './statements.js'
+
+const versionTriple = (v: DefinitionVersionKey) => [v.kind, v.definitionName, v.definitionVersion]
 
 /**
  * Leases kept on the runs table (schema v4). Each call is one IMMEDIATE transaction, so the
@@ -28,12 +30,16 @@ export function sqliteLeases(
       return toLease(runId, { owner: claim.owner, epoch: claim.epoch, expiresAt: claim.expiresAt })
     },
   )
-  const claimTx = db.transaction((owner: string, now: number, expiresAt: number, limit: number) =>
-    st.dueUnleased.all(now, now, limit).map((due) => {
-      const epoch = due.lease_epoch + 1
-      st.setLease.run(owner, epoch, expiresAt, due.run_no)
-      return { runId: due.run_id, epoch, nextDeadlineAt: due.next_deadline_at }
-    }),
+  const claimTx = db.transaction(
+    (owner: string, now: number, expiresAt: number, limit: number, only: string | undefined) =>
+      (only === undefined
+        ? st.dueUnleased.all(now, now, limit)
+        : st.dueUnleasedOf.all(now, now, only, limit)
+      ).map((due) => {
+        const epoch = due.lease_epoch + 1
+        st.setLease.run(owner, epoch, expiresAt, due.run_no)
+        return { runId: due.run_id, epoch, nextDeadlineAt: due.next_deadline_at }
+      }),
   )
   return {
     shared: true,
@@ -52,11 +58,17 @@ export function sqliteLeases(
         forget(runId)
         st.releaseLease.run(runId, owner, epoch)
       }),
-    claimDue: (owner, now, expiresAt, limit) =>
+    claimDue: (owner, now, expiresAt, limit, only) =>
       guarded('claim due runs', () => {
-        const claimed = claimTx.immediate(owner, now, expiresAt, Math.max(0, limit))
+        const versions = only && JSON.stringify(only.map(versionTriple))
+        const claimed = claimTx.immediate(owner, now, expiresAt, Math.max(0, limit), versions)
         for (const { runId } of claimed) forget(runId)
         return claimed
+      }),
+    markDue: (runId, at) =>
+      guarded(`mark ${runId} due`, () => {
+        forget(runId)
+        st.markDue.run(at, runId, at)
       }),
   }
 }

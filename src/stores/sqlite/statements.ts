@@ -58,6 +58,16 @@ export interface Statements {
     [number, number, number],
     { run_no: number; run_id: string; next_deadline_at: number; lease_epoch: number }
   >
+  /**
+   * `[now, now, versions, limit]`: `dueUnleased` of the definition versions in `versions`, a
+   * JSON array of `[kind, name, version]`.
+   */
+  dueUnleasedOf: Statement<
+    [number, number, string, number],
+    { run_no: number; run_id: string; next_deadline_at: number; lease_epoch: number }
+  >
+  /** `[at, runId, at]`: the run's next deadline brought forward to `at`. */
+  markDue: Statement<[number, string, number]>
 }
 
 /** A statement not prepared yet: its SQL and the modes (`pluck`, …) asked for it. */
@@ -195,6 +205,19 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
       `SELECT run_no, run_id, next_deadline_at, lease_epoch FROM skein_runs
         WHERE next_deadline_at <= ? AND (lease_owner IS NULL OR lease_expires_at <= ?)
         ORDER BY next_deadline_at LIMIT ?`,
+    ),
+    dueUnleasedOf: db.prepare(
+      `SELECT run_no, run_id, next_deadline_at, lease_epoch FROM skein_runs
+        WHERE next_deadline_at <= ? AND (lease_owner IS NULL OR lease_expires_at <= ?)
+          AND EXISTS (SELECT 1 FROM json_each(?) AS v
+            WHERE json_extract(v.value, '$[0]') = kind
+              AND json_extract(v.value, '$[1]') = definition_name
+              AND json_extract(v.value, '$[2]') = definition_version)
+        ORDER BY next_deadline_at LIMIT ?`,
+    ),
+    markDue: db.prepare(
+      `UPDATE skein_runs SET next_deadline_at = ?
+        WHERE run_id = ? AND (next_deadline_at IS NULL OR next_deadline_at > ?)`,
     ),
   }))
 }
