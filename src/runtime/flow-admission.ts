@@ -11,6 +11,8 @@ export const UNLIMITED_FLOW = 2 ** 31 - 1
 
 /** How often the admission sweep looks for waiting runs no round admitted (a missed kick). */
 const SWEEP_MS = 1000
+/** How long the sweep's claim outlives a process that died holding it. */
+const SWEEP_LEASE_MS = 3 * SWEEP_MS
 /** An admitted run whose log still says `queued` this long after is woken by the sweep. */
 const STALLED_MS = 5000
 /** Keys one sweep round looks at. */
@@ -234,7 +236,10 @@ export class FlowAdmission implements FlowAdmissions {
     this.ctx.tasks.start({
       name: 'flow:admit',
       intervalMs: SWEEP_MS,
-      leaseMs: 10 * SWEEP_MS,
+      // Short: a dead process's sweep passes on within seconds (its delayed starts and
+      // stalled admissions wait for it); two processes sweeping at once is harmless, as every
+      // admission is one atomic round in the store.
+      leaseMs: SWEEP_LEASE_MS,
       work: () => this.sweep(),
     })
   }

@@ -32,7 +32,7 @@ async function startHost(schema: string): Promise<Host> {
       '--conditions=skein-source',
       '--import',
       'tsx',
-      join(root, 'test/flow/flow-host-child.ts'),
+      join(root, 'test/flow/controls-host-child.ts'),
       schema,
     ],
     { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] },
