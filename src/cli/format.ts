@@ -130,11 +130,12 @@ export function formatDefinitions(definitions: readonly DefinitionInfo[]): strin
 export function formatQueues(queues: readonly QueueInfo[]): string {
   if (queues.length === 0) return 'no queued or admitted runs'
   return table([
-    ['QUEUE', 'KEY', 'LIMIT', 'ACTIVE', 'QUEUED', 'OLDEST WAIT'],
+    ['QUEUE', 'KEY', 'LIMIT', 'RATE', 'ACTIVE', 'QUEUED', 'OLDEST WAIT'],
     ...queues.map((q) => [
       q.queue,
       q.key === '' ? '-' : q.key,
       q.limit === null ? '-' : String(q.limit),
+      q.rate === null ? '-' : `${q.rate.limit}/${q.rate.periodMs} ms`,
       String(q.active),
       String(q.queued),
       q.oldestWaitMs === null ? '-' : `${(q.oldestWaitMs / 1000).toFixed(1)} s`,

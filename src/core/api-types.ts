@@ -59,6 +59,12 @@ export interface QueueInfo {
   queued: number
   /** How long the oldest waiting run has waited (ms), null when none waits. */
   oldestWaitMs: number | null
+  /** The key's rate (null: none). */
+  rate: { limit: number; periodMs: number } | null
+  /** Rate admissions of the key in the last minute (null without a rate). */
+  admittedLastMinute: number | null
+  /** The definition's singleton mode (null: not a singleton; `limit` is then 1). */
+  singleton: 'skip' | 'queue' | null
 }
 
 /** One registered definition (`listDefinitions`, `GET /definitions`). */

@@ -42,7 +42,10 @@ export interface RunQueuedPayload {
   key: string
   priority: number
   startAt: number
-  /** What holds it: 'concurrency' (every slot of its key taken) or 'startAt' (not yet due). */
+  /**
+   * What holds it: 'concurrency' (every slot of its key taken), 'rate' (its key's rate window
+   * is full), 'debounce' (its window is open) or 'startAt' (not yet due).
+   */
   reason: string
   /** The key's concurrency limit when it was queued. */
   limit: number
@@ -54,6 +57,10 @@ export interface RunAdmittedPayload {
   key: string
   /** How long it waited (ms; 0 when admitted at once). */
   waitedMs: number
+  /** When the store admitted it (engine clock ms; a rate window counts this time). */
+  admittedAt?: number
+  /** A debounced run's input: the last start's of its window (its root thread's input). */
+  input?: Json
 }
 
 export interface RunCompletedPayload {

@@ -116,6 +116,14 @@ export interface EffectAdmissions {
   stop(): void
 }
 
+/**
+ * Where a start went: queued as a new run at `at` (admitted at once, or waiting for `reason`: 'startAt',
+ * 'concurrency', 'rate', 'debounce'), or joined to another run (`joined`: its id).
+ */
+export type FlowEntered =
+  | { admitted: boolean; reason: string; startAt: number; at: number; joined?: undefined }
+  | { joined: string }
+
 /** What the operations and passes ask of flow control (flow-admission.ts implements it). */
 export interface FlowAdmissions {
   readonly store: FlowStore
@@ -128,8 +136,11 @@ export interface FlowAdmissions {
   ): FlowPlace | null
   /** The limit a queue's rounds admit under. */
   limitOf(queue: string): number
-  /** Queues a new run and admits what free slots allow; whether `runId` was admitted. */
-  enqueue(runId: string, place: FlowPlace, limit: number): Promise<boolean>
+  /**
+   * Queues a new run and admits what free slots allow, or joins the run a singleton `skip` or
+   * a debounce window gives the start.
+   */
+  enter(runId: string, place: FlowPlace, input: Json): Promise<FlowEntered>
   /** A slot of the key may be free: one admission round, soon. */
   kick(queue: string, key: string): void
   /** At boot: starts the sweep if a definition declares flow control or runs are queued. */

@@ -296,7 +296,12 @@ export class EffectLimits implements EffectAdmissions {
       const id = JSON.stringify([queue, key])
       let state = out.get(id)
       if (!state) {
-        state = { queue, key, limit, active: 0, queued: 0, oldestWaitMs: null }
+        const rate = this.ctx.registry.effects.get(queue.slice('effect:'.length))?.rate
+        state = {
+          ...{ queue, key, limit, active: 0, queued: 0, oldestWaitMs: null },
+          ...{ rate: rate ? { limit: rate.limit, periodMs: rate.periodMs } : null },
+          ...{ admittedLastMinute: null, singleton: null },
+        }
         out.set(id, state)
       }
       return state

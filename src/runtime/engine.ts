@@ -76,6 +76,8 @@ import {
 
 /** How often a `wait: 'settled'` start that is queued looks at its run besides listening. */
 const ADMISSION_POLL_MS = 1000
+/** How often a start joined to another run looks for that run's log while it is written. */
+const JOIN_POLL_MS = 5
 
 /** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
@@ -180,17 +182,54 @@ export class RuntimeEngine implements EngineRuntime {
     await hooks?.onRunId?.(runId)
     if (options.threadId !== undefined) checkId(options.threadId, 'threadId')
     const prepared = await startOp.prepare(this.ctx, definition, input, options)
+    const generated = options.runId === undefined && options.idempotencyKey === undefined
+    const { flow } = this.ctx
+    // Flow control places a new run before its log is written (a retry of a start finds its
+    // run instead); a singleton `skip` or a debounce window may give the start another run.
+    if (prepared.place && flow && (generated || (await this.ctx.store.tail(runId)) === 0)) {
+      const entered = await flow.enter(runId, prepared.place, prepared.input)
+      if (entered.joined !== undefined) return this.joinedStart(entered.joined, wait)
+      prepared.entered = entered
+    }
     let threadId = ''
     const start = async (fold: RunFold | null, controller: RunController) => {
       const result = await startOp.run(controller.writer, fold, prepared, options)
       threadId = result.threadId
     }
-    const generated = options.runId === undefined && options.idempotencyKey === undefined
     const state = await this.mutate(runId, 'start', start, wait, generated)
     if (wait === 'settled' && state.status === 'queued') {
       return { runId, threadId, state: await this.settleAfterAdmission(runId) }
     }
     return { runId, threadId, state }
+  }
+
+  /**
+   * A start that flow control gave another run (singleton `skip`, a debounce window;
+   * docs/flow-control.md): that run's state, once its log exists (its start may still be
+   * writing it, in this process or another).
+   */
+  private async joinedStart(runId: string, wait: WaitFor): Promise<StartResult> {
+    const { clock, store } = this.ctx
+    const until = clock.now() + (this.ctx.ownership?.leaseMs ?? 30_000)
+    for (;;) {
+      let wake: () => void = () => {}
+      const heard = new Promise<void>((resolve) => {
+        wake = resolve
+      })
+      const stop = store.subscribe?.(runId, () => wake())
+      const timer = clock.setTimeout(wake, JOIN_POLL_MS)
+      try {
+        const state =
+          wait === 'settled' ? await this.settleAfterAdmission(runId) : await this.getRun(runId)
+        return { runId, threadId: state.rootThreadId, state }
+      } catch (error) {
+        if (!(error instanceof RunNotFoundError) || clock.now() > until) throw error
+        await heard
+      } finally {
+        stop?.()
+        clock.clearTimeout(timer)
+      }
+    }
   }
 
   /**
@@ -471,8 +510,12 @@ export class RuntimeEngine implements EngineRuntime {
     const effects = (await this.ctx.effectLimits?.keys()) ?? []
     if (!flow) return effects
     const now = this.ctx.clock.now()
-    const runs = (await flow.store.keys()).map((k): QueueInfo => {
+    const runs = (await flow.store.keys(now - 60_000)).map((k): QueueInfo => {
       const limit = flow.limitOf(k.queue)
+      const controls = this.ctx.registry.flowOf(k.queue)
+      const rate = controls?.rate
+        ? { limit: controls.rate.limit, periodMs: controls.rate.periodMs }
+        : null
       return {
         queue: k.queue,
         key: k.key,
@@ -480,6 +523,9 @@ export class RuntimeEngine implements EngineRuntime {
         active: k.active,
         queued: k.queued,
         oldestWaitMs: k.oldestQueuedAt === null ? null : Math.max(0, now - k.oldestQueuedAt),
+        rate,
+        admittedLastMinute: rate ? k.recentAdmissions : null,
+        singleton: controls?.singleton?.mode ?? null,
       }
     })
     return [...runs, ...effects]

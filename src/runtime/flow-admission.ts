@@ -1,8 +1,9 @@
 import type { Definition } from '../core/definition.js'
 import { CompositionError } from '../core/errors.js'
-import { type FlowPlace, flowKey, flowQueue } from '../core/flow.js'
-import type { FlowStore } from '../core/ports.js'
-import type { EngineContext, FlowAdmissions } from './context.js'
+import { type FlowPlace, flowKey, flowQueue, queueKeyOf } from '../core/flow.js'
+import type { Json } from '../core/json.js'
+import type { FlowEntry, FlowStore } from '../core/ports.js'
+import type { EngineContext, FlowAdmissions, FlowEntered } from './context.js'
 import { errorFields } from './logger.js'
 
 /** A queue's limit when its default version declares no concurrency: its runs wait for nothing. */
@@ -10,6 +11,8 @@ export const UNLIMITED_FLOW = 2 ** 31 - 1
 
 /** How often the admission sweep looks for waiting runs no round admitted (a missed kick). */
 const SWEEP_MS = 1000
+/** How long the sweep's claim outlives a process that died holding it. */
+const SWEEP_LEASE_MS = 3 * SWEEP_MS
 /** An admitted run whose log still says `queued` this long after is woken by the sweep. */
 const STALLED_MS = 5000
 /** Keys one sweep round looks at. */
@@ -29,8 +32,8 @@ export class FlowAdmission implements FlowAdmissions {
   private readonly rounds = new Map<string, { again: boolean }>()
   private stopped = false
   private sweeping = false
-  /** Delayed starts' rounds due in this process. */
-  private readonly timers = new Set<unknown>()
+  /** Rounds due later in this process (delayed starts, debounce windows, rate windows), by when. */
+  private readonly timers = new Map<string, unknown>()
   /** Where the next sweep resumes (round-robin over the waiting keys). */
   private cursor: { queue: string; key: string } | null = null
 
@@ -64,7 +67,7 @@ export class FlowAdmission implements FlowAdmissions {
 
   /**
    * A start's place in its definition's queue, or null when it needs none (no flow control and
-   * no `startAt` to wait for). The key function's errors are the caller's bad input (nothing
+   * no `startAt` to wait for). The key functions' errors are the caller's bad input (nothing
    * written yet).
    */
   place(
@@ -73,61 +76,98 @@ export class FlowAdmission implements FlowAdmissions {
     now: number,
     options: { priority?: number; startAt?: number },
   ): FlowPlace | null {
-    const concurrency = definition.flow?.concurrency
+    const flow = definition.flow
     const startAt = options.startAt ?? now
-    if (!concurrency && startAt <= now) return null
+    if (!flow && startAt <= now) return null
     const label = `${definition.kind} ${definition.name}@${definition.version}`
-    return {
+    const place: FlowPlace = {
       queue: flowQueue(definition),
-      key: flowKey(label, concurrency?.key, input),
+      key: flowKey(label, queueKeyOf(flow), input),
       priority: options.priority ?? 0,
       startAt,
     }
+    if (flow?.singleton?.mode === 'skip') place.skip = true
+    const debounce = flow?.debounce
+    if (debounce) {
+      const key = flowKey(label, debounce.key, input)
+      place.debounce = { key, periodMs: debounce.periodMs }
+      if (debounce.maxWaitMs !== undefined) place.debounce.maxWaitMs = debounce.maxWaitMs
+    }
+    return place
   }
 
-  /** The limit a queue's rounds admit under (its default version's). */
+  /** The limit a queue's rounds admit under (its default version's; 1 for a singleton). */
   limitOf(queue: string): number {
-    return this.ctx.registry.flowOf(queue)?.concurrency?.limit ?? UNLIMITED_FLOW
+    const flow = this.ctx.registry.flowOf(queue)
+    if (flow?.singleton) return 1
+    return flow?.concurrency?.limit ?? UNLIMITED_FLOW
+  }
+
+  /** The rate a queue's rounds admit under, if its default version declares one. */
+  private rateOf(queue: string): { limit: number; periodMs: number } | undefined {
+    const rate = this.ctx.registry.flowOf(queue)?.rate
+    return rate && { limit: rate.limit, periodMs: rate.periodMs }
   }
 
   /**
    * Queues a new run (before its log is written) and admits what the key's free slots allow,
-   * in one store call. Returns whether `runId` itself was admitted; the others admitted with it
-   * are woken.
+   * in one store call; the others admitted with it are woken. A singleton `skip` start whose
+   * key has a live run is not queued: the answer names that run (`joined`). A debounced start
+   * joins its key's open window (`joined`: the window's run) or opens one with this run.
    */
-  async enqueue(runId: string, place: FlowPlace, limit: number): Promise<boolean> {
+  async enter(runId: string, place: FlowPlace, input: Json): Promise<FlowEntered> {
     const now = this.ctx.clock.now()
-    const admitted = await this.store.admit({
-      queue: place.queue,
-      key: place.key,
-      limit,
-      now,
-      holdUntil: now + this.holdMs,
-      enqueue: { runId, ...place, enqueuedAt: now },
-    })
-    let own = false
-    for (const id of admitted) {
-      if (id === runId) own = true
-      else this.wake(id)
+    const entry = { runId, ...this.entryOf(place), enqueuedAt: now }
+    if (place.debounce) {
+      const { key, periodMs, maxWaitMs } = place.debounce
+      const window = await this.store.debounce({
+        entry,
+        key,
+        input,
+        periodMs,
+        ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
+        abandonedBefore: now - this.holdMs,
+      })
+      this.startSweep()
+      this.kickAt(place.queue, place.key, window.endsAt)
+      if (!window.opened) return { joined: window.runId }
+      return { admitted: false, reason: 'debounce', startAt: window.endsAt, at: now }
     }
-    if (!own) {
+    const result = await this.round(place.queue, place.key, now, {
+      enqueue: entry,
+      ...(place.skip ? { skipIfLive: true } : {}),
+    })
+    if (result.existing !== undefined) return { joined: result.existing }
+    const admitted = result.admitted.includes(runId)
+    if (!admitted) {
       this.startSweep()
       if (place.startAt > now) this.kickAt(place.queue, place.key, place.startAt)
     }
-    return own
+    const reason =
+      place.startAt > now ? 'startAt' : result.retryAt !== undefined ? 'rate' : 'concurrency'
+    return { admitted, reason, startAt: place.startAt, at: now }
   }
 
-  /** A round of the key when `at` comes (a delayed start; the sweep covers a restart). */
+  private entryOf(place: FlowPlace) {
+    return { queue: place.queue, key: place.key, priority: place.priority, startAt: place.startAt }
+  }
+
+  /**
+   * A round of the key when `at` comes (a delayed start, a debounce window's end, a rate
+   * window's next admission; the sweep covers a restart). One timer per key and time.
+   */
   private kickAt(queue: string, key: string, at: number): void {
     const { clock } = this.ctx
+    const id = `${queue}\n${key}\n${at}`
+    if (this.stopped || this.timers.has(id)) return
     const timer = clock.setTimeout(
       () => {
-        this.timers.delete(timer)
+        this.timers.delete(id)
         this.kick(queue, key)
       },
       Math.max(0, at - clock.now()),
     )
-    this.timers.add(timer)
+    this.timers.set(id, timer)
   }
 
   /**
@@ -160,16 +200,30 @@ export class FlowAdmission implements FlowAdmissions {
     })()
   }
 
-  private async round(queue: string, key: string): Promise<void> {
-    const now = this.ctx.clock.now()
-    const admitted = await this.store.admit({
+  /**
+   * One admission round of the key in the store (queueing `extra.enqueue` first); wakes every
+   * run it admits except the one it queued, and, when the key's rate window is full, asks for
+   * another round when it admits again.
+   */
+  private async round(
+    queue: string,
+    key: string,
+    now = this.ctx.clock.now(),
+    extra: { enqueue?: FlowEntry; skipIfLive?: boolean } = {},
+  ) {
+    const rate = this.rateOf(queue)
+    const result = await this.store.admit({
       queue,
       key,
       limit: this.limitOf(queue),
       now,
       holdUntil: now + this.holdMs,
+      ...extra,
+      ...(rate ? { rate } : {}),
     })
-    for (const runId of admitted) this.wake(runId)
+    for (const runId of result.admitted) if (runId !== extra.enqueue?.runId) this.wake(runId)
+    if (result.retryAt !== undefined) this.kickAt(queue, key, result.retryAt)
+    return result
   }
 
   /**
@@ -182,7 +236,10 @@ export class FlowAdmission implements FlowAdmissions {
     this.ctx.tasks.start({
       name: 'flow:admit',
       intervalMs: SWEEP_MS,
-      leaseMs: 10 * SWEEP_MS,
+      // Short: a dead process's sweep passes on within seconds (its delayed starts and
+      // stalled admissions wait for it); two processes sweeping at once is harmless, as every
+      // admission is one atomic round in the store.
+      leaseMs: SWEEP_LEASE_MS,
       work: () => this.sweep(),
     })
   }
@@ -190,7 +247,7 @@ export class FlowAdmission implements FlowAdmissions {
   /** At boot: the sweep starts when anything may need it. */
   async boot(): Promise<void> {
     const controlled = this.ctx.registry.listDefinitions().some((d) => d.flow !== undefined)
-    if (controlled || (await this.store.keys()).length > 0) this.startSweep()
+    if (controlled || (await this.store.keys(0)).length > 0) this.startSweep()
   }
 
   /**
@@ -209,7 +266,7 @@ export class FlowAdmission implements FlowAdmissions {
 
   stop(): void {
     this.stopped = true
-    for (const timer of this.timers) this.ctx.clock.clearTimeout(timer)
+    for (const timer of this.timers.values()) this.ctx.clock.clearTimeout(timer)
     this.timers.clear()
   }
 }

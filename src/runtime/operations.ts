@@ -19,7 +19,7 @@ import { canonicalJson, type Json } from '../core/json.js'
 import { RT, type RunStartedPayload, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'
 import { cancelSubtree } from './commands-apply.js'
-import type { EngineContext, FlowAdmissions } from './context.js'
+import type { EngineContext, FlowAdmissions, FlowEntered } from './context.js'
 import type { CallerContext, SignalOptions } from './engine-types.js'
 import { addRootThread } from './root-thread.js'
 import type { RunWriter } from './run-writer.js'
@@ -38,6 +38,8 @@ interface PreparedStart {
   input: Json
   /** Its place in the definition's queue, with flow control (docs/flow-control.md). */
   place: FlowPlace | null
+  /** Where flow control put it (`FlowAdmissions.enter`), once entered. */
+  entered?: FlowEntered
   /** The run's deadline in ms from its start (the start's `timeoutMs`, else the definition's). */
   timeoutMs?: number
 }
@@ -97,8 +99,15 @@ export const startOp = {
     // Queued (and, when a slot is free, admitted) in the store before the log is written: a
     // start that dies in between leaves an entry without a log, which is never admitted, or
     // an admitted one whose hold lapses (flow-admission.ts).
-    const admitted =
-      !flow || !place ? true : await flow.enqueue(runId, place, flow.limitOf(place.queue))
+    const entered =
+      !flow || !place ? undefined : (prepared.entered ?? (await flow.enter(runId, place, input)))
+    if (entered?.joined !== undefined) {
+      throw new StartConflictError(
+        `run ${runId} was started concurrently with another start of it; retry the start`,
+        { runId, fields: [] },
+      )
+    }
+    const admitted = entered === undefined || entered.admitted
     const fresh = writer.create()
     ctx.observe({
       type: 'run.started',
@@ -127,14 +136,20 @@ export const startOp = {
           origin: 'external',
           idempotencyKey: options.idempotencyKey,
         })
-        if (place && !admitted) {
+        if (place && entered && !entered.admitted) {
           const limit = (flow as FlowAdmissions).limitOf(place.queue)
-          const reason = place.startAt > now ? 'startAt' : 'concurrency'
-          batch.add(RT.runQueued, { ...place, reason, limit }, { threadId: null })
+          const { queue, key, priority } = place
+          const queued = { queue, key, priority, startAt: entered.startAt, reason: entered.reason }
+          batch.add(RT.runQueued, { ...queued, limit }, { threadId: null })
           return
         }
         if (place) {
-          const queue = { queue: place.queue, key: place.key, waitedMs: 0 }
+          const queue = {
+            queue: place.queue,
+            key: place.key,
+            waitedMs: 0,
+            admittedAt: entered?.at ?? now,
+          }
           batch.add(RT.runAdmitted, queue, { threadId: null })
         }
         addRootThread(ctx, batch, definition, threadId, input)

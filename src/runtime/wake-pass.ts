@@ -248,7 +248,8 @@ export class WakePass implements Pass {
     const { ctx, fold, batch, now } = this
     const { state } = fold
     const flow = ctx.flow
-    if (!flow || !fold.flow || !(await flow.store.admitted(state.runId))) return
+    const admission = flow && fold.flow ? await flow.store.admission(state.runId) : null
+    if (!admission || !fold.flow) return
     const ref = { kind: state.kind, name: state.definitionName, version: state.definitionVersion }
     const definition = ctx.registry.resolve(ref)
     if (!definition) {
@@ -258,8 +259,12 @@ export class WakePass implements Pass {
       )
     }
     const waitedMs = Math.max(0, now - state.createdAt)
-    batch.add(RT.runAdmitted, { ...fold.flow, waitedMs }, { threadId: null })
-    addRootThread(ctx, batch, definition, state.rootThreadId, fold.startInput)
+    const admitted = { ...fold.flow, waitedMs, admittedAt: admission.at }
+    // A debounced run starts with its window's last input (docs/flow-control.md).
+    const input = admission.input ?? fold.startInput
+    if (admission.input !== undefined) Object.assign(admitted, { input })
+    batch.add(RT.runAdmitted, admitted, { threadId: null })
+    addRootThread(ctx, batch, definition, state.rootThreadId, input)
   }
 
   /** Attempts recorded as started that no execution in this process owns: the process died. */

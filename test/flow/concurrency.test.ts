@@ -214,7 +214,7 @@ describe('flow control: the admission sweep', () => {
     const now = clock.now()
     const flow = store.flow as FlowStore
     const request = { queue: 'workflow:gated', key: 's', limit: 3, now, holdUntil: now + 1 }
-    expect(await flow.admit(request)).toEqual(['s2'])
+    expect((await flow.admit(request)).admitted).toEqual(['s2'])
     expect((await engine.getRun('s2')).status).toBe('queued')
     for (let i = 0; i < 7; i++) await clock.advance(1000)
     const state = await until(

@@ -108,6 +108,8 @@ if (postgresAvailable('postgres-store')) {
         'skein_deletions',
         'skein_events',
         'skein_flow',
+        'skein_flow_debounce',
+        'skein_flow_rate',
         'skein_idempotency',
         'skein_projectors',
         'skein_run_index',

@@ -104,6 +104,8 @@ describe('sqlite schema migration', () => {
         'skein_deletions',
         'skein_events',
         'skein_flow',
+        'skein_flow_debounce',
+        'skein_flow_rate',
         'skein_idempotency',
         'skein_projectors',
         'skein_run_index',

@@ -1,11 +1,10 @@
-import type { FlowKeyState, FlowStore } from '../../core/ports.js'
+import type { Json } from '../../core/json.js'
+import type { AdmitResult, FlowKeyState, FlowStore } from '../../core/ports.js'
+import { FLOW_LOCK_SEED } from './flow-controls-migration.js'
 
 type Read = (action: string, text: string, params: unknown[]) => Promise<any[]>
 
 const FINISHED = `('completed', 'failed', 'cancelled')`
-
-/** Seed of the transaction lock that serializes one key's admissions (`skein_flow_admit`). */
-const FLOW_LOCK_SEED = 0x736b666c // 'skfl'
 
 /**
  * Migration 10 (flow control; docs/flow-control.md): one row per run that waits for admission or
@@ -78,11 +77,18 @@ export function flowMigration(s: string): string {
   `
 }
 
-/** Flow control's queues in a Postgres schema (migration 10; see `flowMigration`). */
+/**
+ * Flow control's queues in a Postgres schema (migrations 10 and 13; see `flowMigration` and
+ * `flowControlsMigration`).
+ */
 export function postgresFlow(s: string, read: Read): FlowStore {
   const sql = {
-    admit: `SELECT run_id FROM ${s}.skein_flow_admit($1, $2, $3, $4, $5, $6, $7, $8, $9) AS run_id`,
-    admitted: `SELECT admitted_at FROM ${s}.skein_flow WHERE run_id = $1`,
+    admit: `SELECT run_id, existing, retry_at
+      FROM ${s}.skein_flow_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    debounce: `SELECT run_id, opened, ends_at
+      FROM ${s}.skein_flow_debounce_start($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    admission: `SELECT f.admitted_at, d.input FROM ${s}.skein_flow f
+      LEFT JOIN ${s}.skein_flow_debounce d ON d.run_id = f.run_id WHERE f.run_id = $1`,
     pendingKeys: `SELECT DISTINCT f.queue COLLATE "C" AS queue, f.flow_key COLLATE "C" AS flow_key
       FROM ${s}.skein_flow f JOIN ${s}.skein_runs r ON r.run_id = f.run_id
       WHERE f.admitted_at IS NULL AND f.start_at <= $1 AND r.status = 'queued'
@@ -93,13 +99,15 @@ export function postgresFlow(s: string, read: Read): FlowStore {
     keys: `SELECT f.queue, f.flow_key,
         count(*) FILTER (WHERE f.admitted_at IS NOT NULL) AS active,
         count(*) FILTER (WHERE f.admitted_at IS NULL AND r.status = 'queued') AS queued,
-        min(f.enqueued_at) FILTER (WHERE f.admitted_at IS NULL AND r.status = 'queued') AS oldest
+        min(f.enqueued_at) FILTER (WHERE f.admitted_at IS NULL AND r.status = 'queued') AS oldest,
+        (SELECT count(*) FROM ${s}.skein_flow_rate w WHERE w.queue = f.queue
+          AND w.flow_key = f.flow_key AND w.admitted_at > $1) AS recent
       FROM ${s}.skein_flow f LEFT JOIN ${s}.skein_runs r ON r.run_id = f.run_id
       WHERE r.status IS NULL OR r.status NOT IN ${FINISHED}
       GROUP BY f.queue, f.flow_key ORDER BY f.queue COLLATE "C", f.flow_key COLLATE "C"`,
   }
   return {
-    async admit({ queue, key, limit, now, holdUntil, enqueue: e }) {
+    async admit({ queue, key, limit, now, holdUntil, enqueue: e, rate, skipIfLive }) {
       const rows = await read(`admit ${queue} ${key}`, sql.admit, [
         queue,
         key,
@@ -110,12 +118,38 @@ export function postgresFlow(s: string, read: Read): FlowStore {
         e?.priority ?? 0,
         e?.startAt ?? 0,
         e?.enqueuedAt ?? 0,
+        rate?.limit ?? null,
+        rate?.periodMs ?? null,
+        skipIfLive === true,
       ])
-      return rows.map((row) => row.run_id as string)
+      const result: AdmitResult = { admitted: [] }
+      for (const row of rows) {
+        if (row.run_id !== null) result.admitted.push(row.run_id)
+        else if (row.existing !== null) result.existing = row.existing
+        else if (row.retry_at !== null) result.retryAt = Number(row.retry_at)
+      }
+      return result
     },
-    async admitted(runId) {
-      const [row] = await read(`read admission of ${runId}`, sql.admitted, [runId])
-      return row !== undefined && row.admitted_at !== null
+    async debounce({ entry, key, input, periodMs, maxWaitMs, abandonedBefore }) {
+      const [row] = await read(`debounce ${entry.queue} ${key}`, sql.debounce, [
+        entry.queue,
+        key,
+        entry.runId,
+        entry.key,
+        entry.priority,
+        entry.enqueuedAt,
+        JSON.stringify(input),
+        periodMs,
+        maxWaitMs ?? null,
+        abandonedBefore,
+      ])
+      return { runId: row.run_id, opened: row.opened, endsAt: Number(row.ends_at) }
+    },
+    async admission(runId) {
+      const [row] = await read(`read admission of ${runId}`, sql.admission, [runId])
+      if (row === undefined || row.admitted_at === null) return null
+      const at = Number(row.admitted_at)
+      return row.input === null ? { at } : { at, input: JSON.parse(row.input) as Json }
     },
     async pending(now, stalledBefore, limit, after) {
       const params = [now, limit, after?.queue ?? '', after?.key ?? '']
@@ -126,13 +160,14 @@ export function postgresFlow(s: string, read: Read): FlowStore {
         stalled: stalled.map((r) => r.run_id as string),
       }
     },
-    async keys() {
-      return (await read('read flow keys', sql.keys, [])).map(
+    async keys(since) {
+      return (await read('read flow keys', sql.keys, [since])).map(
         (r): FlowKeyState => ({
           queue: r.queue,
           key: r.flow_key,
           active: Number(r.active),
           queued: Number(r.queued),
+          recentAdmissions: Number(r.recent),
           oldestQueuedAt: r.oldest === null ? null : Number(r.oldest),
         }),
       )

@@ -5,6 +5,7 @@ import {
   appendFunctionWithLeases,
 } from './append-function.js'
 import { deleteRunsFunction } from './delete-function.js'
+import { flowControlsMigration } from './flow-controls-migration.js'
 import { flowMigration } from './postgres-flow.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
@@ -268,6 +269,9 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   (s) => `
   CREATE INDEX skein_runs_definition ON ${s}.skein_runs (definition_name, status, run_no);
   `,
+  // v13 (flow control's rate, singleton and debounce; docs/flow-control.md): rate admissions,
+  // debounce windows, and the admission function that counts them (flow-controls-migration.ts).
+  (s) => flowControlsMigration(s),
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -273,6 +273,25 @@ const MIGRATIONS: readonly string[] = [
   -- in creation order (the index holds the rowid, run_no): "failed runs of order".
   CREATE INDEX skein_runs_definition ON skein_runs (definition_name, status);
   `,
+  `
+  -- v13 (flow control's rate and debounce; docs/flow-control.md): each admission of a
+  -- rate-limited key at its admission time (kept a minute at least), and each debounce window:
+  -- its run, its key, the last input of its starts and when it opened.
+  CREATE TABLE skein_flow_rate (
+    queue TEXT NOT NULL,
+    flow_key TEXT NOT NULL,
+    admitted_at INTEGER NOT NULL
+  );
+  CREATE INDEX skein_flow_rate_key ON skein_flow_rate (queue, flow_key, admitted_at);
+  CREATE TABLE skein_flow_debounce (
+    run_id TEXT PRIMARY KEY,
+    queue TEXT NOT NULL,
+    debounce_key TEXT NOT NULL,
+    input TEXT NOT NULL,
+    opened_at INTEGER NOT NULL
+  );
+  CREATE INDEX skein_flow_debounce_key ON skein_flow_debounce (queue, debounce_key);
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -46,6 +46,7 @@ export function sqliteDeletion(host: SqliteDeletionHost) {
     waitUrls: lazy.prepare<[string]>('DELETE FROM skein_wait_urls WHERE run_id = ?'),
     workerTasks: lazy.prepare<[string]>('DELETE FROM skein_worker_tasks WHERE run_id = ?'),
     flow: lazy.prepare<[string]>('DELETE FROM skein_flow WHERE run_id = ?'),
+    debounce: lazy.prepare<[string]>('DELETE FROM skein_flow_debounce WHERE run_id = ?'),
     run: lazy.prepare<[number]>('DELETE FROM skein_runs WHERE run_no = ?'),
     // A record every stored checkpoint passed is no longer needed (none stored: none is).
     pruneRecords: lazy.prepare<[]>(
@@ -74,6 +75,7 @@ export function sqliteDeletion(host: SqliteDeletionHost) {
       st.waitUrls.run(v.run_id)
       st.workerTasks.run(v.run_id)
       st.flow.run(v.run_id)
+      st.debounce.run(v.run_id)
       st.run.run(v.run_no)
       st.record.run(st.nextPosition.get() as number, v.run_id, v.tail, at, reason)
     }

@@ -1,4 +1,6 @@
-import type { FlowKeyState, FlowStore } from '../../core/ports.js'
+import type { Json } from '../../core/json.js'
+import type { AdmitResult, FlowKeyState, FlowStore } from '../../core/ports.js'
+import { RATE_HISTORY_MS } from '../memory/memory-flow.js'
 import type { SqliteDatabase } from './driver.js'
 import { lazyStatements } from './statements.js'
 
@@ -11,11 +13,21 @@ interface KeyRow {
   flow_key: string
   active: number
   queued: number
+  recent: number
   oldest: number | null
 }
 
+interface WindowRow {
+  run_id: string
+  opened_at: number
+  admitted_at: number | null
+  enqueued_at: number
+  status: string | null
+}
+
 /**
- * Flow control's queues in `skein_flow` (schema v10, docs/flow-control.md). An admission round
+ * Flow control's queues in `skein_flow` (schema v10), rate admissions in `skein_flow_rate` and
+ * debounce windows in `skein_flow_debounce` (v13; docs/flow-control.md). An admission round
  * is one `BEGIN IMMEDIATE` transaction, so the processes on the file admit one after another
  * and a key's count is exact. A slot is an admitted row whose run (`skein_runs.status`) has
  * not finished, or whose log does not exist yet while its hold lasts: the commit that ends a
@@ -29,12 +41,60 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
       `INSERT INTO skein_flow (run_id, queue, flow_key, priority, start_at, enqueued_at)
         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
     ),
-    forget: lazy.prepare<[{ queue: string; key: string; now: number }]>(
-      `DELETE FROM skein_flow WHERE run_id IN (
+    forget: lazy
+      .prepare<[{ queue: string; key: string; now: number }], string>(
+        `DELETE FROM skein_flow WHERE run_id IN (
         SELECT f.run_id FROM skein_flow f LEFT JOIN skein_runs r ON r.run_id = f.run_id
         WHERE f.queue = @queue AND f.flow_key = @key AND (r.status IN ${FINISHED}
-          OR (r.status IS NULL AND f.admitted_at IS NOT NULL AND f.hold_until <= @now)))`,
+          OR (r.status IS NULL AND f.admitted_at IS NOT NULL AND f.hold_until <= @now)))
+        RETURNING run_id`,
+      )
+      .pluck(),
+    forgetWindow: lazy.prepare<[string]>('DELETE FROM skein_flow_debounce WHERE run_id = ?'),
+    live: lazy
+      .prepare<[{ queue: string; key: string; now: number; hold: number; own: string }], string>(
+        `SELECT f.run_id FROM skein_flow f LEFT JOIN skein_runs r ON r.run_id = f.run_id
+          WHERE f.queue = @queue AND f.flow_key = @key AND f.run_id <> @own
+            AND (r.status NOT IN ${FINISHED} OR (r.status IS NULL AND (f.hold_until > @now
+              OR (f.admitted_at IS NULL AND f.enqueued_at > 2 * @now - @hold))))
+          ORDER BY f.seq LIMIT 1`,
+      )
+      .pluck(),
+    pruneRate: lazy.prepare<[string, string, number]>(
+      'DELETE FROM skein_flow_rate WHERE queue = ? AND flow_key = ? AND admitted_at <= ?',
     ),
+    rateWindow: lazy.prepare<[string, string, number], { n: number; oldest: number | null }>(
+      `SELECT count(*) AS n, min(admitted_at) AS oldest FROM skein_flow_rate
+        WHERE queue = ? AND flow_key = ? AND admitted_at > ?`,
+    ),
+    recordRate: lazy.prepare<[string, string, number]>(
+      'INSERT INTO skein_flow_rate (queue, flow_key, admitted_at) VALUES (?, ?, ?)',
+    ),
+    windows: lazy.prepare<[string, string], WindowRow>(
+      `SELECT d.run_id, d.opened_at, f.admitted_at, f.enqueued_at, r.status
+        FROM skein_flow_debounce d JOIN skein_flow f ON f.run_id = d.run_id
+        LEFT JOIN skein_runs r ON r.run_id = d.run_id
+        WHERE d.queue = ? AND d.debounce_key = ?`,
+    ),
+    closeWindows: lazy.prepare<[string, string]>(
+      `DELETE FROM skein_flow_debounce WHERE queue = ? AND debounce_key = ? AND run_id IN (
+        SELECT d.run_id FROM skein_flow_debounce d LEFT JOIN skein_flow f ON f.run_id = d.run_id
+          LEFT JOIN skein_runs r ON r.run_id = d.run_id
+          WHERE f.run_id IS NULL OR (r.status IS NOT NULL AND r.status <> 'queued'))`,
+    ),
+    joinWindow: lazy.prepare<[string, string]>(
+      'UPDATE skein_flow_debounce SET input = ? WHERE run_id = ?',
+    ),
+    openWindow: lazy.prepare<[string, string, string, string, number]>(
+      `INSERT INTO skein_flow_debounce (run_id, queue, debounce_key, input, opened_at)
+        VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+    ),
+    moveStart: lazy.prepare<[number, string]>(
+      'UPDATE skein_flow SET start_at = ? WHERE run_id = ?',
+    ),
+    windowInput: lazy
+      .prepare<[string], string>('SELECT input FROM skein_flow_debounce WHERE run_id = ?')
+      .pluck(),
     active: lazy
       .prepare<[string, string], number>(
         `SELECT count(*) FROM skein_flow
@@ -70,39 +130,86 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
           WHERE f.admitted_at IS NOT NULL AND f.admitted_at < ? AND r.status = 'queued'`,
       )
       .pluck(),
-    keys: lazy.prepare<[], KeyRow>(
+    keys: lazy.prepare<[{ since: number }], KeyRow>(
       `SELECT f.queue, f.flow_key,
           sum(f.admitted_at IS NOT NULL) AS active,
           sum(f.admitted_at IS NULL AND r.status = 'queued') AS queued,
+          (SELECT count(*) FROM skein_flow_rate w WHERE w.queue = f.queue
+            AND w.flow_key = f.flow_key AND w.admitted_at > @since) AS recent,
           min(CASE WHEN f.admitted_at IS NULL AND r.status = 'queued' THEN f.enqueued_at END) AS oldest
         FROM skein_flow f LEFT JOIN skein_runs r ON r.run_id = f.run_id
         WHERE r.status IS NULL OR r.status NOT IN ${FINISHED}
         GROUP BY f.queue, f.flow_key ORDER BY f.queue, f.flow_key`,
     ),
   }))
-  const admitTx = db.transaction((request: Parameters<FlowStore['admit']>[0]): string[] => {
-    const { queue, key, limit, now, holdUntil, enqueue: e } = request
+  const admitTx = db.transaction((request: Parameters<FlowStore['admit']>[0]): AdmitResult => {
+    const { queue, key, limit, now, holdUntil, enqueue: e, rate, skipIfLive } = request
+    for (const runId of st.forget.all({ queue, key, now })) st.forgetWindow.run(runId)
+    if (e && skipIfLive) {
+      const existing = st.live.get({ queue, key, now, hold: holdUntil, own: e.runId })
+      if (existing !== undefined) return { admitted: [], existing }
+    }
     if (e) st.enqueue.run(e.runId, e.queue, e.key, e.priority, e.startAt, e.enqueuedAt)
-    st.forget.run({ queue, key, now })
-    const free = limit - (st.active.get(queue, key) ?? 0)
-    if (free <= 0) return []
-    const chosen = st.waiting.all({ queue, key, now, own: e?.runId ?? '', limit: free })
-    for (const runId of chosen) st.mark.run(now, holdUntil, runId)
-    return chosen
+    let free = limit - (st.active.get(queue, key) ?? 0)
+    let window = { n: 0, oldest: null as number | null }
+    if (rate) {
+      st.pruneRate.run(queue, key, now - Math.max(2 * rate.periodMs, RATE_HISTORY_MS))
+      window = st.rateWindow.get(queue, key, now - rate.periodMs) ?? window
+      free = Math.min(free, rate.limit - window.n)
+    }
+    const chosen =
+      free <= 0 ? [] : st.waiting.all({ queue, key, now, own: e?.runId ?? '', limit: free })
+    for (const runId of chosen) {
+      st.mark.run(now, holdUntil, runId)
+      if (rate) st.recordRate.run(queue, key, now)
+    }
+    if (!rate || window.n + chosen.length < rate.limit) return { admitted: chosen }
+    return { admitted: chosen, retryAt: (window.oldest ?? now) + rate.periodMs }
   })
-  const admit = (request: Parameters<FlowStore['admit']>[0]): string[] => {
-    if (!relaxed) return admitTx.immediate(request)
+  const debounceTx = db.transaction((request: Parameters<FlowStore['debounce']>[0]) => {
+    const { entry, key, periodMs, maxWaitMs, abandonedBefore } = request
+    const now = entry.enqueuedAt
+    const input = JSON.stringify(request.input)
+    const endOf = (openedAt: number) =>
+      Math.min(now + periodMs, maxWaitMs === undefined ? Infinity : openedAt + maxWaitMs)
+    st.closeWindows.run(entry.queue, key)
+    for (const w of st.windows.all(entry.queue, key)) {
+      const open =
+        w.admitted_at === null &&
+        (w.status === 'queued' || (w.status === null && w.enqueued_at > abandonedBefore))
+      if (!open) continue
+      const endsAt = endOf(w.opened_at)
+      st.joinWindow.run(input, w.run_id)
+      st.moveStart.run(endsAt, w.run_id)
+      return { runId: w.run_id, opened: false, endsAt }
+    }
+    const endsAt = endOf(now)
+    st.enqueue.run(entry.runId, entry.queue, entry.key, entry.priority, endsAt, now)
+    st.openWindow.run(entry.runId, entry.queue, key, input, now)
+    return { runId: entry.runId, opened: true, endsAt }
+  })
+  /** A write transaction; with `relaxed`, committed under `synchronous = NORMAL` (see above). */
+  const write = <A, R>(tx: { immediate(arg: A): R }, arg: A): R => {
+    if (!relaxed) return tx.immediate(arg)
     db.exec('PRAGMA synchronous = NORMAL')
     try {
-      return admitTx.immediate(request)
+      return tx.immediate(arg)
     } finally {
       db.exec('PRAGMA synchronous = FULL')
     }
   }
   return {
-    admit: (request) => call(`admit ${request.queue} ${request.key}`, () => admit(request)),
-    admitted: (runId) =>
-      call(`read admission of ${runId}`, () => (st.admitted.get(runId) ?? null) !== null),
+    admit: (request) =>
+      call(`admit ${request.queue} ${request.key}`, () => write(admitTx, request)),
+    debounce: (request) =>
+      call(`debounce ${request.entry.queue} ${request.key}`, () => write(debounceTx, request)),
+    admission: (runId) =>
+      call(`read admission of ${runId}`, () => {
+        const at = st.admitted.get(runId) ?? null
+        if (at === null) return null
+        const input = st.windowInput.get(runId)
+        return input === undefined ? { at } : { at, input: JSON.parse(input) as Json }
+      }),
     pending: (now, stalledBefore, limit, after) =>
       call('read pending admissions', () => ({
         keys: st.pendingKeys
@@ -110,14 +217,15 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
           .map((r) => ({ queue: r.queue, key: r.flow_key })),
         stalled: st.stalled.all(stalledBefore),
       })),
-    keys: () =>
+    keys: (since) =>
       call('read flow keys', () =>
-        st.keys.all().map(
+        st.keys.all({ since }).map(
           (r): FlowKeyState => ({
             queue: r.queue,
             key: r.flow_key,
             active: r.active ?? 0,
             queued: r.queued ?? 0,
+            recentAdmissions: r.recent ?? 0,
             oldestQueuedAt: r.oldest ?? null,
           }),
         ),
