@@ -33,6 +33,20 @@ export interface AesGcmStored {
   data: string
 }
 
+/** IVs drawn from the CSPRNG 1,024 at a time (one call costs as much as a seal), each used once. */
+function ivSource(): () => Buffer {
+  let pool = Buffer.alloc(0)
+  let at = 0
+  return () => {
+    if (at + IV_BYTES > pool.length) {
+      pool = randomBytes(IV_BYTES * 1024)
+      at = 0
+    }
+    at += IV_BYTES
+    return pool.subarray(at - IV_BYTES, at)
+  }
+}
+
 const aadOf = (context: CodecContext) =>
   Buffer.from(`skein/${context.part}/${context.runId}/${context.id}`, 'utf8')
 
@@ -86,10 +100,11 @@ export function aesGcmCodec(options: AesGcmCodecOptions): PayloadCodec {
       { runId: context.runId, part: context.part, id: context.id, keyId },
     )
 
+  const nextIv = ivSource()
   return {
     encoded,
     encode(value, context) {
-      const iv = randomBytes(IV_BYTES)
+      const iv = nextIv()
       const cipher = createCipheriv(AES_GCM, currentKey, iv)
       cipher.setAAD(aadOf(context))
       const sealed = cipher.update(JSON.stringify(value), 'utf8')

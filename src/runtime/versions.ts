@@ -1,5 +1,6 @@
 import type { VersionInfo, VersionReport } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
+import { PayloadUndecodableError } from '../core/errors.js'
 import type { DefinitionVersionKey, EventStore } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
 import { RT } from '../core/runtime-events.js'
@@ -80,7 +81,12 @@ async function sampleFingerprint(
   runId: string,
   registered: string | undefined,
 ): Promise<NonNullable<VersionInfo['fingerprint']>> {
-  const [first] = await store.read(runId, { fromSeq: 1, limit: 1 })
+  // A sample whose payload the codec cannot decode (a retired key) tells nothing: the report
+  // (and the boot that prints it) goes on; reading that run fails on its own.
+  const [first] = await store.read(runId, { fromSeq: 1, limit: 1 }).catch((error: unknown) => {
+    if (PayloadUndecodableError.is(error)) return []
+    throw error
+  })
   if (!first || first.type !== RT.runStarted) return 'unrecorded'
   const recorded = (first.payload as { definitionFingerprint?: unknown }).definitionFingerprint
   if (typeof recorded !== 'string' || registered === undefined) return 'unrecorded'

@@ -75,7 +75,11 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
       signal,
     })
     const text = await res.text()
-    if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${text}`)
+    if (!res.ok)
+      throw Object.assign(new Error(`POST ${path}: ${res.status} ${text}`), {
+        status: res.status,
+        text,
+      })
     return text ? JSON.parse(text) : null
   }
 
@@ -85,6 +89,11 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
       { attempt: task.attempt, ...body },
     )
   const batched = options.batchCallbacks !== false
+  /**
+   * Whether claims carry outcomes. An engine from before outcomes rode the claim refuses the
+   * field (400 naming `callbacks`): the worker then posts every batch on its own, and works on.
+   */
+  let carryInClaim = batched
   const outbox = new WorkerOutbox(post, RETRY, () => stopping.signal.aborted, options.onError)
   /** Whether the claim loop will take queued outcomes soon (it is not waiting on a request). */
   let loopWillSend = false
@@ -99,7 +108,7 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
       attempt: task.attempt,
       ...body,
     }
-    outbox.add(item, !loopWillSend || stopping.signal.aborted)
+    outbox.add(item, !carryInClaim || !loopWillSend || stopping.signal.aborted)
   }
 
   const isLive = (task: WorkerTask, state: any) =>
@@ -162,7 +171,7 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
       await new Promise((resolve) => setImmediate(resolve))
       loopWillSend = false
       if (stopping.signal.aborted) return
-      const carried = batched ? outbox.take() : []
+      const carried = carryInClaim ? outbox.take() : []
       try {
         const reply = await post(
           '/workers/tasks/claim',
@@ -186,6 +195,11 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
         // Applied or not, the carried outcomes go again: callbacks are idempotent.
         outbox.putBack(carried)
         if (stopping.signal.aborted) return
+        if (carried.length > 0 && refusesCarriedOutcomes(error)) {
+          carryInClaim = false
+          outbox.flush()
+          continue
+        }
         options.onError?.(error)
         outbox.flush()
         const pause = backoffAfter(++failures, RETRY)
@@ -203,4 +217,10 @@ export function runHttpWorker(options: HttpWorkerOptions): HttpWorkerHandle {
       await outbox.flush()
     },
   }
+}
+
+/** An engine that does not know outcomes in a claim answers 400 naming the field. */
+function refusesCarriedOutcomes(error: unknown): boolean {
+  const { status, text } = error as { status?: number; text?: string }
+  return status === 400 && /unknown field\(s\):[^"]*\bcallbacks\b/.test(text ?? '')
 }

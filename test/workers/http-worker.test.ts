@@ -130,4 +130,39 @@ describe('runHttpWorker', () => {
     ])
     expect(sent[1].answered).toBe(false)
   })
+  it('against an engine that refuses outcomes in a claim, posts them in batches and works on', async () => {
+    const { engine, url } = await host()
+    const runIds = Array.from({ length: 8 }, (_, i) => `older-${i}`)
+    for (const runId of runIds) await engine.start(flow, undefined, { runId })
+    await (await engine.runtime).idle()
+    const sent: Sent[] = []
+    const counting = countingFetch(sent)
+    // An engine from before the field: its body check refuses `callbacks` in a claim.
+    const olderEngine: typeof fetch = async (input, init) => {
+      const body = JSON.parse(String(init?.body ?? '{}'))
+      if (new URL(String(input)).pathname === '/workers/tasks/claim' && 'callbacks' in body) {
+        sent.push({ path: '/workers/tasks/claim', carried: body.callbacks.length, answered: true })
+        const message = 'body has unknown field(s): callbacks'
+        return Response.json({ error: { code: 'INVALID_REQUEST', message } }, { status: 400 })
+      }
+      return counting(input, init)
+    }
+    const errors: unknown[] = []
+    const worker = runHttpWorker({
+      url,
+      token: TOKEN,
+      concurrency: 4,
+      waitMs: 20_000,
+      fetch: olderEngine,
+      onError: (error) => errors.push(error),
+      handle: (task) => ({ doubled: (task.input as { n: number }).n * 2 }),
+    })
+    open.push(() => worker.stop())
+    expect(await allFinished(engine, runIds)).toEqual(runIds.map(() => 'completed'))
+    // One refused claim, then claims without outcomes and the outcomes in batches of their own.
+    expect(sent.filter((s) => s.path === '/workers/tasks/claim' && s.carried > 0)).toHaveLength(1)
+    const batches = sent.filter((s) => s.path === '/workers/tasks/callbacks')
+    expect(batches.reduce((n, s) => n + s.carried, 0)).toBeGreaterThanOrEqual(runIds.length)
+    expect(errors).toHaveLength(0)
+  })
 })

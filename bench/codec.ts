@@ -1,0 +1,154 @@
+// Payloads encrypted at rest (docs/data-lifecycle.md): the 3-step workflow with the AES-GCM
+// codec against the same workflow without it, on SQLite and on Postgres (when SKEIN_PG_URL or
+// the local server answers), in interleaved rounds of one run, each on a fresh store. The figure
+// is runs per second, the ratio codec / plain (target ≥ 0.85).
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { aesGcmCodec, createEngine, defineEffect, defineModule, type EventStore } from 'skein'
+import { postgresStore } from 'skein/postgres'
+import { sqliteStore } from 'skein/sqlite'
+import { defineWorkflow, workflow } from 'skein/workflow'
+import { median, type Row } from './table.js'
+
+const PG_URL = process.env.SKEIN_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const RUNS = Number(process.env.SKEIN_BENCH_CODEC_RUNS ?? 800)
+const ROUNDS = Number(process.env.SKEIN_BENCH_CODEC_ROUNDS ?? 5)
+const CONCURRENCY = 16
+
+const codec = aesGcmCodec({ keys: { k1: randomBytes(32) }, current: 'k1' })
+const benchEffects = defineModule({
+  namespace: 'bench',
+  effects: {
+    // A result of a realistic size: a customer record of a few hundred bytes.
+    step: defineEffect<{ i: number; customer: string }, { i: number; note: string }>({
+      execute: async ({ i, customer }) => ({ i, note: `${customer} `.repeat(8) }),
+    }),
+  },
+})
+const three = defineWorkflow({
+  name: 'three',
+  nodes: {
+    s0: { run: (ctx) => ctx.invoke('bench.step', { i: 0, customer: 'ada@example.com' }) },
+    s1: { after: ['s0'], run: (ctx) => ctx.invoke('bench.step', { i: 1, customer: 'ada' }) },
+    s2: { after: ['s1'], run: (ctx) => ctx.invoke('bench.step', { i: 2, customer: 'ada' }) },
+  },
+})
+
+/** Runs per second of `RUNS` 3-step runs, `CONCURRENCY` at a time. */
+async function rate(store: EventStore, withCodec: boolean): Promise<number> {
+  const engine = createEngine({
+    store,
+    modules: [workflow({ definitions: [three] }), benchEffects],
+    codec: withCodec ? codec : undefined,
+  })
+  await engine.ready()
+  let next = 0
+  const t0 = performance.now()
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < RUNS) {
+        next++
+        const { state } = await engine.start(three, { order: next }, { wait: 'settled' })
+        if (state.status !== 'completed') throw new Error(`run ended ${state.status}`)
+      }
+    }),
+  )
+  const perSecond = RUNS / ((performance.now() - t0) / 1000)
+  await engine.stop()
+  return perSecond
+}
+
+async function pgReachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 })
+  try {
+    await client.connect()
+    return true
+  } catch {
+    return false
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+interface Target {
+  label: string
+  /** A fresh store for one measurement, and how to throw it away. */
+  open(n: number): Promise<{ store: EventStore; drop(): Promise<void> }>
+}
+
+const sqliteTarget = (dir: string): Target => ({
+  label: 'sqlite',
+  async open(n) {
+    const store = sqliteStore({ path: join(dir, `codec-${n}.db`) })
+    return { store, drop: async () => {} }
+  },
+})
+
+const postgresTarget = (admin: pg.Pool): Target => ({
+  label: 'postgres',
+  async open(n) {
+    const schema = `bench_codec_${process.pid}_${n}`
+    const store = postgresStore({ connectionString: PG_URL }, { schema })
+    return {
+      store,
+      drop: async () => {
+        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+      },
+    }
+  },
+})
+
+async function measure(target: Target): Promise<Row[]> {
+  const plain: number[] = []
+  const coded: number[] = []
+  let n = 0
+  // Interleaved, alternating which goes first: drift of a shared machine hits both alike.
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const withCodec of round % 2 ? [true, false] : [false, true]) {
+      const { store, drop } = await target.open(n++)
+      try {
+        ;(withCodec ? coded : plain).push(await rate(store, withCodec))
+      } finally {
+        await drop()
+      }
+    }
+  }
+  const base = median(plain)
+  const value = median(coded)
+  console.log(
+    `SCORE codec-throughput store=${target.label} runs=${RUNS} rounds=${ROUNDS} plain_runs_per_s=${base.toFixed(1)} codec_runs_per_s=${value.toFixed(1)} ratio=${(value / base).toFixed(3)}`,
+  )
+  return [
+    {
+      name: `3-step workflow, AES-256-GCM codec, ${target.label}`,
+      value,
+      unit: 'runs/s',
+      baseline: base,
+      ratio: value / base,
+      target: 0.85,
+      note: `median of ${ROUNDS} interleaved rounds of ${RUNS} runs, ${CONCURRENCY} at a time`,
+    },
+  ]
+}
+
+export async function benchCodec(): Promise<Row[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'skein-bench-codec-'))
+  const rows: Row[] = []
+  try {
+    rows.push(...(await measure(sqliteTarget(dir))))
+    if (await pgReachable()) {
+      const admin = new pg.Pool({ connectionString: PG_URL, max: 1 })
+      try {
+        rows.push(...(await measure(postgresTarget(admin))))
+      } finally {
+        await admin.end()
+      }
+    } else console.log(`SCORE codec-throughput store=postgres skipped: ${PG_URL} unreachable`)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+  return rows
+}
