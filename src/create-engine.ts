@@ -1,6 +1,6 @@
 import type { ResultOptions, StartOptions, StartRunArgs } from './core/api-types.js'
 import { withProps } from './core/copy.js'
-import type { Definition } from './core/definition.js'
+import { type Definition, splitResultArgs } from './core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './core/envelope.js'
 import { EngineStoppedError } from './core/errors.js'
 import type { EventStore, SnapshotStore, SummaryQuery, WorkerCallbackInput } from './core/ports.js'
@@ -51,6 +51,7 @@ import { ProjectorRunner } from './runtime/projectors.js'
 import { RetentionSweeper, resolveRetention } from './runtime/retention.js'
 import { checkStore } from './runtime/store-check.js'
 import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/system.js'
+import { runOf } from './runtime/typed-reads.js'
 import { versionReport } from './runtime/versions.js'
 import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
 import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
@@ -264,8 +265,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
       (await rt()).start(definition, input, opts)) as Engine['start'],
     startRun: async (args: StartRunArgs, hooks?: StartHooks): Promise<StartResult> =>
       (await rt()).startRun(args, hooks),
-    getRun: async (runId: string) => (await rt()).getRun(runId),
-    result: (runId: string, resultOptions?: ResultOptions) => waits.result(runId, resultOptions),
+    // With a definition: the run is checked to be of it, so the typed output holds.
+    getRun: (async (runId: string, definition?: Definition) =>
+      runOf(await (await rt()).getRun(runId), definition)) as Engine['getRun'],
+    result: (async (runId: string, ...args: unknown[]) => {
+      const [definition, resultOptions] = splitResultArgs<Definition, ResultOptions>(args)
+      if (definition) runOf(await (await rt()).getRun(runId), definition)
+      return waits.result(runId, resultOptions)
+    }) as Engine['result'],
     getEvents: async (runId: string, opts?: { fromSeq?: number; limit?: number }) =>
       (await rt()).getEvents(runId, opts),
     signal: async (runId: string, events: readonly EventInput[], opts?: SignalOptions) =>

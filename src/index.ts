@@ -26,6 +26,15 @@ export {
   type HeldClaim,
 } from './core/claim-rule.js'
 export type {
+  DefinitionList,
+  DefinitionName,
+  DefinitionNamed,
+  ResultOf,
+  RunOutputOf,
+  SignalEventOf,
+  SignalPayloads,
+} from './core/definition.js'
+export type {
   EventOrigin,
   RunState,
   RunStatus,
@@ -119,6 +128,7 @@ export {
   type RuntimeEventPayloads,
   RuntimeEvents,
   type RuntimeEventType,
+  type SignalSchemas,
   SkeinError,
   type StandardIssue,
   type StandardSchema,

@@ -9,7 +9,7 @@ import type {
   WaitFor,
 } from '../core/api-types.js'
 import type { BulkOptions, BulkResult, RunFilter } from '../core/bulk-types.js'
-import type { Definition } from '../core/definition.js'
+import { type Definition, runIsOf, runNotOfMessage, splitResultArgs } from '../core/definition.js'
 import type {
   EventEnvelope,
   EventInput,
@@ -24,7 +24,7 @@ import type { ProjectorStatus } from '../core/projector-status.js'
 import type { RetentionStatus } from '../core/retention-types.js'
 import type { BackfillResult, ScheduleInfo } from '../core/schedule-types.js'
 import { newRunId, startKeyRunId } from '../core/uuid.js'
-import { clientErrorOf, networkError } from './client-error.js'
+import { ClientError, clientErrorOf, networkError } from './client-error.js'
 import { awaitResult } from './result.js'
 import { openRunStream, type RunStream } from './run-stream.js'
 import {
@@ -84,15 +84,10 @@ const DEFAULT_TIMERS: ClientTimers = {
 }
 
 /**
- * A typed client for a Skein server. Every helper rejects non-2xx answers with a
- * `ClientError { status, code, message, details }`.
- *
- * @example
- * const client = createEngineClient({ baseUrl: 'http://127.0.0.1:8787' })
- * const { runId } = await client.startRun({ kind: 'workflow', definitionName: 'order' })
- * const stop = client.subscribeEvents(runId, (event) => console.log(event.seq, event.type))
+ * The client's calls, loosely typed: `createEngineClient` (typed-client.ts) gives them their
+ * types, by the definitions it is told of.
  */
-export function createEngineClient(options: EngineClientOptions) {
+export function createHttpClient(options: EngineClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, '')
   const doFetch = options.fetch ?? ((request: Request) => globalThis.fetch(request))
   const seg = encodeURIComponent
@@ -170,6 +165,18 @@ export function createEngineClient(options: EngineClientOptions) {
     ...start,
   })
 
+  type RunBody = { runId: string; state: RunState }
+  /** `getRun` with a definition (an object, or a name): the run must be of it. */
+  const getRun = async (runId: string, definition?: Definition | string): Promise<RunBody> => {
+    const body = await call<RunBody>('GET', `/runs/${seg(runId)}`)
+    if (definition === undefined || runIsOf(body.state, definition)) return body
+    throw new ClientError(0, 'INVALID_REQUEST', runNotOfMessage(runId, body.state, definition), {
+      runId,
+      kind: body.state.kind,
+      definitionName: body.state.definitionName,
+    })
+  }
+
   return {
     health: () => call<{ ok: true }>('GET', '/health'),
     start: (definition: Definition, input?: unknown, start?: StartOptions) =>
@@ -191,20 +198,22 @@ export function createEngineClient(options: EngineClientOptions) {
     queues: () => call<{ queues: QueueInfo[] }>('GET', '/queues'),
     /** The drift report: runs not yet terminal per definition version (docs/deploys.md). */
     versions: () => call<VersionReport>('GET', '/definitions/versions'),
-    getRun: (runId: string) =>
-      call<{ runId: string; state: RunState }>('GET', `/runs/${seg(runId)}`),
+    getRun,
     /**
      * Waits for the run to finish (long-polls of `GET /runs/:id?wait=terminal`, each at most a
      * minute) and resolves with its output; rejects with RUN_FAILED (the run's error in
      * `details.error`), RUN_CANCELLED, or RESULT_TIMEOUT once `timeoutMs` passes first.
      */
-    result: (runId: string, resultOptions: { timeoutMs?: number } = {}) =>
-      awaitResult(runId, resultOptions.timeoutMs, (timeoutMs) =>
-        call<{ runId: string; state: RunState }>(
-          'GET',
-          `/runs/${seg(runId)}?wait=terminal&timeoutMs=${timeoutMs}`,
-        ),
-      ),
+    result: async (runId: string, ...args: unknown[]) => {
+      const [definition, resultOptions = {}] = splitResultArgs<
+        Definition | string,
+        { timeoutMs?: number }
+      >(args)
+      if (definition !== undefined) await getRun(runId, definition)
+      return awaitResult(runId, resultOptions.timeoutMs, (timeoutMs) =>
+        call<RunBody>('GET', `/runs/${seg(runId)}?wait=terminal&timeoutMs=${timeoutMs}`),
+      )
+    },
     getEvents: (
       runId: string,
       range: { fromSeq?: number; limit?: number; types?: readonly string[] } = {},
@@ -352,4 +361,5 @@ export function createEngineClient(options: EngineClientOptions) {
   }
 }
 
-export type EngineClient = ReturnType<typeof createEngineClient>
+/** The client's calls as `createHttpClient` types them (before typed-client.ts types them). */
+export type HttpClient = ReturnType<typeof createHttpClient>

@@ -3,12 +3,10 @@ export type { StartOptions } from '../core/api-types.js'
 
 export type { StreamEnd } from '../http/wire/sse-format.js'
 export { ClientError } from './client-error.js'
-export {
-  createEngineClient,
-  type EngineClient,
-  type EngineClientOptions,
-  type SignalOptions,
-  type StreamOptions,
+export type {
+  EngineClientOptions,
+  SignalOptions,
+  StreamOptions,
 } from './engine-client.js'
 export type { RunStream } from './run-stream.js'
 export type {
@@ -16,3 +14,4 @@ export type {
   ReconnectOptions,
   SubscribeOptions,
 } from './subscribe-events.js'
+export { createEngineClient, type EngineClient, type TypedCalls } from './typed-client.js'

@@ -1,6 +1,6 @@
 import type { FlowControl } from './flow.js'
 import type { Json } from './json.js'
-import type { StandardSchema } from './schema.js'
+import type { InferInput, StandardSchema } from './schema.js'
 
 declare const TYPES: unique symbol
 
@@ -36,7 +36,16 @@ export interface Definition<I = any, O = any> {
    * RUN_TIMED_OUT (docs/workflows.md, "Run deadline"). A start's `timeoutMs` overrides it.
    */
   readonly timeoutMs?: number
+  /**
+   * The signals its runs accept from outside, by event type: each payload's schema. A signal of
+   * such a type sent to a run of this definition is validated by it before anything is written
+   * (`INVALID_EVENT`, HTTP 400), and `ctx.waitFor` and the typed client are typed from it.
+   */
+  readonly signals?: SignalSchemas
 }
+
+/** The signals a definition accepts, by event type: each payload's Standard Schema. */
+export type SignalSchemas = Readonly<Record<string, StandardSchema>>
 
 /** The input a definition's start or spawn takes (`unknown` for an untyped definition). */
 export type InputOf<D> = D extends { readonly [TYPES]?: { readonly input: infer I } } ? I : unknown
@@ -52,6 +61,64 @@ export type RunOutputOf<D> = unknown extends OutputOf<D> ? Json : OutputOf<D>
 /** The input argument of `start`/`spawn`: optional when the definition accepts `undefined`. */
 export type InputArgs<D> = undefined extends InputOf<D> ? [input?: InputOf<D>] : [input: InputOf<D>]
 
+/**
+ * The payload of each signal `D` declares (its schema's input type), by event type; `{}` when it
+ * declares none, or when its signals are not known to the type (`signals: SignalSchemas`).
+ */
+export type SignalPayloads<D> = D extends { readonly signals?: infer S }
+  ? S extends SignalSchemas
+    ? string extends keyof S
+      ? {}
+      : { [K in keyof S & string]: InferInput<S[K]> }
+    : {}
+  : {}
+
+/** An event that is one of the signals `D` declares (a union of definitions: any of theirs). */
+export type SignalEventOf<D> = D extends Definition
+  ? {
+      [K in keyof SignalPayloads<D>]: {
+        type: K
+        payload: SignalPayloads<D>[K]
+        threadId?: string
+      }
+    }[keyof SignalPayloads<D>]
+  : never
+
+/** Definitions as a type, `typeof definitions`: what a typed client knows (docs/http.md). */
+export type DefinitionList = readonly Definition[]
+
+/** The names of the definitions in `Defs` (`string` where a name is not a literal). */
+export type DefinitionName<Defs extends DefinitionList> = Defs[number]['name']
+
+type Named<D, N> = D extends Definition ? (N extends D['name'] ? D : never) : never
+
+/** The definitions of `Defs` named `N` (one whose name is not a literal answers to any name). */
+export type DefinitionNamed<Defs extends DefinitionList, N> = Named<Defs[number], N>
+
+/** What `result` resolves with for a definition: its output, `Json | undefined` when untyped. */
+export type ResultOf<D> = unknown extends OutputOf<D> ? Json | undefined : OutputOf<D>
+
+/**
+ * Whether a run's state is of `definition` (its kind and name, or only its name when given a
+ * name): `getRun`/`result` with a definition check it, so the output type they give holds.
+ */
+export function runIsOf(
+  state: { kind: string; definitionName: string },
+  definition: string | { kind: string; name: string },
+): boolean {
+  return typeof definition === 'string'
+    ? state.definitionName === definition
+    : state.definitionName === definition.name && state.kind === definition.kind
+}
+
+/** The message of a `getRun`/`result` whose run is of another definition. */
+export const runNotOfMessage = (
+  runId: string,
+  state: { kind: string; definitionName: string },
+  definition: string | { kind: string; name: string },
+): string =>
+  `run ${runId} is a run of ${state.kind}:${state.definitionName}, not of ${typeof definition === 'string' ? definition : `${definition.kind}:${definition.name}`}: pass the run's own definition, or none`
+
 /** A definition named without the object (`startRun`, spawn by name). */
 export interface DefinitionRef {
   kind: string
@@ -61,3 +128,20 @@ export interface DefinitionRef {
 
 export const definitionLabel = (d: DefinitionRef): string =>
   `${d.kind}:${d.name}${d.version ? `@${d.version}` : ''}`
+
+/**
+ * `result(runId, definition?, options?)` and `result(runId, options?)`: the definition (an
+ * object with kind and name, or a name for the client) and the options, whichever were passed.
+ */
+export function splitResultArgs<D, O>(
+  args: readonly unknown[],
+): [definition: D | undefined, options: O | undefined] {
+  const [first, second] = args
+  const isDefinition =
+    typeof first === 'string' ||
+    (typeof first === 'object' &&
+      first !== null &&
+      typeof (first as { kind?: unknown }).kind === 'string' &&
+      typeof (first as { name?: unknown }).name === 'string')
+  return isDefinition ? [first as D, second as O | undefined] : [undefined, first as O | undefined]
+}

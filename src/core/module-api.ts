@@ -6,7 +6,14 @@
 
 export type { Command, Outcome, WaitCondition } from './commands.js'
 export { commands } from './commands.js'
-export type { Definition, DefinitionRef, InputArgs, InputOf, OutputOf } from './definition.js'
+export type {
+  Definition,
+  DefinitionRef,
+  InputArgs,
+  InputOf,
+  OutputOf,
+  SignalSchemas,
+} from './definition.js'
 export type {
   EffectConfig,
   EffectContext,

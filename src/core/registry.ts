@@ -147,6 +147,7 @@ export class Registry {
         definition: key,
       })
     }
+    checkSignalSchemas(key, definition.signals)
     const flowError = flowProblem(definition.flow)
     if (flowError)
       throw new CompositionError(`definition ${key}: ${flowError}`, { definition: key })
@@ -215,6 +216,26 @@ export class Registry {
   effectType(effect: string | EffectDefinition): string | undefined {
     if (typeof effect === 'string') return this.effects.has(effect) ? effect : undefined
     return this.effectTypes.get(effect) ?? effect.type
+  }
+}
+
+/**
+ * A definition's declared signals, checked at composition: each type follows the event-type
+ * grammar and has a schema that validates (they come from outside: `payload<T>()` only types).
+ */
+function checkSignalSchemas(key: string, signals: Definition['signals']): void {
+  if (signals === undefined) return
+  for (const [type, schema] of Object.entries(signals)) {
+    const details = { definition: key, signal: type }
+    const problem = eventTypeProblem(type)
+    if (problem)
+      throw new CompositionError(`definition ${key}: signal ${type}: ${problem}`, details)
+    if (!isStandardSchema(schema) || isTypeOnly(schema)) {
+      throw new CompositionError(
+        `definition ${key}: signal ${type} needs a schema that validates what callers send (zod, valibot, arktype); payload<T>() only types it`,
+        details,
+      )
+    }
   }
 }
 

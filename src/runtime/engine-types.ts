@@ -11,7 +11,7 @@ import type {
   WaitFor,
 } from '../core/api-types.js'
 import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
-import type { Definition, InputOf, RunOutputOf } from '../core/definition.js'
+import type { Definition, InputOf, ResultOf, RunOutputOf } from '../core/definition.js'
 import type {
   EventEnvelope,
   EventInput,
@@ -139,10 +139,24 @@ export interface Engine {
   startRun(args: StartRunArgs, hooks?: StartHooks): Promise<StartResult>
   getRun(runId: string): Promise<RunState>
   /**
+   * With the run's definition, `output` is typed by it; a run of another definition (kind and
+   * name) is refused with INVALID_REQUEST, so the type holds.
+   */
+  getRun<D extends Definition>(runId: string, definition: D): Promise<RunState<RunOutputOf<D>>>
+  /**
    * Resolves with the run's output once it completes; rejects with RUN_FAILED (the run's error
    * in `details.error`) or RUN_CANCELLED, or with RESULT_TIMEOUT once `timeoutMs` passes first.
    * Works for a run another process drives on a shared store (docs/operating-runs.md).
    */
+  /**
+   * With the run's definition: its output typed, and checked first as `getRun` checks it.
+   * (First: a definition object would also pass for the options.)
+   */
+  result<D extends Definition>(
+    runId: string,
+    definition: D,
+    options?: ResultOptions,
+  ): Promise<ResultOf<D>>
   result(runId: string, options?: ResultOptions): Promise<Json | undefined>
   getEvents(runId: string, options?: { fromSeq?: number; limit?: number }): Promise<EventEnvelope[]>
   signal(runId: string, events: readonly EventInput[], options?: SignalOptions): Promise<RunState>

@@ -20,6 +20,7 @@ import { RT, type RunStartedPayload, type SignalReceivedPayload } from '../core/
 import { acceptInputs } from './accept-inputs.js'
 import { cancelSubtree } from './commands-apply.js'
 import type { EngineContext, FlowAdmissions, FlowEntered } from './context.js'
+import { checkDeclaredSignals } from './declared-signals.js'
 import type { CallerContext, SignalOptions } from './engine-types.js'
 import { addRootThread } from './root-thread.js'
 import type { RunWriter } from './run-writer.js'
@@ -243,7 +244,13 @@ export const signalOp = {
         })
       }
     }
-    const payloads = acceptInputs(fold, events, request.identity, ctx.options.maxEventBytes)
+    const declared = await checkDeclaredSignals(
+      ctx.registry,
+      fold,
+      prepared.events,
+      ctx.options.maxEventBytes,
+    )
+    const payloads = acceptInputs(fold, declared, request.identity, ctx.options.maxEventBytes)
     await writer.pass(
       fold,
       ({ batch }) => {

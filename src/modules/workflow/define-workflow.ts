@@ -6,6 +6,7 @@ import {
   type InferOutput,
   type Json,
   type RetryPolicy,
+  type SignalSchemas,
   type StandardSchema,
 } from '../../core/module-api.js'
 import type { Compensation, CompensationContext } from './compensation.js'
@@ -41,10 +42,19 @@ export interface NodeSpec<I = any> {
 
 /**
  * A workflow: `I` is the input its nodes see (the schema's output), `O` what a run completes
- * with, `In` what `start` takes (the schema's input).
+ * with, `In` what `start` takes (the schema's input), `N` its name, `Sg` its declared signals.
  */
-export interface WorkflowDefinition<I = any, O = any, In = I> extends Definition<In, O> {
+export interface WorkflowDefinition<
+  I = any,
+  O = any,
+  In = I,
+  N extends string = string,
+  Sg extends SignalSchemas = SignalSchemas,
+> extends Definition<In, O> {
   readonly kind: 'workflow'
+  readonly name: N
+  /** The signals its runs accept, by event type (docs/workflows.md, "Signals"). */
+  readonly signals?: Sg
   readonly nodes: Readonly<Record<string, NodeSpec<I>>>
   readonly output?: (ctx: { input: I; results: Record<string, any> }) => unknown
   /** Ready nodes running at once (1–64, default 8). */
@@ -79,8 +89,10 @@ export function defineWorkflow<
   R = {},
   O = unknown,
   D = {},
+  const N extends string = string,
+  Sg extends SignalSchemas = {},
 >(config: {
-  name: string
+  name: N
   version?: string
   /** This version is the one a start by name without a version gets (docs/engine.md). */
   default?: boolean
@@ -93,7 +105,13 @@ export function defineWorkflow<
    * `run` that takes `ctx`); each declared node must return its declared type.
    */
   types?: WorkflowTypes<R, D>
-  nodes: NodesConfig<NodeInput<S>, A, F, W, R, D>
+  /**
+   * The signals its runs accept from outside, by event type: each payload's Standard Schema.
+   * Sent to a run of this workflow, such a signal is validated before anything is written
+   * (INVALID_EVENT, HTTP 400); `ctx.waitFor` then takes only these types, typed.
+   */
+  signals?: Sg
+  nodes: NodesConfig<NodeInput<S>, A, F, W, R, D, Sg>
   /** The run's output; without it the output is every node's result by id. */
   output?: (ctx: { input: NodeInput<S>; results: FinalResults<F, W, Declared<R, D>> }) => O
   concurrency?: number
@@ -102,7 +120,13 @@ export function defineWorkflow<
    * waits and attempts cancelled (docs/workflows.md, "Run deadline"). A start's overrides it.
    */
   timeoutMs?: number
-}): WorkflowDefinition<NodeInput<S>, WorkflowOutput<F, W, Declared<R, D>, O>, StartInput<S>> {
+}): WorkflowDefinition<
+  NodeInput<S>,
+  WorkflowOutput<F, W, Declared<R, D>, O>,
+  StartInput<S>,
+  N,
+  Sg
+> {
   const name = config?.name
   if (typeof name !== 'string' || name.length === 0) {
     throw new DefinitionError('defineWorkflow: name is required')
@@ -115,6 +139,7 @@ export function defineWorkflow<
   if (timeoutMs !== undefined && (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0)) {
     throw new DefinitionError(`${where}: timeoutMs must be a positive integer of milliseconds`)
   }
+  const signals = checkSignals(where, config.signals)
   const concurrency = config.concurrency ?? 8
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw new DefinitionError(`${where}: concurrency must be an integer from 1 to 64`)
@@ -156,11 +181,31 @@ export function defineWorkflow<
     output: config.output as WorkflowDefinition['output'],
     concurrency,
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(signals !== undefined ? { signals } : {}),
     order,
     fallbacks,
     compensable: [...order].reverse().filter((id) => nodes[id].compensate !== undefined),
     shape: shapeOf(order, nodes),
   })
+}
+
+/** Declared signals: an object of Standard Schemas (composition checks the type names). */
+function checkSignals<Sg extends SignalSchemas>(
+  where: string,
+  signals: Sg | undefined,
+): Sg | undefined {
+  if (signals === undefined) return undefined
+  if (typeof signals !== 'object' || signals === null || Array.isArray(signals)) {
+    throw new DefinitionError(`${where}: signals must be an object of schemas by event type`)
+  }
+  for (const [type, schema] of Object.entries(signals)) {
+    if (typeof (schema as StandardSchema)?.['~standard']?.validate !== 'function') {
+      throw new DefinitionError(
+        `${where}: signal ${type} needs a Standard Schema that validates (zod, valibot, arktype)`,
+      )
+    }
+  }
+  return Object.freeze({ ...signals })
 }
 
 /**

@@ -2,6 +2,7 @@ import type {
   Definition,
   EffectDefinition,
   ErrorInfo,
+  InferOutput,
   InputArgs,
   Json,
   JsonObject,
@@ -144,7 +145,27 @@ export const isDirective = (value: unknown): value is Directive =>
   !Array.isArray(value) &&
   typeof (value as any).$directive === 'string'
 
-export interface NodeContext<I = any, R = Record<string, any>> {
+/** `ctx.waitFor`'s options. */
+export interface WaitForOptions {
+  /** Fields the event's payload must contain. */
+  match?: Json
+  /** The node fails with WAIT_TIMEOUT past it. */
+  timeoutMs?: number
+}
+
+/**
+ * `ctx.waitFor` of a workflow that declares signals `Sg`: only a declared type, its result the
+ * payload its schema gives. Without declared signals, any type; the result `P` (untyped unless
+ * given).
+ */
+export type WaitForFn<Sg> = [keyof Sg] extends [never]
+  ? <P = any>(type: string, options?: WaitForOptions) => Directive<P>
+  : <T extends keyof Sg & string>(
+      type: T,
+      options?: WaitForOptions,
+    ) => Directive<InferOutput<Sg[T]>>
+
+export interface NodeContext<I = any, R = Record<string, any>, Sg = {}> {
   input: I
   /**
    * Results of finished nodes by id (skipped nodes are absent). In `defineWorkflow`, typed for
@@ -167,8 +188,11 @@ export interface NodeContext<I = any, R = Record<string, any>> {
   ): Directive<E extends EffectDefinition ? EffectResult<E> : any>
   /** Result: the child's output; the input is checked against the child's schema type. */
   spawn<D extends Definition>(definition: D, ...input: InputArgs<D>): Directive<OutputOf<D>>
-  /** Result: the matched event's payload (`P`, untyped unless given). */
-  waitFor<P = any>(type: string, options?: { match?: Json; timeoutMs?: number }): Directive<P>
+  /**
+   * Result: the matched event's payload: typed by the workflow's declared `signals` (only a
+   * declared type then), else `P` (untyped unless given).
+   */
+  waitFor: WaitForFn<Sg>
   /**
    * Result: the JSON posted to a wait URL made for this node, which `options.send` sends
    * before the node parks (the URL's token never enters the log).
@@ -228,7 +252,11 @@ export function directiveBuilders(
       return { $directive: 'invoke', effect: type, input: input as Json }
     },
     spawn,
-    waitFor: (type, options = {}) => ({ $directive: 'waitFor', type, ...options }),
+    waitFor: (type: string, options: WaitForOptions = {}) => ({
+      $directive: 'waitFor',
+      type,
+      ...options,
+    }),
     waitForUrl: (options: WaitForUrlOptions): Directive<any> => {
       const effect = typeof options?.send === 'string' ? options.send : effectType(options?.send)
       if (!effect) throw new TypeError('ctx.waitForUrl needs { send }: a registered effect')

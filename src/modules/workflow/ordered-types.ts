@@ -4,7 +4,12 @@
 // result (left to right, TypeScript 4.7's inference inside one expression) before it checks
 // the nodes listed after it: every upstream result is typed inside `run` and `when`, whatever
 // the `run`s take (docs/decisions.md, "Typed results inside nodes").
-import type { FlowControl, RetryPolicy, StandardSchema } from '../../core/module-api.js'
+import type {
+  FlowControl,
+  RetryPolicy,
+  SignalSchemas,
+  StandardSchema,
+} from '../../core/module-api.js'
 import type { NodeInput, StartInput, WorkflowDefinition } from './define-workflow.js'
 import type { NodeContext } from './directives.js'
 import type { FinalResults, OnFailure, ResultsFor, WorkflowOutput } from './workflow-types.js'
@@ -38,14 +43,14 @@ type UpstreamResults<Prev extends readonly OrderedEntry[], K, A> = ResultsFor<
 >
 
 /** A node of the list: `Prev` are the positions before it, which alone its `ctx` names. */
-export type OrderedNode<S, Prev extends readonly OrderedEntry[], K, A, R, W, F> = {
+export type OrderedNode<S, Prev extends readonly OrderedEntry[], K, A, R, W, F, Sg = {}> = {
   /** The node's id, unique in the workflow. */
   id: K
   /** Nodes that must be finished or skipped first: nodes listed before this one. */
   after?: A & readonly NoInfer<IdsOf<Prev>>[]
   /** Returning false skips the node. */
   when?: W & ((ctx: { input: NodeInput<S>; results: UpstreamResults<Prev, K, A> }) => boolean)
-  run: (ctx: NodeContext<NodeInput<S>, UpstreamResults<Prev, K, A>>) => R
+  run: (ctx: NodeContext<NodeInput<S>, UpstreamResults<Prev, K, A>, Sg>) => R
   /** Attempts of the node body (and of an effect it invokes). Default: one attempt. */
   retry?: RetryPolicy
   timeoutMs?: number
@@ -54,14 +59,23 @@ export type OrderedNode<S, Prev extends readonly OrderedEntry[], K, A, R, W, F> 
 }
 
 /** The config of `defineOrderedWorkflow`: `All` are every position, `Nodes` the list's type. */
-export type OrderedWorkflowConfig<S, O, All extends readonly OrderedEntry[], Nodes> = {
-  name: string
+export type OrderedWorkflowConfig<
+  S,
+  O,
+  All extends readonly OrderedEntry[],
+  Nodes,
+  N extends string = string,
+  Sg = {},
+> = {
+  name: N
   version?: string
   /** This version is the one a start by name without a version gets (docs/engine.md). */
   default?: boolean
   /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
   flow?: FlowControl
   input?: S
+  /** The signals its runs accept, by event type: each payload's schema (docs/workflows.md). */
+  signals?: Sg
   /** The nodes, each listed after the nodes it runs after and after its fallback. */
   nodes: Nodes
   /** The run's output; without it the output is every node's result by id. */
@@ -79,8 +93,12 @@ export type OrderedWorkflowDefinition<
   S extends StandardSchema | undefined,
   O,
   All extends readonly OrderedEntry[],
+  N extends string = string,
+  Sg extends SignalSchemas = {},
 > = WorkflowDefinition<
   NodeInput<S>,
   WorkflowOutput<Column<All, 4>, Column<All, 3>, Column<All, 2>, O>,
-  StartInput<S>
+  StartInput<S>,
+  N,
+  Sg
 >

@@ -83,7 +83,9 @@ export type FinalResults<F, W, R> = {
 }
 
 /** The context of node `K` (generic in its arguments so checking it fixes no inference). */
-type NodeFn<I, A, F, R, K, Out> = <Args extends [ctx: NodeContext<I, ResultsFor<A, F, R, K>>]>(
+type NodeFn<I, A, F, R, K, Out, Sg> = <
+  Args extends [ctx: NodeContext<I, ResultsFor<A, F, R, K>, Sg>],
+>(
   ...args: Args
 ) => Out
 
@@ -95,15 +97,16 @@ type WhenFn<I, A, F, R, K> = <Args extends [ctx: { input: I; results: ResultsFor
  * The `nodes` of `defineWorkflow`, as the intersection TypeScript infers from: `A` (each
  * node's `after`), `F` (`onFailure`), `W` (`when`) are read from the object as written; `R`
  * (what each `run` returns) from the functions. A node declared in `D` (`types.results`) must
- * return its declared type (or a directive with that outcome).
+ * return its declared type (or a directive with that outcome). `Sg` are the workflow's declared
+ * signals, which type `ctx.waitFor`.
  */
-export type NodesConfig<I, A, F, W, R, D = {}> = {
+export type NodesConfig<I, A, F, W, R, D = {}, Sg = {}> = {
   [K in keyof A]: { after?: A[K] & readonly (keyof A)[] }
 } & {
   [K in keyof F]: { onFailure?: F[K] & OnFailure<keyof A & string> }
 } & { [K in keyof W]: { when?: W[K] } } & {
   [K in keyof R]: {
-    run: NodeFn<I, A, F, Declared<R, D>, K, RunReturn<R[K], D, K>>
+    run: NodeFn<I, A, F, Declared<R, D>, K, RunReturn<R[K], D, K>, Sg>
     /** Returning false skips the node. */
     when?: WhenFn<I, A, F, Declared<R, D>, K>
     /** Attempts of the node body (and of an effect it invokes). Default: one attempt. */

@@ -1,6 +1,6 @@
 // Each line marked `expect-error` must fail to compile, and no other line may: the test
 // compares the lines tsc reports with the marked ones.
-import { createEngine, payload } from 'skein'
+import { createEngine, payload, type StandardSchema } from 'skein'
 import { defineTool } from 'skein/agent'
 import { approval, pendingApprovals } from 'skein/approval'
 import { createEngineClient } from 'skein/client'
@@ -43,3 +43,38 @@ defineEvaluator({ name: 'e', routes: ['yes'], evaluate: () => ({ route: 'no' }) 
 sqliteStore({ path: 1 }) // expect-error
 createEngineClient({ baseUrl: new URL('http://x') }) // expect-error
 manualClock('soon') // expect-error
+
+// The typed client, told of the server's definitions, and typed reads embedded.
+const byName: StandardSchema<{ by: string }> = {
+  '~standard': {
+    version: 1,
+    vendor: 'app',
+    validate: (value) =>
+      typeof (value as { by?: unknown })?.by === 'string'
+        ? { value: value as { by: string } }
+        : { issues: [{ message: 'by must be a string' }] },
+  },
+}
+const ship = defineWorkflow({
+  name: 'ship',
+  input: payload<{ sku: string }>(),
+  signals: { 'ship.approved': byName },
+  nodes: {
+    approved: { run: (ctx) => ctx.waitFor('ship.approved') },
+    other: { run: (ctx) => ctx.waitFor('ship.cancelled') }, // expect-error
+  },
+  output: ({ input, results }) => ({ sku: input.sku, by: results.approved.by }),
+})
+const client = createEngineClient<[typeof ship]>({ baseUrl: 'http://127.0.0.1:8787' })
+await client.startRun({ kind: 'workflow', definitionName: 'ship', input: { sku: 'a' } })
+await client.startRun({ kind: 'workflow', definitionName: 'shp', input: { sku: 'a' } }) // expect-error
+await client.startRun({ kind: 'workflow', definitionName: 'ship', input: { sku: 2 } }) // expect-error
+await client.start(ship, { sku: false }) // expect-error
+const output = await client.result(runId, 'ship')
+console.log(output.by.length, output.nope) // expect-error
+console.log((await client.getRun(runId, 'ship')).state.output?.nope) // expect-error
+await client.getRun(runId, 'shp') // expect-error
+await client.signal(runId, [{ type: 'ship.approved', payload: { by: 'ada' } }])
+await client.signal(runId, [{ type: 'ship.approved', payload: { by: 1 } }]) // expect-error
+console.log((await engine.result(runId, ship)).nope) // expect-error
+console.log((await engine.getRun(runId, ship)).output?.nope) // expect-error

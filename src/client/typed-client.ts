@@ -1,0 +1,133 @@
+import type { StartRunArgs } from '../core/api-types.js'
+import type {
+  Definition,
+  DefinitionList,
+  DefinitionName,
+  DefinitionNamed,
+  InputOf,
+  ResultOf,
+  RunOutputOf,
+  SignalEventOf,
+} from '../core/definition.js'
+import type { EventInput, RunState, StartResult } from '../core/envelope.js'
+import type { Json } from '../core/json.js'
+import {
+  createHttpClient,
+  type EngineClientOptions,
+  type HttpClient,
+  type SignalOptions,
+  type StartOptions,
+  type StreamOptions,
+} from './engine-client.js'
+import type { RunStream } from './run-stream.js'
+
+/** `start`'s input (typed by the definition's schema, optional when it takes `undefined`). */
+type StartArgs<D> =
+  undefined extends InputOf<D>
+    ? [input?: InputOf<D>, options?: StartOptions]
+    : [input: InputOf<D>, options?: StartOptions]
+
+/** `startRun`'s arguments for definition `D`: its kind and name, its input typed. */
+type StartRunArgsFor<D> = D extends Definition
+  ? Omit<StartRunArgs, 'kind' | 'definitionName' | 'input'> & {
+      kind: D['kind']
+      definitionName: D['name']
+    } & (undefined extends InputOf<D> ? { input?: InputOf<D> } : { input: InputOf<D> })
+  : never
+
+/** The signals the definitions of `Defs` declare, as events. */
+type DeclaredSignal<Defs extends DefinitionList> = SignalEventOf<Defs[number]>
+
+/**
+ * Each event of a signal as it must be: one of a declared signal type carries that signal's
+ * payload; any other type is left as written (module inputs such as `approval.decided`).
+ */
+type CheckedSignals<E extends readonly EventInput[], Defs extends DefinitionList> = {
+  [I in keyof E]: E[I] extends { type: infer T }
+    ? T extends DeclaredSignal<Defs>['type']
+      ? Extract<DeclaredSignal<Defs>, { type: T }>
+      : E[I]
+    : E[I]
+}
+
+type RunBody<O = Json> = { runId: string; state: RunState<O> }
+
+/** The calls of a client that its definitions type (the rest are `HttpClient`'s). */
+export interface TypedCalls<Defs extends DefinitionList> {
+  /** Starts a run of `definition`: input typed by its schema, `state.output` by its output. */
+  start<D extends Definition>(
+    definition: D,
+    ...args: StartArgs<D>
+  ): Promise<StartResult<RunOutputOf<D>>>
+  /** Starts a run by kind and name: with a typed client, a name it knows and that one's input. */
+  startRun<N extends DefinitionName<Defs>>(
+    args: StartRunArgsFor<DefinitionNamed<Defs, N>> & { definitionName: N },
+  ): Promise<StartResult<RunOutputOf<DefinitionNamed<Defs, N>>>>
+  getRun(runId: string): Promise<RunBody>
+  /**
+   * With the run's definition (the object, or its name): `state.output` typed by it; a run of
+   * another definition rejects with INVALID_REQUEST, so the type holds.
+   */
+  getRun<D extends Definition>(runId: string, definition: D): Promise<RunBody<RunOutputOf<D>>>
+  getRun<N extends DefinitionName<Defs>>(
+    runId: string,
+    definitionName: N,
+  ): Promise<RunBody<RunOutputOf<DefinitionNamed<Defs, N>>>>
+  /**
+   * Waits for the run to finish (long-polls of `GET /runs/:id?wait=terminal`, each at most a
+   * minute) and resolves with its output; rejects with RUN_FAILED (the run's error in
+   * `details.error`), RUN_CANCELLED, or RESULT_TIMEOUT once `timeoutMs` passes first. With the
+   * run's definition (object or name), the output is typed and the run checked as by `getRun`.
+   */
+  result<D extends Definition>(
+    runId: string,
+    definition: D,
+    options?: { timeoutMs?: number },
+  ): Promise<ResultOf<D>>
+  result<N extends DefinitionName<Defs>>(
+    runId: string,
+    definitionName: N,
+    options?: { timeoutMs?: number },
+  ): Promise<ResultOf<DefinitionNamed<Defs, N>>>
+  // Last: a definition object would also pass for the options.
+  result(runId: string, options?: { timeoutMs?: number }): Promise<Json | undefined>
+  /**
+   * Appends events and wakes the run. An event whose type is a signal the client's definitions
+   * declare must carry that signal's payload (the server validates it too: 400, nothing written).
+   */
+  signal<const E extends readonly EventInput[]>(
+    runId: string,
+    events: E & CheckedSignals<E, Defs>,
+    options?: SignalOptions,
+  ): Promise<RunBody>
+  stream<D extends Definition>(
+    definition: D,
+    input?: InputOf<D>,
+    start?: StartOptions,
+    streamOptions?: StreamOptions,
+  ): RunStream
+}
+
+/** A client of a Skein server, typed by the definitions `Defs` it is told of. */
+export type EngineClient<Defs extends DefinitionList = DefinitionList> = Omit<
+  HttpClient,
+  keyof TypedCalls<Defs>
+> &
+  TypedCalls<Defs>
+
+/**
+ * A typed client for a Skein server. Every helper rejects non-2xx answers with a
+ * `ClientError { status, code, message, details }`. Told of the server's definitions (a type
+ * only: `import type` them), `startRun`, `getRun`, `result` and `signal` are typed by name.
+ *
+ * @example
+ * import type { definitions } from './workflows.js' // [release, order]
+ * const client = createEngineClient<typeof definitions>({ baseUrl: 'http://127.0.0.1:8787' })
+ * const { runId } = await client.startRun({ kind: 'workflow', definitionName: 'order', input })
+ * const output = await client.result(runId, 'order') // typed: order's output
+ */
+export function createEngineClient<Defs extends DefinitionList = DefinitionList>(
+  options: EngineClientOptions,
+): EngineClient<Defs> {
+  return createHttpClient(options) as unknown as EngineClient<Defs>
+}
