@@ -16,6 +16,8 @@ export const NOT_SUPPORTED_ROUTES: readonly string[] = [
   'operations.runs.wake',
   // The drift report counts runs across the store; an actor host keeps no such count.
   'definitions.versions',
+  // A cell is created by a start; a restored run has none (docs/data-lifecycle.md, "Restoring").
+  'operations.restore',
   ...ROUTES.filter((route) => route.name.startsWith('schedules.')).map((route) => route.name),
 ]
 

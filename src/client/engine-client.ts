@@ -8,6 +8,7 @@ import type {
   VersionReport,
   WaitFor,
 } from '../core/api-types.js'
+import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
 import type { BulkOptions, BulkResult, RunFilter } from '../core/bulk-types.js'
 import { type Definition, runIsOf, runNotOfMessage, splitResultArgs } from '../core/definition.js'
 import type {
@@ -266,6 +267,9 @@ export function createHttpClient(options: EngineClientOptions) {
         'DELETE',
         `/runs/${seg(runId)}${options.force ? '?force=true' : ''}`,
       ),
+    /** `POST /operations/restore` (operations access): an archived run back into the store. */
+    restoreRun: (run: ArchivedRun) =>
+      call<{ restored: RestoredRun }>('POST', '/operations/restore', { run }),
     replayTo: (runId: string, seq: number) =>
       call<{ runId: string; step: ReplayStep | null }>(
         'GET',

@@ -1,3 +1,4 @@
+import type { ArchivedRun } from '../../core/archive-types.js'
 import { InvalidRequestError } from '../../core/errors.js'
 import type { BulkOptions, BulkResult, RunFilter } from '../../runtime/bulk.js'
 import { jsonResponse } from '../error-response.js'
@@ -66,5 +67,18 @@ export const operationRoutes: Route[] = [
     name: 'operations.retention',
     access: 'operations',
     handle: async (ctx) => jsonResponse({ retention: await ctx.engine.retention() }),
+  },
+  {
+    // An archived run back into the store (docs/data-lifecycle.md, "Restoring"); the engine
+    // checks the run whole before writing anything.
+    method: 'POST',
+    path: '/operations/restore',
+    name: 'operations.restore',
+    access: 'operations',
+    handle: async (ctx) => {
+      const { run } = expectObject(await ctx.body(), ['run'])
+      if (run === undefined) throw new InvalidRequestError('body must be { run: <archived run> }')
+      return jsonResponse({ restored: await ctx.engine.restoreRun(run as unknown as ArchivedRun) })
+    },
   },
 ]

@@ -72,6 +72,10 @@ const BODIES: Record<string, unknown> = {
   // A dry run: counts, writes nothing (the contract's "writes nothing" cases hold for it).
   'operations.runs.retry': { filter: { status: 'failed' }, dryRun: true },
   'operations.runs.wake': { filter: { status: 'running' }, dryRun: true },
+  // An archive with no events: authorized, then refused whole (restoring has its own tests).
+  'operations.restore': {
+    run: { format: 1, runId: 'restored', head: 1, tail: 0, events: [], snapshot: null },
+  },
 }
 
 /**
@@ -134,6 +138,8 @@ export function routeSamples(seeded: SeededRuns): RouteSample[] {
   for (const sample of samples) {
     if (sample.route.name === 'effects.requeue' || sample.route.name === 'effects.fail')
       sample.authorized = { status: 409, code: 'EFFECT_NOT_RETRYABLE' }
+    if (sample.route.name === 'operations.restore')
+      sample.authorized = { status: 400, code: 'INVALID_REQUEST' }
   }
   return samples
 }
