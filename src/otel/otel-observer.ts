@@ -35,6 +35,9 @@ export interface OtelObserver {
   close(): void
 }
 
+/** Queue depth figures older than this are no longer reported (the sweep reports every second). */
+const DEPTH_STALE_MS = 5000
+
 /** Span attribute names (docs/observability.md lists them). */
 export const ATTR = {
   runId: 'skein.run.id',
@@ -51,6 +54,7 @@ export const ATTR = {
   status: 'skein.run.status',
   projector: 'skein.projector',
   scheduleReason: 'skein.schedule.reason',
+  queue: 'skein.flow.queue',
 } as const
 
 /**
@@ -62,7 +66,8 @@ export const ATTR = {
  * Metrics: `skein.runs.started|completed|failed|cancelled`, `skein.effect.attempts`,
  * `skein.effect.failures`, `skein.wake.duration` (ms), `skein.projector.failures`, the
  * `skein.projector.lag` / `skein.projector.lag_ms` gauges, `skein.schedule.ticks` and
- * `skein.schedule.lateness` (ms).
+ * `skein.schedule.lateness` (ms), flow control's `skein.flow.wait` (ms) and the
+ * `skein.flow.queued` / `skein.flow.active` / `skein.flow.oldest_wait` gauges.
  *
  * @example
  * const engine = createEngine({ modules, observer: otelObserver() })
@@ -120,6 +125,27 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
       for (const [name, value] of lag)
         if (value.ms !== undefined) result.observe(value.ms, { [ATTR.projector]: name })
     })
+
+  const flowWait = meter.createHistogram('skein.flow.wait', {
+    description: 'How long a run (or an effect attempt) waited for admission by flow control',
+    unit: 'ms',
+  })
+  // Queue depth: the latest figures the sweeping process reported, read at collection time
+  // (dropped once stale: another process sweeps now, and reports them).
+  let depth: { at: number; queues: Array<Record<string, number | string>> } = { at: 0, queues: [] }
+  const depthGauge = (name: string, field: string, description: string, unit: string) =>
+    meter.createObservableGauge(name, { description, unit }).addCallback((result) => {
+      if (Date.now() - depth.at > DEPTH_STALE_MS) return
+      for (const q of depth.queues) result.observe(num(q[field]), { [ATTR.queue]: str(q.queue) })
+    })
+  depthGauge('skein.flow.queued', 'queued', 'Runs waiting for admission, per queue', '{run}')
+  depthGauge('skein.flow.active', 'active', 'Runs admitted and not finished, per queue', '{run}')
+  depthGauge(
+    'skein.flow.oldest_wait',
+    'oldestWaitMs',
+    'How long the oldest waiting run of a queue has waited',
+    'ms',
+  )
 
   /** Open request spans, and every remembered request's context (bounded, oldest first out). */
   const requests = new Map<string, Span>()
@@ -226,6 +252,13 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
         span.setStatus({ code: SpanStatusCode.ERROR, message: str(o.error) || outcome })
       }
       span.end(o.at)
+    },
+    'flow.admitted'(o) {
+      flowWait.record(num(o.waitedMs), { [ATTR.queue]: str(o.queue) })
+    },
+    'flow.depth'(o) {
+      const queues = Array.isArray(o.queues) ? o.queues : []
+      depth = { at: Date.now(), queues: queues as Array<Record<string, number | string>> }
     },
     'run.started'(o) {
       runsStarted.add(1, { [ATTR.kind]: str(o.kind), [ATTR.definition]: str(o.definitionName) })

@@ -87,6 +87,8 @@ export interface EffectPermit {
   spec: EffectLimitSpec
   holder: string
   slot: Claim | null
+  /** How long the attempt waited for it (set when it was granted to a waiting attempt). */
+  waitedMs?: number
 }
 
 /** Why an attempt waits, and (for a spent rate) when a token frees. */

@@ -55,6 +55,7 @@ export async function admitAttempts(
     const granted = mem.permits.get(effect.effectId)
     if (granted) {
       mem.permits.delete(effect.effectId)
+      observeAdmitted(pass, granted, effect)
       out.push({ effect, permit: granted })
       continue
     }
@@ -70,6 +71,7 @@ export async function admitAttempts(
     if (!limits.hasWaiters(spec)) {
       const result = await limits.acquire(spec, holder)
       if ('holder' in result) {
+        observeAdmitted(pass, result, effect)
         out.push({ effect, permit: result })
         continue
       }
@@ -127,15 +129,26 @@ function queue(
   let cancel = () => {}
   const waiting: Execution = { effectId, attempt, abort: () => cancel() }
   mem.inflight.set(effectId, waiting)
+  const since = ctx.clock.now()
   cancel = limits.wait(spec, holder, (permit) => {
     if (mem.inflight.get(effectId) !== waiting || mem.stopped) {
       limits.release(permit)
       return
     }
+    permit.waitedMs = ctx.clock.now() - since
     mem.inflight.delete(effectId)
     mem.permits.set(effectId, permit)
     reportBack(ctx, mem, runId)
   })
+}
+
+/** An attempt admitted (an observer's wait-time metric). */
+function observeAdmitted(pass: Pass, permit: EffectPermit, effect: EffectRecord): void {
+  if (!pass.ctx.observing) return
+  const { queue } = permit.spec
+  const runId = pass.fold.state.runId
+  const waitedMs = permit.waitedMs ?? 0
+  pass.ctx.observe({ type: 'flow.admitted', runId, queue, effectId: effect.effectId, waitedMs })
 }
 
 /** Lets go of permits granted and not used (the run stopped here, or another process took it). */

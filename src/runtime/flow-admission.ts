@@ -262,6 +262,27 @@ export class FlowAdmission implements FlowAdmissions {
     for (const runId of stalled) this.wake(runId)
     for (const { queue, key } of keys) this.kick(queue, key)
     this.cursor = keys.length === SWEEP_KEYS ? (keys[keys.length - 1] ?? null) : null
+    if (this.ctx.observing) await this.observeDepth(now)
+  }
+
+  /**
+   * The store's queues, per queue (every key summed), for an observer's gauges: reported by the
+   * process that sweeps, one at a time, so the figures are the whole store's.
+   */
+  private async observeDepth(now: number): Promise<void> {
+    const queues = new Map<
+      string,
+      { queue: string; active: number; queued: number; oldestWaitMs: number }
+    >()
+    for (const k of await this.store.keys(now - 60_000)) {
+      const q = queues.get(k.queue) ?? { queue: k.queue, active: 0, queued: 0, oldestWaitMs: 0 }
+      q.active += k.active
+      q.queued += k.queued
+      if (k.oldestQueuedAt !== null)
+        q.oldestWaitMs = Math.max(q.oldestWaitMs, now - k.oldestQueuedAt)
+      queues.set(k.queue, q)
+    }
+    this.ctx.observe({ type: 'flow.depth', runId: '', queues: [...queues.values()] })
   }
 
   stop(): void {

@@ -152,6 +152,8 @@ export const startOp = {
             admittedAt: entered?.at ?? now,
           }
           batch.add(RT.runAdmitted, queue, { threadId: null })
+          if (ctx.observing)
+            ctx.observe({ type: 'flow.admitted', runId, queue: place.queue, waitedMs: 0 })
         }
         addRootThread(ctx, batch, definition, threadId, input)
       },

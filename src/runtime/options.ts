@@ -75,6 +75,8 @@ export interface Observation {
     | 'projector.recovered'
     | 'schedule.tick'
     | 'retention.batch'
+    | 'flow.admitted'
+    | 'flow.depth'
   runId: string
   at: number
   [field: string]: unknown

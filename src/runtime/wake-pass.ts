@@ -264,6 +264,8 @@ export class WakePass implements Pass {
     const input = admission.input ?? fold.startInput
     if (admission.input !== undefined) Object.assign(admitted, { input })
     batch.add(RT.runAdmitted, admitted, { threadId: null })
+    if (ctx.observing)
+      ctx.observe({ type: 'flow.admitted', runId: state.runId, queue: fold.flow.queue, waitedMs })
     addRootThread(ctx, batch, definition, state.rootThreadId, input)
   }
 
