@@ -1,3 +1,4 @@
+import type { EffectDefinition } from './effect.js'
 import type { FlowControl } from './flow.js'
 import type { Json } from './json.js'
 import type { InferInput, StandardSchema } from './schema.js'
@@ -42,6 +43,12 @@ export interface Definition<I = any, O = any> {
    * (`INVALID_EVENT`, HTTP 400), and `ctx.waitFor` and the typed client are typed from it.
    */
   readonly signals?: SignalSchemas
+  /**
+   * The effects its runs invoke (objects or registered types): `createEngine` refuses a
+   * definition whose declared effect no module registers (MODULE_COMPOSITION), at startup
+   * rather than when a run first invokes it.
+   */
+  readonly effects?: readonly (EffectDefinition | string)[]
 }
 
 /** The signals a definition accepts, by event type: each payload's Standard Schema. */

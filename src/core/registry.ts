@@ -126,6 +126,32 @@ export class Registry {
     }
   }
 
+  /** Each effect a definition declares is registered by a module (objects: or stood in for). */
+  private checkDeclaredEffects(key: string, effects: Definition['effects']): void {
+    if (effects === undefined) return
+    if (!Array.isArray(effects)) {
+      throw new CompositionError(`definition ${key}: effects must be a list of effects`, {
+        definition: key,
+      })
+    }
+    effects.forEach((effect, index) => {
+      const registered =
+        typeof effect === 'string'
+          ? this.effects.has(effect)
+          : this.effectTypes.has(effect) ||
+            (typeof effect?.type === 'string' && this.effects.has(effect.type))
+      if (registered) return
+      const named =
+        typeof effect === 'string'
+          ? `"${effect}"`
+          : `effects[${index}]${typeof effect?.type === 'string' ? ` ("${effect.type}")` : ''}`
+      throw new CompositionError(
+        `definition ${key} declares effect ${named}, which no module registers: add it to a module's effects (defineModule({ namespace, effects: { name: effect } })) and that module to createEngine's modules; in a test, replaceEffects from skein/testing swaps its implementation and keeps it registered`,
+        { definition: key, effect: typeof effect === 'string' ? effect : index },
+      )
+    })
+  }
+
   /** The full type of `name` in the catalog of module `namespace`, when it is a local name. */
   localEvent(namespace: string, name: string): string | undefined {
     return this.catalogs.get(namespace)?.get(name)
@@ -148,6 +174,7 @@ export class Registry {
       })
     }
     checkSignalSchemas(key, definition.signals)
+    this.checkDeclaredEffects(key, definition.effects)
     const flowError = flowProblem(definition.flow)
     if (flowError)
       throw new CompositionError(`definition ${key}: ${flowError}`, { definition: key })

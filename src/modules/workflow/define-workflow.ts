@@ -1,6 +1,7 @@
 import {
   type Definition,
   DefinitionError,
+  type EffectDefinition,
   type FlowControl,
   type InferInput,
   type InferOutput,
@@ -111,6 +112,11 @@ export function defineWorkflow<
    * (INVALID_EVENT, HTTP 400); `ctx.waitFor` then takes only these types, typed.
    */
   signals?: Sg
+  /**
+   * The effects its nodes invoke: `createEngine` refuses the workflow if a module registers
+   * none of one (at startup, not at a run's first invoke).
+   */
+  effects?: readonly (EffectDefinition | string)[]
   nodes: NodesConfig<NodeInput<S>, A, F, W, R, D, Sg>
   /** The run's output; without it the output is every node's result by id. */
   output?: (ctx: { input: NodeInput<S>; results: FinalResults<F, W, Declared<R, D>> }) => O
@@ -182,11 +188,21 @@ export function defineWorkflow<
     concurrency,
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(signals !== undefined ? { signals } : {}),
+    ...(config.effects !== undefined ? { effects: checkEffects(where, config.effects) } : {}),
     order,
     fallbacks,
     compensable: [...order].reverse().filter((id) => nodes[id].compensate !== undefined),
     shape: shapeOf(order, nodes),
   })
+}
+
+/** Declared effects: a list (composition checks each is registered). */
+function checkEffects(
+  where: string,
+  effects: readonly (EffectDefinition | string)[],
+): readonly (EffectDefinition | string)[] {
+  if (!Array.isArray(effects)) throw new DefinitionError(`${where}: effects must be a list`)
+  return Object.freeze([...effects])
 }
 
 /** Declared signals: an object of Standard Schemas (composition checks the type names). */

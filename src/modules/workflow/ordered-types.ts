@@ -5,6 +5,7 @@
 // the nodes listed after it: every upstream result is typed inside `run` and `when`, whatever
 // the `run`s take (docs/decisions.md, "Typed results inside nodes").
 import type {
+  EffectDefinition,
   FlowControl,
   RetryPolicy,
   SignalSchemas,
@@ -76,6 +77,8 @@ export type OrderedWorkflowConfig<
   input?: S
   /** The signals its runs accept, by event type: each payload's schema (docs/workflows.md). */
   signals?: Sg
+  /** The effects its nodes invoke, checked to be registered at `createEngine`. */
+  effects?: readonly (EffectDefinition | string)[]
   /** The nodes, each listed after the nodes it runs after and after its fallback. */
   nodes: Nodes
   /** The run's output; without it the output is every node's result by id. */
