@@ -56,8 +56,8 @@ describe('flow control: operating the queues', () => {
         stderr: { write: () => {} },
         env: { SKEIN_URL: server.url },
       })
-      expect(stdout).toMatch(/QUEUE\s+KEY\s+LIMIT\s+ACTIVE\s+QUEUED/)
-      expect(stdout).toMatch(/workflow:gated\s+a\s+1\s+1\s+2/)
+      expect(stdout).toMatch(/QUEUE\s+KEY\s+LIMIT\s+RATE\s+ACTIVE\s+QUEUED/)
+      expect(stdout).toMatch(/workflow:gated\s+a\s+1\s+-\s+1\s+2/)
     } finally {
       await server.close()
     }
