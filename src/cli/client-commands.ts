@@ -1,6 +1,7 @@
 // The HTTP client commands: thin wrappers over `skein/client`.
 import type { Command } from 'commander'
 import { createEngineClient, type EngineClient } from '../client/index.js'
+import type { RunAttributes } from '../core/attributes.js'
 import type { EventEnvelope, RunStatus } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
 import type { RunSummary, SummaryQuery } from '../core/ports.js'
@@ -35,6 +36,30 @@ interface RunsOptions {
   updatedBefore?: string
   oldestFirst?: boolean
   limit?: string
+  attr: string[]
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value]
+
+/**
+ * `--attr customer=c1`, `--attr 'amount>=100'`, `--attr 'amount<=200'` as the client's filters;
+ * the server reads each value as the attribute's declared type.
+ */
+function attributeFilters(texts: readonly string[]): SummaryQuery['attributes'] {
+  const out: Record<string, string | { min?: string; max?: string }> = {}
+  for (const text of texts) {
+    const match = /^([^<>=]+)(>=|<=|=)(.*)$/s.exec(text)
+    if (!match)
+      throw new CliError(`--attr must be name=value, name>=value or name<=value, got "${text}"`)
+    const [, name, op, value] = match
+    const range = out[name]
+    if (op === '=') out[name] = value
+    else {
+      const bounds = typeof range === 'object' ? range : {}
+      out[name] = { ...bounds, [op === '>=' ? 'min' : 'max']: value }
+    }
+  }
+  return out as SummaryQuery['attributes']
 }
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}/
@@ -116,9 +141,14 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     .option('--run-id <id>', 'a stable run id (retries of the same start return the same run)')
     .option('--key <key>', 'idempotency key: a retry returns the run this key created')
     .option('--definition-version <version>', 'definition version')
+    .option(
+      '--attributes <json>',
+      "the run's attributes, as a JSON object (declared by its definition)",
+    )
     .action(
       action(async (ctx, kind: string, name: string, o: Record<string, string | undefined>) => {
         const input = parseJsonOption('--input', o.input)
+        const attributes = parseJsonOption('--attributes', o.attributes)
         const result = await ctx.client.startRun({
           kind,
           definitionName: name,
@@ -126,6 +156,7 @@ export function registerClientCommands(program: Command, io: CliIo): void {
           ...(o.runId ? { runId: o.runId } : {}),
           ...(o.key ? { idempotencyKey: o.key } : {}),
           ...(o.definitionVersion ? { definitionVersion: o.definitionVersion } : {}),
+          ...(attributes === undefined ? {} : { attributes: attributes as RunAttributes }),
         })
         ctx.print(result, () => `started ${result.runId}\n${formatState(result.state)}`)
       }),
@@ -148,6 +179,12 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     .option('--created-before <time>', 'only runs created before this time')
     .option('--updated-from <time>', 'only runs last updated at or after this time')
     .option('--updated-before <time>', 'only runs last updated before this time')
+    .option(
+      '--attr <filter>',
+      'only runs whose attribute matches: name=value, name>=value, name<=value (repeatable)',
+      collect,
+      [],
+    )
     .option('--oldest-first', 'the first created first (default: newest first)')
     .option('--limit <n>', 'print at most this many runs (default: every run)')
     .action(
@@ -170,6 +207,7 @@ export function registerClientCommands(program: Command, io: CliIo): void {
           query.updatedBefore = parseTime('--updated-before', o.updatedBefore)
         }
         if (o.oldestFirst) query.order = 'oldest'
+        if (o.attr.length > 0) query.attributes = attributeFilters(o.attr)
         if (max !== 0) {
           for await (const run of ctx.client.allRunSummaries(query)) {
             runs.push(run)

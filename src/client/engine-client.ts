@@ -122,10 +122,18 @@ export function createHttpClient(options: EngineClientOptions) {
   /** One page of run summaries, newest first; `nextCursor` is null on the last page. */
   const listRunSummaries = (query: SummaryQuery = {}) => {
     const params = new URLSearchParams()
-    for (const [name, value] of Object.entries(query)) {
+    const { attributes, ...rest } = query
+    for (const [name, value] of Object.entries(rest)) {
       // Several statuses go as one comma-separated parameter.
       if (value !== undefined)
         params.set(name, Array.isArray(value) ? value.join(',') : String(value))
+    }
+    // Each attribute filter is an `attr` parameter: name=value, name>=min, name<=max.
+    for (const [name, filter] of Object.entries(attributes ?? {})) {
+      if (filter !== null && typeof filter === 'object') {
+        if (filter.min !== undefined) params.append('attr', `${name}>=${filter.min}`)
+        if (filter.max !== undefined) params.append('attr', `${name}<=${filter.max}`)
+      } else params.append('attr', `${name}=${filter}`)
     }
     const qs = params.size ? `?${params}` : ''
     return call<SummaryPage>('GET', `/runs/summaries${qs}`)

@@ -1,3 +1,4 @@
+import type { RunAttributes } from './attributes.js'
 import type { EventEnvelope, RunState, ThreadState } from './envelope.js'
 import type { ErrorInfo } from './errors.js'
 import type { EffectStatus } from './fold/index.js'
@@ -35,6 +36,11 @@ export interface StartOptions {
    * run is `queued` until then (docs/flow-control.md).
    */
   startAt?: number
+  /**
+   * The run's attributes, each declared by its definition (docs/operating-runs.md,
+   * "Attributes"): what `listRunSummaries` finds it by.
+   */
+  attributes?: RunAttributes
 }
 
 export interface StartRunArgs extends StartOptions {

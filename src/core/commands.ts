@@ -1,3 +1,4 @@
+import type { RunAttributeValue } from './attributes.js'
 import type { Definition, DefinitionRef } from './definition.js'
 import type { EffectDefinition } from './effect.js'
 import type { ErrorInfo } from './errors.js'
@@ -41,6 +42,12 @@ export type Command =
   | { type: 'wait'; key: string; on: WaitCondition }
   | { type: 'emit'; key?: string; event: string; payload: Json }
   | { type: 'cancel'; key: string; reason?: string }
+  /**
+   * Sets the run's attributes (null removes one), each declared by the run's definition
+   * (docs/operating-runs.md, "Attributes"). Recorded only when it changes them, so a kind that
+   * issues it on every decide writes once.
+   */
+  | { type: 'attributes'; set: Record<string, RunAttributeValue | null> }
   | { type: 'complete'; output: unknown }
   | { type: 'fail'; error: ErrorInfo }
 
@@ -67,6 +74,9 @@ export const commands = {
   },
   cancel(key: string, reason?: string): Command {
     return { type: 'cancel', key, reason }
+  },
+  attributes(set: Record<string, RunAttributeValue | null>): Command {
+    return { type: 'attributes', set }
   },
   complete(output: unknown = null): Command {
     return { type: 'complete', output }

@@ -1,3 +1,4 @@
+import type { RunAttributeTypes } from './attributes.js'
 import type { EffectDefinition } from './effect.js'
 import type { FlowControl } from './flow.js'
 import type { Json } from './json.js'
@@ -37,6 +38,11 @@ export interface Definition<I = any, O = any> {
    * RUN_TIMED_OUT (docs/workflows.md, "Run deadline"). A start's `timeoutMs` overrides it.
    */
   readonly timeoutMs?: number
+  /**
+   * The attributes its runs may carry, with their types (docs/operating-runs.md,
+   * "Attributes"): set at start and by the run, searched by `listRunSummaries`.
+   */
+  readonly attributes?: RunAttributeTypes
   /**
    * The signals its runs accept from outside, by event type: each payload's schema. A signal of
    * such a type sent to a run of this definition is validated by it before anything is written

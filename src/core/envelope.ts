@@ -1,3 +1,4 @@
+import type { RunAttributes } from './attributes.js'
 import type { ErrorInfo } from './errors.js'
 import type { Json } from './json.js'
 
@@ -60,6 +61,8 @@ export interface RunState<O = Json> {
   updatedAt: number
   /** When the run fails with RUN_TIMED_OUT unless it finished (a start's or definition's `timeoutMs`). */
   deadlineAt?: number
+  /** The run's attributes (docs/operating-runs.md, "Attributes"); absent when it has none. */
+  attributes?: RunAttributes
 }
 
 /**

@@ -4,6 +4,7 @@
 // (test/architecture/module-api.test.ts), so a built-in module uses exactly what a user's
 // module can.
 
+export type { RunAttributeTypes, RunAttributeValue } from './attributes.js'
 export type { Command, Outcome, WaitCondition } from './commands.js'
 export { commands } from './commands.js'
 export type {

@@ -1,3 +1,4 @@
+import type { RunAttributeFilter, RunAttributes, StoreAttributeFilter } from './attributes.js'
 import type { EventEnvelope, RunStatus } from './envelope.js'
 import type { Json } from './json.js'
 
@@ -515,6 +516,8 @@ export interface LogBounds {
 
 export interface RunSummary extends RunMeta {
   runId: string
+  /** The run's attributes (docs/operating-runs.md, "Attributes"); absent when it has none. */
+  attributes?: RunAttributes
 }
 
 /**
@@ -539,6 +542,11 @@ export interface SummaryQuery {
   updatedFrom?: number
   /** Only runs last updated before this time (epoch ms). */
   updatedBefore?: number
+  /**
+   * Only runs whose attributes pass these filters (1 to 4): a value is equality,
+   * `{ min?, max? }` an inclusive range of a number or string attribute.
+   */
+  attributes?: Record<string, RunAttributeFilter>
   /** `'newest'` (default): the most recently created first; `'oldest'`: the first created first. */
   order?: SummaryOrder
   /** Page size, 1–1000; default 100. */
@@ -553,8 +561,9 @@ export type SummaryOrder = 'newest' | 'oldest'
  * A validated query as stores receive it: `limit` is always set, statuses are a list (absent:
  * any status), and an absent `order` is `'newest'`.
  */
-export interface StoreSummaryQuery extends Omit<SummaryQuery, 'status' | 'limit'> {
+export interface StoreSummaryQuery extends Omit<SummaryQuery, 'status' | 'limit' | 'attributes'> {
   status?: readonly RunStatus[]
+  attributes?: readonly StoreAttributeFilter[]
   limit: number
 }
 

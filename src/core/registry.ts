@@ -1,3 +1,4 @@
+import { attributeTypesProblem, type RunAttributeType } from './attributes.js'
 import type { Definition, DefinitionRef } from './definition.js'
 import { definitionLabel } from './definition.js'
 import { type EffectDefinition, REPLACES } from './effect.js'
@@ -44,6 +45,11 @@ export class Registry {
   private readonly defaults = new Map<string, Definition>()
   private readonly effectTypes = new Map<EffectDefinition, string>()
   private readonly definitionObjects = new Set<Definition>()
+  /**
+   * Every attribute name the definitions declare, with its type: one type per name across the
+   * engine, so a filter on it means one thing (docs/operating-runs.md, "Attributes").
+   */
+  readonly attributeTypes = new Map<string, RunAttributeType>()
 
   constructor(modules: readonly Module[]) {
     for (const mod of modules) this.addModule(mod)
@@ -126,6 +132,21 @@ export class Registry {
     }
   }
 
+  private addAttributeTypes(key: string, definition: Definition): void {
+    const problem = attributeTypesProblem(definition.attributes)
+    if (problem) throw new CompositionError(`definition ${key}: ${problem}`, { definition: key })
+    for (const [name, type] of Object.entries(definition.attributes ?? {})) {
+      const known = this.attributeTypes.get(name)
+      if (known !== undefined && known !== type) {
+        throw new CompositionError(
+          `definition ${key}: attribute ${name} is a ${type}, but another definition declares it a ${known} (one type per attribute name)`,
+          { definition: key, attribute: name },
+        )
+      }
+      this.attributeTypes.set(name, type)
+    }
+  }
+
   /** Each effect a definition declares is registered by a module (objects: or stood in for). */
   private checkDeclaredEffects(key: string, effects: Definition['effects']): void {
     if (effects === undefined) return
@@ -178,6 +199,7 @@ export class Registry {
     const flowError = flowProblem(definition.flow)
     if (flowError)
       throw new CompositionError(`definition ${key}: ${flowError}`, { definition: key })
+    this.addAttributeTypes(key, definition)
     this.definitions.set(key, definition)
     this.definitionObjects.add(definition)
     this.chooseDefault(definition)

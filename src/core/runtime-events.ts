@@ -1,3 +1,4 @@
+import type { RunAttributes, RunAttributeValue } from './attributes.js'
 import type { EventEnvelope } from './envelope.js'
 import type { ErrorInfo } from './errors.js'
 import type { Json } from './json.js'
@@ -30,6 +31,16 @@ export interface RunStartedPayload {
    */
   timeoutMs?: number
   deadlineAt?: number
+  /** The attributes the start set (docs/operating-runs.md, "Attributes"); absent: none. */
+  attributes?: RunAttributes
+}
+
+/**
+ * The run changed its attributes (an `attributes` command): each name to its new value, null
+ * to remove it. Stores index them from this event and the start's.
+ */
+export interface RunAttributesPayload {
+  attributes: Record<string, RunAttributeValue | null>
 }
 
 /**
@@ -316,6 +327,7 @@ export interface RuntimeEventPayloads {
   'runtime.run.completed': RunCompletedPayload
   'runtime.run.failed': RunFailedPayload
   'runtime.run.cancelled': RunCancelledPayload
+  'runtime.run.attributes': RunAttributesPayload
   'runtime.thread.started': ThreadStartedPayload
   'runtime.thread.completed': ThreadCompletedPayload
   'runtime.thread.failed': ThreadFailedPayload
@@ -363,6 +375,7 @@ export const RT = {
   runCompleted: 'runtime.run.completed',
   runFailed: 'runtime.run.failed',
   runCancelled: 'runtime.run.cancelled',
+  runAttributes: 'runtime.run.attributes',
   threadStarted: 'runtime.thread.started',
   threadCompleted: 'runtime.thread.completed',
   threadFailed: 'runtime.thread.failed',

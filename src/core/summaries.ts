@@ -1,3 +1,4 @@
+import { attributesMatch, normalizeAttributeFilters, type RunAttributeType } from './attributes.js'
 import type { RunStatus } from './envelope.js'
 import { InvalidRequestError } from './errors.js'
 import type { RunSummary, StoreSummaryQuery, SummaryQuery } from './ports.js'
@@ -13,8 +14,14 @@ const STATUSES: ReadonlySet<string> = new Set([
   'cancelled',
 ])
 
-/** Checks a query before any store access (every bad field is a 400 INVALID_REQUEST). */
-export function normalizeSummaryQuery(query: SummaryQuery = {}): StoreSummaryQuery {
+/**
+ * Checks a query before any store access (every bad field is a 400 INVALID_REQUEST).
+ * `attributeTypes`: the attribute names the engine's definitions declare, with their types.
+ */
+export function normalizeSummaryQuery(
+  query: SummaryQuery = {},
+  attributeTypes: ReadonlyMap<string, RunAttributeType> = new Map(),
+): StoreSummaryQuery {
   if (query === null || typeof query !== 'object') {
     throw new InvalidRequestError('summary query must be an object')
   }
@@ -56,6 +63,9 @@ export function normalizeSummaryQuery(query: SummaryQuery = {}): StoreSummaryQue
       })
     }
     out[name] = value
+  }
+  if (query.attributes !== undefined) {
+    out.attributes = normalizeAttributeFilters(query.attributes, attributeTypes)
   }
   if (cursor !== undefined) {
     decodeSummaryCursor(cursor)
@@ -100,6 +110,7 @@ export function summaryMatches(summary: RunSummary, query: StoreSummaryQuery): b
     (query.createdFrom === undefined || summary.createdAt >= query.createdFrom) &&
     (query.createdBefore === undefined || summary.createdAt < query.createdBefore) &&
     (query.updatedFrom === undefined || summary.updatedAt >= query.updatedFrom) &&
-    (query.updatedBefore === undefined || summary.updatedAt < query.updatedBefore)
+    (query.updatedBefore === undefined || summary.updatedAt < query.updatedBefore) &&
+    (query.attributes === undefined || attributesMatch(summary.attributes, query.attributes))
   )
 }

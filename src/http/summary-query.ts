@@ -1,3 +1,4 @@
+import type { RunAttributeFilter, RunAttributeType, RunAttributeValue } from '../core/attributes.js'
 import type { RunStatus } from '../core/envelope.js'
 import { InvalidRequestError } from '../core/errors.js'
 import type { SummaryOrder, SummaryQuery } from '../core/ports.js'
@@ -13,6 +14,7 @@ export const SUMMARY_PARAMETERS = [
   'order',
   'limit',
   'cursor',
+  'attr',
 ]
 const PARAMETERS = SUMMARY_PARAMETERS
 
@@ -20,7 +22,10 @@ const PARAMETERS = SUMMARY_PARAMETERS
  * The query of `GET /runs/summaries`. Unknown, repeated and empty parameters are a 400; the
  * values themselves are checked by the engine (`normalizeSummaryQuery`), before any store read.
  */
-export function summaryQueryOf(url: URL): SummaryQuery {
+export function summaryQueryOf(
+  url: URL,
+  attributeTypes: ReadonlyMap<string, RunAttributeType> = new Map(),
+): SummaryQuery {
   const params = url.searchParams
   const unknown = [...new Set(params.keys())].filter((name) => !PARAMETERS.includes(name))
   if (unknown.length > 0) {
@@ -49,7 +54,71 @@ export function summaryQueryOf(url: URL): SummaryQuery {
   if (cursor !== undefined) query.cursor = cursor
   const prefix = single(params, 'runIdPrefix')
   if (prefix !== undefined) query.runIdPrefix = prefix
+  const attributes = params.getAll('attr')
+  if (attributes.length > 0) query.attributes = attributeFiltersOf(attributes, attributeTypes)
   return query
+}
+
+const ATTRIBUTE_FILTER = /^([A-Za-z_][A-Za-z0-9_]{0,63})(>=|<=|=)(.*)$/s
+
+/**
+ * `attr=customer=c1` (equality), `attr=amount>=100`, `attr=amount<=200` (an inclusive range):
+ * each value read as the type the engine's definitions declare for the name, so `42` is a
+ * number for a number attribute and text for a string one.
+ */
+function attributeFiltersOf(
+  texts: readonly string[],
+  types: ReadonlyMap<string, RunAttributeType>,
+): Record<string, RunAttributeFilter> {
+  const out: Record<string, RunAttributeFilter> = {}
+  for (const text of texts) {
+    const match = ATTRIBUTE_FILTER.exec(text)
+    if (!match) {
+      throw new InvalidRequestError(
+        'attr must be name=value, name>=value or name<=value (e.g. attr=customer=c1)',
+        { attr: text.slice(0, 64) },
+      )
+    }
+    const [, name, op, raw] = match
+    const value = attributeValueOf(name, raw, types.get(name))
+    const current = out[name]
+    if (op === '=') {
+      if (current !== undefined) throw new InvalidRequestError(`attr ${name} is given twice`)
+      out[name] = value
+      continue
+    }
+    const range = current === undefined ? {} : current
+    if (typeof range !== 'object' || (op === '>=' ? 'min' : 'max') in range) {
+      throw new InvalidRequestError(`attr ${name} is given twice`)
+    }
+    if (typeof value === 'boolean') {
+      throw new InvalidRequestError(`attribute ${name} is a boolean: filter it by a value`)
+    }
+    out[name] = { ...range, [op === '>=' ? 'min' : 'max']: value }
+  }
+  return out
+}
+
+/** A query's text as the attribute's declared type (an undeclared name stays text: refused later). */
+function attributeValueOf(
+  name: string,
+  text: string,
+  type: RunAttributeType | undefined,
+): RunAttributeValue {
+  if (type === 'number') {
+    const value = text.trim() === '' ? Number.NaN : Number(text)
+    if (!Number.isFinite(value)) {
+      throw new InvalidRequestError(`attribute ${name} is a number, got "${text.slice(0, 64)}"`)
+    }
+    return value
+  }
+  if (type === 'boolean') {
+    if (text !== 'true' && text !== 'false') {
+      throw new InvalidRequestError(`attribute ${name} is a boolean: true or false`)
+    }
+    return text === 'true'
+  }
+  return text
 }
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}/

@@ -1,6 +1,12 @@
 // A thread's commands become runtime events in the pass's batch, and threads end: completed or
 // failed by their kind, or cancelled (by their parent, by an operator, by a finishing thread).
 // Part of the decide rounds (decide-rounds.ts): synchronous unless a schema answers later.
+import {
+  checkRunAttributes,
+  MAX_RUN_ATTRIBUTES,
+  mergeAttributes,
+  type RunAttributeValue,
+} from '../core/attributes.js'
 import type { Command } from '../core/commands.js'
 import type { Definition, DefinitionRef } from '../core/definition.js'
 import { definitionLabel } from '../core/definition.js'
@@ -73,6 +79,8 @@ export function applyCommand(
       if (record.kind === 'spawn') cancelSubtree(pass, record.id, reason)
       return
     }
+    case 'attributes':
+      return applyAttributes(pass, threadId, command.set)
     case 'complete': {
       let output: Json
       try {
@@ -247,6 +255,44 @@ function applyEmit(
   } catch (error) {
     return toErrorInfo(error)
   }
+}
+
+/**
+ * Records the attributes a thread sets when they change the run's (checked against what the
+ * run's definition declares; a bad one fails the thread with INVALID_ATTRIBUTES).
+ */
+function applyAttributes(
+  pass: Pass,
+  threadId: string,
+  set: Record<string, RunAttributeValue | null>,
+): ErrorInfo | undefined {
+  const state = pass.fold.state
+  const definition = pass.ctx.registry.resolve({
+    kind: state.kind,
+    name: state.definitionName,
+    version: state.definitionVersion,
+  })
+  let changes: Record<string, RunAttributeValue | null>
+  try {
+    changes = checkRunAttributes(`run ${state.runId}`, definition?.attributes, set, true)
+  } catch (error) {
+    return { ...toErrorInfo(error), code: 'INVALID_ATTRIBUTES' }
+  }
+  const current = state.attributes ?? {}
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === null ? !(name in current) : current[name] === value) delete changes[name]
+  }
+  const next = mergeAttributes(state.attributes, changes)
+  if (Object.keys(next ?? {}).length > MAX_RUN_ATTRIBUTES) {
+    return {
+      code: 'INVALID_ATTRIBUTES',
+      message: `a run has at most ${MAX_RUN_ATTRIBUTES} attributes`,
+    }
+  }
+  if (Object.keys(changes).length > 0) {
+    pass.batch.add(RT.runAttributes, { attributes: changes }, { threadId })
+  }
+  return undefined
 }
 
 function resolveEffect(

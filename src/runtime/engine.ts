@@ -29,6 +29,7 @@ import {
 import { type RunFold, viewState } from '../core/fold/index.js'
 import type {
   DeletedRun,
+  RunSummary,
   SummaryPage,
   SummaryQuery,
   WorkerCallbackInput,
@@ -537,12 +538,14 @@ export class RuntimeEngine implements EngineRuntime {
 
   /** One page of run summaries, newest first (see SummaryQuery). */
   async listRunSummaries(query?: SummaryQuery): Promise<SummaryPage> {
-    const valid = normalizeSummaryQuery(query)
+    const valid = normalizeSummaryQuery(query, this.ctx.registry.attributeTypes)
     if (this.ctx.capabilities.summaries) return this.ctx.store.listSummaries!(valid)
-    return foldedSummaryPage(this.ctx.store, valid, async (runId) => ({
-      runId,
-      ...metaOf(await this.readFold(runId)),
-    }))
+    return foldedSummaryPage(this.ctx.store, valid, async (runId) => {
+      const fold = await this.readFold(runId)
+      const summary: RunSummary = { runId, ...metaOf(fold) }
+      if (fold.state.attributes) summary.attributes = fold.state.attributes
+      return summary
+    })
   }
 
   async project<S = any>(runId: string, projection: ProjectionDefinition<S> | string): Promise<S> {

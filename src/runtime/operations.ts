@@ -1,4 +1,5 @@
 import type { StartOptions, WaitFor } from '../core/api-types.js'
+import { checkRunAttributes, type RunAttributes } from '../core/attributes.js'
 import type { Definition } from '../core/definition.js'
 import { digest128 } from '../core/digest.js'
 import type { EventInput } from '../core/envelope.js'
@@ -43,6 +44,8 @@ interface PreparedStart {
   entered?: FlowEntered
   /** The run's deadline in ms from its start (the start's `timeoutMs`, else the definition's). */
   timeoutMs?: number
+  /** The start's attributes, checked against the definition's declarations. */
+  attributes?: RunAttributes
 }
 
 /** Start: validate before anything is written; create the run or recognise a retry of it. */
@@ -66,6 +69,14 @@ export const startOp = {
     const place = ctx.flow?.place(definition, json, ctx.clock.now(), flowOptions) ?? null
     const prepared: PreparedStart = { definition, input: json, place }
     if (timeoutMs !== undefined) prepared.timeoutMs = timeoutMs
+    if (options.attributes !== undefined) {
+      const attributes = checkRunAttributes(
+        `start of ${name}`,
+        definition.attributes,
+        options.attributes,
+      )
+      if (Object.keys(attributes).length > 0) prepared.attributes = attributes as RunAttributes
+    }
     return prepared
   },
 
@@ -76,7 +87,7 @@ export const startOp = {
     options: StartOptions,
   ): Promise<{ threadId: string }> {
     const { ctx, runId } = writer
-    const { definition, input, timeoutMs } = prepared
+    const { definition, input, timeoutMs, attributes } = prepared
     if (fold) {
       const mismatched: string[] = []
       if (fold.state.kind !== definition.kind) mismatched.push('kind')
@@ -132,6 +143,7 @@ export const startOp = {
           started.timeoutMs = timeoutMs
           started.deadlineAt = now + timeoutMs
         }
+        if (attributes !== undefined) started.attributes = attributes
         batch.add(RT.runStarted, ctx.fingerprints.stamp(definition, started), {
           threadId: null,
           origin: 'external',

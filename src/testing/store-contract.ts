@@ -4,6 +4,7 @@ import { IdempotencyConflictError, InvalidRequestError, SeqConflictError } from 
 import type { Json } from '../core/json.js'
 import type { EventStore, RunMeta, Snapshot, SnapshotStore } from '../core/ports.js'
 import { storeCapabilities } from '../core/store-capabilities.js'
+import { summaryAttributesContract } from './attribute-contract.js'
 import { makeEnvelopes } from './make-envelopes.js'
 import { openedPerTest } from './opened-per-test.js'
 import { rejection } from './rejection.js'
@@ -56,6 +57,7 @@ export function describeEventStore(
     })
 
     summaryPagingContract(open)
+    summaryAttributesContract(open)
 
     it('declares its capabilities truthfully: each one exactly when it has the member', async () => {
       const store = await open()

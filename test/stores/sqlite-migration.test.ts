@@ -108,6 +108,7 @@ describe('sqlite schema migration', () => {
         'skein_flow_rate',
         'skein_idempotency',
         'skein_projectors',
+        'skein_run_attributes',
         'skein_run_index',
         'skein_runs',
         'skein_schedule_mark',

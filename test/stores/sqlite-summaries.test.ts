@@ -25,7 +25,7 @@ describe('sqlite summary pages', () => {
     const db = new Database(path, { readonly: true })
     const plan = (query: Omit<StoreSummaryQuery, 'limit'>, cursor?: number) => {
       const { sql, params } = summaryPageSql(
-        'skein_runs',
+        { runs: 'skein_runs', attributes: 'skein_run_attributes' },
         META_COLUMNS,
         { limit: 5, ...query },
         cursor,

@@ -1,3 +1,4 @@
+import { mergeAttributes } from '../attributes.js'
 import { RT } from '../runtime-events.js'
 import { dict } from './dict.js'
 import { startProjections } from './projections.js'
@@ -23,6 +24,7 @@ export const runCases: FoldCases = {
     state.createdAt = event.ts
     fold.startInput = start.input
     if (start.deadlineAt !== undefined) state.deadlineAt = start.deadlineAt
+    if (start.attributes !== undefined) state.attributes = { ...start.attributes }
     if (event.idempotencyKey !== undefined) fold.startKey = event.idempotencyKey
   },
   [RT.signalReceived]: (fold, event) => {
@@ -62,5 +64,10 @@ export const runCases: FoldCases = {
   },
   [RT.runCancelled]: (fold) => {
     fold.state.status = 'cancelled'
+  },
+  [RT.runAttributes]: (fold, event) => {
+    const next = mergeAttributes(fold.state.attributes, event.payload.attributes)
+    if (next === undefined) delete fold.state.attributes
+    else fold.state.attributes = next
   },
 }

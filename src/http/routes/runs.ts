@@ -1,4 +1,5 @@
 import type { StartRunArgs, WaitFor } from '../../core/api-types.js'
+import type { RunAttributes } from '../../core/attributes.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { wantsEventStream } from '../sse-request.js'
@@ -26,6 +27,7 @@ const START_FIELDS = [
   'timeoutMs',
   'priority',
   'startAt',
+  'attributes',
 ]
 
 async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
@@ -48,6 +50,8 @@ async function startArgs(ctx: RouteContext): Promise<StartRunArgs> {
   // Checked by the engine (finite numbers) before it writes.
   if (body.priority !== undefined) args.priority = body.priority as number
   if (body.startAt !== undefined) args.startAt = body.startAt as number
+  // Checked against the definition's declarations by the engine before it writes.
+  if (body.attributes !== undefined) args.attributes = body.attributes as RunAttributes
   // 'quick' or 'settled'; the engine refuses anything else (400) before it writes.
   const wait = optionalString(body, 'wait')
   if (wait !== undefined) args.wait = wait as WaitFor
@@ -83,7 +87,8 @@ export const runRoutes: Route[] = [
     access: 'read',
     query: SUMMARY_PARAMETERS,
     handle: async (ctx) => {
-      const page = await ctx.engine.listRunSummaries(summaryQueryOf(ctx.url))
+      const types = (await ctx.engine.runtime).registry.attributeTypes
+      const page = await ctx.engine.listRunSummaries(summaryQueryOf(ctx.url, types))
       return jsonResponse({ runs: page.runs, nextCursor: page.nextCursor })
     },
   },

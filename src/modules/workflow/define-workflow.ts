@@ -7,6 +7,7 @@ import {
   type InferOutput,
   type Json,
   type RetryPolicy,
+  type RunAttributeTypes,
   type SignalSchemas,
   type StandardSchema,
 } from '../../core/module-api.js'
@@ -15,6 +16,7 @@ import type { Directive, NodeContext } from './directives.js'
 import type {
   Declared,
   FinalResults,
+  NodeAttributesFn,
   NodesConfig,
   OnFailure,
   WorkflowOutput,
@@ -39,6 +41,8 @@ export interface NodeSpec<I = any> {
   compensate?: (ctx: CompensationContext<I>) => Compensation
   /** Attempts of the compensation's effect (default: the effect's own policy). */
   compensateRetry?: RetryPolicy
+  /** The run's attributes to set once the node finishes (docs/operating-runs.md, "Attributes"). */
+  attributes?: NodeAttributesFn<I>
 }
 
 /**
@@ -126,6 +130,8 @@ export function defineWorkflow<
    * waits and attempts cancelled (docs/workflows.md, "Run deadline"). A start's overrides it.
    */
   timeoutMs?: number
+  /** The attributes its runs may carry, with their types (docs/operating-runs.md, "Attributes"). */
+  attributes?: RunAttributeTypes
 }): WorkflowDefinition<
   NodeInput<S>,
   WorkflowOutput<F, W, Declared<R, D>, O>,
@@ -187,6 +193,7 @@ export function defineWorkflow<
     output: config.output as WorkflowDefinition['output'],
     concurrency,
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(config.attributes !== undefined ? { attributes: config.attributes } : {}),
     ...(signals !== undefined ? { signals } : {}),
     ...(config.effects !== undefined ? { effects: checkEffects(where, config.effects) } : {}),
     order,

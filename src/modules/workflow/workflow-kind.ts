@@ -19,7 +19,7 @@ import {
   compensationBuilder,
   isCompensation,
 } from './compensation.js'
-import type { WorkflowDefinition } from './define-workflow.js'
+import type { NodeSpec, WorkflowDefinition } from './define-workflow.js'
 import { type Directive, directiveBuilders, isDirective, type MapDirective } from './directives.js'
 import { NodeBodyContext } from './node-context.js'
 
@@ -167,9 +167,14 @@ function decideNodes(def: WorkflowDefinition, recorded: WorkflowState, ctx: Ctx)
   /** Pushes a node's commands; with lookahead, notes the node finished or skipped by them. */
   const push = (id: string, step: Command[]) => {
     out.push(...step)
-    if (!lookahead) return
+    const setAttributes = def.nodes[id].attributes
+    if (!lookahead && !setAttributes) return
     const ended = endOf(step, id)
     if (!ended) return
+    if (setAttributes && 'result' in ended) {
+      out.push(attributesOf(id, setAttributes, ctx.input, ended.result, results))
+    }
+    if (!lookahead) return
     ;(doneNow ??= new Set()).add(id)
     running--
     if ('result' in ended) results = Object.freeze(withEntry(results, id, ended.result))
@@ -351,6 +356,25 @@ function reopenedSince(id: string, node: NodeState, ctx: Ctx): number | undefine
 }
 
 /** Whether `step` finishes (with its result) or skips node `id`. */
+/** A node's `attributes` hook as the command that sets them (a throw fails the run). */
+function attributesOf(
+  id: string,
+  hook: NonNullable<NodeSpec['attributes']>,
+  input: unknown,
+  result: Json,
+  results: Record<string, any>,
+): Command {
+  try {
+    return commands.attributes(hook({ input, result, results }))
+  } catch (error) {
+    const { message } = toErrorInfo(error)
+    return commands.fail({
+      code: 'INVALID_ATTRIBUTES',
+      message: `node ${id}: attributes: ${message}`,
+    })
+  }
+}
+
 function endOf(step: Command[], id: string): { result: Json } | { skipped: true } | undefined {
   for (const command of step) {
     if (command.type !== 'emit' || (command.payload as { nodeId?: string })?.nodeId !== id) continue

@@ -9,7 +9,7 @@
 // `defineOrderedWorkflow` (ordered-types.ts), the nodes as a list, types them all.
 // `output` runs after every node is checked, and sees every result typed; so does the definition
 // (`ctx.spawn(child)` gets the child's output type).
-import type { RetryPolicy } from '../../core/module-api.js'
+import type { RetryPolicy, RunAttributeValue } from '../../core/module-api.js'
 import type { Compensation, CompensationContext } from './compensation.js'
 import type { Directive, NodeContext } from './directives.js'
 
@@ -116,8 +116,20 @@ export type NodesConfig<I, A, F, W, R, D = {}, Sg = {}> = {
     compensate?: (ctx: CompensationContext<I>) => Compensation
     /** Attempts of the compensation's effect (default: the effect's own policy). */
     compensateRetry?: RetryPolicy
+    /**
+     * The run's attributes to set once the node finishes, from its result (null removes one;
+     * docs/operating-runs.md, "Attributes").
+     */
+    attributes?: NodeAttributesFn<I>
   }
 }
+
+/** A node's `attributes`: from the run's input, the node's result and the results so far. */
+export type NodeAttributesFn<I> = (ctx: {
+  input: I
+  result: any
+  results: Record<string, any>
+}) => Record<string, RunAttributeValue | null>
 
 /** The output of a workflow: what `output` returns, else every node's result by id. */
 export type WorkflowOutput<F, W, R, O> = unknown extends O ? FinalResults<F, W, R> : O

@@ -1,3 +1,4 @@
+import type { RunAttributes } from '../../core/attributes.js'
 import { claimFree, type HeldClaim } from '../../core/claim-rule.js'
 import { type EventEnvelope, isTerminal, type RunStatus } from '../../core/envelope.js'
 import {
@@ -20,6 +21,7 @@ import type {
 import { deletionRecord } from '../../core/run-deletion.js'
 import { EVERY_CAPABILITY } from '../../core/store-capabilities.js'
 import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../core/summaries.js'
+import { attributesAfter } from '../shared/attribute-events.js'
 import { checkClaim, toLease } from '../shared/lease-rule.js'
 import { memoryClaims } from './memory-claims.js'
 import { memoryFeed } from './memory-feed.js'
@@ -35,6 +37,8 @@ interface RunLog {
   tail: number
   keys: Set<string>
   meta?: RunMeta
+  /** The attributes its events set (`attributesAfter`). */
+  attributes?: RunAttributes
   listeners: Set<EventListener>
   /** Position in creation order (1, 2, …) from the first append that wrote; 0 before. */
   position: number
@@ -164,6 +168,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       target.tail = expectedSeq + events.length
       if (idempotencyKey !== undefined) target.keys.add(idempotencyKey)
       if (meta) target.meta = { ...meta }
+      target.attributes = attributesAfter(target.attributes, events)
       if (events.length > 0) feed.committed(events)
       // Listeners see committed events; one that throws never fails the append or the others.
       if (events.length > 0) {
@@ -223,9 +228,10 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       let i = newest ? (from === undefined ? created.length : from - 1) - 1 : (from ?? 0)
       // One more than asked for tells whether a next page exists.
       for (; i >= 0 && i < created.length && page.length <= query.limit; i += newest ? -1 : 1) {
-        const meta = runs.get(created[i])?.meta
-        if (!meta) continue
-        const summary = { runId: created[i], ...meta }
+        const log = runs.get(created[i])
+        if (!log?.meta) continue
+        const summary: RunSummary = { runId: created[i], ...log.meta }
+        if (log.attributes) summary.attributes = log.attributes
         if (summaryMatches(summary, query)) page.push(summary)
       }
       if (page.length <= query.limit) return { runs: page, nextCursor: null }

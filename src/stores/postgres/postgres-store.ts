@@ -17,8 +17,8 @@ import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.j
 import { checkBatch } from '../shared/append-batch.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import { runListeners } from '../shared/run-listeners.js'
-import { summaryPageSql } from '../shared/summary-filter.js'
-import { rowToSummary, type SummaryRow } from '../shared/summary-rows.js'
+import { type AttributeRow, pageAttributesSql, summaryPageSql } from '../shared/summary-filter.js'
+import { attachAttributes, rowToSummary, type SummaryRow } from '../shared/summary-rows.js'
 import { createChangeFeed } from './change-feed.js'
 import {
   createOwnPool,
@@ -362,21 +362,26 @@ export function postgresStore(
     subscribe,
     listSummaries: async (query) => {
       const cursor = query.cursor === undefined ? undefined : decodeSummaryCursor(query.cursor)
-      const page = summaryPageSql(
-        `${schema.sql}.skein_runs`,
-        META_COLUMNS,
-        query,
-        cursor,
-        'postgres',
-      )
+      const tables = {
+        runs: `${schema.sql}.skein_runs`,
+        attributes: `${schema.sql}.skein_run_attributes`,
+      }
+      const page = summaryPageSql(tables, META_COLUMNS, query, cursor, 'postgres')
       const rows = (await read('list summaries', page.sql, page.params)) as Array<
         SummaryRow & { run_no: string }
       >
       const more = rows.length > query.limit
       if (more) rows.pop()
       const last = rows[rows.length - 1]
+      const runNos = rows.map((row) => Number(row.run_no))
+      const runs = rows.map(rowToSummary)
+      if (runNos.length > 0) {
+        const attributes = pageAttributesSql(tables, runNos, 'postgres')
+        const found = await read('list summary attributes', attributes.sql, attributes.params)
+        attachAttributes(runs, runNos, found as AttributeRow[])
+      }
       return {
-        runs: rows.map(rowToSummary),
+        runs,
         nextCursor: more ? encodeSummaryCursor(Number(last.run_no)) : null,
       }
     },

@@ -272,6 +272,49 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   // v13 (flow control's rate, singleton and debounce; docs/flow-control.md): rate admissions,
   // debounce windows, and the admission function that counts them (flow-controls-migration.ts).
   (s) => flowControlsMigration(s),
+  // v14 (run attributes; docs/operating-runs.md, "Attributes"): one row per run and attribute
+  // name, text in str_value (byte order: COLLATE "C"), numbers and booleans (1/0, is_bool) in
+  // num_value, each indexed as (name, value, run_no): a value's runs in creation order. The
+  // trigger keeps the rows in the append's transaction from the two events that set
+  // attributes (null removes a name); a run's rows go with its row (the foreign key).
+  (s) => `
+  CREATE TABLE ${s}.skein_run_attributes (
+    run_no bigint NOT NULL REFERENCES ${s}.skein_runs (run_no) ON DELETE CASCADE,
+    name text NOT NULL,
+    str_value text COLLATE "C",
+    num_value double precision,
+    is_bool boolean NOT NULL DEFAULT false,
+    PRIMARY KEY (run_no, name)
+  );
+  CREATE INDEX skein_run_attributes_str ON ${s}.skein_run_attributes (name, str_value, run_no)
+    WHERE str_value IS NOT NULL;
+  CREATE INDEX skein_run_attributes_num ON ${s}.skein_run_attributes (name, num_value, run_no)
+    WHERE num_value IS NOT NULL;
+  CREATE FUNCTION ${s}.skein_index_attributes() RETURNS trigger LANGUAGE plpgsql AS $skein_attrs$
+  DECLARE
+    attrs json := NEW.payload::json -> 'attributes';
+  BEGIN
+    IF attrs IS NULL OR json_typeof(attrs) <> 'object' THEN RETURN NULL; END IF;
+    DELETE FROM ${s}.skein_run_attributes WHERE run_no = NEW.run_no AND name IN
+      (SELECT a.key FROM json_each(attrs) a WHERE json_typeof(a.value) = 'null');
+    INSERT INTO ${s}.skein_run_attributes (run_no, name, str_value, num_value, is_bool)
+      SELECT NEW.run_no, a.key,
+        CASE json_typeof(a.value) WHEN 'string' THEN a.value #>> '{}' END,
+        CASE json_typeof(a.value)
+          WHEN 'number' THEN (a.value #>> '{}')::double precision
+          WHEN 'boolean' THEN CASE WHEN (a.value #>> '{}')::boolean THEN 1 ELSE 0 END
+        END,
+        json_typeof(a.value) = 'boolean'
+      FROM json_each(attrs) a WHERE json_typeof(a.value) IN ('string', 'number', 'boolean')
+      ON CONFLICT (run_no, name) DO UPDATE SET str_value = EXCLUDED.str_value,
+        num_value = EXCLUDED.num_value, is_bool = EXCLUDED.is_bool;
+    RETURN NULL;
+  END
+  $skein_attrs$;
+  CREATE TRIGGER skein_run_attributes_set AFTER INSERT ON ${s}.skein_events FOR EACH ROW
+    WHEN (NEW.type IN ('runtime.run.started', 'runtime.run.attributes'))
+    EXECUTE FUNCTION ${s}.skein_index_attributes();
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

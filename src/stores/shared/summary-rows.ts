@@ -1,4 +1,5 @@
 import type { RunSummary } from '../../core/ports.js'
+import { type AttributeRow, attributeValueOf } from './summary-filter.js'
 
 /**
  * A run row's summary columns as SQLite and Postgres give them (Postgres drivers return bigint
@@ -27,4 +28,18 @@ export function rowToSummary(row: SummaryRow): RunSummary {
     updatedAt: Number(row.updated_at),
     nextDeadlineAt: row.next_deadline_at === null ? null : Number(row.next_deadline_at),
   }
+}
+
+/** Puts each attribute row on its run's summary (`runNos[i]` is `summaries[i]`'s run). */
+export function attachAttributes(
+  summaries: RunSummary[],
+  runNos: readonly number[],
+  rows: readonly AttributeRow[],
+): RunSummary[] {
+  const byRunNo = new Map(runNos.map((runNo, i) => [runNo, summaries[i]]))
+  for (const row of rows) {
+    const summary = byRunNo.get(Number(row.run_no))
+    if (summary) (summary.attributes ??= {})[row.name] = attributeValueOf(row)
+  }
+  return summaries
 }

@@ -291,6 +291,34 @@ const MIGRATIONS: readonly string[] = [
     opened_at INTEGER NOT NULL
   );
   CREATE INDEX skein_flow_debounce_key ON skein_flow_debounce (queue, debounce_key);
+  -- v14 (run attributes; docs/operating-runs.md, "Attributes"): one row per run and attribute
+  -- name. value has no declared type, so numbers stay numbers and text stays text (booleans
+  -- are 1/0, is_bool says which). (name, value, run_no) finds a value's runs in creation
+  -- order. The trigger keeps the rows in the append's own transaction from the two events
+  -- that set attributes (the start's and runtime.run.attributes; null removes a name); a
+  -- run's rows go with its row.
+  CREATE TABLE skein_run_attributes (
+    run_no INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    value NOT NULL,
+    is_bool INTEGER NOT NULL,
+    PRIMARY KEY (run_no, name)
+  ) WITHOUT ROWID;
+  CREATE INDEX skein_run_attributes_value ON skein_run_attributes (name, value, run_no);
+  CREATE TRIGGER skein_run_attributes_set AFTER INSERT ON skein_events
+    WHEN NEW.type IN ('runtime.run.started', 'runtime.run.attributes')
+  BEGIN
+    DELETE FROM skein_run_attributes WHERE run_no = NEW.run_no AND name IN
+      (SELECT key FROM json_each(NEW.payload, '$.attributes') WHERE type = 'null');
+    INSERT INTO skein_run_attributes (run_no, name, value, is_bool)
+      SELECT NEW.run_no, key, atom, type IN ('true', 'false')
+      FROM json_each(NEW.payload, '$.attributes') WHERE type IN ('true', 'false', 'integer', 'real', 'text')
+      ON CONFLICT (run_no, name) DO UPDATE SET value = excluded.value, is_bool = excluded.is_bool;
+  END;
+  CREATE TRIGGER skein_run_attributes_drop AFTER DELETE ON skein_runs
+  BEGIN
+    DELETE FROM skein_run_attributes WHERE run_no = OLD.run_no;
+  END;
   `,
 ]
 
