@@ -4,6 +4,7 @@ import { render } from 'preact'
 import { useEffect, useErrorBoundary, useState } from 'preact/hooks'
 import { config, token } from './api.js'
 import { html } from './html.js'
+import { QueuesPage } from './queues-page.js'
 import { RunPage } from './run-page.js'
 import { RunsPage } from './runs-page.js'
 import { SchedulesPage } from './schedules-page.js'
@@ -11,6 +12,7 @@ import { SchedulesPage } from './schedules-page.js'
 const parseRoute = () => {
   const hash = location.hash.replace(/^#/, '')
   if (hash.startsWith('/schedules')) return { page: 'schedules' }
+  if (hash.startsWith('/queues')) return { page: 'queues' }
   const match = /^\/runs\/([^?]+)/.exec(hash)
   return match ? { page: 'run', runId: decodeURIComponent(match[1]) } : { page: 'runs' }
 }
@@ -66,7 +68,8 @@ function App() {
   }, [route])
   return html`<header class="top">
       <a class="brand" href="#/">${config.title}</a>
-      <nav aria-label="Main"><a href="#/">Runs</a> <a href="#/schedules">Schedules</a></nav>
+      <nav aria-label="Main"><a href="#/">Runs</a> <a href="#/schedules">Schedules</a>
+        <a href="#/queues">Queues</a></nav>
       <${TokenForm} onChange=${() => setGeneration((g) => g + 1)} />
     </header>
     <main id="main">
@@ -76,7 +79,9 @@ function App() {
             ? html`<${RunPage} runId=${route.runId} />`
             : route.page === 'schedules'
               ? html`<${SchedulesPage} />`
-              : html`<${RunsPage} />`
+              : route.page === 'queues'
+                ? html`<${QueuesPage} />`
+                : html`<${RunsPage} />`
         }
       <//>
     </main>`
