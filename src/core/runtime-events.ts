@@ -300,6 +300,25 @@ export interface SignalReceivedPayload {
   events: number
 }
 
+/**
+ * Input for a run recorded by a host that does not register the run's definition version
+ * (docs/deploys.md): not yet matched or checked; a host that registers it applies it.
+ */
+export interface InputDeferredPayload {
+  events: Array<{ type: string; payload: Json; threadId?: string }>
+  identity?: Json
+  /** The request's digest when it carried an idempotency key (retries compare it). */
+  digest?: string
+  /** The definition version the recording host lacked (`kind:name@version`). */
+  missing: string
+}
+
+/** A deferred input (at `seq`) applied by a host that executes the run, or refused there. */
+export interface InputAppliedPayload {
+  seq: number
+  refused?: ErrorInfo
+}
+
 /** Every runtime event type with its payload. */
 export interface RuntimeEventPayloads {
   'runtime.run.started': RunStartedPayload
@@ -332,6 +351,8 @@ export interface RuntimeEventPayloads {
   'runtime.effect.cancel.requested': EffectCancelRequestedPayload
   'runtime.cancel.requested': CancelRequestedPayload
   'runtime.signal.received': SignalReceivedPayload
+  'runtime.input.deferred': InputDeferredPayload
+  'runtime.input.applied': InputAppliedPayload
 }
 
 export type RuntimeEventType = keyof RuntimeEventPayloads
@@ -378,6 +399,8 @@ export const RT = {
   effectCancelRequested: 'runtime.effect.cancel.requested',
   cancelRequested: 'runtime.cancel.requested',
   signalReceived: 'runtime.signal.received',
+  inputDeferred: 'runtime.input.deferred',
+  inputApplied: 'runtime.input.applied',
 } as const satisfies Record<string, RuntimeEventType>
 
 export const RUNTIME_PREFIX = 'runtime.'

@@ -46,6 +46,7 @@ import {
   scheduleFoldedDeadlines,
   scheduleStoredDeadlines,
 } from './deadline-recovery.js'
+import { deferSignal, missingDefinition } from './deferred-inputs.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
 import { UNLIMITED_FLOW } from './flow-admission.js'
 import { LocalRuns } from './local-runs.js'
@@ -332,6 +333,13 @@ export class RuntimeEngine implements EngineRuntime {
     try {
       return await signal()
     } catch (error) {
+      // This host lacks the run's definition version: the input is recorded for a host that
+      // registers it (docs/deploys.md).
+      const missing = missingDefinition(error)
+      if (missing !== undefined) {
+        const request = { ...options, digest: prepared.digest }
+        return deferSignal(this.ctx, this.controller(runId), prepared.events, request, missing)
+      }
       // Another process recorded the same key first: the store refused the append (its error
       // names no seq, unlike the fold's own check). Reloaded with that key, the same events
       // are a no-op and others conflict.

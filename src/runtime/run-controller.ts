@@ -104,7 +104,11 @@ export class RunController {
    * EngineStoppedError once the engine is stopping (only `drive`, which records the outcomes
    * of work already in flight, still runs while a graceful stop waits).
    */
-  enqueue<T>(name: string, run: (fold: RunFold | null) => Promise<T>): Promise<T> {
+  enqueue<T>(
+    name: string,
+    run: (fold: RunFold | null) => Promise<T>,
+    unfolded?: () => Promise<T>,
+  ): Promise<T> {
     if (this.host.stopped || (this.host.stopping && name !== 'drive')) {
       return Promise.reject(
         new EngineStoppedError('the engine is stopped: nothing was written', { runId: this.runId }),
@@ -124,12 +128,36 @@ export class RunController {
       this.queue.push({
         name,
         cause,
-        run: () => this.withFold(run, name !== 'drive'),
+        run: () => (unfolded ? this.withSeat(unfolded) : this.withFold(run, name !== 'drive')),
         resolve,
         reject,
       })
       if (!this.running) void this.pump()
     })
+  }
+
+  /**
+   * Queues an operation that runs as the run's owner without loading its fold: a host that
+   * cannot fold the run (its definition version is not registered here) records input for one
+   * that can (deferred-inputs.ts).
+   */
+  enqueueUnfolded<T>(name: string, run: () => Promise<T>): Promise<T> {
+    return this.enqueue(name, run, run)
+  }
+
+  /** Runs `run` as the run's owner; retries seq conflicts and lost take-overs as `withFold` does. */
+  private async withSeat<T>(run: () => Promise<T>): Promise<T> {
+    for (let attempt = 0, lost = 0; ; attempt++) {
+      const owning = this.writer.own(true)
+      if (!(owning === true || (await owning))) continue
+      try {
+        return await run()
+      } catch (error) {
+        if (SeqConflictError.is(error) && attempt < CONFLICT_RETRIES) continue
+        if (LeaseLostError.is(error) && lost++ < LEASE_RETRIES) continue
+        throw error
+      }
+    }
   }
 
   /** A coalesced wake: joins a wake that is queued and not yet running. */

@@ -4,6 +4,7 @@ import { isTerminal } from '../core/envelope.js'
 import { emptyFold, type RunFold } from '../core/fold/index.js'
 import type { AppendOptions } from '../core/ports.js'
 import { type EngineContext, newRunMemory, type RunMemory } from './context.js'
+import { deferredInputsSeed } from './deferred-inputs.js'
 import { releasePermits } from './effect-gate.js'
 import { RunSeat } from './ownership/run-seat.js'
 import { catchUp, loadFold, saveSnapshot } from './snapshots.js'
@@ -149,7 +150,10 @@ export class RunWriter {
   }
 
   /** One wake pass over `fold`, recording what `seed` adds first. */
-  pass(fold: RunFold, seed?: Seed, seedKind?: SeedKind): Promise<WakeResult> {
+  async pass(fold: RunFold, seed?: Seed, seedKind?: SeedKind): Promise<WakeResult> {
+    // Input other hosts recorded for this run without executing it comes first, in its order.
+    const deferred = deferredInputsSeed(this.ctx, fold)
+    if (deferred) await new WakePass(this.ctx, this.mem, fold, this).run(deferred, 'input')
     return new WakePass(this.ctx, this.mem, fold, this).run(seed, seedKind)
   }
 

@@ -81,4 +81,56 @@ describe.each(kinds)('a mixed fleet on $name', (kind) => {
     // Neither host tried a run it cannot fold (that fails its wake and logs an error).
     expect([...oldLog.lines, ...newLog.lines]).toEqual([])
   })
+
+  it('accepts a signal on a host without the run’s version; a host with it executes the run', async () => {
+    const storage = kind.fresh()
+    const gated = (version: string, host: string) =>
+      defineWorkflow({
+        name: 'order',
+        version,
+        nodes: {
+          paid: { run: (ctx) => ctx.waitFor('shop.paid') },
+          done: { after: ['paid'], run: () => ({ version, host }) },
+        },
+      })
+    const oldHost = createEngine({
+      store: storage.open(),
+      modules: [workflow({ definitions: [gated('v1', 'old')] })],
+      ownership: { owner: 'old', pollMs: 10 },
+    })
+    const newHost = createEngine({
+      store: storage.open(),
+      modules: [workflow({ definitions: [gated('v2', 'new')] })],
+      ownership: { owner: 'new', pollMs: 10 },
+    })
+    engines.push(oldHost, newHost)
+    await oldHost.startRun({ kind: 'workflow', definitionName: 'order', runId: 'o1' })
+    await oldHost.startRun({ kind: 'workflow', definitionName: 'order', runId: 'o2' })
+
+    const paid = [{ type: 'shop.paid', payload: { by: 'new host' } }]
+    const reply = await newHost.signal('o1', paid, { idempotencyKey: 'pay-o1' })
+    expect(reply).toMatchObject({ runId: 'o1', executing: false, definitionVersion: 'v1' })
+    expect((reply as { reason?: string }).reason).toMatch(/workflow:order@v1/)
+    // A retry of the same request is recorded once.
+    await newHost.signal('o1', paid, { idempotencyKey: 'pay-o1' })
+    // Over HTTP the same: 200, the state says the run is executed elsewhere.
+    const res = (await newHost.fetch(
+      new Request('http://x/runs/o2/events', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ events: paid }),
+      }),
+    ))!
+    expect(res.status).toBe(200)
+    expect((await res.json()).state).toMatchObject({ executing: false })
+
+    for (const runId of ['o1', 'o2']) {
+      const state = await settled(oldHost, runId)
+      expect(state.status).toBe('completed')
+      expect(state.output).toMatchObject({ done: { version: 'v1', host: 'old' } })
+    }
+    const types = (await oldHost.getEvents('o1')).map((e) => e.type)
+    expect(types.filter((t) => t === 'runtime.input.deferred')).toHaveLength(1)
+    expect(types.filter((t) => t === 'shop.paid')).toHaveLength(1)
+  })
 })

@@ -1,7 +1,7 @@
 import type { RunState } from '../envelope.js'
 import type { Json } from '../json.js'
 import type { Registry } from '../registry.js'
-import type { RuntimeEvent, RuntimeEventType } from '../runtime-events.js'
+import type { InputDeferredPayload, RuntimeEvent, RuntimeEventType } from '../runtime-events.js'
 import { dict } from './dict.js'
 import type { EffectRecord } from './effect-record.js'
 import type { ThreadBook } from './thread-book.js'
@@ -30,6 +30,11 @@ export interface RunFold {
    * keys recorded before digests were.
    */
   signalDigests?: Record<string, string>
+  /**
+   * Input recorded by a host that could not execute the run, by seq, until a host that can
+   * applies it (`runtime.input.deferred` / `runtime.input.applied`). Absent when none waits.
+   */
+  deferredInputs?: Record<string, InputDeferredPayload>
   /** Run-start idempotency key, if any. */
   startKey?: string
   startInput: Json
@@ -83,6 +88,7 @@ export function cloneFold(fold: RunFold): RunFold {
     timers: dict(fold.timers),
     signalKeys: dict(fold.signalKeys),
     signalDigests: dict(fold.signalDigests),
+    ...(fold.deferredInputs && { deferredInputs: dict(fold.deferredInputs) }),
     projections: dict(fold.projections),
   }
 }

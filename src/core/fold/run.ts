@@ -32,6 +32,20 @@ export const runCases: FoldCases = {
     if (fold.signalKeys[key] === undefined) fold.signalKeys[key] = event.seq
     ;(fold.signalDigests ??= dict())[key] = event.payload.digest
   },
+  [RT.inputDeferred]: (fold, event) => {
+    ;(fold.deferredInputs ??= dict())[String(event.seq)] = event.payload
+    const key = event.idempotencyKey
+    if (key === undefined) return
+    if (fold.signalKeys[key] === undefined) fold.signalKeys[key] = event.seq
+    if (event.payload.digest !== undefined)
+      (fold.signalDigests ??= dict())[key] = event.payload.digest
+  },
+  [RT.inputApplied]: (fold, event) => {
+    const pending = fold.deferredInputs
+    if (!pending) return
+    delete pending[String(event.payload.seq)]
+    if (Object.keys(pending).length === 0) delete fold.deferredInputs
+  },
   [RT.runQueued]: (fold, event) => {
     fold.state.status = 'queued'
     fold.flow = { queue: event.payload.queue, key: event.payload.key }

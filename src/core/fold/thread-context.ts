@@ -30,19 +30,19 @@ export function threadContext(registry: Registry, fold: RunFold, threadId: strin
   const cached = book[CACHE]
   if (cached) return cached
   const thread = fold.state.threads[threadId]
+  const ref = { kind: thread.kind, name: thread.definitionName, version: thread.definitionVersion }
   const kind = registry.kinds.get(thread.kind)
   if (!kind) {
     throw new DeterminismError(
       `run ${fold.state.runId}: thread ${threadId} is of kind "${thread.kind}", which no registered module provides; register the module that provides it`,
-      { runId: fold.state.runId, threadId, kind: thread.kind },
+      { runId: fold.state.runId, threadId, kind: thread.kind, missing: definitionLabel(ref) },
     )
   }
-  const ref = { kind: thread.kind, name: thread.definitionName, version: thread.definitionVersion }
   const definition = registry.resolve(ref)
   if (!definition) {
     throw new DeterminismError(
       `run ${fold.state.runId}: thread ${threadId} was started from ${definitionLabel(ref)}, which is not registered; register that definition version to continue this run`,
-      { runId: fold.state.runId, threadId },
+      { runId: fold.state.runId, threadId, missing: definitionLabel(ref) },
     )
   }
   const ctx: KindContext = {
