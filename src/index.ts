@@ -124,6 +124,8 @@ export {
   type ProjectionDefinition,
   payload,
   type RetryPolicy,
+  type RunAttributeTypes,
+  type RunAttributeValue,
   type RuntimeEvent,
   type RuntimeEventPayloads,
   RuntimeEvents,
