@@ -1,18 +1,13 @@
-import {
-  type JetStreamClient,
-  type JetStreamManager,
-  jetstream,
-  jetstreamManager,
-} from '@nats-io/jetstream'
+import { type JetStreamClient, type JetStreamManager, jetstream } from '@nats-io/jetstream'
 import { checkArchivedRun } from '../core/archive-check.js'
 import { ARCHIVE_FORMAT, type ArchivedRun, type ArchiveSink } from '../core/archive-types.js'
 import type { EventEnvelope } from '../core/envelope.js'
 import type { Snapshot } from '../core/ports.js'
 import {
-  ensureStream,
   type NatsStreamOptions,
   open,
   runSubject,
+  streamSession,
   subjectOf,
 } from './nats-replica.js'
 
@@ -55,26 +50,8 @@ export function natsArchive(options: NatsArchiveOptions): ArchiveSink & { close(
   const { stream } = options
   const subject = subjectOf(options)
   const timeout = options.publishTimeoutMs ?? 10_000
-  let session:
-    | Promise<{ js: JetStreamClient; jsm: JetStreamManager; close: () => Promise<void> }>
-    | undefined
-  const connected = () => {
-    session ??= (async () => {
-      const { nc, close } = await open(options)
-      try {
-        const jsm = await jetstreamManager(nc)
-        await ensureStream(jsm, stream, subject, options.duplicateWindowMs ?? 120_000)
-        return { js: jetstream(nc), jsm, close }
-      } catch (error) {
-        await close().catch(() => {})
-        throw error
-      }
-    })()
-    session.catch(() => {
-      session = undefined
-    })
-    return session
-  }
+  const session = streamSession(options, stream, subject)
+  const connected = session.connected
 
   const publishRun = async (js: JetStreamClient, jsm: JetStreamManager, run: ArchivedRun) => {
     const to = runSubject(subject, run.runId)
@@ -111,11 +88,7 @@ export function natsArchive(options: NatsArchiveOptions): ArchiveSink & { close(
       const { js, jsm } = await connected()
       await Promise.all(runs.map((run) => publishRun(js, jsm, run)))
     },
-    async close() {
-      const current = session
-      session = undefined
-      if (current) await (await current.catch(() => undefined))?.close()
-    },
+    close: session.close,
   }
 }
 

@@ -116,6 +116,44 @@ export async function ensureStream(
 }
 
 /**
+ * One lazily opened connection to a stream (created when missing) shared by a sink's calls: a
+ * failed connect is tried again by the next call; `close` ends it.
+ */
+export function streamSession(
+  options: NatsStreamOptions & { duplicateWindowMs?: number },
+  stream: string,
+  subject: string,
+) {
+  let session:
+    | Promise<{ js: JetStreamClient; jsm: JetStreamManager; close: () => Promise<void> }>
+    | undefined
+  return {
+    connected() {
+      session ??= (async () => {
+        const { nc, close } = await open(options)
+        try {
+          const jsm = await jetstreamManager(nc)
+          await ensureStream(jsm, stream, subject, options.duplicateWindowMs ?? 120_000)
+          return { js: jetstream(nc), jsm, close }
+        } catch (error) {
+          await close().catch(() => {})
+          throw error
+        }
+      })()
+      session.catch(() => {
+        session = undefined
+      })
+      return session
+    },
+    async close() {
+      const current = session
+      session = undefined
+      if (current) await (await current.catch(() => undefined))?.close()
+    },
+  }
+}
+
+/**
  * A post-commit projector (`createEngine({ projectors: [natsReplica(...)] })`) that publishes
  * every run's events, in seq order, to a NATS JetStream stream, one message per event: subject
  * `<subject>.<runId>`, data the envelope's JSON, message id `runId:seq`. A batch delivered again
@@ -133,26 +171,8 @@ export function natsReplica(options: NatsReplicaOptions): NatsReplica {
   const subject = subjectOf(options)
   const maxInFlight = options.maxInFlight ?? 1024
   const timeout = options.publishTimeoutMs ?? 10_000
-  let session: Promise<{ js: JetStreamClient; close: () => Promise<void> }> | undefined
-
-  const connected = () => {
-    session ??= (async () => {
-      const { nc, close } = await open(options)
-      try {
-        const jsm = await jetstreamManager(nc)
-        await ensureStream(jsm, stream, subject, options.duplicateWindowMs ?? 120_000)
-        return { js: jetstream(nc), close }
-      } catch (error) {
-        await close().catch(() => {})
-        throw error
-      }
-    })()
-    // A failed connect is tried again by the next batch (the projector retries it).
-    session.catch(() => {
-      session = undefined
-    })
-    return session
-  }
+  const session = streamSession(options, stream, subject)
+  const connected = session.connected
 
   // Publishes sent and not yet acknowledged (each settles, never rejects), and the first
   // failure among them since the last flush.
@@ -206,11 +226,7 @@ export function natsReplica(options: NatsReplicaOptions): NatsReplica {
     ...projector,
     stream,
     subject,
-    async close() {
-      const current = session
-      session = undefined
-      if (current) await (await current.catch(() => undefined))?.close()
-    },
+    close: session.close,
   }) as NatsReplica
 }
 
