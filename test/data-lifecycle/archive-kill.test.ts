@@ -7,6 +7,7 @@ import { type ArchivedRun, readArchive } from 'skein'
 import { sqliteStore } from 'skein/sqlite'
 import { makeEnvelopes } from 'skein/testing'
 import { afterAll, describe, expect, it } from 'vitest'
+import { appendFinishedRuns } from '../support/finished-runs.js'
 
 // kill -9 during an archiving retention sweep (docs/data-lifecycle.md, "Archives"): every run
 // is in the store whole or in the archive whole (never neither), and a second process that
@@ -53,23 +54,7 @@ describe('an archiving retention sweep killed mid-way', () => {
     const db = join(dir, 'runs.db')
     const archive = join(dir, 'archive')
     const store = sqliteStore({ path: db })
-    const meta = {
-      status: 'completed' as const,
-      kind: 'workflow',
-      definitionName: 'job',
-      definitionVersion: '1',
-      createdAt: 1,
-      updatedAt: 1,
-      nextDeadlineAt: null,
-    }
-    for (let i = 0; i < RUNS; i += 500) {
-      const batch: Array<Promise<void>> = []
-      for (let j = i; j < i + 500; j++) {
-        const runId = `old-${j}`
-        batch.push(store.append(runId, makeEnvelopes(runId, 1, EVENTS), { expectedSeq: 0, meta }))
-      }
-      await Promise.all(batch)
-    }
+    await appendFinishedRuns(store, RUNS, EVENTS)
     await store.close()
 
     const first = child(db, archive, 'kill')

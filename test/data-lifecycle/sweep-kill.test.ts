@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { sqliteStore } from 'skein/sqlite'
-import { makeEnvelopes } from 'skein/testing'
 import { afterAll, describe, expect, it } from 'vitest'
+import { appendFinishedRuns } from '../support/finished-runs.js'
 
 // kill -9 during a retention sweep (docs/data-lifecycle.md): every run is there whole or gone
 // whole, and each gone run left exactly its deletion record.
@@ -19,23 +19,7 @@ describe('a retention sweep killed mid-way', () => {
   it('leaves each run whole or gone, never half-deleted', async () => {
     const path = join(dir, 'runs.db')
     const store = sqliteStore({ path })
-    const meta = {
-      status: 'completed' as const,
-      kind: 'workflow',
-      definitionName: 'job',
-      definitionVersion: '1',
-      createdAt: 1,
-      updatedAt: 1,
-      nextDeadlineAt: null,
-    }
-    for (let i = 0; i < RUNS; i += 500) {
-      const batch: Array<Promise<void>> = []
-      for (let j = i; j < i + 500; j++) {
-        const runId = `old-${j}`
-        batch.push(store.append(runId, makeEnvelopes(runId, 1, EVENTS), { expectedSeq: 0, meta }))
-      }
-      await Promise.all(batch)
-    }
+    await appendFinishedRuns(store, RUNS, EVENTS)
     await store.close()
 
     const child = spawn(
