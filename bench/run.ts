@@ -25,6 +25,8 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['fan-out', './fan-out.ts', 'benchFanOut'],
   ['retention', './retention.ts', 'benchRetention'],
   ['attribute-search', './attribute-search.ts', 'benchAttributeSearch'],
+  ['result across processes', './result-latency.ts', 'benchResultLatency'],
+  ['bulk retry', './bulk-retry.ts', 'benchBulkRetry'],
   ['payload codec', './codec.ts', 'benchCodec'],
   ['skein vs peers (DBOS, Restate)', './peers.ts', 'benchPeers'],
 ]

@@ -53,9 +53,12 @@ async function cli(args: string[], url: string) {
 }
 
 describe('skein actor', () => {
-  it('serves an actor host over a directory; runs survive a restart; the listing is 501', async () => {
+  it('serves an actor host and its debugger over a directory; runs survive a restart; runs are listed from the registry', async () => {
     const host = await actor([fixture, '--dir', 'cells', '--port', '0'])
-    expect(host.out.join('')).toContain(`skein actor host ${host.url}`)
+    expect(host.out.join('')).toContain(`skein actor host ${host.url}\n  debugger ${host.url}/_skein/\n`)
+    const page = await fetch(`${host.url}/_skein/`)
+    expect(page.status).toBe(200)
+    expect(await page.text()).toContain('<div id="app">')
     const started = await cli(
       ['start', 'workflow', 'review', '--input', '{"topic":"a"}', '--run-id', 'kept', '--json'],
       host.url,
@@ -63,8 +66,8 @@ describe('skein actor', () => {
     expect(started.code, started.stderr).toBe(0)
     expect(existsSync(join(dir, 'cells', 'runs', 'kept.sqlite'))).toBe(true)
     const listing = await cli(['runs'], host.url)
-    expect(listing.code).toBe(1)
-    expect(listing.stderr).toMatch(/NOT_SUPPORTED: .*run registry.*\(HTTP 501\)/)
+    expect(listing.code, listing.stderr).toBe(0)
+    expect(listing.stdout).toContain('kept')
     expect(await host.stop()).toBe(0)
 
     const again = await actor([fixture, '--dir', 'cells', '--port', '0'])
