@@ -104,8 +104,16 @@ describe('skein actor', () => {
       const approved = await cli(['approve', 'pg-kept', '--json'], b.url)
       expect(approved.code, approved.stderr).toBe(0)
       expect(JSON.parse(approved.stdout).state.status).toBe('completed')
-      const { rows } = await schemas.admin.query(`SELECT run_id FROM "${schema}".skein_actor_runs`)
+      const { rows } = await schemas.admin.query(
+        `SELECT run_id, definition_version FROM "${schema}".skein_actor_runs`,
+      )
       expect(rows.map((r: { run_id: string }) => r.run_id)).toEqual(['pg-kept'])
+      // The start named no version: the registry records the one it resolved to.
+      expect(rows[0].definition_version).toMatch(/\S/)
+      // `skein runs` lists from that registry through either host.
+      const listing = await cli(['runs'], b.url)
+      expect(listing.code, listing.stderr).toBe(0)
+      expect(listing.stdout).toContain('pg-kept')
       expect(await a.stop()).toBe(0)
       expect(await b.stop()).toBe(0)
     }, 60_000)

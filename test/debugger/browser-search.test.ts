@@ -65,6 +65,13 @@ describe.skipIf(!hasChromium)('the run list search in Chromium', () => {
     await page.getByLabel('Order', { exact: true }).selectOption('oldest')
     await expect.poll(() => listed(page), WAIT).toEqual(['order-big', 'order-other'])
     await shot(page, 'runs-search')
+    // The address carries the search: opened elsewhere, it finds the same runs.
+    expect(decodeURIComponent(new URL(page.url()).hash)).toContain('attributes=amount>=100')
+    const shared = await browser.context.newPage()
+    await shared.goto(page.url())
+    await expect.poll(() => listed(shared), WAIT).toEqual(['order-big', 'order-other'])
+    expect(await shared.getByLabel('Attributes').inputValue()).toBe('amount>=100')
+    await shared.close()
 
     // A filter the server refuses shows its error, not an empty list.
     await page.getByLabel('Attributes').fill('colour=red')

@@ -6,6 +6,8 @@ import { html } from './html.js'
 
 export const STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled']
 
+const TIME_FILTERS = ['createdFrom', 'createdBefore', 'updatedFrom', 'updatedBefore']
+
 export const EMPTY_FILTERS = {
   statuses: [],
   definitionName: '',
@@ -13,6 +15,8 @@ export const EMPTY_FILTERS = {
   attributes: '',
   createdFrom: '',
   createdBefore: '',
+  updatedFrom: '',
+  updatedBefore: '',
   runIdPrefix: '',
   order: 'newest',
 }
@@ -28,6 +32,30 @@ export function attributeFilters(text) {
     .filter((part) => part !== '')
 }
 
+/** The filters in the page's address (`#/?statuses=failed&attributes=customer%3Dc42`), to share. */
+export function filtersToHash(filters) {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(filters)) {
+    const text = Array.isArray(value) ? value.join(',') : value
+    if (text !== EMPTY_FILTERS[name] && text !== '') query.set(name, text)
+  }
+  const text = query.toString()
+  return text ? `#/?${text}` : '#/'
+}
+
+/** The filters an address carries (unknown names and statuses are left out). */
+export function filtersFromHash(hash) {
+  const query = new URLSearchParams(hash.replace(/^#\/?\??/, ''))
+  const filters = { ...EMPTY_FILTERS }
+  for (const name of Object.keys(EMPTY_FILTERS)) {
+    const value = query.get(name)
+    if (value === null) continue
+    filters[name] =
+      name === 'statuses' ? value.split(',').filter((s) => STATUSES.includes(s)) : value
+  }
+  return filters
+}
+
 /** The filters as the query of `GET /runs/summaries` (without limit and cursor). */
 export function summaryQuery(filters) {
   const query = new URLSearchParams()
@@ -36,7 +64,7 @@ export function summaryQuery(filters) {
     if (filters[name].trim()) query.set(name, filters[name].trim())
   }
   // datetime-local inputs are local times: sent as epoch ms.
-  for (const name of ['createdFrom', 'createdBefore']) {
+  for (const name of TIME_FILTERS) {
     const at = filters[name] ? new Date(filters[name]).getTime() : Number.NaN
     if (Number.isFinite(at)) query.set(name, String(at))
   }
@@ -73,6 +101,16 @@ function AttributeInput({ value, onCommit }) {
     onKeyDown=${(e) => e.key === 'Enter' && commit()} />`
 }
 
+/** A time range filter: two local times, `from` (inclusive) and `before`. */
+function TimeRange({ label, from, before, filters, set }) {
+  return html`<span class="time-range">
+    <label for=${from}>${label} from</label>
+    <input id=${from} type="datetime-local" value=${filters[from]} onInput=${set(from)} />
+    <label for=${before}>before</label>
+    <input id=${before} type="datetime-local" value=${filters[before]} onInput=${set(before)} />
+  </span>`
+}
+
 /** `names`: definition names for the picker; `onChange(filters)` on every edit. */
 export function RunFilters({ filters, names, onChange }) {
   const set = (name) => (event) => onChange({ ...filters, [name]: event.currentTarget.value })
@@ -103,12 +141,8 @@ export function RunFilters({ filters, names, onChange }) {
       <label for="attribute-filter">Attributes</label>
       <${AttributeInput} value=${filters.attributes}
         onCommit=${(attributes) => onChange({ ...filters, attributes })} />
-      <label for="created-from">Created from</label>
-      <input id="created-from" type="datetime-local" value=${filters.createdFrom}
-        onInput=${set('createdFrom')} />
-      <label for="created-before">before</label>
-      <input id="created-before" type="datetime-local" value=${filters.createdBefore}
-        onInput=${set('createdBefore')} />
+      <${TimeRange} label="Created" from="createdFrom" before="createdBefore" filters=${filters} set=${set} />
+      <${TimeRange} label="Updated" from="updatedFrom" before="updatedBefore" filters=${filters} set=${set} />
       <label for="run-search">Run id starts with</label>
       <input id="run-search" type="search" value=${filters.runIdPrefix} onInput=${set('runIdPrefix')} />
       <label for="order">Order</label>

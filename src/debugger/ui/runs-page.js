@@ -6,7 +6,7 @@ import { api, config, describe, enc } from './api.js'
 import { time } from './format.js'
 import { html } from './html.js'
 import { waitingOn } from './run-facts.js'
-import { EMPTY_FILTERS, RunFilters, summaryQuery } from './run-filters.js'
+import { filtersFromHash, filtersToHash, RunFilters, summaryQuery } from './run-filters.js'
 
 const PAGE = 25
 const REFRESH_MS = 2000
@@ -55,7 +55,7 @@ const Attributes = ({ attributes }) =>
   )
 
 export function RunsPage() {
-  const [filters, setFilters] = useState(EMPTY_FILTERS)
+  const [filters, setFilters] = useState(() => filtersFromHash(location.hash))
   const [names, setNames] = useState([])
   const [cursors, setCursors] = useState([undefined])
   const [page, setPage] = useState(null)
@@ -93,6 +93,8 @@ export function RunsPage() {
   const search = (next) => {
     setFilters(next)
     setCursors([undefined])
+    // The address says what is searched, so it can be shared (no navigation, no history entry).
+    history.replaceState(null, '', filtersToHash(next))
   }
 
   return html`<section class="runs" aria-labelledby="runs-title">

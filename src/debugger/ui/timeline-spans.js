@@ -87,6 +87,11 @@ export function buildTimeline(events, now, time) {
       const r = row('run', 'run', `run ${p.definitionName}@${p.definitionVersion}`, null, at)
       open(r, at, 'running', 'running')
       depth.set(p.rootThreadId, 0)
+    } else if (type === 'runtime.run.queued' || type === 'runtime.run.admitted') {
+      // Flow control: the time a run waited for its queue is its own span.
+      const r = rows.get('run') ?? row('run', 'run', 'run', null, at)
+      if (type === 'runtime.run.queued') open(r, at, 'queued', `queued (${p.queue})`)
+      else open(r, at, 'running', 'running')
     } else if (RUN_END[type]) {
       close(rows.get('run'), at, RUN_END[type])
     } else if (type === 'runtime.thread.started') {
