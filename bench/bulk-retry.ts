@@ -85,7 +85,7 @@ async function measure(label: string, store: EventStore): Promise<Row[]> {
     ]
   } finally {
     await engine.stop()
-    await store.close()
+    await store.close?.()
   }
 }
 
@@ -107,7 +107,10 @@ export async function benchBulkRetry(): Promise<Row[]> {
   }
   try {
     out.push(
-      ...(await measure('Postgres', postgresStore({ connectionString: PG_URL }, { schema: SCHEMA }))),
+      ...(await measure(
+        'Postgres',
+        postgresStore({ connectionString: PG_URL }, { schema: SCHEMA }),
+      )),
     )
   } finally {
     await admin.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`)

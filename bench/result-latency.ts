@@ -49,7 +49,7 @@ async function waiter(target: Target): Promise<void> {
       if (runId === 'exit') {
         void engine
           .stop()
-          .then(() => store.close())
+          .then(() => store.close?.())
           .then(() => process.exit(0))
         return
       }
@@ -118,13 +118,18 @@ async function measure(target: Target): Promise<number[]> {
     proc.stdin?.write('exit\n')
     await new Promise((r) => (proc.exitCode !== null ? r(null) : proc.once('exit', r)))
     await engine.stop()
-    await store.close()
+    await store.close?.()
   }
   return latencies
 }
 
 const rows = (label: string, latencies: number[]): Row[] => [
-  { name: `${label}: completion to result, p50`, value: median(latencies), unit: 'ms', target: 100 },
+  {
+    name: `${label}: completion to result, p50`,
+    value: median(latencies),
+    unit: 'ms',
+    target: 100,
+  },
   { name: `${label}: completion to result, p99`, value: percentile(latencies, 99), unit: 'ms' },
 ]
 

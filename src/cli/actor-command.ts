@@ -46,7 +46,8 @@ export function registerActorCommand(program: Command, io: CliIo): void {
       'cells over one shared Postgres store instead of --dir (several hosts on one schema)',
     )
     .option('--schema <name>', 'the Postgres schema of --store', 'skein')
-  addDebuggerOption(actor).action(async (modulePath: string | undefined, _o: unknown, command: Command) => {
+  addDebuggerOption(actor).action(
+    async (modulePath: string | undefined, _o: unknown, command: Command) => {
       const o = command.optsWithGlobals<ActorOptions>()
       const cwd = io.cwd ?? process.cwd()
       const port = parseCount('--port', o.port)!
@@ -119,7 +120,8 @@ export function registerActorCommand(program: Command, io: CliIo): void {
         await host.stop({ graceMs: STOP_GRACE_MS })
         await store?.close()
       }
-    })
+    },
+  )
 }
 
 const untilAborted = (signal?: AbortSignal) =>

@@ -50,7 +50,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     )
     .option('--log <level>', 'debug, info, warn, error, or off', 'info')
     .option('--log-format <format>', "'pretty' or 'json' (JSON lines)", 'pretty')
-  addDebuggerOption(serve).action(async (modulePath: string | undefined, _o: unknown, command: Command) => {
+  addDebuggerOption(serve).action(
+    async (modulePath: string | undefined, _o: unknown, command: Command) => {
       const o = command.optsWithGlobals<ServeOptions>()
       const cwd = io.cwd ?? process.cwd()
       const port = parseCount('--port', o.port)!
@@ -111,7 +112,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         await engine.stop({ graceMs: STOP_GRACE_MS })
         await store.close()
       }
-    })
+    },
+  )
 }
 
 /** The `--log` and `--log-format` options as a logger (none for `--log off`). */

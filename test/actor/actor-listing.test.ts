@@ -24,7 +24,11 @@ async function call(path: string, body?: unknown) {
   const init: RequestInit =
     body === undefined
       ? {}
-      : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }
+      : {
+          method: 'POST',
+          body: JSON.stringify(body),
+          headers: { 'content-type': 'application/json' },
+        }
   const res = await host.fetch(new Request(`http://actor.test${path}`, init))
   if (!res) throw new Error(`${path}: not answered`)
   return { status: res.status, body: (await res.json()) as any }
@@ -53,7 +57,12 @@ describe('an actor host lists runs from its registry', () => {
       })
       expect(started.status, JSON.stringify(started.body)).toBe(200)
     }
-    await call('/runs', { kind: 'workflow', definitionName: 'nap', runId: 'n-1', input: { ms: 60_000 } })
+    await call('/runs', {
+      kind: 'workflow',
+      definitionName: 'nap',
+      runId: 'n-1',
+      input: { ms: 60_000 },
+    })
 
     const all = await call('/runs')
     expect(all.status).toBe(200)

@@ -55,7 +55,9 @@ async function cli(args: string[], url: string) {
 describe('skein actor', () => {
   it('serves an actor host and its debugger over a directory; runs survive a restart; runs are listed from the registry', async () => {
     const host = await actor([fixture, '--dir', 'cells', '--port', '0'])
-    expect(host.out.join('')).toContain(`skein actor host ${host.url}\n  debugger ${host.url}/_skein/\n`)
+    expect(host.out.join('')).toContain(
+      `skein actor host ${host.url}\n  debugger ${host.url}/_skein/\n`,
+    )
     const page = await fetch(`${host.url}/_skein/`)
     expect(page.status).toBe(200)
     expect(await page.text()).toContain('<div id="app">')

@@ -77,7 +77,9 @@ describe('skein CLI against a served SQLite engine', () => {
   it('serve prints its url, debugger url, store and modules, and serves the debugger', async () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     expect(server.db).toBe(join(dir, 'runs/cli.db'))
-    expect(server.out.join('')).toContain(`skein serving ${server.url}\n  debugger ${server.url}/_skein/\n`)
+    expect(server.out.join('')).toContain(
+      `skein serving ${server.url}\n  debugger ${server.url}/_skein/\n`,
+    )
     expect(server.out.join('')).toContain('modules workflow, approval')
     const page = await fetch(`${server.url}/_skein/`)
     expect(page.status).toBe(200)
@@ -89,7 +91,15 @@ describe('skein CLI against a served SQLite engine', () => {
     expect(none.out.join('')).not.toContain('debugger')
     expect((await fetch(`${none.url}/_skein/`)).status).toBe(404)
     expect(await none.stop()).toBe(0)
-    const moved = await serve([fixture, '--db', 'runs/moved.db', '--port', '0', '--debugger', '/ops'])
+    const moved = await serve([
+      fixture,
+      '--db',
+      'runs/moved.db',
+      '--port',
+      '0',
+      '--debugger',
+      '/ops',
+    ])
     expect(moved.out.join('')).toContain(`  debugger ${moved.url}/ops/\n`)
     expect((await fetch(`${moved.url}/ops/`)).status).toBe(200)
     expect(await moved.stop()).toBe(0)

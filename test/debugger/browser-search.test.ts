@@ -25,7 +25,9 @@ const shot = (page: Page, name: string) =>
   page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
 
 const listed = (page: Page) =>
-  page.locator('tr[data-run-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')))
+  page
+    .locator('tr[data-run-id]')
+    .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')))
 
 describe.skipIf(!hasChromium)('the run list search in Chromium', () => {
   beforeAll(async () => {

@@ -28,14 +28,12 @@ const shot = (page: Page, name: string) =>
 
 /** The bars of one timeline row: status and duration of each. */
 const bars = (page: Page, rowId: string) =>
-  page
-    .locator(`.span-row[data-row-id="${rowId}"] .span-bar`)
-    .evaluateAll((els) =>
-      els.map((el) => ({
-        status: el.getAttribute('data-status'),
-        ms: Number(el.getAttribute('data-duration-ms')),
-      })),
-    )
+  page.locator(`.span-row[data-row-id="${rowId}"] .span-bar`).evaluateAll((els) =>
+    els.map((el) => ({
+      status: el.getAttribute('data-status'),
+      ms: Number(el.getAttribute('data-duration-ms')),
+    })),
+  )
 
 describe.skipIf(!hasChromium)('the run timeline in Chromium', () => {
   beforeAll(async () => {

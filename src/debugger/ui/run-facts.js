@@ -25,7 +25,10 @@ export function runInput(events) {
 export function waitingOn(status, approvals = []) {
   const lines = approvals
     .filter((item) => item.status === 'pending')
-    .map((item) => ({ key: `approval:${item.approvalId}`, text: `waiting for approval: ${item.title}` }))
+    .map((item) => ({
+      key: `approval:${item.approvalId}`,
+      text: `waiting for approval: ${item.title}`,
+    }))
   for (const wait of status?.waits ?? []) {
     // An approval's gate waits for its decision: the line above says it better.
     if (lines.length > 0 && wait.on?.event?.type === 'approval.decided') continue

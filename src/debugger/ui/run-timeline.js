@@ -22,7 +22,10 @@ function Bar({ segment, start, span }) {
 
 function Row({ row, start, span }) {
   const took = row.to - row.from
-  const attempts = row.kind === 'effect' && row.attempts > 0 ? ` · ${row.attempts} attempt${row.attempts === 1 ? '' : 's'}` : ''
+  const attempts =
+    row.kind === 'effect' && row.attempts > 0
+      ? ` · ${row.attempts} attempt${row.attempts === 1 ? '' : 's'}`
+      : ''
   const indent = row.kind === 'run' ? 0 : row.depth + 1
   return html`<li class=${`span-row kind-${row.kind}`} data-row-kind=${row.kind} data-row-id=${row.id}
     data-status=${row.status}>

@@ -61,4 +61,3 @@ export function useTimelineEvents(runId, tail) {
   }, [runId, tail])
   return state
 }
-

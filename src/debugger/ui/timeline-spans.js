@@ -69,7 +69,7 @@ export function buildTimeline(events, now, time) {
     const last = r.segments[r.segments.length - 1]
     if (last && last.to === undefined) {
       last.to = at
-      if (last.status === 'running') last.status = status
+      if (last.status === 'running' || last.status === 'waiting') last.status = status
     }
   }
   const open = (r, at, status, label) => {
@@ -97,7 +97,13 @@ export function buildTimeline(events, now, time) {
     } else if (type === 'runtime.thread.started') {
       if (p.parentThreadId === null) continue
       depth.set(p.threadId, (depth.get(p.parentThreadId) ?? 0) + 1)
-      const r = row(`thread:${p.threadId}`, 'child', `child ${p.definitionName}`, p.parentThreadId, at)
+      const r = row(
+        `thread:${p.threadId}`,
+        'child',
+        `child ${p.definitionName}`,
+        p.parentThreadId,
+        at,
+      )
       r.detail = p.threadId
       open(r, at, 'running', 'running')
     } else if (THREAD_END[type]) {
