@@ -80,6 +80,7 @@ export {
   WaitUrlNotFoundError,
   WakeLimitError,
 } from './core/errors.js'
+export type { ForkedFrom, ForkOptions, ForkResult } from './core/fork-types.js'
 // The module API (core/module-api.ts), which the built-in modules are built on too.
 export {
   asRuntimeEvent,

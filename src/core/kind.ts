@@ -27,6 +27,11 @@ export interface KindDefinition<S = any, D extends Definition = any> {
   initialState(ctx: KindContext<D>): S
   step?(state: S, event: EventEnvelope, ctx: KindContext<D>): S
   decide(state: S, ctx: DecideContext<D>): readonly Command[]
+  /**
+   * The node of this thread an event belongs to, if the kind has nodes (a workflow's node id).
+   * `fork(runId, { atNode })` cuts before the first event of the node it names.
+   */
+  nodeOf?(event: EventEnvelope): string | undefined
 }
 
 export function defineKind<S, D extends Definition = Definition>(

@@ -9,6 +9,7 @@ import type {
 } from '../core/api-types.js'
 import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
 import type { Definition } from '../core/definition.js'
+import type { ForkOptions, ForkResult } from '../core/fork-types.js'
 import { definitionLabel } from '../core/definition.js'
 import type {
   EventEnvelope,
@@ -49,6 +50,7 @@ import {
 import { deferSignal, missingDefinition } from './deferred-inputs.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
 import { UNLIMITED_FLOW } from './flow-admission.js'
+import { planFork, writeFork } from './fork-plan.js'
 import { LocalRuns } from './local-runs.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
@@ -391,6 +393,21 @@ export class RuntimeEngine implements EngineRuntime {
     await controller.whenDrained().catch(() => {})
     if (restored.restored) this.runs.forget(run.runId)
     return restored
+  }
+
+  /**
+   * A new run from the events of `runId` before a cut, going on with the registered code
+   * (docs/operating-runs.md, "Fork"); the source is only read.
+   */
+  async fork(runId: string, options: ForkOptions): Promise<ForkResult> {
+    const plan = await planFork(this.ctx, runId, options)
+    const controller = this.controller(plan.runId)
+    await controller.enqueue('fork', (fold) => writeFork(this.ctx, fold, plan))
+    await controller.whenDrained().catch(() => {})
+    this.runs.forget(plan.runId)
+    const state = await this.wake(plan.runId)
+    const { forkedFrom } = plan
+    return { runId: plan.runId, threadId: state.rootThreadId, state, forkedFrom }
   }
 
   /** Runs another part deleted (a retention sweep): this process forgets what it cached. */

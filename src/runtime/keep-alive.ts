@@ -48,6 +48,7 @@ const USER_CALLS = [
   'retryEffect',
   'requeueEffect',
   'failEffect',
+  'fork',
   'workerCallback',
   'completeWaitUrl',
   'rescanTimers',

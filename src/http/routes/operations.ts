@@ -6,10 +6,11 @@ import type { Route, RouteContext } from '../route-types.js'
 import { expectObject } from '../validate.js'
 
 /**
- * `POST /operations/runs/retry|wake`: `{ filter, dryRun?, maxRuns?, batchSize? }`, the engine's
- * bulk action (docs/operating-runs.md, "Bulk actions"); the filter's values are checked by it.
+ * `POST /operations/runs/retry|wake|cancel`: `{ filter, dryRun?, maxRuns?, batchSize? }`, the
+ * engine's bulk action (docs/operating-runs.md, "Bulk actions"); the filter's values are
+ * checked by it.
  */
-async function bulk(ctx: RouteContext, action: 'retry' | 'wake'): Promise<Response> {
+export async function bulk(ctx: RouteContext, action: BulkResult['action']): Promise<Response> {
   const body = expectObject(await ctx.body(), ['filter', 'dryRun', 'maxRuns', 'batchSize'])
   const filter = body.filter
   if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) {
@@ -27,7 +28,8 @@ async function bulk(ctx: RouteContext, action: 'retry' | 'wake'): Promise<Respon
     if (typeof body[name] !== 'number') throw new InvalidRequestError(`${name} must be a number`)
     options[name] = body[name]
   }
-  const run = action === 'retry' ? ctx.engine.retryMany : ctx.engine.wakeMany
+  const { engine } = ctx
+  const run = { retry: engine.retryMany, wake: engine.wakeMany, cancel: engine.cancelMany }[action]
   const result: BulkResult = await run(filter as RunFilter, options)
   return jsonResponse(result)
 }
