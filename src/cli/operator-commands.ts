@@ -71,7 +71,7 @@ export function registerOperatorCommands(program: Command, io: CliIo): void {
   program
     .command('fork')
     .description(
-      'a new run from a run\'s log before a seq or a workflow node, going on with the code deployed now; the run itself is untouched (needs an operations token)',
+      "a new run from a run's log before a seq or a workflow node, going on with the code deployed now; the run itself is untouched (needs an operations token)",
     )
     .argument('<runId>')
     .option('--at-seq <seq>', 'copy the events before this seq; the new run goes on from there')

@@ -9,7 +9,6 @@ import type {
 } from '../core/api-types.js'
 import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
 import type { Definition } from '../core/definition.js'
-import type { ForkOptions, ForkResult } from '../core/fork-types.js'
 import { definitionLabel } from '../core/definition.js'
 import type {
   EventEnvelope,
@@ -28,6 +27,7 @@ import {
   WaitUrlNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
+import type { ForkOptions, ForkResult } from '../core/fork-types.js'
 import type {
   DeletedRun,
   RunSummary,

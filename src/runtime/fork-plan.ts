@@ -7,8 +7,8 @@ import {
   RunNotFoundError,
   StartConflictError,
 } from '../core/errors.js'
-import type { ForkedFrom, ForkOptions } from '../core/fork-types.js'
 import { emptyFold, foldEvents, type RunFold } from '../core/fold/index.js'
+import type { ForkedFrom, ForkOptions } from '../core/fork-types.js'
 import type { Json } from '../core/json.js'
 import type { KindDefinition } from '../core/kind.js'
 import type { RunStartedPayload } from '../core/runtime-events.js'

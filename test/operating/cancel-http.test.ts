@@ -72,7 +72,9 @@ it('with http.cancelRoutes: one run, a thread, a filter, under operations access
   const first = await engine.start(waits)
   const denied = (await reader.cancel(first.runId).catch((e) => e)) as ClientError
   expect(denied.status).toBe(403)
-  const ghost = (await ops.cancel(first.runId, { threadId: 'ghost' }).catch((e) => e)) as ClientError
+  const ghost = (await ops
+    .cancel(first.runId, { threadId: 'ghost' })
+    .catch((e) => e)) as ClientError
   expect([ghost.status, ghost.code]).toEqual([400, 'INVALID_INPUT'])
   expect((await engine.getRun(first.runId)).status).toBe('running')
 
@@ -114,7 +116,10 @@ it('skein fork: a failed run forked at its failed node over HTTP', async () => {
   const bad = (await ops.fork(runId, { atNode: 'nope' }).catch((e) => e)) as ClientError
   expect([bad.status, bad.code]).toEqual([400, 'INVALID_REQUEST'])
 
-  const out = await cli(['fork', runId, '--at-node', 'boom', '--run-id', 'again', '--json'], server.url)
+  const out = await cli(
+    ['fork', runId, '--at-node', 'boom', '--run-id', 'again', '--json'],
+    server.url,
+  )
   expect(out.code, out.stderr).toBe(0)
   const forked = JSON.parse(out.stdout)
   expect(forked).toMatchObject({ runId: 'again', forkedFrom: { runId } })

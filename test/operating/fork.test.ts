@@ -161,7 +161,7 @@ describe.each(kinds)('fork on $name', (kind) => {
     const engine = createEngine({ store: kind.fresh().open(), modules: modules(), clock })
     engines.push(engine)
     const { runId } = await engine.start(held)
-    clock.advance(1000)
+    await clock.advance(1000)
     await engine.signal(runId, [{ type: 'app.go' }])
     const events = await engine.getEvents(runId)
     const signal = events.find((e) => e.type === 'app.go')!
