@@ -19,7 +19,7 @@ import {
 } from './workflow-state.js'
 
 // The steps of a node that returned a directive: its durable command until the outcome, a
-// fan-out's items, a wait URL's wait and send (docs/workflows.md, "Directives", "Fan-out").
+// fan-out's items, a wait URL's wait and send (docs/workflows.md, "Fan-out").
 
 /** A node whose body returned `directive`: the directive's command, until its outcome. */
 export function directiveStep(
