@@ -8,12 +8,7 @@ import type { Registry } from '../core/registry.js'
 import { startKeyRunId } from '../core/uuid.js'
 import { bulkAction } from '../runtime/bulk.js'
 import { describeDefinitions } from '../runtime/definitions.js'
-import type {
-  Engine,
-  EngineRuntime,
-  SignalOptions,
-  StartHooks,
-} from '../runtime/engine-types.js'
+import type { Engine, EngineRuntime, SignalOptions, StartHooks } from '../runtime/engine-types.js'
 import type { Cell, CellTable } from './cell-table.js'
 import type { RunRegistry } from './run-registry.js'
 

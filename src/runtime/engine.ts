@@ -45,7 +45,7 @@ import {
 import { deferSignal, missingDefinition } from './deferred-inputs.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
 import { queueInfos } from './flow-admission.js'
-import { joinedStart, settleAfterAdmission, type StartWaitHost } from './flow-start-waits.js'
+import { joinedStart, type StartWaitHost, settleAfterAdmission } from './flow-start-waits.js'
 import { LocalRuns } from './local-runs.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
@@ -196,7 +196,8 @@ export class RuntimeEngine implements EngineRuntime {
     // run instead); a singleton `skip` or a debounce window may give the start another run.
     if (prepared.place && flow && (generated || (await this.ctx.store.tail(runId)) === 0)) {
       const entered = await flow.enter(runId, prepared.place, prepared.input)
-      if (entered.joined !== undefined) return joinedStart(this.ctx, this.startWaits, entered.joined, wait)
+      if (entered.joined !== undefined)
+        return joinedStart(this.ctx, this.startWaits, entered.joined, wait)
       prepared.entered = entered
     }
     let threadId = ''
@@ -206,7 +207,11 @@ export class RuntimeEngine implements EngineRuntime {
     }
     const state = await this.mutate(runId, 'start', start, wait, generated)
     if (wait === 'settled' && state.status === 'queued') {
-      return { runId, threadId, state: await settleAfterAdmission(this.ctx, this.startWaits, runId) }
+      return {
+        runId,
+        threadId,
+        state: await settleAfterAdmission(this.ctx, this.startWaits, runId),
+      }
     }
     return { runId, threadId, state }
   }

@@ -40,9 +40,7 @@ export async function joinedStart(
     const timer = clock.setTimeout(wake, JOIN_POLL_MS)
     try {
       const state =
-        wait === 'settled'
-          ? await settleAfterAdmission(ctx, host, runId)
-          : await host.getRun(runId)
+        wait === 'settled' ? await settleAfterAdmission(ctx, host, runId) : await host.getRun(runId)
       return { runId, threadId: state.rootThreadId, state }
     } catch (error) {
       if (!(error instanceof RunNotFoundError) || clock.now() > until) throw error

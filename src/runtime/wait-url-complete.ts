@@ -6,12 +6,7 @@ import { RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
 import type { RunWriter } from './run-writer.js'
 import { validateSignalEvents } from './validate.js'
-import {
-  checkWaitUrl,
-  urlWaitOf,
-  type WaitUrlOutcome,
-  type WaitUrlRequest,
-} from './wait-urls.js'
+import { checkWaitUrl, urlWaitOf, type WaitUrlOutcome, type WaitUrlRequest } from './wait-urls.js'
 
 /** Runs `op` in the run's queue (the engine's mutation of the run). */
 type InRunQueue = (

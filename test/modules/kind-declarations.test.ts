@@ -63,7 +63,11 @@ describe('declarations on every kind', () => {
       effects: ['crm.lookup'],
     })
     const support = defineAgent({ name: 'support', instructions: 'Help.', effects: ['crm.lookup'] })
-    const refund = defineApproval({ name: 'refund', title: () => 'Refund?', effects: ['crm.lookup'] })
+    const refund = defineApproval({
+      name: 'refund',
+      title: () => 'Refund?',
+      effects: ['crm.lookup'],
+    })
     expect(() => createEngine({ modules: [evaluator({ definitions: [triage] })] })).toThrow(
       /definition evaluator:triage@v1 declares effect "crm\.lookup", which no module registers/,
     )

@@ -58,22 +58,22 @@ export function defineAgent<
   Sg extends SignalSchemas = {},
 >(
   config: {
-  name: string
-  version?: string
-  /** This version is the one a start by name without a version gets (docs/engine.md). */
-  default?: boolean
-  /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
-  flow?: FlowControl
-  instructions: string | ((input: S extends StandardSchema ? InferOutput<S> : any) => string)
-  description?: string
-  input?: S
-  tools?: readonly AgentToolInput[]
-  maxTurns?: number
-  conversational?: boolean
-  model?: ModelAdapter
-  modelRetry?: RetryPolicy
-  modelTimeoutMs?: number
-} & Declarations<Sg>,
+    name: string
+    version?: string
+    /** This version is the one a start by name without a version gets (docs/engine.md). */
+    default?: boolean
+    /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
+    flow?: FlowControl
+    instructions: string | ((input: S extends StandardSchema ? InferOutput<S> : any) => string)
+    description?: string
+    input?: S
+    tools?: readonly AgentToolInput[]
+    maxTurns?: number
+    conversational?: boolean
+    model?: ModelAdapter
+    modelRetry?: RetryPolicy
+    modelTimeoutMs?: number
+  } & Declarations<Sg>,
 ): AgentDefinition<
   S extends StandardSchema ? InferOutput<S> : any,
   S extends StandardSchema ? InferInput<S> : any,

@@ -34,18 +34,18 @@ export interface ApprovalDefinition<I = any, Sg extends SignalSchemas = SignalSc
  */
 export function defineApproval<I = any, Sg extends SignalSchemas = {}>(
   config: {
-  name: string
-  version?: string
-  /** This version is the one a start by name without a version gets (docs/engine.md). */
-  default?: boolean
-  /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
-  flow?: FlowControl
-  input?: StandardSchema<any, I>
-  title: (input: I) => string
-  description?: (input: I) => string
-  actions?: ApprovalAction[]
-  timeoutMs?: number
-} & Declarations<Sg>,
+    name: string
+    version?: string
+    /** This version is the one a start by name without a version gets (docs/engine.md). */
+    default?: boolean
+    /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
+    flow?: FlowControl
+    input?: StandardSchema<any, I>
+    title: (input: I) => string
+    description?: (input: I) => string
+    actions?: ApprovalAction[]
+    timeoutMs?: number
+  } & Declarations<Sg>,
 ): ApprovalDefinition<I, Sg> {
   if (typeof config?.name !== 'string' || config.name.length === 0) {
     throw new DefinitionError('defineApproval: name is required')

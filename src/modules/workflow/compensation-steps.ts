@@ -60,7 +60,11 @@ export function compensateOnFailure(
  * original error once all ran, or with COMPENSATION_FAILED when one fails for good (an
  * operator retry of its effect goes on from there).
  */
-export function compensationStep(def: WorkflowDefinition, state: WorkflowState, ctx: Ctx): Command[] {
+export function compensationStep(
+  def: WorkflowDefinition,
+  state: WorkflowState,
+  ctx: Ctx,
+): Command[] {
   const c = state.compensating as CompensationState
   const out: Command[] = []
   for (const id in state.nodes) {

@@ -96,39 +96,35 @@ export function defineWorkflow<
   D = {},
   const N extends string = string,
   Sg extends SignalSchemas = {},
->(config: {
-  name: N
-  version?: string
-  /** This version is the one a start by name without a version gets (docs/engine.md). */
-  default?: boolean
-  /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
-  flow?: FlowControl
-  input?: S
-  /**
-   * Types only, never read: `{} as { results: { draft: { text: string } } }` declares node
-   * results, typed inside the nodes after them even where inference cannot reach (a sibling
-   * `run` that takes `ctx`); each declared node must return its declared type.
-   */
-  types?: WorkflowTypes<R, D>
-  nodes: NodesConfig<NodeInput<S>, A, F, W, R, D, Sg>
-  /** The run's output; without it the output is every node's result by id. */
-  output?: (ctx: { input: NodeInput<S>; results: FinalResults<F, W, Declared<R, D>> }) => O
-  concurrency?: number
-  /**
-   * The run's deadline in ms from its start: past it the run fails with RUN_TIMED_OUT, its
-   * waits and attempts cancelled (docs/workflows.md, "Run deadline"). A start's overrides it.
-   */
-  timeoutMs?: number
-  /** The attributes its runs may carry, with their types (docs/operating-runs.md, "Attributes"). */
-  attributes?: RunAttributeTypes
-  // Declarations: `signals` (which `ctx.waitFor` then takes, typed) and `effects`.
-} & Declarations<Sg>): WorkflowDefinition<
-  NodeInput<S>,
-  WorkflowOutput<F, W, Declared<R, D>, O>,
-  StartInput<S>,
-  N,
-  Sg
-> {
+>(
+  config: {
+    name: N
+    version?: string
+    /** This version is the one a start by name without a version gets (docs/engine.md). */
+    default?: boolean
+    /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
+    flow?: FlowControl
+    input?: S
+    /**
+     * Types only, never read: `{} as { results: { draft: { text: string } } }` declares node
+     * results, typed inside the nodes after them even where inference cannot reach (a sibling
+     * `run` that takes `ctx`); each declared node must return its declared type.
+     */
+    types?: WorkflowTypes<R, D>
+    nodes: NodesConfig<NodeInput<S>, A, F, W, R, D, Sg>
+    /** The run's output; without it the output is every node's result by id. */
+    output?: (ctx: { input: NodeInput<S>; results: FinalResults<F, W, Declared<R, D>> }) => O
+    concurrency?: number
+    /**
+     * The run's deadline in ms from its start: past it the run fails with RUN_TIMED_OUT, its
+     * waits and attempts cancelled (docs/workflows.md, "Run deadline"). A start's overrides it.
+     */
+    timeoutMs?: number
+    /** The attributes its runs may carry, with their types (docs/operating-runs.md, "Attributes"). */
+    attributes?: RunAttributeTypes
+    // Declarations: `signals` (which `ctx.waitFor` then takes, typed) and `effects`.
+  } & Declarations<Sg>,
+): WorkflowDefinition<NodeInput<S>, WorkflowOutput<F, W, Declared<R, D>, O>, StartInput<S>, N, Sg> {
   const name = config?.name
   if (typeof name !== 'string' || name.length === 0) {
     throw new DefinitionError('defineWorkflow: name is required')

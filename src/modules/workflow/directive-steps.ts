@@ -8,15 +8,7 @@ import {
 import { gateStep } from '../approval/index.js'
 import type { WorkflowDefinition } from './define-workflow.js'
 import type { Directive, MapDirective } from './directives.js'
-import {
-  type Ctx,
-  doKey,
-  errorOf,
-  failNode,
-  finish,
-  itemKey,
-  sendKey,
-} from './workflow-state.js'
+import { type Ctx, doKey, errorOf, failNode, finish, itemKey, sendKey } from './workflow-state.js'
 
 // The steps of a node that returned a directive: its durable command until the outcome, a
 // fan-out's items, a wait URL's wait and send (docs/workflows.md, "Fan-out").

@@ -370,4 +370,3 @@ function bodyStep(
   if (!recorded.directive) return finish(id, recorded.value ?? null)
   return directiveStep(def, id, recorded.directive, ctx)
 }
-
