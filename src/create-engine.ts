@@ -158,7 +158,11 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
       tasks,
     }
     const rt = new RuntimeEngine(ctx)
-    ctx.flow = FlowAdmission.create(ctx, (runId) => rt.requestDrive(runId))
+    ctx.flow = FlowAdmission.create(
+      ctx,
+      (runId) => rt.requestDrive(runId),
+      (args) => rt.startRun(args),
+    )
     ctx.effectLimits = EffectLimits.create(ctx)
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
     rt.startClaiming()
