@@ -147,7 +147,7 @@ describe.skipIf(!hasChromium)('the debugger in Chromium', () => {
     const { page, problems } = await openPage(`#/runs/${runId}`)
     const pack = page.locator('.dag g[data-node="pack"][data-status="compensated"]')
     await pack.waitFor(WAIT)
-    expect(await pack.locator('.node-state').textContent()).toBe('compensated · invoke')
+    expect(await pack.locator('.node-state').textContent()).toBe('compensated')
     expect(await page.locator('.dag g[data-node="ship"]').getAttribute('data-status')).toBe(
       'failed',
     )
