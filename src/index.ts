@@ -168,6 +168,7 @@ export type {
   LeaseClaim,
   LeaseStore,
   LogBounds,
+  OrphanedWindow,
   ProjectionFeed,
   ProjectorCheckpoint,
   ReadOptions,
