@@ -24,6 +24,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['schedules', './schedules.ts', 'benchSchedules'],
   ['fan-out', './fan-out.ts', 'benchFanOut'],
   ['retention', './retention.ts', 'benchRetention'],
+  ['retention soak', './retention-soak.ts', 'benchRetentionSoak'],
   ['attribute-search', './attribute-search.ts', 'benchAttributeSearch'],
   ['payload codec', './codec.ts', 'benchCodec'],
   ['skein vs peers (DBOS, Restate)', './peers.ts', 'benchPeers'],

@@ -263,7 +263,7 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
     reason text NOT NULL
   );
   CREATE INDEX skein_wait_urls_run ON ${s}.skein_wait_urls (run_id);
-  ${deleteRunsFunction(s, FEED_LOCK_CLASS)}
+  ${deleteRunsFunction(s, FEED_LOCK_CLASS, 11)}
   `,
   // v12: summaries filtered by definition (and status) walk this index in creation order.
   (s) => `
@@ -314,6 +314,14 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   CREATE TRIGGER skein_run_attributes_set AFTER INSERT ON ${s}.skein_events FOR EACH ROW
     WHEN (NEW.type IN ('runtime.run.started', 'runtime.run.attributes'))
     EXECUTE FUNCTION ${s}.skein_index_attributes();
+  `,
+  // v15 (data lifecycle; docs/data-lifecycle.md): a deleted run's debounce window goes with it
+  // (it holds the last start's input); windows earlier deletions left behind go now (a window
+  // without its flow entry is one no start joins: skein_flow_debounce_start drops it too).
+  (s) => `
+  ${deleteRunsFunction(s, FEED_LOCK_CLASS, 15)}
+  DELETE FROM ${s}.skein_flow_debounce d
+    WHERE NOT EXISTS (SELECT 1 FROM ${s}.skein_flow f WHERE f.run_id = d.run_id);
   `,
 ]
 
