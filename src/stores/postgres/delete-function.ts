@@ -1,22 +1,17 @@
 /**
- * `skein_delete_runs` (migration v11, replaced by v15; docs/data-lifecycle.md): deletes runs whole in one
+ * `skein_delete_runs` (migration v8, docs/data-lifecycle.md): deletes runs whole in one
  * statement, so in one transaction: by id (`p_ids`, waiting for a run's row lock), or a batch
  * of finished runs (`p_ids` null: each status in `p_statuses`, updated before `p_before`,
  * oldest first, at most `p_limit` in all, skipping rows an append holds locked). Only runs
  * whose status is in `p_statuses` (null: any) are deleted. Each run's events, idempotency keys,
- * snapshots, wait-URL tokens, worker tasks, flow-control entry (and from v15 its debounce
- * window, which holds a start's input), actor registry entry and row (meta and lease) go; each
- * deletion is recorded in
+ * snapshots, wait-URL tokens, worker tasks, flow-control entry, actor registry entry and row (meta and lease) go; each deletion is recorded in
  * skein_deletions at a feed position taken under the feed-order lock, taken last so appends
  * wait only for the records, not the deletes. Records every stored checkpoint passed go first.
  */
-export function deleteRunsFunction(s: string, feedLockClass: number, version: 11 | 15): string {
+export function deleteRunsFunction(s: string, feedLockClass: number): string {
   const schema = `'${s.slice(1, -1)}'`
-  // v11 shipped without the debounce windows (v13 made them): shipped migrations never change.
-  const debounce =
-    version === 15 ? `DELETE FROM ${s}.skein_flow_debounce WHERE run_id = ANY(ids);` : ''
   return `
-  CREATE ${version === 15 ? 'OR REPLACE ' : ''}FUNCTION ${s}.skein_delete_runs(p_ids text[], p_statuses text[], p_before bigint,
+  CREATE FUNCTION ${s}.skein_delete_runs(p_ids text[], p_statuses text[], p_before bigint,
       p_limit integer, p_at bigint, p_reason text)
     RETURNS TABLE (deleted_run_id text, deleted_tail bigint, deleted_status text)
     LANGUAGE plpgsql AS $skein_delete$
@@ -56,7 +51,6 @@ export function deleteRunsFunction(s: string, feedLockClass: number, version: 11
     DELETE FROM ${s}.skein_wait_urls WHERE run_id = ANY(ids);
     DELETE FROM ${s}.skein_worker_tasks WHERE run_id = ANY(ids);
     DELETE FROM ${s}.skein_flow WHERE run_id = ANY(ids);
-    ${debounce}
     DELETE FROM ${s}.skein_actor_runs WHERE run_id = ANY(ids);
     DELETE FROM ${s}.skein_runs WHERE run_no = ANY(nos);
     PERFORM pg_advisory_xact_lock(${feedLockClass}, hashtext(${schema}));

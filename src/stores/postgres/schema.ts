@@ -5,7 +5,7 @@ import {
   appendFunctionWithLeases,
 } from './append-function.js'
 import { deleteRunsFunction } from './delete-function.js'
-import { flowControlsMigration } from './flow-controls-migration.js'
+import { flowControlsMigration, flowWindowsMigration } from './flow-controls-migration.js'
 import { flowMigration } from './postgres-flow.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
@@ -263,7 +263,7 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
     reason text NOT NULL
   );
   CREATE INDEX skein_wait_urls_run ON ${s}.skein_wait_urls (run_id);
-  ${deleteRunsFunction(s, FEED_LOCK_CLASS, 11)}
+  ${deleteRunsFunction(s, FEED_LOCK_CLASS)}
   `,
   // v12: summaries filtered by definition (and status) walk this index in creation order.
   (s) => `
@@ -315,14 +315,9 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
     WHEN (NEW.type IN ('runtime.run.started', 'runtime.run.attributes'))
     EXECUTE FUNCTION ${s}.skein_index_attributes();
   `,
-  // v15 (data lifecycle; docs/data-lifecycle.md): a deleted run's debounce window goes with it
-  // (it holds the last start's input); windows earlier deletions left behind go now (a window
-  // without its flow entry is one no start joins: skein_flow_debounce_start drops it too).
-  (s) => `
-  ${deleteRunsFunction(s, FEED_LOCK_CLASS, 15)}
-  DELETE FROM ${s}.skein_flow_debounce d
-    WHERE NOT EXISTS (SELECT 1 FROM ${s}.skein_flow f WHERE f.run_id = d.run_id);
-  `,
+  // v15 (flow control's debounce windows; docs/flow-control.md): a window goes with its run's
+  // queue entry, and a start takes back its own run's window (flow-controls-migration.ts).
+  (s) => flowWindowsMigration(s),
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length
