@@ -19,6 +19,7 @@ export {
   type RestoredRun,
 } from './core/archive-types.js'
 export type { BulkItem, BulkOptions, BulkResult, RunFilter } from './core/bulk-types.js'
+export type { MigrateManyOptions, MigrateOptions, RunMigration } from './core/migration-types.js'
 export {
   type ClaimAttempt,
   type ClaimDecision,
@@ -57,6 +58,7 @@ export {
   InvalidRequestError,
   InvalidScheduleError,
   LeaseLostError,
+  MigrationRefusedError,
   NotConfiguredError,
   PayloadUndecodableError,
   PortInUseError,
@@ -117,6 +119,7 @@ export {
   type JsonObject,
   type KindContext,
   type KindDefinition,
+  type MigrationDifference,
   type Module,
   type ModuleConfig,
   type Outcome,

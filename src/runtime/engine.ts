@@ -27,6 +27,7 @@ import {
   WaitUrlNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
+import type { MigrateOptions, RunMigration } from '../core/migration-types.js'
 import type {
   DeletedRun,
   RunSummary,
@@ -48,10 +49,11 @@ import {
 } from './deadline-recovery.js'
 import { deferSignal, missingDefinition } from './deferred-inputs.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
-import { UNLIMITED_FLOW } from './flow-admission.js'
 import { LocalRuns } from './local-runs.js'
+import { checkMigrateOptions, migrateRunOp } from './migrate-run.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
+import { queueInfos } from './queue-infos.js'
 import { effectAttempts, inspect, replay } from './queries.js'
 import type { ControllerHost, RunController } from './run-controller.js'
 import {
@@ -506,30 +508,25 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   /** Every flow-control key with a queued or admitted run (docs/flow-control.md). */
-  async queues(): Promise<QueueInfo[]> {
-    const flow = this.ctx.flow
-    const effects = (await this.ctx.effectLimits?.keys()) ?? []
-    if (!flow) return effects
-    const now = this.ctx.clock.now()
-    const runs = (await flow.store.keys(now - 60_000)).map((k): QueueInfo => {
-      const limit = flow.limitOf(k.queue)
-      const controls = this.ctx.registry.flowOf(k.queue)
-      const rate = controls?.rate
-        ? { limit: controls.rate.limit, periodMs: controls.rate.periodMs }
-        : null
-      return {
-        queue: k.queue,
-        key: k.key,
-        limit: limit === UNLIMITED_FLOW ? null : limit,
-        active: k.active,
-        queued: k.queued,
-        oldestWaitMs: k.oldestQueuedAt === null ? null : Math.max(0, now - k.oldestQueuedAt),
-        rate,
-        admittedLastMinute: rate ? k.recentAdmissions : null,
-        singleton: controls?.singleton?.mode ?? null,
-      }
+  queues(): Promise<QueueInfo[]> {
+    return queueInfos(this.ctx)
+  }
+
+  /**
+   * Moves a run not yet finished to another version of its definition, in its queue
+   * (docs/deploys.md, "Migrating runs"); `dryRun` checks and writes nothing.
+   */
+  async migrateRun(
+    runId: string,
+    options: MigrateOptions,
+    caller: CallerContext = {},
+  ): Promise<RunMigration> {
+    const checked = checkMigrateOptions(options)
+    let migration: RunMigration | undefined
+    await this.mutate(runId, 'migrate', async (fold, controller) => {
+      migration = await migrateRunOp(this.ctx, controller.writer, fold, checked, caller)
     })
-    return [...runs, ...effects]
+    return migration as RunMigration
   }
 
   listRuns(): Promise<string[]> {

@@ -22,6 +22,7 @@ import {
 import type { NodeSpec, WorkflowDefinition } from './define-workflow.js'
 import { type Directive, directiveBuilders, isDirective, type MapDirective } from './directives.js'
 import { NodeBodyContext } from './node-context.js'
+import { workflowMigrationDifferences } from './workflow-migration.js'
 
 interface NodeState {
   status: 'started' | 'finished' | 'skipped' | 'failed'
@@ -127,6 +128,8 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
     if (recorded.compensating) return compensationStep(def, recorded, ctx)
     return compensateOnFailure(def, recorded, decideNodes(def, recorded, ctx))
   },
+
+  migrationDifferences: workflowMigrationDifferences,
 })
 
 /** A state with new nodes (and results), keeping the rest. */
