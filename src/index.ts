@@ -19,7 +19,6 @@ export {
   type RestoredRun,
 } from './core/archive-types.js'
 export type { BulkItem, BulkOptions, BulkResult, RunFilter } from './core/bulk-types.js'
-export type { MigrateManyOptions, MigrateOptions, RunMigration } from './core/migration-types.js'
 export {
   type ClaimAttempt,
   type ClaimDecision,
@@ -82,6 +81,7 @@ export {
   WaitUrlNotFoundError,
   WakeLimitError,
 } from './core/errors.js'
+export type { MigrateManyOptions, MigrateOptions, RunMigration } from './core/migration-types.js'
 // The module API (core/module-api.ts), which the built-in modules are built on too.
 export {
   asRuntimeEvent,

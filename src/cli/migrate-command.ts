@@ -30,7 +30,8 @@ export function formatDifferences(differences: readonly MigrationDifference[]): 
 }
 
 function formatMigration(m: RunMigration): string {
-  if (m.fromVersion === m.toVersion) return `${m.runId} is on ${m.toVersion} already: nothing written`
+  if (m.fromVersion === m.toVersion)
+    return `${m.runId} is on ${m.toVersion} already: nothing written`
   if (m.dryRun) return `${m.runId} would move from ${m.fromVersion} to ${m.toVersion} (dry run)`
   return `migrated ${m.runId} from ${m.fromVersion} to ${m.toVersion}`
 }
@@ -78,9 +79,10 @@ export function registerMigrateCommand(program: Command, io: CliIo): void {
             const { migration } = await ctx.client.migrateRun(runId, { toVersion: o.to, dryRun })
             ctx.print(migration, () => formatMigration(migration))
           } catch (error) {
-            const details = (error as { details?: { differences?: MigrationDifference[] } })
-              .details
-            const lines = details?.differences?.length ? `\n${formatDifferences(details.differences)}` : ''
+            const details = (error as { details?: { differences?: MigrationDifference[] } }).details
+            const lines = details?.differences?.length
+              ? `\n${formatDifferences(details.differences)}`
+              : ''
             throw new CliError(`${describeError(error, ctx.url)}${lines}`)
           }
           return

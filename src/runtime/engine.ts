@@ -53,8 +53,8 @@ import { LocalRuns } from './local-runs.js'
 import { checkMigrateOptions, migrateRunOp } from './migrate-run.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
-import { queueInfos } from './queue-infos.js'
 import { effectAttempts, inspect, replay } from './queries.js'
+import { queueInfos } from './queue-infos.js'
 import type { ControllerHost, RunController } from './run-controller.js'
 import {
   checkDeleteOptions,

@@ -59,7 +59,10 @@ async function spawnHost(storeSpec: string, versions: string[]) {
 }
 
 const stores: Array<[string, () => string]> = [
-  ['sqlite', () => `sqlite:${join(mkdtempSync(join(tmpdir(), 'skein-migrate-hosts-')), 'runs.db')}`],
+  [
+    'sqlite',
+    () => `sqlite:${join(mkdtempSync(join(tmpdir(), 'skein-migrate-hosts-')), 'runs.db')}`,
+  ],
 ]
 if (postgresAvailable('deploy-migrate-hosts')) {
   const schemas = testSchemas('deploy-migrate-hosts')

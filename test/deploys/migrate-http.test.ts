@@ -51,7 +51,7 @@ it('migrates over HTTP with operations access, and refuses with the differences'
   const events = await engine.getEvents('o1')
 
   const denied = (await reader.migrateRun('o1', { toVersion: 'v2' }).catch((e) => e)) as ClientError
-  expect(denied.status).toBe(403)
+  expect(denied.status).toBe(401)
   const dry = await ops.migrateRun('o1', { toVersion: 'v2', dryRun: true })
   expect(dry.migration).toMatchObject({
     runId: 'o1',

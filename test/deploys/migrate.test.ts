@@ -40,7 +40,10 @@ afterEach(async () => {
   for (const engine of engines.splice(0)) await engine.stop()
 })
 
-const host = (store: ReturnType<ReturnType<(typeof kinds)[number]['fresh']>['open']>, defs: any[]) => {
+const host = (
+  store: ReturnType<ReturnType<(typeof kinds)[number]['fresh']>['open']>,
+  defs: any[],
+) => {
   const engine = createEngine({ store, modules: [workflow({ definitions: defs })] })
   engines.push(engine)
   return engine
@@ -118,8 +121,16 @@ describe.each(kinds)('migrating runs on $name', (kind) => {
     const differences = (refused.details as { differences: unknown[] }).differences
     expect(differences).toEqual([
       expect.objectContaining({ path: 'attributes.customer', current: 'c', target: null }),
-      expect.objectContaining({ path: 'nodes.reserve', target: null, threadId: expect.any(String) }),
-      expect.objectContaining({ path: 'nodes.paid.after', current: ['reserve'], target: ['check'] }),
+      expect.objectContaining({
+        path: 'nodes.reserve',
+        target: null,
+        threadId: expect.any(String),
+      }),
+      expect.objectContaining({
+        path: 'nodes.paid.after',
+        current: ['reserve'],
+        target: ['check'],
+      }),
     ])
     // A dry run says the same; the bulk action lists each run refused with its differences.
     await expect(engine.migrateRun('o1', { toVersion: 'v3', dryRun: true })).rejects.toMatchObject({
@@ -178,8 +189,6 @@ describe.each(kinds)('migrating runs on $name', (kind) => {
       'v1',
     ])
     expect(step?.after.definitionVersion).toBe('v2')
-    expect(Object.values(step?.after.threads ?? {}).map((t) => t.definitionVersion)).toEqual([
-      'v2',
-    ])
+    expect(Object.values(step?.after.threads ?? {}).map((t) => t.definitionVersion)).toEqual(['v2'])
   })
 })

@@ -2,9 +2,9 @@ import { mergeAttributes } from '../attributes.js'
 import { RT } from '../runtime-events.js'
 import { dict } from './dict.js'
 import { startProjections } from './projections.js'
-import { forgetThreadRuntime } from './thread-context.js'
 import { readableProtocol } from './protocol.js'
 import type { FoldCases } from './run-fold.js'
+import { forgetThreadRuntime } from './thread-context.js'
 
 // The run family: `runtime.run.*` and `runtime.signal.received`, what the run as a whole
 // records: how it started (kind, definition, input, log protocol), its flow control's queueing

@@ -64,8 +64,7 @@ export function Migrate({ runId, state, defs, onDone }) {
     ${
       step.name === 'confirm' &&
       html`<span class="confirm" role="status">
-        Dry run: ${runId} can move from ${step.migration.fromVersion} to ${step.migration.toVersion}
-        (${step.migration.threadIds.length} thread(s)); nothing written yet.
+        ${`Dry run: ${runId} can move from ${step.migration.fromVersion} to ${step.migration.toVersion} (${step.migration.threadIds.length} thread(s)); nothing written yet.`}
         <button type="button" onClick=${confirm}>Confirm migration to ${step.migration.toVersion}</button>
         <button type="button" onClick=${() => setStep({ name: 'idle' })}>Cancel</button>
       </span>`

@@ -13,7 +13,10 @@ import { expectObject } from '../validate.js'
  */
 async function bulk(ctx: RouteContext, action: 'retry' | 'wake' | 'migrate'): Promise<Response> {
   const fields = ['filter', 'dryRun', 'maxRuns', 'batchSize']
-  const body = expectObject(await ctx.body(), action === 'migrate' ? [...fields, 'toVersion'] : fields)
+  const body = expectObject(
+    await ctx.body(),
+    action === 'migrate' ? [...fields, 'toVersion'] : fields,
+  )
   const filter = body.filter
   if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) {
     throw new InvalidRequestError(
@@ -34,9 +37,13 @@ async function bulk(ctx: RouteContext, action: 'retry' | 'wake' | 'migrate'): Pr
   const runs = filter as RunFilter
   const result: BulkResult =
     action === 'migrate'
-      ? await engine.migrateRuns(runs, { ...options, toVersion: body.toVersion as string }, {
-          identity: ctx.identity,
-        })
+      ? await engine.migrateRuns(
+          runs,
+          { ...options, toVersion: body.toVersion as string },
+          {
+            identity: ctx.identity,
+          },
+        )
       : await (action === 'retry' ? engine.retryMany : engine.wakeMany)(runs, options)
   return jsonResponse(result)
 }

@@ -1,6 +1,10 @@
 import type { Json, MigrationDifference } from '../../core/module-api.js'
 import type { NodeSpec, WorkflowDefinition } from './define-workflow.js'
-import type { WorkflowState } from './workflow-kind.js'
+
+/** What the check reads of a thread's recorded state (workflow-kind.ts `WorkflowState`). */
+interface RecordedNodes {
+  nodes: Readonly<Record<string, { status: string; fallback?: string }>>
+}
 
 /** A node's upstream edges as compared: sorted ids. */
 const upstream = (node: NodeSpec): string[] => [...(node.after ?? [])].sort()
@@ -20,7 +24,7 @@ const same = (a: Json, b: Json) => JSON.stringify(a) === JSON.stringify(b)
  * node). Nodes not reached yet may be added, removed or rewired freely.
  */
 export function workflowMigrationDifferences(
-  state: WorkflowState,
+  state: RecordedNodes,
   from: WorkflowDefinition,
   to: WorkflowDefinition,
 ): MigrationDifference[] {
