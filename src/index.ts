@@ -170,6 +170,7 @@ export type {
   LeaseClaim,
   LeaseStore,
   LogBounds,
+  OrphanedWindow,
   ProjectionFeed,
   ProjectorCheckpoint,
   ReadOptions,

@@ -1,6 +1,6 @@
 import type { ResultOptions, StartOptions, StartRunArgs } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
-import type { EventEnvelope, StartResult, TransientEvent } from '../core/envelope.js'
+import type { EventEnvelope, EventInput, StartResult, TransientEvent } from '../core/envelope.js'
 import { SkeinError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { MigrateOptions } from '../core/migration-types.js'
@@ -10,7 +10,7 @@ import { startKeyRunId } from '../core/uuid.js'
 import { bulkAction } from '../runtime/bulk.js'
 import { migrateMany } from '../runtime/bulk-migrate.js'
 import { describeDefinitions } from '../runtime/definitions.js'
-import type { Engine, EngineRuntime, StartHooks } from '../runtime/engine-types.js'
+import type { Engine, EngineRuntime, SignalOptions, StartHooks } from '../runtime/engine-types.js'
 import type { Cell, CellTable } from './cell-table.js'
 import type { RunRegistry } from './run-registry.js'
 
@@ -143,7 +143,9 @@ export function hostEngine(p: HostEngineParts): Engine {
     getEvents: on((e, runId, options?: { fromSeq?: number; limit?: number }) =>
       e.getEvents(runId, options),
     ),
-    signal: on((e, runId, events, options) => e.signal(runId, events, options)),
+    signal: on((e, runId, events: readonly EventInput[], options?: SignalOptions) =>
+      e.signal(runId, events, options),
+    ),
     wake: on((e, runId) => e.wake(runId)),
     cancel: on((e, runId, threadId?: string) => e.cancel(runId, threadId)),
     listRuns: async () => {
