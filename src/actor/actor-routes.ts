@@ -15,6 +15,7 @@ export const NOT_SUPPORTED_ROUTES: readonly string[] = [
   'operations.runs.retry',
   'operations.runs.wake',
   'operations.runs.cancel',
+  'operations.runs.migrate',
   // The drift report counts runs across the store; an actor host keeps no such count.
   'definitions.versions',
   // A cell is created by a start; a restored run has none (docs/data-lifecycle.md, "Restoring").

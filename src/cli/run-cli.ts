@@ -4,6 +4,7 @@ import { registerActorCommand } from './actor-command.js'
 import { registerClientCommands } from './client-commands.js'
 import { CliError, type CliIo, describeError, maskPasswords } from './io.js'
 import { registerOperatorCommands } from './operator-commands.js'
+import { registerMigrateCommand } from './migrate-command.js'
 import { registerRestoreCommand } from './restore-command.js'
 import { registerScheduleCommands } from './schedule-commands.js'
 import { registerServeCommand } from './serve-command.js'
@@ -39,6 +40,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerOperatorCommands(program, io)
   registerScheduleCommands(program, io)
   registerRestoreCommand(program, io)
+  registerMigrateCommand(program, io)
   for (const command of program.commands) {
     command.exitOverride().configureOutput(program.configureOutput())
   }

@@ -8,6 +8,7 @@ import { time } from './format.js'
 import { html } from './html.js'
 import { Inspector } from './inspector.js'
 import { followEvents } from './live.js'
+import { Migrate } from './migrate.js'
 import { ActionButton, Approvals, Conversation, Effects, Evaluations, Threads } from './panels.js'
 import { CancelRun, ForkFromNode } from './run-operations.js'
 import { Timeline } from './timeline.js'
@@ -158,6 +159,7 @@ export function RunPage({ runId }) {
         <${CancelRun} runId=${runId} status=${state.status} onDone=${() => reload.current()} />
         <${ForkFromNode} runId=${runId}
           nodes=${Object.keys(data.nodes.threads?.[state.rootThreadId] ?? {})} />
+        <${Migrate} runId=${runId} state=${state} defs=${data.defs} onDone=${() => reload.current()} />
       </div>
       ${error && html`<p class="error" role="alert">Refresh failed: ${describe(error)}</p>`}
     </header>

@@ -16,6 +16,7 @@ import { directiveStep } from './directive-steps.js'
 import { type Directive, directiveBuilders, isDirective } from './directives.js'
 import { NodeBodyContext } from './node-context.js'
 import { workflowNodeOf } from './node-of.js'
+import { workflowMigrationDifferences } from './workflow-migration.js'
 import {
   type Ctx,
   doKey,
@@ -94,6 +95,7 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
   },
 
   nodeOf: workflowNodeOf,
+  migrationDifferences: workflowMigrationDifferences,
 })
 
 /** A state with new nodes (and results), keeping the rest. */

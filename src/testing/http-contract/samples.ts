@@ -75,6 +75,13 @@ const BODIES: Record<string, unknown> = {
   'operations.runs.cancel': { filter: { status: 'running' }, dryRun: true },
   // r1 again from its gate (node review): a new run, r1 untouched.
   'runs.fork': { atNode: 'review', runId: 'forked' },
+  // Dry runs to the version the runs are on: checked, nothing to move, nothing written.
+  'operations.runs.migrate': {
+    filter: { definitionName: release.name },
+    toVersion: release.version,
+    dryRun: true,
+  },
+  'runs.migrate': { toVersion: release.version, dryRun: true },
   // An archive with no events: authorized, then refused whole (restoring has its own tests).
   'operations.restore': {
     run: { format: 1, runId: 'restored', head: 1, tail: 0, events: [], snapshot: null },
