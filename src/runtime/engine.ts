@@ -24,6 +24,7 @@ import {
   RunNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
+import type { MigrateOptions, RunMigration } from '../core/migration-types.js'
 import type {
   DeletedRun,
   RunSummary,
@@ -47,6 +48,7 @@ import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './
 import { queueInfos } from './flow-admission.js'
 import { joinedStart, type StartWaitHost, settleAfterAdmission } from './flow-start-waits.js'
 import { LocalRuns } from './local-runs.js'
+import { checkMigrateOptions, migrateRunOp } from './migrate-run.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
 import { effectAttempts, inspect, replay } from './queries.js'
@@ -438,6 +440,23 @@ export class RuntimeEngine implements EngineRuntime {
   /** Every flow-control key with a queued or admitted run (docs/flow-control.md). */
   queues(): Promise<QueueInfo[]> {
     return queueInfos(this.ctx)
+  }
+
+  /**
+   * Moves a run not yet finished to another version of its definition, in its queue
+   * (docs/deploys.md, "Migrating runs"); `dryRun` checks and writes nothing.
+   */
+  async migrateRun(
+    runId: string,
+    options: MigrateOptions,
+    caller: CallerContext = {},
+  ): Promise<RunMigration> {
+    const checked = checkMigrateOptions(options)
+    let migration: RunMigration | undefined
+    await this.mutate(runId, 'migrate', async (fold, controller) => {
+      migration = await migrateRunOp(this.ctx, controller.writer, fold, checked, caller)
+    })
+    return migration as RunMigration
   }
 
   listRuns(): Promise<string[]> {
