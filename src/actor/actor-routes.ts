@@ -4,15 +4,22 @@ import { notSupported } from './host-engine.js'
 
 /**
  * The routes an actor host answers 501 NOT_SUPPORTED (docs/http.md, "Actor host"): the queues,
- * the drift report, restore, and schedules (each run is its own cell: schedules live on an
- * engine over a shared store). Its run listings walk the run registry instead.
+ * the drift report, restore, fork, cancel and migrate by filter, and schedules (each run is its
+ * own cell: schedules live on an engine over a shared store). Its run listings walk the run
+ * registry instead.
  */
 export const NOT_SUPPORTED_ROUTES: readonly string[] = [
   'queues.list',
+  // Bulk actions start from the listing: retry and wake do, as on the embed host; cancel and
+  // migrate by filter are not yet proven on an actor host.
+  'operations.runs.cancel',
+  'operations.runs.migrate',
   // The drift report counts runs across the store; an actor host keeps no such count.
   'definitions.versions',
   // A cell is created by a start; a restored run has none (docs/data-lifecycle.md, "Restoring").
   'operations.restore',
+  // A fork is a new run written whole, as a restored one (docs/operating-runs.md, "Fork").
+  'runs.fork',
   ...ROUTES.filter((route) => route.name.startsWith('schedules.')).map((route) => route.name),
 ]
 

@@ -1,15 +1,17 @@
 import type { ResultOptions, StartOptions, StartRunArgs } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
-import type { EventEnvelope, StartResult, TransientEvent } from '../core/envelope.js'
+import type { EventEnvelope, EventInput, StartResult, TransientEvent } from '../core/envelope.js'
 import { RunNotFoundError, SkeinError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
+import type { MigrateOptions } from '../core/migration-types.js'
 import type { Clock, EventStore, Ids, RunSummary } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
 import { normalizeSummaryQuery } from '../core/summaries.js'
 import { startKeyRunId } from '../core/uuid.js'
 import { bulkAction } from '../runtime/bulk.js'
+import { migrateMany } from '../runtime/bulk-migrate.js'
 import { describeDefinitions } from '../runtime/definitions.js'
-import type { Engine, EngineRuntime, StartHooks } from '../runtime/engine-types.js'
+import type { Engine, EngineRuntime, SignalOptions, StartHooks } from '../runtime/engine-types.js'
 import type { Cell, CellTable } from './cell-table.js'
 import { registrySummaryPage } from './registry-summaries.js'
 import type { RunRegistry } from './run-registry.js'
@@ -157,7 +159,9 @@ export function hostEngine(p: HostEngineParts): Engine {
     getEvents: on((e, runId, options?: { fromSeq?: number; limit?: number }) =>
       e.getEvents(runId, options),
     ),
-    signal: on((e, runId, events, options) => e.signal(runId, events, options)),
+    signal: on((e, runId, events: readonly EventInput[], options?: SignalOptions) =>
+      e.signal(runId, events, options),
+    ),
     wake: on((e, runId) => e.wake(runId)),
     cancel: on((e, runId, threadId?: string) => e.cancel(runId, threadId)),
     // The registry is the list (docs/operating-runs.md, "Finding runs").
@@ -178,6 +182,10 @@ export function hostEngine(p: HostEngineParts): Engine {
     retryMany: (filter, options) => bulkAction(engine, 'retry', filter, options),
     wakeMany: (filter, options) => bulkAction(engine, 'wake', filter, options),
     cancelMany: (filter, options) => bulkAction(engine, 'cancel', filter, options),
+    migrateRuns: (filter, options, caller) => migrateMany(engine, filter, options, caller),
+    migrateRun: on((e, runId, options: MigrateOptions, caller) =>
+      e.migrateRun(runId, options, caller),
+    ),
     listRunSummaries: (query) =>
       registrySummaryPage(
         p.registry,
@@ -213,6 +221,13 @@ export function hostEngine(p: HostEngineParts): Engine {
       throw new SkeinError(
         'NOT_SUPPORTED',
         'an actor host does not restore archived runs: restore into an engine over a shared store (sqliteStore, postgresStore)',
+      )
+    },
+    // A fork is a new run written whole, as a restored one is: no start records it.
+    fork: async () => {
+      throw new SkeinError(
+        'NOT_SUPPORTED',
+        'an actor host does not fork runs: fork on an engine over a shared store (sqliteStore, postgresStore)',
       )
     },
     // Each cell is its own engine: runs are deleted one by one (DELETE /runs/:id).

@@ -70,6 +70,7 @@ export function createHttpHandler(
         basePath: debuggerPath,
         definitions: uiDefinitions,
         operations: options.authorize !== undefined,
+        capabilities: { cancel: options.cancelRoutes === true },
       })
     }
 

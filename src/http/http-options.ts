@@ -12,6 +12,12 @@ export interface HttpOptions {
    */
   basePath?: string
   sse?: SseOptions
+  /**
+   * Serve cancellation over HTTP (docs/operating-runs.md, "Cancelling over HTTP"):
+   * `POST /runs/:id/cancel` and `POST /operations/runs/cancel`, under operations access.
+   * Default false: cancellation is an embed method, and those routes answer 503 NOT_CONFIGURED.
+   */
+  cancelRoutes?: boolean
 }
 
 /** What a debugger UI's `fetch` receives beside the request. */
@@ -24,6 +30,8 @@ export interface DebuggerContext {
    * (they answer NOT_CONFIGURED), so a UI does not offer their actions.
    */
   operations?: boolean
+  /** What the API serves beyond the default: `cancel`, the opt-in cancel routes. */
+  capabilities?: { cancel: boolean }
 }
 
 export interface DebuggerHost {

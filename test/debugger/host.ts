@@ -1,7 +1,7 @@
 // The host the browser tests drive: the demo definitions, plus a workflow whose effect fails
-// terminally on its first attempt (an operator retry then succeeds), one that spends time in
-// retries, a sleep and a child (the timeline), and orders with attributes, on a
-// fault-injecting store.
+// terminally on its first attempt (an operator retry then succeeds), a fan-out and a saga, one
+// that spends time in retries, a sleep and a child (the timeline), and orders with attributes,
+// on a fault-injecting store.
 import {
   bearerAuth,
   createEngine,
@@ -90,6 +90,18 @@ export const order = defineWorkflow({
   nodes: { place: { run: (ctx) => ctx.waitFor('order.go') } },
 })
 
+/** Packs item 1, then fails to pack item 3: the first packing is undone before the run fails. */
+export const undone = defineWorkflow({
+  name: 'undone',
+  nodes: {
+    pack: {
+      run: (ctx) => ctx.invoke(ops.effects!.pack, { n: 1 }),
+      compensate: (ctx) => ctx.invoke(ops.effects!.pack, { n: 2 }),
+    },
+    ship: { after: ['pack'], run: (ctx) => ctx.invoke(ops.effects!.pack, { n: 3 }) },
+  },
+})
+
 export interface Host {
   engine: Engine
   server: ServerHandle
@@ -103,7 +115,7 @@ export async function startHost(options: { operations?: boolean } = {}): Promise
   const store = faultyStore(memoryStore())
   const modules = mergeModules([
     ...(await demoModules()),
-    workflow({ definitions: [doomed, parked, fanned, helper, traced, order] }),
+    workflow({ definitions: [doomed, parked, fanned, undone, helper, traced, order] }),
     ops,
   ])
   const engine = createEngine({

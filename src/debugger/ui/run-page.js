@@ -9,9 +9,11 @@ import { time } from './format.js'
 import { html } from './html.js'
 import { Inspector } from './inspector.js'
 import { followEvents } from './live.js'
+import { Migrate } from './migrate.js'
 import { ActionButton, Approvals, Conversation, Effects, Evaluations, Threads } from './panels.js'
 import { InputAndAttributes, NodeResults, runInput, waitingOn } from './run-facts.js'
 import { RunTimeline } from './run-timeline.js'
+import { CancelRun, ForkFromNode } from './run-operations.js'
 import { Timeline } from './timeline.js'
 import { useTimelineEvents } from './timeline-events.js'
 
@@ -168,14 +170,18 @@ export function RunPage({ runId }) {
       ${state.output !== undefined && html`<p class="output">Output: <code>${JSON.stringify(state.output).slice(0, 300)}</code></p>`}
       <${InputAndAttributes} input=${runInput(read.events)} loaded=${read.loaded}
         attributes=${state.attributes} head=${status.head} />
-      ${
-        // A finished run has nothing to wake.
-        !finished &&
-        html`<div class="actions">
-          <${ActionButton} label="Wake" run=${() => api(`/runs/${enc(runId)}/wake`, { method: 'POST' })}
-            onDone=${() => reload.current()} />
-        </div>`
-      }
+      <div class="actions">
+        ${
+          // A finished run has nothing to wake.
+          !finished &&
+          html`<${ActionButton} label="Wake" run=${() => api(`/runs/${enc(runId)}/wake`, { method: 'POST' })}
+            onDone=${() => reload.current()} />`
+        }
+        <${CancelRun} runId=${runId} status=${state.status} onDone=${() => reload.current()} />
+        <${ForkFromNode} runId=${runId}
+          nodes=${Object.keys(data.nodes.threads?.[state.rootThreadId] ?? {})} />
+        <${Migrate} runId=${runId} state=${state} defs=${data.defs} onDone=${() => reload.current()} />
+      </div>
       ${error && html`<p class="error" role="alert">Refresh failed: ${describe(error)}</p>`}
     </header>
     <${RunTimeline} read=${read} state=${state} />
