@@ -7,8 +7,8 @@ import {
 } from '../core/payload-codec.js'
 import type {
   EventStore,
-  FlowStore,
   FeedEntry,
+  FlowStore,
   ProjectionFeed,
   Snapshot,
   SnapshotStore,

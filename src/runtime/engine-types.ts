@@ -27,7 +27,9 @@ import type {
   ThreadState,
   TransientEvent,
 } from '../core/envelope.js'
+import type { ForkOptions, ForkResult } from '../core/fork-types.js'
 import type { Json } from '../core/json.js'
+import type { MigrateManyOptions, MigrateOptions, RunMigration } from '../core/migration-types.js'
 import type {
   DeletedRun,
   EventStore,
@@ -193,6 +195,21 @@ export interface Engine<Defs extends DefinitionList = DefinitionList> {
   wakeMany(filter: RunFilter, options?: BulkOptions): Promise<BulkResult>
   /** Cancels every run matching `filter` (not empty), like `cancel` run by run. */
   cancelMany(filter: RunFilter, options?: BulkOptions): Promise<BulkResult>
+  /**
+   * Moves a run not yet finished to another version of its definition when its recorded
+   * progress fits it, else MIGRATION_REFUSED with the differences and nothing written; `dryRun`
+   * only checks (docs/deploys.md, "Migrating runs").
+   */
+  migrateRun(runId: string, options: MigrateOptions, caller?: CallerContext): Promise<RunMigration>
+  /**
+   * `migrateRun` for every run matching `filter` (it names the definition; without a status,
+   * the runs not yet finished), oldest first, in bounded batches (docs/operating-runs.md).
+   */
+  migrateRuns(
+    filter: RunFilter,
+    options: MigrateManyOptions,
+    caller?: CallerContext,
+  ): Promise<BulkResult>
   /** One page of run summaries, newest first; pass `nextCursor` back as `cursor` for the next. */
   listRunSummaries(query?: SummaryQuery): Promise<SummaryPage>
   /** The registered definitions, with input schemas as JSON Schema where available. */
@@ -230,6 +247,12 @@ export interface Engine<Defs extends DefinitionList = DefinitionList> {
    * with its id, a no-op (`restored: false`) when it holds this one.
    */
   restoreRun(run: ArchivedRun): Promise<RestoredRun>
+  /**
+   * A new run whose log is `runId`'s before a cut (`atSeq`, or `atNode`: before the node's first
+   * event), recorded with a link to the source, then going on with the registered code; the
+   * source is only read (docs/operating-runs.md, "Fork").
+   */
+  fork(runId: string, options: ForkOptions): Promise<ForkResult>
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>

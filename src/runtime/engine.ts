@@ -24,6 +24,8 @@ import {
   RunNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
+import type { ForkOptions, ForkResult } from '../core/fork-types.js'
+import type { MigrateOptions, RunMigration } from '../core/migration-types.js'
 import type {
   DeletedRun,
   RunSummary,
@@ -46,7 +48,9 @@ import { deferSignal, missingDefinition } from './deferred-inputs.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
 import { queueInfos } from './flow-admission.js'
 import { joinedStart, type StartWaitHost, settleAfterAdmission } from './flow-start-waits.js'
+import { planFork, writeFork } from './fork-plan.js'
 import { LocalRuns } from './local-runs.js'
+import { checkMigrateOptions, migrateRunOp } from './migrate-run.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
 import { effectAttempts, inspect, replay } from './queries.js'
@@ -336,6 +340,21 @@ export class RuntimeEngine implements EngineRuntime {
     return restored
   }
 
+  /**
+   * A new run from the events of `runId` before a cut, going on with the registered code
+   * (docs/operating-runs.md, "Fork"); the source is only read.
+   */
+  async fork(runId: string, options: ForkOptions): Promise<ForkResult> {
+    const plan = await planFork(this.ctx, runId, options)
+    const controller = this.controller(plan.runId)
+    await controller.enqueue('fork', (fold) => writeFork(this.ctx, fold, plan))
+    await controller.whenDrained().catch(() => {})
+    this.runs.forget(plan.runId)
+    const state = await this.wake(plan.runId)
+    const { forkedFrom } = plan
+    return { runId: plan.runId, threadId: state.rootThreadId, state, forkedFrom }
+  }
+
   /** Runs another part deleted (a retention sweep): this process forgets what it cached. */
   async forgetDeleted(runId: string): Promise<void> {
     await forgetDeletedRun(this.ctx, this.runs.active(runId)?.writer, runId)
@@ -438,6 +457,23 @@ export class RuntimeEngine implements EngineRuntime {
   /** Every flow-control key with a queued or admitted run (docs/flow-control.md). */
   queues(): Promise<QueueInfo[]> {
     return queueInfos(this.ctx)
+  }
+
+  /**
+   * Moves a run not yet finished to another version of its definition, in its queue
+   * (docs/deploys.md, "Migrating runs"); `dryRun` checks and writes nothing.
+   */
+  async migrateRun(
+    runId: string,
+    options: MigrateOptions,
+    caller: CallerContext = {},
+  ): Promise<RunMigration> {
+    const checked = checkMigrateOptions(options)
+    let migration: RunMigration | undefined
+    await this.mutate(runId, 'migrate', async (fold, controller) => {
+      migration = await migrateRunOp(this.ctx, controller.writer, fold, checked, caller)
+    })
+    return migration as RunMigration
   }
 
   listRuns(): Promise<string[]> {

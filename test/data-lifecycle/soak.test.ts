@@ -6,8 +6,8 @@ import {
   postgresSoakStorage,
   printSoak,
   type SoakStorage,
-  sqliteSoakStorage,
   soakRetention,
+  sqliteSoakStorage,
 } from '../../bench/retention-soak.js'
 import { PG_URL, postgresAvailable } from '../support/postgres.js'
 

@@ -59,6 +59,10 @@ const refund = defineApproval({
   effects: ['payments.refund'],
 })
 
+expectTypeOf(support.name).toEqualTypeOf<'support'>()
+expectTypeOf(triage.name).toEqualTypeOf<'triage'>()
+expectTypeOf(refund.name).toEqualTypeOf<'refund'>()
+
 const definitions = [order, release, loose] as const
 const everyKind = [support, triage, refund] as const
 
@@ -140,6 +144,12 @@ export async function typedClient(): Promise<void> {
   await kinds.signal('r1', [{ type: 'triage.hint', payload: {} }])
   // @ts-expect-error refund.note's text is a string
   await kinds.signal('r1', [{ type: 'refund.note', payload: { text: 1 } }])
+  // Their names are literal too: startRun and result by name.
+  await kinds.startRun({ kind: 'agent', definitionName: 'support', input: 'hi' })
+  // @ts-expect-error no definition is named suport
+  await kinds.startRun({ kind: 'agent', definitionName: 'suport', input: 'hi' })
+  expectTypeOf((await kinds.result('r1', 'triage')).route).toEqualTypeOf<'a' | 'b'>()
+  expectTypeOf((await kinds.result('r1', 'support')).text).toBeString()
 }
 
 export async function typedEngine(): Promise<void> {

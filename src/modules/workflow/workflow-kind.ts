@@ -15,6 +15,8 @@ import type { NodeSpec, WorkflowDefinition } from './define-workflow.js'
 import { directiveStep } from './directive-steps.js'
 import { type Directive, directiveBuilders, isDirective } from './directives.js'
 import { NodeBodyContext } from './node-context.js'
+import { workflowNodeOf } from './node-of.js'
+import { workflowMigrationDifferences } from './workflow-migration.js'
 import {
   type Ctx,
   doKey,
@@ -91,6 +93,9 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
     if (recorded.compensating) return compensationStep(def, recorded, ctx)
     return compensateOnFailure(def, recorded, decideNodes(def, recorded, ctx))
   },
+
+  nodeOf: workflowNodeOf,
+  migrationDifferences: workflowMigrationDifferences,
 })
 
 /** A state with new nodes (and results), keeping the rest. */
