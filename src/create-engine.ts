@@ -1,8 +1,9 @@
 import type { ResultOptions, StartOptions, StartRunArgs } from './core/api-types.js'
 import { withProps } from './core/copy.js'
-import { type Definition, splitResultArgs } from './core/definition.js'
+import { type Definition, type DefinitionList, splitResultArgs } from './core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './core/envelope.js'
 import { EngineStoppedError } from './core/errors.js'
+import type { MigrateManyOptions, MigrateOptions } from './core/migration-types.js'
 import type { EventStore, SnapshotStore, SummaryQuery, WorkerCallbackInput } from './core/ports.js'
 import type { ProjectionDefinition } from './core/projection.js'
 import { Registry } from './core/registry.js'
@@ -12,9 +13,11 @@ import { validateApiBasePath, validateDebuggerHost } from './http/debugger-path.
 import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
 import { markApiBasePath } from './http/node-middleware.js'
+import { checkCancelRoutes } from './http/routes/cancel.js'
 import { resolveSseLimits } from './http/sse-limits.js'
 import { TerminalWaits } from './runtime/await-terminal.js'
 import { type BulkOptions, bulkAction, type RunFilter } from './runtime/bulk.js'
+import { migrateMany } from './runtime/bulk-migrate.js'
 import { Causes } from './runtime/causes.js'
 import { codecSnapshots, codecStore } from './runtime/codec-store.js'
 import type { EngineContext } from './runtime/context.js'
@@ -67,8 +70,12 @@ import { isClaimable } from './workers/worker-queue.js'
  * @example
  * const engine = createEngine({ modules: [workflow({ definitions: [hello] })] })
  * const { runId, state } = await engine.start(hello, { name: 'Ada' })
+ * // Told of its definitions (a type only), `signal` checks the payloads they declare:
+ * const typed = createEngine<[typeof hello]>({ modules: [workflow({ definitions: [hello] })] })
  */
-export function createEngine(options: EngineOptions = {}): Engine {
+export function createEngine<Defs extends DefinitionList = DefinitionList>(
+  options: EngineOptions = {},
+): Engine<Defs> {
   const resolved = resolveOptions(options)
   const registry = new Registry(options.modules ?? [])
   registry.foldProjections = options.trimAfterSnapshot !== undefined
@@ -76,6 +83,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   if (options.debugger !== undefined) validateDebuggerHost(options.debugger, apiBasePath)
   // Checked now, not at the first request: a bad bound is a mistake in the caller's code.
   resolveSseLimits(options.http?.sse)
+  checkCancelRoutes(options.http?.cancelRoutes)
   resolveTickerOptions(options.scheduleOptions)
   const waitUrlConfig = resolveWaitUrlConfig(options.waitUrls)
   const retention = resolveRetention(options.retention)
@@ -235,6 +243,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       maxRequestBytes: resolved.maxRequestBytes,
       maxEventBytes: resolved.maxEventBytes,
       sse: options.http?.sse,
+      cancelRoutes: options.http?.cancelRoutes,
       observing: sink ? { observe, causes } : undefined,
     })
     return http
@@ -288,6 +297,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     wakeMany: (filter: RunFilter, bulk?: BulkOptions) => bulkAction(engine, 'wake', filter, bulk),
     cancelMany: (filter: RunFilter, bulk?: BulkOptions) =>
       bulkAction(engine, 'cancel', filter, bulk),
+    migrateRun: async (runId: string, migrate: MigrateOptions, caller?: CallerContext) =>
+      (await rt()).migrateRun(runId, migrate, caller),
+    migrateRuns: (filter: RunFilter, migrate: MigrateManyOptions, caller?: CallerContext) =>
+      migrateMany(engine, filter, migrate, caller),
     listRunSummaries: async (query?: SummaryQuery) => (await rt()).listRunSummaries(query),
     listDefinitions: async () => describeDefinitions((await rt()).registry),
     queues: async () => (await rt()).queues(),
@@ -309,6 +322,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       (await rt()).failEffect(runId, effectId, caller),
     deleteRun: async (runId, deleteOptions) => (await rt()).deleteRun(runId, deleteOptions),
     restoreRun: async (run) => (await rt()).restoreRun(run),
+    fork: async (runId, forkOptions) => (await rt()).fork(runId, forkOptions),
     workerCallback: async (runId: string, input: WorkerCallbackInput) =>
       (await rt()).workerCallback(runId, input),
     completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),
@@ -384,7 +398,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
       if (!EngineStoppedError.is(error)) lifecycle.reportServeFailure(error, serveOption)
     })
   }
-  return engine
+  // `Defs` is a type only: it types `signal`'s declared payloads, which the run checks anyway.
+  return engine as Engine<Defs>
 }
 
 /** `engine.schedules`: each call waits for the boot, and is refused once the engine stops. */

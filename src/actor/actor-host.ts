@@ -9,6 +9,7 @@ import type { AuthorizeHook } from '../http/authorize.js'
 import { validateApiBasePath, validateDebuggerHost } from '../http/debugger-path.js'
 import { createHttpHandler } from '../http/handler.js'
 import type { DebuggerHost, HttpOptions } from '../http/http-options.js'
+import { checkCancelRoutes } from '../http/routes/cancel.js'
 import { serveHandler } from '../http/server.js'
 import type { ServeOptions, ServerHandle, StopOptions } from '../runtime/engine-types.js'
 import { engineLogger, type Logger } from '../runtime/logger.js'
@@ -57,7 +58,7 @@ export interface ActorHostOptions {
 }
 
 export interface ActorHost {
-  /** The Web handler: the embed HTTP contract, with `GET /runs` and `/runs/summaries` 501. */
+  /** The Web handler: the embed HTTP contract (`GET /runs` and `/runs/summaries` list the registry). */
   fetch(request: Request): Promise<Response | null>
   serve(options?: ServeOptions): Promise<ServerHandle>
   /** Closes every cell (its next deadline goes to the registry) and the servers. */
@@ -91,6 +92,7 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
   const ids = options.ids ?? defaultIds()
   const log = engineLogger(options.logger)
   const apiBasePath = validateApiBasePath(options.http?.basePath)
+  checkCancelRoutes(options.http?.cancelRoutes)
   if (options.debugger !== undefined) validateDebuggerHost(options.debugger, apiBasePath)
   const limits = resolveOptions({ ...options.cell })
   const cells =
@@ -261,6 +263,7 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
       maxRequestBytes: limits.maxRequestBytes,
       maxEventBytes: limits.maxEventBytes,
       sse: options.http?.sse,
+      cancelRoutes: options.http?.cancelRoutes,
     },
     ACTOR_ROUTES,
   )

@@ -1,18 +1,21 @@
 import type { ResultOptions, StartOptions, StartRunArgs } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
-import type { EventEnvelope, StartResult, TransientEvent } from '../core/envelope.js'
-import { SkeinError } from '../core/errors.js'
+import type { EventEnvelope, EventInput, StartResult, TransientEvent } from '../core/envelope.js'
+import { RunNotFoundError, SkeinError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
-import type { Clock, EventStore, Ids } from '../core/ports.js'
+import type { MigrateOptions } from '../core/migration-types.js'
+import type { Clock, EventStore, Ids, RunSummary } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
+import { normalizeSummaryQuery } from '../core/summaries.js'
 import { startKeyRunId } from '../core/uuid.js'
 import { bulkAction } from '../runtime/bulk.js'
+import { migrateMany } from '../runtime/bulk-migrate.js'
 import { describeDefinitions } from '../runtime/definitions.js'
-import type { Engine, EngineRuntime, StartHooks } from '../runtime/engine-types.js'
+import type { Engine, EngineRuntime, SignalOptions, StartHooks } from '../runtime/engine-types.js'
 import type { Cell, CellTable } from './cell-table.js'
+import { registrySummaryPage } from './registry-summaries.js'
 import type { RunRegistry } from './run-registry.js'
 
-/** The 501 of the routes an actor host does not have, saying what to use instead. */
 /** An actor host's cells are separate engines: schedules live on an embed engine's store. */
 const noSchedule = async (): Promise<never> => {
   throw new SkeinError(
@@ -32,11 +35,12 @@ const noSchedules: Engine['schedules'] = {
   backfill: noSchedule,
 }
 
+/** The 501 of the routes an actor host does not have, saying what to use instead. */
 export function notSupported(what: string): SkeinError {
   return new SkeinError(
     'NOT_SUPPORTED',
-    `an actor host has no global run listing (${what}): list runs from the run registry (the host's registry.list(), or your own) or from a projector-written index`,
-    { instead: 'run registry' },
+    `an actor host keeps no store-wide view (${what}): each run is its own cell; serve this from an engine over a shared store (createEngine with sqliteStore or postgresStore)`,
+    { instead: 'an engine over a shared store' },
   )
 }
 
@@ -58,7 +62,7 @@ export interface HostEngineParts {
 /**
  * The engine the HTTP layer serves for an actor host: every call for a run goes to that run's
  * cell (opened if needed, held for the call), a start creates the cell and records the run in
- * the registry first, and the listings are NOT_SUPPORTED. So the embed route table serves the
+ * the registry first, and the listings walk the registry. So the embed route table serves the
  * actor host unchanged, route for route.
  */
 export function hostEngine(p: HostEngineParts): Engine {
@@ -108,6 +112,20 @@ export function hostEngine(p: HostEngineParts): Engine {
     }
   }
 
+  /** A run's summary as its own cell's store has it (the cell opens for it). */
+  const summaryOfCell = async (runId: string): Promise<RunSummary | undefined> => {
+    try {
+      return await table.use(runId, false, async (cell) => {
+        const page = await cell.engine.listRunSummaries({ runIdPrefix: runId, limit: 10 })
+        return page.runs.find((run) => run.runId === runId)
+      })
+    } catch (error) {
+      // Registered, but its start wrote nothing (or it was deleted meanwhile): not a run.
+      if (RunNotFoundError.is(error)) return undefined
+      throw error
+    }
+  }
+
   const runtime: EngineRuntime = {
     registry: p.modules,
     idle: async () => {},
@@ -141,11 +159,21 @@ export function hostEngine(p: HostEngineParts): Engine {
     getEvents: on((e, runId, options?: { fromSeq?: number; limit?: number }) =>
       e.getEvents(runId, options),
     ),
-    signal: on((e, runId, events, options) => e.signal(runId, events, options)),
+    signal: on((e, runId, events: readonly EventInput[], options?: SignalOptions) =>
+      e.signal(runId, events, options),
+    ),
     wake: on((e, runId) => e.wake(runId)),
     cancel: on((e, runId, threadId?: string) => e.cancel(runId, threadId)),
+    // The registry is the list (docs/operating-runs.md, "Finding runs").
     listRuns: async () => {
-      throw notSupported('GET /runs')
+      const runIds: string[] = []
+      let cursor: string | undefined
+      do {
+        const page = await p.registry.list({ cursor, limit: 1000 })
+        for (const run of page.runs) runIds.push(run.runId)
+        cursor = page.nextCursor
+      } while (cursor !== undefined)
+      return runIds
     },
     queues: async () => {
       throw notSupported('GET /queues')
@@ -154,9 +182,16 @@ export function hostEngine(p: HostEngineParts): Engine {
     retryMany: (filter, options) => bulkAction(engine, 'retry', filter, options),
     wakeMany: (filter, options) => bulkAction(engine, 'wake', filter, options),
     cancelMany: (filter, options) => bulkAction(engine, 'cancel', filter, options),
-    listRunSummaries: async () => {
-      throw notSupported('GET /runs/summaries')
-    },
+    migrateRuns: (filter, options, caller) => migrateMany(engine, filter, options, caller),
+    migrateRun: on((e, runId, options: MigrateOptions, caller) =>
+      e.migrateRun(runId, options, caller),
+    ),
+    listRunSummaries: (query) =>
+      registrySummaryPage(
+        p.registry,
+        normalizeSummaryQuery(query, p.modules.attributeTypes),
+        summaryOfCell,
+      ),
     listDefinitions: async () => describeDefinitions(p.modules),
     versions: async () => {
       throw notSupported('GET /definitions/versions')
@@ -186,6 +221,13 @@ export function hostEngine(p: HostEngineParts): Engine {
       throw new SkeinError(
         'NOT_SUPPORTED',
         'an actor host does not restore archived runs: restore into an engine over a shared store (sqliteStore, postgresStore)',
+      )
+    },
+    // A fork is a new run written whole, as a restored one is: no start records it.
+    fork: async () => {
+      throw new SkeinError(
+        'NOT_SUPPORTED',
+        'an actor host does not fork runs: fork on an engine over a shared store (sqliteStore, postgresStore)',
       )
     },
     // Each cell is its own engine: runs are deleted one by one (DELETE /runs/:id).

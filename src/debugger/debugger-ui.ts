@@ -38,6 +38,15 @@ const text = (status: number, body: string, headers: Record<string, string> = {}
     },
   })
 
+const json = (value: unknown) =>
+  new Response(JSON.stringify(value), {
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-cache',
+      ...SECURITY_HEADERS,
+    },
+  })
+
 /**
  * The web debugger: a UI provider for `createEngine({ debugger: { basePath, ui } })`. It serves
  * one page and its scripts, all from this package (no CDN, no network); the page then talks to
@@ -56,12 +65,20 @@ export function debuggerUi(options: DebuggerUiOptions = {}): DebuggerUi {
   const assets = loadAssets()
   const pages = new Map<string, ReturnType<typeof renderPage>>()
 
-  const page = (basePath: string) => {
-    let rendered = pages.get(basePath)
+  const page = (basePath: string, operations: boolean) => {
+    const key = `${operations}:${basePath}`
+    let rendered = pages.get(key)
     if (!rendered) {
       const assetBase = `${basePath}/assets/${assets.hash}`
-      rendered = renderPage({ title, assetBase, basePath, apiBase, imports: assets.imports })
-      pages.set(basePath, rendered)
+      rendered = renderPage({
+        title,
+        assetBase,
+        basePath,
+        apiBase,
+        imports: assets.imports,
+        operations,
+      })
+      pages.set(key, rendered)
     }
     return rendered
   }
@@ -74,7 +91,7 @@ export function debuggerUi(options: DebuggerUiOptions = {}): DebuggerUi {
       }
       const path = new URL(request.url).pathname.slice(basePath.length)
       if (path === '' || path === '/' || path === '/index.html') {
-        const { html, csp } = page(basePath)
+        const { html, csp } = page(basePath, context.operations !== false)
         return new Response(request.method === 'HEAD' ? null : html, {
           headers: {
             'content-type': 'text/html; charset=utf-8',
@@ -86,13 +103,12 @@ export function debuggerUi(options: DebuggerUiOptions = {}): DebuggerUi {
       }
       if (path === '/definitions.json') {
         const definitions = context.definitions ? await context.definitions() : []
-        return new Response(JSON.stringify({ definitions: describeDefinitions(definitions) }), {
-          headers: {
-            'content-type': 'application/json; charset=utf-8',
-            'cache-control': 'no-cache',
-            ...SECURITY_HEADERS,
-          },
-        })
+        return json({ definitions: describeDefinitions(definitions) })
+      }
+      // What the API serves beyond the default (the opt-in cancel routes): the UI offers
+      // only actions the host serves.
+      if (path === '/capabilities.json') {
+        return json({ cancel: context.capabilities?.cancel === true })
       }
       const prefix = `/assets/${assets.hash}/`
       const asset = path.startsWith(prefix)

@@ -11,7 +11,14 @@ import type {
   WaitFor,
 } from '../core/api-types.js'
 import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
-import type { Definition, InputOf, ResultOf, RunOutputOf } from '../core/definition.js'
+import type {
+  CheckedSignals,
+  Definition,
+  DefinitionList,
+  InputOf,
+  ResultOf,
+  RunOutputOf,
+} from '../core/definition.js'
 import type {
   EventEnvelope,
   EventInput,
@@ -20,7 +27,9 @@ import type {
   ThreadState,
   TransientEvent,
 } from '../core/envelope.js'
+import type { ForkOptions, ForkResult } from '../core/fork-types.js'
 import type { Json } from '../core/json.js'
+import type { MigrateManyOptions, MigrateOptions, RunMigration } from '../core/migration-types.js'
 import type {
   DeletedRun,
   EventStore,
@@ -129,7 +138,12 @@ export interface ReadyFunction extends PromiseLike<EngineReady> {
   (): Promise<EngineReady>
 }
 
-export interface Engine {
+/**
+ * The embed API. `Defs`, the definitions as a type (`createEngine<typeof definitions>`), types
+ * `signal`'s declared payloads as the typed client's are typed (docs/workflows.md, "Signals");
+ * without it, any payload compiles and the run's schemas check it at run time.
+ */
+export interface Engine<Defs extends DefinitionList = DefinitionList> {
   readonly ready: ReadyFunction
   /** `state.output` is typed by the definition's output (`Json` for an untyped one). */
   start<D extends Definition>(
@@ -159,7 +173,16 @@ export interface Engine {
   ): Promise<ResultOf<D>>
   result(runId: string, options?: ResultOptions): Promise<Json | undefined>
   getEvents(runId: string, options?: { fromSeq?: number; limit?: number }): Promise<EventEnvelope[]>
-  signal(runId: string, events: readonly EventInput[], options?: SignalOptions): Promise<RunState>
+  /**
+   * Appends events and wakes the run. An event of a signal type one of `Defs` declares must
+   * carry that signal's payload; other types (module inputs, application events) compile as
+   * written.
+   */
+  signal<const E extends readonly EventInput[]>(
+    runId: string,
+    events: E & CheckedSignals<E, Defs>,
+    options?: SignalOptions,
+  ): Promise<RunState>
   wake(runId: string): Promise<RunState>
   cancel(runId: string, threadId?: string): Promise<RunState>
   listRuns(): Promise<string[]>
@@ -172,6 +195,21 @@ export interface Engine {
   wakeMany(filter: RunFilter, options?: BulkOptions): Promise<BulkResult>
   /** Cancels every run matching `filter` (not empty), like `cancel` run by run. */
   cancelMany(filter: RunFilter, options?: BulkOptions): Promise<BulkResult>
+  /**
+   * Moves a run not yet finished to another version of its definition when its recorded
+   * progress fits it, else MIGRATION_REFUSED with the differences and nothing written; `dryRun`
+   * only checks (docs/deploys.md, "Migrating runs").
+   */
+  migrateRun(runId: string, options: MigrateOptions, caller?: CallerContext): Promise<RunMigration>
+  /**
+   * `migrateRun` for every run matching `filter` (it names the definition; without a status,
+   * the runs not yet finished), oldest first, in bounded batches (docs/operating-runs.md).
+   */
+  migrateRuns(
+    filter: RunFilter,
+    options: MigrateManyOptions,
+    caller?: CallerContext,
+  ): Promise<BulkResult>
   /** One page of run summaries, newest first; pass `nextCursor` back as `cursor` for the next. */
   listRunSummaries(query?: SummaryQuery): Promise<SummaryPage>
   /** The registered definitions, with input schemas as JSON Schema where available. */
@@ -209,6 +247,12 @@ export interface Engine {
    * with its id, a no-op (`restored: false`) when it holds this one.
    */
   restoreRun(run: ArchivedRun): Promise<RestoredRun>
+  /**
+   * A new run whose log is `runId`'s before a cut (`atSeq`, or `atNode`: before the node's first
+   * event), recorded with a link to the source, then going on with the registered code; the
+   * source is only read (docs/operating-runs.md, "Fork").
+   */
+  fork(runId: string, options: ForkOptions): Promise<ForkResult>
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>

@@ -19,14 +19,13 @@ import type {
 } from '../core/envelope.js'
 import {
   DefinitionNotFoundError,
-  EngineStoppedError,
   IdempotencyConflictError,
   InvalidRequestError,
   RunNotFoundError,
-  WaitUrlGoneError,
-  WaitUrlNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
+import type { ForkOptions, ForkResult } from '../core/fork-types.js'
+import type { MigrateOptions, RunMigration } from '../core/migration-types.js'
 import type {
   DeletedRun,
   RunSummary,
@@ -37,7 +36,6 @@ import type {
 } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
-import { RT } from '../core/runtime-events.js'
 import { normalizeSummaryQuery } from '../core/summaries.js'
 import { startKeyRunId } from '../core/uuid.js'
 import type { EngineContext } from './context.js'
@@ -48,8 +46,11 @@ import {
 } from './deadline-recovery.js'
 import { deferSignal, missingDefinition } from './deferred-inputs.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
-import { UNLIMITED_FLOW } from './flow-admission.js'
+import { queueInfos } from './flow-admission.js'
+import { joinedStart, type StartWaitHost, settleAfterAdmission } from './flow-start-waits.js'
+import { planFork, writeFork } from './fork-plan.js'
 import { LocalRuns } from './local-runs.js'
+import { checkMigrateOptions, migrateRunOp } from './migrate-run.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
 import { effectAttempts, inspect, replay } from './queries.js'
@@ -65,8 +66,8 @@ import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
 import { TransientListeners } from './transient-listeners.js'
 import { checkId, checkIdempotencyKey, checkWait } from './validate.js'
-import { completeWaitOp } from './wait-url-complete.js'
-import { checkWaitUrl, type WaitUrlOutcome, type WaitUrlRequest } from './wait-urls.js'
+import { completeByWaitUrl } from './wait-url-complete.js'
+import type { WaitUrlOutcome, WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
 import { startClaimedOp, workerCallbackOp } from './worker-callback.js'
 import {
@@ -74,11 +75,6 @@ import {
   type StuckAttemptAction,
   undeadlinedAttempts,
 } from './worker-operator.js'
-
-/** How often a `wait: 'settled'` start that is queued looks at its run besides listening. */
-const ADMISSION_POLL_MS = 1000
-/** How often a start joined to another run looks for that run's log while it is written. */
-const JOIN_POLL_MS = 5
 
 /** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
@@ -99,6 +95,21 @@ export class RuntimeEngine implements EngineRuntime {
 
   private controller(runId: string): RunController {
     return this.runs.controller(runId)
+  }
+
+  /** What a flow-controlled start waits with (flow-start-waits.ts). */
+  private readonly startWaits: StartWaitHost = {
+    getRun: (runId) => this.getRun(runId),
+    settle: (runId) =>
+      this.mutate(
+        runId,
+        'wake',
+        async (fold, controller) => {
+          if (fold) await controller.writer.pass(fold)
+        },
+        'settled',
+      ),
+    stopping: () => this.host.stopping,
   }
 
   /**
@@ -189,7 +200,8 @@ export class RuntimeEngine implements EngineRuntime {
     // run instead); a singleton `skip` or a debounce window may give the start another run.
     if (prepared.place && flow && (generated || (await this.ctx.store.tail(runId)) === 0)) {
       const entered = await flow.enter(runId, prepared.place, prepared.input)
-      if (entered.joined !== undefined) return this.joinedStart(entered.joined, wait)
+      if (entered.joined !== undefined)
+        return joinedStart(this.ctx, this.startWaits, entered.joined, wait)
       prepared.entered = entered
     }
     let threadId = ''
@@ -199,78 +211,13 @@ export class RuntimeEngine implements EngineRuntime {
     }
     const state = await this.mutate(runId, 'start', start, wait, generated)
     if (wait === 'settled' && state.status === 'queued') {
-      return { runId, threadId, state: await this.settleAfterAdmission(runId) }
+      return {
+        runId,
+        threadId,
+        state: await settleAfterAdmission(this.ctx, this.startWaits, runId),
+      }
     }
     return { runId, threadId, state }
-  }
-
-  /**
-   * A start that flow control gave another run (singleton `skip`, a debounce window;
-   * docs/flow-control.md): that run's state, once its log exists (its start may still be
-   * writing it, in this process or another).
-   */
-  private async joinedStart(runId: string, wait: WaitFor): Promise<StartResult> {
-    const { clock, store } = this.ctx
-    const until = clock.now() + (this.ctx.ownership?.leaseMs ?? 30_000)
-    for (;;) {
-      let wake: () => void = () => {}
-      const heard = new Promise<void>((resolve) => {
-        wake = resolve
-      })
-      const stop = store.subscribe?.(runId, () => wake())
-      const timer = clock.setTimeout(wake, JOIN_POLL_MS)
-      try {
-        const state =
-          wait === 'settled' ? await this.settleAfterAdmission(runId) : await this.getRun(runId)
-        return { runId, threadId: state.rootThreadId, state }
-      } catch (error) {
-        if (!(error instanceof RunNotFoundError) || clock.now() > until) throw error
-        await heard
-      } finally {
-        stop?.()
-        clock.clearTimeout(timer)
-      }
-    }
-  }
-
-  /**
-   * `wait: 'settled'` on a queued start (docs/flow-control.md): waits until the run is admitted
-   * (or cancelled), here or in another process, then until it settles as any start does.
-   */
-  private async settleAfterAdmission(runId: string): Promise<RunState> {
-    const { clock, store } = this.ctx
-    for (;;) {
-      let wake: () => void = () => {}
-      const heard = new Promise<void>((resolve) => {
-        wake = resolve
-      })
-      const stop = store.subscribe?.(runId, (events) => {
-        if (events.some((e) => e.type === RT.runAdmitted || e.type === RT.runCancelled)) wake()
-      })
-      const timer = clock.setTimeout(wake, ADMISSION_POLL_MS)
-      try {
-        const now = await this.getRun(runId)
-        if (now.status !== 'queued') break
-        await heard
-      } finally {
-        stop?.()
-        clock.clearTimeout(timer)
-      }
-      if (this.host.stopping) {
-        throw new EngineStoppedError(
-          `the engine stopped before run ${runId} was admitted; it stays queued and is admitted after a restart`,
-          { runId },
-        )
-      }
-    }
-    return this.mutate(
-      runId,
-      'wake',
-      async (fold, controller) => {
-        if (fold) await controller.writer.pass(fold)
-      },
-      'settled',
-    )
   }
 
   async getRun(runId: string): Promise<RunState> {
@@ -393,6 +340,21 @@ export class RuntimeEngine implements EngineRuntime {
     return restored
   }
 
+  /**
+   * A new run from the events of `runId` before a cut, going on with the registered code
+   * (docs/operating-runs.md, "Fork"); the source is only read.
+   */
+  async fork(runId: string, options: ForkOptions): Promise<ForkResult> {
+    const plan = await planFork(this.ctx, runId, options)
+    const controller = this.controller(plan.runId)
+    await controller.enqueue('fork', (fold) => writeFork(this.ctx, fold, plan))
+    await controller.whenDrained().catch(() => {})
+    this.runs.forget(plan.runId)
+    const state = await this.wake(plan.runId)
+    const { forkedFrom } = plan
+    return { runId: plan.runId, threadId: state.rootThreadId, state, forkedFrom }
+  }
+
   /** Runs another part deleted (a retention sweep): this process forgets what it cached. */
   async forgetDeleted(runId: string): Promise<void> {
     await forgetDeletedRun(this.ctx, this.runs.active(runId)?.writer, runId)
@@ -483,53 +445,35 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   /**
-   * A POST to a wait URL (docs/schedules.md, "Wait URLs"): the token is looked up by its hash
-   * and checked, then its wait is completed in the run's queue. Anything refused writes nothing.
+   * A POST to a wait URL (docs/schedules.md, "Wait URLs"): its wait completed in the run's
+   * queue (wait-url-complete.ts).
    */
-  async completeWaitUrl(token: string, request: WaitUrlRequest): Promise<WaitUrlOutcome> {
-    const urls = this.ctx.waitUrls
-    if (!urls) throw new WaitUrlNotFoundError('no wait URL has this token: nothing was written')
-    const { record, repeat } = await checkWaitUrl(urls, token, request, this.ctx.clock.now())
-    const outcome = { runId: record.runId, tokenId: record.tokenId }
-    if (repeat) return { ...outcome, completed: false }
-    let completed = false
-    await this.mutate(record.runId, 'waitUrl', async (fold, controller) => {
-      completed = await completeWaitOp(controller.writer, fold, record, request.body)
-    })
-    if (!completed) {
-      throw new WaitUrlGoneError('the wait this URL completes is over: nothing was written', {
-        tokenId: record.tokenId,
-      })
-    }
-    await urls.store.use(record.hash, this.ctx.clock.now())
-    return { ...outcome, completed: true }
+  completeWaitUrl(token: string, request: WaitUrlRequest): Promise<WaitUrlOutcome> {
+    return completeByWaitUrl(this.ctx, token, request, (runId, op) =>
+      this.mutate(runId, 'waitUrl', (fold, controller) => op(fold, controller.writer)),
+    )
   }
 
   /** Every flow-control key with a queued or admitted run (docs/flow-control.md). */
-  async queues(): Promise<QueueInfo[]> {
-    const flow = this.ctx.flow
-    const effects = (await this.ctx.effectLimits?.keys()) ?? []
-    if (!flow) return effects
-    const now = this.ctx.clock.now()
-    const runs = (await flow.store.keys(now - 60_000)).map((k): QueueInfo => {
-      const limit = flow.limitOf(k.queue)
-      const controls = this.ctx.registry.flowOf(k.queue)
-      const rate = controls?.rate
-        ? { limit: controls.rate.limit, periodMs: controls.rate.periodMs }
-        : null
-      return {
-        queue: k.queue,
-        key: k.key,
-        limit: limit === UNLIMITED_FLOW ? null : limit,
-        active: k.active,
-        queued: k.queued,
-        oldestWaitMs: k.oldestQueuedAt === null ? null : Math.max(0, now - k.oldestQueuedAt),
-        rate,
-        admittedLastMinute: rate ? k.recentAdmissions : null,
-        singleton: controls?.singleton?.mode ?? null,
-      }
+  queues(): Promise<QueueInfo[]> {
+    return queueInfos(this.ctx)
+  }
+
+  /**
+   * Moves a run not yet finished to another version of its definition, in its queue
+   * (docs/deploys.md, "Migrating runs"); `dryRun` checks and writes nothing.
+   */
+  async migrateRun(
+    runId: string,
+    options: MigrateOptions,
+    caller: CallerContext = {},
+  ): Promise<RunMigration> {
+    const checked = checkMigrateOptions(options)
+    let migration: RunMigration | undefined
+    await this.mutate(runId, 'migrate', async (fold, controller) => {
+      migration = await migrateRunOp(this.ctx, controller.writer, fold, checked, caller)
     })
-    return [...runs, ...effects]
+    return migration as RunMigration
   }
 
   listRuns(): Promise<string[]> {

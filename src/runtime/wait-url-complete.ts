@@ -1,17 +1,53 @@
+import { WaitUrlGoneError, WaitUrlNotFoundError } from '../core/errors.js'
 import type { RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import type { WaitUrlRecord } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
+import type { EngineContext } from './context.js'
 import type { RunWriter } from './run-writer.js'
 import { validateSignalEvents } from './validate.js'
-import { urlWaitOf } from './wait-urls.js'
+import { checkWaitUrl, urlWaitOf, type WaitUrlOutcome, type WaitUrlRequest } from './wait-urls.js'
+
+/** Runs `op` in the run's queue (the engine's mutation of the run). */
+type InRunQueue = (
+  runId: string,
+  op: (fold: RunFold | null, writer: RunWriter) => Promise<void>,
+) => Promise<unknown>
+
+/**
+ * A POST to a wait URL (docs/schedules.md, "Wait URLs"): the token is looked up by its hash
+ * and checked, then its wait is completed in the run's queue. Anything refused writes nothing.
+ */
+export async function completeByWaitUrl(
+  ctx: EngineContext,
+  token: string,
+  request: WaitUrlRequest,
+  inRunQueue: InRunQueue,
+): Promise<WaitUrlOutcome> {
+  const urls = ctx.waitUrls
+  if (!urls) throw new WaitUrlNotFoundError('no wait URL has this token: nothing was written')
+  const { record, repeat } = await checkWaitUrl(urls, token, request, ctx.clock.now())
+  const outcome = { runId: record.runId, tokenId: record.tokenId }
+  if (repeat) return { ...outcome, completed: false }
+  let completed = false
+  await inRunQueue(record.runId, async (fold, writer) => {
+    completed = await completeWaitOp(writer, fold, record, request.body)
+  })
+  if (!completed) {
+    throw new WaitUrlGoneError('the wait this URL completes is over: nothing was written', {
+      tokenId: record.tokenId,
+    })
+  }
+  await urls.store.use(record.hash, ctx.clock.now())
+  return { ...outcome, completed: true }
+}
 
 /**
  * Completes the token's wait in the run's queue: the wait must still be open (a run's wait is
  * satisfied once, so two racing POSTs complete it once), the body passes the wait's input
  * schema, then one append records the token id and satisfies the wait with the body.
  */
-export async function completeWaitOp(
+async function completeWaitOp(
   writer: RunWriter,
   fold: RunFold | null,
   record: WaitUrlRecord,

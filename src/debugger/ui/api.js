@@ -6,6 +6,8 @@ export const config = {
   apiBase: data.apiBase ?? '',
   basePath: data.basePath ?? '',
   title: data.title ?? 'Skein debugger',
+  /** Whether the host has operations routes (an authorize hook): Retry is offered only then. */
+  operations: data.operations !== 'disabled',
 }
 
 const TOKEN_KEY = 'skein.debugger.token'
@@ -19,10 +21,11 @@ export const token = {
 }
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, details) {
     super(message)
     this.status = status
     this.code = code
+    this.details = details
   }
 }
 
@@ -61,6 +64,7 @@ export async function api(path, { method = 'GET', body, signal } = {}) {
       response.status,
       error?.code ?? `HTTP_${response.status}`,
       error?.message ?? (response.statusText || 'request failed'),
+      error?.details,
     )
   }
   if (json === null) throw new ApiError(response.status, 'BAD_RESPONSE', 'the answer is not JSON')
