@@ -10,7 +10,7 @@ import { Inspector } from './inspector.js'
 import { followEvents } from './live.js'
 import { Migrate } from './migrate.js'
 import { ActionButton, Approvals, Conversation, Effects, Evaluations, Threads } from './panels.js'
-import { CancelRun, ForkFromNode } from './run-operations.js'
+import { CancelRun, ForkedFrom, ForkFromNode } from './run-operations.js'
 import { Timeline } from './timeline.js'
 
 /** Live events handed to the timeline at once (older ones it already has, or reads again). */
@@ -151,6 +151,7 @@ export function RunPage({ runId }) {
         <dt>Events</dt><dd>${status.head}–${Math.max(tail, status.tail)}</dd>
         <dt>Live</dt><dd>${stream.live ? 'connected' : stream.error ? `disconnected (${describe(stream.error)})` : 'connecting…'}</dd>
       </dl>
+      <${ForkedFrom} runId=${runId} />
       ${state.error && html`<p class="error">Failed: ${state.error.code}: ${state.error.message}</p>`}
       ${state.output !== undefined && html`<p class="output">Output: <code>${JSON.stringify(state.output).slice(0, 300)}</code></p>`}
       <div class="actions">
