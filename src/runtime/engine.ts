@@ -19,7 +19,6 @@ import type {
 } from '../core/envelope.js'
 import {
   DefinitionNotFoundError,
-  EngineStoppedError,
   IdempotencyConflictError,
   InvalidRequestError,
   RunNotFoundError,
@@ -37,7 +36,6 @@ import type {
 } from '../core/ports.js'
 import type { ProjectionDefinition } from '../core/projection.js'
 import type { Registry } from '../core/registry.js'
-import { RT } from '../core/runtime-events.js'
 import { normalizeSummaryQuery } from '../core/summaries.js'
 import { startKeyRunId } from '../core/uuid.js'
 import type { EngineContext } from './context.js'
@@ -46,12 +44,24 @@ import {
   scheduleFoldedDeadlines,
   scheduleStoredDeadlines,
 } from './deadline-recovery.js'
-import { deferSignal, missingDefinition } from './deferred-inputs.js'
+import {
+  deferredReason,
+  deferredState,
+  deferSignal,
+  missingDefinition,
+} from './deferred-inputs.js'
+import {
+  deferAction,
+  deferWaitUrl,
+  type ForeignAction,
+  settleDeferred,
+} from './deferred-operations.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
-import { UNLIMITED_FLOW } from './flow-admission.js'
+import { fleetView, flagStranded } from './fleet-presence.js'
 import { LocalRuns } from './local-runs.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
+import { queueInfos } from './queue-infos.js'
 import { effectAttempts, inspect, replay } from './queries.js'
 import type { ControllerHost, RunController } from './run-controller.js'
 import {
@@ -61,6 +71,7 @@ import {
   forgetDeletedRun,
 } from './run-delete.js'
 import { restoreRunOp } from './run-restore.js'
+import { joinedStart, type StartWaits, settleAfterAdmission } from './start-waits.js'
 import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
 import { TransientListeners } from './transient-listeners.js'
@@ -74,11 +85,6 @@ import {
   type StuckAttemptAction,
   undeadlinedAttempts,
 } from './worker-operator.js'
-
-/** How often a `wait: 'settled'` start that is queued looks at its run besides listening. */
-const ADMISSION_POLL_MS = 1000
-/** How often a start joined to another run looks for that run's log while it is written. */
-const JOIN_POLL_MS = 5
 
 /** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
@@ -189,7 +195,7 @@ export class RuntimeEngine implements EngineRuntime {
     // run instead); a singleton `skip` or a debounce window may give the start another run.
     if (prepared.place && flow && (generated || (await this.ctx.store.tail(runId)) === 0)) {
       const entered = await flow.enter(runId, prepared.place, prepared.input)
-      if (entered.joined !== undefined) return this.joinedStart(entered.joined, wait)
+      if (entered.joined !== undefined) return joinedStart(this.waits, entered.joined, wait)
       prepared.entered = entered
     }
     let threadId = ''
@@ -199,85 +205,35 @@ export class RuntimeEngine implements EngineRuntime {
     }
     const state = await this.mutate(runId, 'start', start, wait, generated)
     if (wait === 'settled' && state.status === 'queued') {
-      return { runId, threadId, state: await this.settleAfterAdmission(runId) }
+      return { runId, threadId, state: await settleAfterAdmission(this.waits, runId) }
     }
     return { runId, threadId, state }
   }
 
-  /**
-   * A start that flow control gave another run (singleton `skip`, a debounce window;
-   * docs/flow-control.md): that run's state, once its log exists (its start may still be
-   * writing it, in this process or another).
-   */
-  private async joinedStart(runId: string, wait: WaitFor): Promise<StartResult> {
-    const { clock, store } = this.ctx
-    const until = clock.now() + (this.ctx.ownership?.leaseMs ?? 30_000)
-    for (;;) {
-      let wake: () => void = () => {}
-      const heard = new Promise<void>((resolve) => {
-        wake = resolve
-      })
-      const stop = store.subscribe?.(runId, () => wake())
-      const timer = clock.setTimeout(wake, JOIN_POLL_MS)
-      try {
-        const state =
-          wait === 'settled' ? await this.settleAfterAdmission(runId) : await this.getRun(runId)
-        return { runId, threadId: state.rootThreadId, state }
-      } catch (error) {
-        if (!(error instanceof RunNotFoundError) || clock.now() > until) throw error
-        await heard
-      } finally {
-        stop?.()
-        clock.clearTimeout(timer)
-      }
+  /** What the start waits of start-waits.ts need of the engine. */
+  private get waits(): StartWaits {
+    return {
+      ctx: this.ctx,
+      getRun: (runId) => this.getRun(runId),
+      stopping: () => this.host.stopping,
+      settle: (runId) =>
+        this.mutate(
+          runId,
+          'wake',
+          async (fold, controller) => {
+            if (fold) await controller.writer.pass(fold)
+          },
+          'settled',
+        ),
     }
-  }
-
-  /**
-   * `wait: 'settled'` on a queued start (docs/flow-control.md): waits until the run is admitted
-   * (or cancelled), here or in another process, then until it settles as any start does.
-   */
-  private async settleAfterAdmission(runId: string): Promise<RunState> {
-    const { clock, store } = this.ctx
-    for (;;) {
-      let wake: () => void = () => {}
-      const heard = new Promise<void>((resolve) => {
-        wake = resolve
-      })
-      const stop = store.subscribe?.(runId, (events) => {
-        if (events.some((e) => e.type === RT.runAdmitted || e.type === RT.runCancelled)) wake()
-      })
-      const timer = clock.setTimeout(wake, ADMISSION_POLL_MS)
-      try {
-        const now = await this.getRun(runId)
-        if (now.status !== 'queued') break
-        await heard
-      } finally {
-        stop?.()
-        clock.clearTimeout(timer)
-      }
-      if (this.host.stopping) {
-        throw new EngineStoppedError(
-          `the engine stopped before run ${runId} was admitted; it stays queued and is admitted after a restart`,
-          { runId },
-        )
-      }
-    }
-    return this.mutate(
-      runId,
-      'wake',
-      async (fold, controller) => {
-        if (fold) await controller.writer.pass(fold)
-      },
-      'settled',
-    )
   }
 
   async getRun(runId: string): Promise<RunState> {
     // An active run's committed state, also while an operation runs (the previous one's view).
     const state = typeof runId === 'string' ? this.runs.active(runId)?.lastState : undefined
     if (state) return viewState({ state } as RunFold)
-    return viewState(await this.readFold(runId))
+    // A run of a version this host lacks says so, and whether it is stranded.
+    return fleetView(this.ctx, viewState(await this.readFold(runId)))
   }
 
   /** The committed fold of a run for reading (never the one a writer is working on). */
@@ -338,7 +294,11 @@ export class RuntimeEngine implements EngineRuntime {
       const missing = missingDefinition(error)
       if (missing !== undefined) {
         const request = { ...options, digest: prepared.digest }
-        return deferSignal(this.ctx, this.controller(runId), prepared.events, request, missing)
+        const controller = this.controller(runId)
+        const seq = await deferSignal(this.ctx, controller, prepared.events, request, missing)
+        const read = () => this.getRun(runId)
+        if (prepared.wait === 'settled') return settleDeferred(this.ctx, runId, seq, missing, read)
+        return deferredState(await read(), missing)
       }
       // Another process recorded the same key first: the store refused the append (its error
       // names no seq, unlike the fold's own check). Reloaded with that key, the same events
@@ -351,16 +311,41 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   wake(runId: string): Promise<RunState> {
-    return this.mutate(runId, 'wake', async (fold, controller) => {
-      if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
-      return (await controller.writer.pass(fold)).state
-    })
+    return this.orDefer(runId, { type: 'wake' }, {}, () =>
+      this.mutate(runId, 'wake', async (fold, controller) => {
+        if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
+        return (await controller.writer.pass(fold)).state
+      }),
+    )
   }
 
   cancel(runId: string, threadId?: string): Promise<RunState> {
-    return this.mutate(runId, 'cancel', (fold, controller) =>
-      cancelOp(controller.writer, fold, threadId),
+    return this.orDefer(runId, { type: 'cancel', threadId }, {}, () =>
+      this.mutate(runId, 'cancel', (fold, controller) =>
+        cancelOp(controller.writer, fold, threadId),
+      ),
     )
+  }
+
+  /**
+   * `attempt`, or on a host that does not register the run's definition version, `action`
+   * checked and recorded for a host that does (docs/deploys.md).
+   */
+  private async orDefer(
+    runId: string,
+    action: ForeignAction,
+    caller: CallerContext,
+    attempt: () => Promise<RunState>,
+  ): Promise<RunState> {
+    try {
+      return await attempt()
+    } catch (error) {
+      const missing = missingDefinition(error)
+      if (missing === undefined) throw error
+      const fold = await this.readFold(runId)
+      const read = () => this.getRun(runId)
+      return deferAction(this.ctx, this.controller(runId), fold, action, caller, missing, read)
+    }
   }
 
   /**
@@ -400,8 +385,10 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   retryEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
-    return this.mutate(runId, 'retryEffect', (fold, controller) =>
-      retryEffectOp(controller.writer, fold, effectId, caller),
+    return this.orDefer(runId, { type: 'retryEffect', effectId }, caller, () =>
+      this.mutate(runId, 'retryEffect', (fold, controller) =>
+        retryEffectOp(controller.writer, fold, effectId, caller),
+      ),
     )
   }
 
@@ -493,8 +480,16 @@ export class RuntimeEngine implements EngineRuntime {
     const outcome = { runId: record.runId, tokenId: record.tokenId }
     if (repeat) return { ...outcome, completed: false }
     let completed = false
+    let missing: string | undefined
     await this.mutate(record.runId, 'waitUrl', async (fold, controller) => {
       completed = await completeWaitOp(controller.writer, fold, record, request.body)
+    }).catch(async (error: unknown) => {
+      // This host lacks the run's version: recorded for a host that has it (docs/deploys.md).
+      missing = missingDefinition(error)
+      if (missing === undefined) throw error
+      const fold = await this.readFold(record.runId)
+      const controller = this.controller(record.runId)
+      completed = await deferWaitUrl(this.ctx, controller, fold, record, request.body, missing)
     })
     if (!completed) {
       throw new WaitUrlGoneError('the wait this URL completes is over: nothing was written', {
@@ -502,34 +497,13 @@ export class RuntimeEngine implements EngineRuntime {
       })
     }
     await urls.store.use(record.hash, this.ctx.clock.now())
-    return { ...outcome, completed: true }
+    if (missing === undefined) return { ...outcome, completed: true }
+    return { ...outcome, completed: true, executing: false, reason: deferredReason(missing) }
   }
 
   /** Every flow-control key with a queued or admitted run (docs/flow-control.md). */
-  async queues(): Promise<QueueInfo[]> {
-    const flow = this.ctx.flow
-    const effects = (await this.ctx.effectLimits?.keys()) ?? []
-    if (!flow) return effects
-    const now = this.ctx.clock.now()
-    const runs = (await flow.store.keys(now - 60_000)).map((k): QueueInfo => {
-      const limit = flow.limitOf(k.queue)
-      const controls = this.ctx.registry.flowOf(k.queue)
-      const rate = controls?.rate
-        ? { limit: controls.rate.limit, periodMs: controls.rate.periodMs }
-        : null
-      return {
-        queue: k.queue,
-        key: k.key,
-        limit: limit === UNLIMITED_FLOW ? null : limit,
-        active: k.active,
-        queued: k.queued,
-        oldestWaitMs: k.oldestQueuedAt === null ? null : Math.max(0, now - k.oldestQueuedAt),
-        rate,
-        admittedLastMinute: rate ? k.recentAdmissions : null,
-        singleton: controls?.singleton?.mode ?? null,
-      }
-    })
-    return [...runs, ...effects]
+  queues(): Promise<QueueInfo[]> {
+    return queueInfos(this.ctx)
   }
 
   listRuns(): Promise<string[]> {
@@ -539,7 +513,8 @@ export class RuntimeEngine implements EngineRuntime {
   /** One page of run summaries, newest first (see SummaryQuery). */
   async listRunSummaries(query?: SummaryQuery): Promise<SummaryPage> {
     const valid = normalizeSummaryQuery(query, this.ctx.registry.attributeTypes)
-    if (this.ctx.capabilities.summaries) return this.ctx.store.listSummaries!(valid)
+    if (this.ctx.capabilities.summaries)
+      return flagStranded(this.ctx, await this.ctx.store.listSummaries!(valid))
     return foldedSummaryPage(this.ctx.store, valid, async (runId) => {
       const fold = await this.readFold(runId)
       const summary: RunSummary = { runId, ...metaOf(fold) }

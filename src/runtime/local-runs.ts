@@ -3,11 +3,11 @@ import { EngineStoppedError, StoreError, StoreUnavailableError } from '../core/e
 import type { RunFold } from '../core/fold/index.js'
 import { type Backoff, backoffAfter } from '../core/retry.js'
 import type { EngineContext } from './context.js'
+import { executableVersions, FleetPresence } from './fleet-presence.js'
 import { errorFields } from './logger.js'
 import { Claimer, claimDue } from './ownership/claimer.js'
 import { type ControllerHost, RunController } from './run-controller.js'
 import type { FoldCache } from './run-writer.js'
-import { executableVersions } from './versions.js'
 
 /** A deadline wake that failed: the deadline already fired, so the engine retries it. */
 const WAKE_RETRY: Backoff = { initialMs: 1000, maxMs: 60_000 }
@@ -191,11 +191,19 @@ export class LocalRuns {
         ),
     })
     this.claimer.start()
+    // The fleet learns which versions this host executes (stranded runs: fleet-presence.ts).
+    if (this.ctx.store.claims) {
+      this.presence = new FleetPresence(this.ctx, this.ctx.store.claims)
+      this.presence.start()
+    }
   }
 
   private stopClaiming(): void {
     this.claimer?.stop()
+    this.presence?.stop()
   }
+
+  private presence: FleetPresence | undefined
 
   /** A deleted run: its cached fold goes. */
   forget(runId: string): void {

@@ -34,6 +34,7 @@ import {
   validateSignalEvents,
   validateWith,
 } from './validate.js'
+import type { Seed } from './wake-pass.js'
 
 interface PreparedStart {
   definition: Definition
@@ -313,24 +314,34 @@ export async function cancelOp(
 ): Promise<void> {
   const runId = writer.runId
   if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
+  const seed = cancelSeed(fold, threadId)
+  if (seed) await writer.pass(fold, seed)
+}
+
+/**
+ * What a cancel of `threadId` (the root by default) records, checked against `fold`; null when
+ * the thread or run already ended. Also the check a host without the run's version makes
+ * before it records the cancel for a host with it (deferred-inputs.ts).
+ */
+export function cancelSeed(fold: RunFold, threadId: string | undefined): Seed | null {
+  const runId = fold.state.runId
   const target = threadId ?? fold.state.rootThreadId
   if (fold.state.status === 'queued' && target === fold.state.rootThreadId) {
     // Not admitted: no thread has started. It is never admitted now (its entry is forgotten).
-    await writer.pass(fold, ({ batch }) => {
+    return ({ batch }) => {
       batch.add(RT.cancelRequested, { threadId: target }, { threadId: null, origin: 'operator' })
       batch.add(RT.runCancelled, { reason: 'cancelled' }, { threadId: null })
-    })
-    return
+    }
   }
   const thread = fold.state.threads[target]
   if (!thread)
     throw new InvalidInputError(`run ${runId} has no thread ${target}`, { runId, threadId: target })
-  if (isTerminal(fold.state.status) || isTerminal(thread.status)) return
-  await writer.pass(fold, (pass) => {
+  if (isTerminal(fold.state.status) || isTerminal(thread.status)) return null
+  return (pass) => {
     const meta = { threadId: target, origin: 'operator' as const }
     pass.batch.add(RT.cancelRequested, { threadId: target }, meta)
     cancelSubtree(pass, target, 'cancelled')
-  })
+  }
 }
 
 /**
@@ -365,7 +376,18 @@ export async function retryEffectOp(
   effectId: string,
   caller: CallerContext,
 ): Promise<void> {
-  const { runId, fold: run, effect } = effectForOperator(writer.runId, fold, effectId)
+  const seed = retryEffectSeed(writer.runId, fold, effectId, caller)
+  await writer.pass(fold!, seed)
+}
+
+/** What an operator retry records, checked against `fold` (also by a host without the version). */
+export function retryEffectSeed(
+  runId: string,
+  fold: RunFold | null,
+  effectId: string,
+  caller: CallerContext,
+): Seed {
+  const { fold: run, effect } = effectForOperator(runId, fold, effectId)
   const cancelled =
     run.state.status === 'cancelled' || run.state.threads[effect.threadId]?.status === 'cancelled'
   if (!RETRYABLE.has(effect.status) || cancelled) {
@@ -374,7 +396,7 @@ export async function retryEffectOp(
       { runId, effectId, status: effect.status },
     )
   }
-  await writer.pass(run, ({ batch, now }) => {
+  return ({ batch, now }) => {
     batch.add(
       RT.effectRetryScheduled,
       {
@@ -387,5 +409,5 @@ export async function retryEffectOp(
       },
       { threadId: effect.threadId, effectId, origin: 'operator' },
     )
-  })
+  }
 }

@@ -1,9 +1,11 @@
-import type { RunFold } from '../core/fold/index.js'
+import type { RunFold, WaitRecord } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import type { WaitUrlRecord } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
+import type { EngineContext } from './context.js'
 import type { RunWriter } from './run-writer.js'
 import { validateSignalEvents } from './validate.js'
+import type { Seed } from './wake-pass.js'
 import { urlWaitOf } from './wait-urls.js'
 
 /**
@@ -19,33 +21,40 @@ export async function completeWaitOp(
 ): Promise<boolean> {
   const wait = fold ? urlWaitOf(fold, record) : undefined
   if (!fold || !wait) return false
-  const { ctx } = writer
-  const input = 'url' in wait.on ? wait.on.url.input : undefined
-  let value = body
-  if (input !== undefined) {
-    const [checked] = await validateSignalEvents(
-      ctx.registry,
-      [{ type: input, payload: body }],
-      ctx.options.maxEventBytes,
-    )
-    value = (checked?.payload ?? null) as Json
-  }
-  await writer.pass(
-    fold,
-    ({ batch }) => {
-      const { waitId, threadId } = wait
-      const done = batch.add(
-        RT.waitUrlCompleted,
-        { waitId, threadId, tokenId: record.tokenId },
-        { threadId, origin: 'external' },
-      )
-      batch.add(
-        RT.waitSatisfied,
-        { waitId, threadId, event: { seq: done.seq, type: done.type }, value },
-        { threadId, causationId: done.id },
-      )
-    },
-    'input',
-  )
+  const value = await waitUrlValue(writer.ctx, wait, body)
+  await writer.pass(fold, waitUrlSeed(wait, record.tokenId, value), 'input')
   return true
+}
+
+/** The body checked by the wait's input schema (when it names one): what satisfies the wait. */
+export async function waitUrlValue(
+  ctx: Pick<EngineContext, 'registry' | 'options'>,
+  wait: WaitRecord,
+  body: Json,
+): Promise<Json> {
+  const input = 'url' in wait.on ? wait.on.url.input : undefined
+  if (input === undefined) return body
+  const [checked] = await validateSignalEvents(
+    ctx.registry,
+    [{ type: input, payload: body }],
+    ctx.options.maxEventBytes,
+  )
+  return (checked?.payload ?? null) as Json
+}
+
+/** Records the token id and satisfies the wait with `value`, in one batch. */
+export function waitUrlSeed(wait: WaitRecord, tokenId: string, value: Json): Seed {
+  return ({ batch }) => {
+    const { waitId, threadId } = wait
+    const done = batch.add(
+      RT.waitUrlCompleted,
+      { waitId, threadId, tokenId },
+      { threadId, origin: 'external' },
+    )
+    batch.add(
+      RT.waitSatisfied,
+      { waitId, threadId, event: { seq: done.seq, type: done.type }, value },
+      { threadId, causationId: done.id },
+    )
+  }
 }

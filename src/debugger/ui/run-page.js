@@ -149,6 +149,8 @@ export function RunPage({ runId }) {
         <dt>Events</dt><dd>${status.head}–${Math.max(tail, status.tail)}</dd>
         <dt>Live</dt><dd>${stream.live ? 'connected' : stream.error ? `disconnected (${describe(stream.error)})` : 'connecting…'}</dd>
       </dl>
+      ${state.stranded && html`<p class="error" data-testid="run-stranded">Stranded: ${state.reason}</p>`}
+      ${!state.stranded && state.executing === false && html`<p data-testid="run-elsewhere">${state.reason}</p>`}
       ${state.error && html`<p class="error">Failed: ${state.error.code}: ${state.error.message}</p>`}
       ${state.output !== undefined && html`<p class="output">Output: <code>${JSON.stringify(state.output).slice(0, 300)}</code></p>`}
       <div class="actions">
