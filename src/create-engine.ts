@@ -157,7 +157,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     ctx.flow = FlowAdmission.create(ctx, (runId) => rt.requestDrive(runId))
     ctx.effectLimits = EffectLimits.create(ctx)
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
-    rt.startClaiming()
+    await rt.startClaiming()
     const recovered = resolved.rescanTimers ? await rt.recoverOnBoot() : undefined
     log.info(
       recovered ?? { rescanTimers: false },

@@ -34,7 +34,7 @@ export type DeferredRunState = RunState & {
 /** The run's queue, as `recordDeferred` uses it (run-controller.ts). */
 export interface UnfoldedQueue {
   readonly runId: string
-  readonly writer: PassOwner
+  readonly writer: PassOwner & { letGo(): Promise<void> | undefined }
   enqueueUnfolded<T>(name: string, run: () => Promise<T>): Promise<T>
 }
 

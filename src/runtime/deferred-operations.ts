@@ -43,7 +43,12 @@ export async function deferAction(
 ): Promise<RunState> {
   const runId = fold.state.runId
   if (action.type === 'wake') {
-    if (ctx.capabilities.leases) await ctx.store.leases!.markDue(runId, ctx.clock.now())
+    await controller.enqueueUnfolded('wake', async () => {
+      if (ctx.capabilities.leases) await ctx.store.leases!.markDue(runId, ctx.clock.now())
+      // The attempt that found the version missing took the run's lease: let go, so a host
+      // with the version claims the run at once.
+      await controller.writer.letGo()
+    })
     return deferredState(await read(), missing)
   }
   // Nothing left to cancel: answered as a host with the version answers it.

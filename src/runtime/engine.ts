@@ -602,8 +602,8 @@ export class RuntimeEngine implements EngineRuntime {
   private stopping: Promise<void> | undefined
 
   /** With ownership: starts claiming due runs through the store (local-runs.ts). */
-  startClaiming(): void {
-    this.runs.startClaiming()
+  startClaiming(): Promise<void> {
+    return this.runs.startClaiming()
   }
 
   private async shutdown(graceMs: number): Promise<void> {

@@ -54,10 +54,12 @@ export class FleetPresence {
     })
   }
 
-  /** Advertises at once, then every `renewMs` until `stop`. */
-  start(): void {
-    void this.advertise().catch(() => {})
+  /** Advertises at once (resolves when done, failed or not), then every `renewMs` until `stop`. */
+  start(): Promise<void> {
     this.claimer.start()
+    return this.advertise().catch((error: unknown) =>
+      this.ctx.log.warn(errorFields(error), "advertising this host's definition versions failed"),
+    )
   }
 
   /**

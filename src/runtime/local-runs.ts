@@ -157,9 +157,9 @@ export class LocalRuns {
    * of definition versions this process registers: on a mixed fleet the others wait for a
    * host that registers theirs (docs/deploys.md).
    */
-  startClaiming(): void {
+  startClaiming(): Promise<void> {
     const own = this.ctx.ownership
-    if (!own?.claimDue || this.claimer) return
+    if (!own?.claimDue || this.claimer) return Promise.resolve()
     const { clock } = this.ctx
     this.claimer = new Claimer({
       clock,
@@ -192,10 +192,9 @@ export class LocalRuns {
     })
     this.claimer.start()
     // The fleet learns which versions this host executes (stranded runs: fleet-presence.ts).
-    if (this.ctx.store.claims) {
-      this.presence = new FleetPresence(this.ctx, this.ctx.store.claims)
-      this.presence.start()
-    }
+    if (!this.ctx.store.claims) return Promise.resolve()
+    this.presence = new FleetPresence(this.ctx, this.ctx.store.claims)
+    return this.presence.start()
   }
 
   private stopClaiming(): void {

@@ -8,6 +8,7 @@ import {
   emptyFold,
   foldEvents,
   foldFromSnapshot,
+  readingRegistry,
   type RunFold,
   viewState,
 } from '../core/fold/index.js'
@@ -139,8 +140,10 @@ export async function replay(
   })
   const target = events[events.length - 1]
   if (!target || target.seq !== seq) return null
-  foldEvents(ctx.registry, runId, events.slice(0, -1), fold)
+  // Folded to be shown only: a thread of a version this host lacks keeps no kind state.
+  const registry = readingRegistry(ctx.registry)
+  foldEvents(registry, runId, events.slice(0, -1), fold)
   const before = viewState(fold)
-  applyEvent(ctx.registry, fold, target)
+  applyEvent(registry, fold, target)
   return { seq, event: target, before, after: viewState(fold) }
 }

@@ -1,7 +1,7 @@
 import type { VersionInfo, VersionReport } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
 import { PayloadUndecodableError } from '../core/errors.js'
-import type { DefinitionVersionKey, EventStore } from '../core/ports.js'
+import type { EventStore } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
 import { type FleetContext, liveVersions, versionKey } from './fleet-presence.js'
