@@ -192,7 +192,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
     const list = missing.map((v) => `${v.kind}:${v.name}@${v.version} (${v.activeRuns})`)
     const stranded = missing.filter((v) => !v.live).map((v) => `${v.kind}:${v.name}@${v.version}`)
     log.warn(
-      { unexecutableRuns: report.unexecutableRuns, strandedRuns: report.strandedRuns, versions: list },
+      {
+        unexecutableRuns: report.unexecutableRuns,
+        strandedRuns: report.strandedRuns,
+        versions: list,
+      },
       `${report.unexecutableRuns} run(s) not yet finished are on definition versions this host does not register: ${list.join(', ')}; a host that registers them executes them${stranded.length > 0 ? `. STRANDED (${report.strandedRuns} run(s)): no live host registers ${stranded.join(', ')}; those runs wait until a host that registers them starts` : ''}`,
     )
   }

@@ -124,7 +124,11 @@ async function recordedSeq(ctx: EngineContext, runId: string, key: string): Prom
 /** The run's state as a host without its version answers it: not executing here, and why. */
 export function deferredState(state: RunState, missing: string): DeferredRunState {
   // A stranded run's reason says so (fleet-presence.ts), and that its input is recorded.
-  return { ...state, executing: false, reason: state.stranded ? state.reason! : deferredReason(missing) }
+  return {
+    ...state,
+    executing: false,
+    reason: state.stranded ? state.reason! : deferredReason(missing),
+  }
 }
 
 /** Why a host did not execute a run it recorded input for. */

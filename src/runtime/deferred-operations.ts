@@ -75,7 +75,13 @@ export async function deferWaitUrl(
   if (!wait) return false
   const value = await waitUrlValue(ctx, wait, body)
   const { tokenId, threadId, waitKey } = token
-  await record(ctx, controller, { type: 'waitUrl', tokenId, threadId, waitKey, value }, undefined, missing)
+  await record(
+    ctx,
+    controller,
+    { type: 'waitUrl', tokenId, threadId, waitKey, value },
+    undefined,
+    missing,
+  )
   return true
 }
 

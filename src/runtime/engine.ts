@@ -44,12 +44,7 @@ import {
   scheduleFoldedDeadlines,
   scheduleStoredDeadlines,
 } from './deadline-recovery.js'
-import {
-  deferredReason,
-  deferredState,
-  deferSignal,
-  missingDefinition,
-} from './deferred-inputs.js'
+import { deferredReason, deferredState, deferSignal, missingDefinition } from './deferred-inputs.js'
 import {
   deferAction,
   deferWaitUrl,
@@ -57,12 +52,12 @@ import {
   settleDeferred,
 } from './deferred-operations.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
-import { fleetView, flagStranded } from './fleet-presence.js'
+import { flagStranded, fleetView } from './fleet-presence.js'
 import { LocalRuns } from './local-runs.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
-import { queueInfos } from './queue-infos.js'
 import { effectAttempts, inspect, replay } from './queries.js'
+import { queueInfos } from './queue-infos.js'
 import type { ControllerHost, RunController } from './run-controller.js'
 import {
   checkDeleteOptions,
@@ -71,8 +66,8 @@ import {
   forgetDeletedRun,
 } from './run-delete.js'
 import { restoreRunOp } from './run-restore.js'
-import { joinedStart, type StartWaits, settleAfterAdmission } from './start-waits.js'
 import { loadFoldForRead } from './snapshots.js'
+import { joinedStart, type StartWaits, settleAfterAdmission } from './start-waits.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
 import { TransientListeners } from './transient-listeners.js'
 import { checkId, checkIdempotencyKey, checkWait } from './validate.js'

@@ -130,8 +130,8 @@ export async function flagStranded(ctx: FleetContext, page: SummaryPage): Promis
   const foreign = new Set(page.runs.filter((r) => foreignLabel(ctx.registry, r) !== undefined))
   if (foreign.size === 0) return page
   const live = await liveVersions(ctx)
-  const runs = page.runs.map((r): RunSummary =>
-    foreign.has(r) && !live.has(liveKey(r)) ? { ...r, stranded: true } : r,
+  const runs = page.runs.map(
+    (r): RunSummary => (foreign.has(r) && !live.has(liveKey(r)) ? { ...r, stranded: true } : r),
   )
   return { ...page, runs }
 }

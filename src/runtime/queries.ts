@@ -8,8 +8,8 @@ import {
   emptyFold,
   foldEvents,
   foldFromSnapshot,
-  readingRegistry,
   type RunFold,
+  readingRegistry,
   viewState,
 } from '../core/fold/index.js'
 import { asRuntimeEvent, RT } from '../core/runtime-events.js'

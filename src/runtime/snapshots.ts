@@ -5,8 +5,8 @@ import {
   foldEvents,
   foldFromSnapshot,
   isReadableSnapshot,
-  readingRegistry,
   type RunFold,
+  readingRegistry,
   SNAPSHOT_FORMAT,
   snapshotFold,
 } from '../core/fold/index.js'

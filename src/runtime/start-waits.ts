@@ -25,9 +25,9 @@ export interface StartWaits {
  * writing it, in this process or another).
  */
 export async function joinedStart(
-engine: StartWaits,
-runId: string,
-wait: WaitFor,
+  engine: StartWaits,
+  runId: string,
+  wait: WaitFor,
 ): Promise<StartResult> {
   const { clock, store } = engine.ctx
   const until = clock.now() + (engine.ctx.ownership?.leaseMs ?? 30_000)

@@ -4,8 +4,8 @@ import { PayloadUndecodableError } from '../core/errors.js'
 import type { EventStore } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
-import { type FleetContext, liveVersions, versionKey } from './fleet-presence.js'
 import type { Fingerprints } from './fingerprint.js'
+import { type FleetContext, liveVersions, versionKey } from './fleet-presence.js'
 
 /**
  * The drift report (docs/deploys.md): runs not yet terminal counted per definition version

@@ -5,8 +5,8 @@ import { RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
 import type { RunWriter } from './run-writer.js'
 import { validateSignalEvents } from './validate.js'
-import type { Seed } from './wake-pass.js'
 import { urlWaitOf } from './wait-urls.js'
+import type { Seed } from './wake-pass.js'
 
 /**
  * Completes the token's wait in the run's queue: the wait must still be open (a run's wait is

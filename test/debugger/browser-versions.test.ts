@@ -55,7 +55,9 @@ describe.skipIf(!hasChromium)('the debugger on a host without a run’s version'
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('shows v1 stranded in the versions table, the runs list and the run page', { timeout: 90_000 }, async () => {
+  it('shows v1 stranded in the versions table, the runs list and the run page', {
+    timeout: 90_000,
+  }, async () => {
     const page = await browser.context.newPage()
     const problems: string[] = []
     page.on('pageerror', (e) => problems.push(e.message))

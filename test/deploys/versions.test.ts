@@ -168,7 +168,9 @@ describe.each(kinds)('the drift report on $name', (kind) => {
       )
       // The older host advertises v1 where hosts share the store with ownership (not memory).
       const fleet = kind.name === 'memory' ? 'STRANDED' : 'live'
-      expect(lines[1]).toMatch(new RegExp(`^workflow\\s+order\\s+v1\\s+1\\s+missing\\s+${fleet}\\s+-\\s+no$`))
+      expect(lines[1]).toMatch(
+        new RegExp(`^workflow\\s+order\\s+v1\\s+1\\s+missing\\s+${fleet}\\s+-\\s+no$`),
+      )
       expect(lines[2]).toMatch(/^workflow\s+order\s+v2\*\s+0\s+registered\s+live\s+-\s+no$/)
       expect(lines[3]).toBe('1 run(s) wait for a host that registers their version')
       const client = createEngineClient({ baseUrl: server.url })

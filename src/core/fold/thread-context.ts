@@ -2,8 +2,8 @@ import type { Outcome } from '../commands.js'
 import type { Definition } from '../definition.js'
 import { definitionLabel } from '../definition.js'
 import { DeterminismError } from '../errors.js'
-import type { DecideContext, KindContext, KindDefinition } from '../kind.js'
 import type { Json } from '../json.js'
+import type { DecideContext, KindContext, KindDefinition } from '../kind.js'
 import type { Registry } from '../registry.js'
 import type { RunFold } from './run-fold.js'
 import { commandOf, outcomeOf, type ThreadBook } from './thread-book.js'
@@ -67,7 +67,8 @@ export function threadContext(registry: Registry, fold: RunFold, threadId: strin
       return record ? outcomeOf(record) : (runtime.ephemeral?.get(key) ?? NONE)
     },
   }
-  return remember(book, { kind, ctx, decideCtx, ephemeral: undefined })
+  const runtime: ThreadRuntime = { kind, ctx, decideCtx, ephemeral: undefined }
+  return remember(book, runtime)
 }
 
 function remember(book: ThreadBook, runtime: ThreadRuntime): ThreadRuntime {
