@@ -23,6 +23,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['opentelemetry', './otel.ts', 'benchOtel'],
   ['schedules', './schedules.ts', 'benchSchedules'],
   ['fan-out', './fan-out.ts', 'benchFanOut'],
+  ['flow control', './flow.ts', 'benchFlow'],
   ['retention', './retention.ts', 'benchRetention'],
   ['attribute-search', './attribute-search.ts', 'benchAttributeSearch'],
   ['payload codec', './codec.ts', 'benchCodec'],

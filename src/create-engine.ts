@@ -154,7 +154,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
       tasks,
     }
     const rt = new RuntimeEngine(ctx)
-    ctx.flow = FlowAdmission.create(ctx, (runId) => rt.requestDrive(runId))
+    ctx.flow = FlowAdmission.create(
+      ctx,
+      (runId) => rt.requestDrive(runId),
+      (args) => rt.startRun(args),
+    )
     ctx.effectLimits = EffectLimits.create(ctx)
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
     await rt.startClaiming()

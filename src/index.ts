@@ -167,6 +167,7 @@ export type {
   LeaseClaim,
   LeaseStore,
   LogBounds,
+  OrphanedWindow,
   ProjectionFeed,
   ProjectorCheckpoint,
   ReadOptions,

@@ -68,6 +68,14 @@ export interface DebounceRequest {
   abandonedBefore: number
 }
 
+/** A debounce window whose start died before writing its run's log (`FlowStore.orphanedWindows`). */
+export interface OrphanedWindow {
+  runId: string
+  queue: string
+  /** The window's last input. */
+  input: Json
+}
+
 /** A key's queue as `FlowStore.keys` reports it. */
 export interface FlowKeyState {
   queue: string
@@ -107,8 +115,17 @@ export interface FlowStore {
    * key's open window (a window whose run is not admitted: its input becomes this start's,
    * its end moves to `periodMs` from now, never past `maxWaitMs` from its opening), or opens
    * one with `entry` (queued, not admitted before the window ends). Answers the window's run.
+   * A start of the run of an open window (`entry.runId`'s own: its first start died before
+   * writing the log) takes that window back as a join would, answered as `opened`.
    */
   debounce(request: DebounceRequest): Promise<{ runId: string; opened: boolean; endsAt: number }>
+  /**
+   * Debounce windows whose start died before writing its run's log: the run has no log, its
+   * entry is not admitted, and it was queued before `before`; at most `limit`, in queueing
+   * order, each with its queue and last input. The sweep starts their runs (a start of a run
+   * whose window is still open takes that window back: `debounce`).
+   */
+  orphanedWindows(before: number, limit: number): Promise<OrphanedWindow[]>
   /**
    * The keys with a run waiting to be admitted whose `startAt <= now` (their log written), by
    * queue then key (code unit order), after `after` when given, at most `limit`; and runs

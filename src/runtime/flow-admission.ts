@@ -1,8 +1,9 @@
+import type { StartRunArgs } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
 import { CompositionError } from '../core/errors.js'
 import { type FlowPlace, flowKey, flowQueue, queueKeyOf } from '../core/flow.js'
 import type { Json } from '../core/json.js'
-import type { FlowEntry, FlowStore } from '../core/ports.js'
+import type { FlowEntry, FlowStore, OrphanedWindow } from '../core/ports.js'
 import type { EngineContext, FlowAdmissions, FlowEntered } from './context.js'
 import { errorFields } from './logger.js'
 
@@ -24,8 +25,9 @@ const SWEEP_KEYS = 256
  * when to ask: at a start (its own entry queued and, when a slot is free, admitted in the same
  * call), when a run of a key ends (its slot is free: the next one is admitted here, whichever
  * process queued it), and in a sweep every second under the claim `flow:admit` (waiting runs
- * no round reached, admitted runs whose admitter died before starting them). Every run a
- * round admits is woken here; its first pass records `runtime.run.admitted` and starts it.
+ * no round reached, admitted runs whose admitter died before starting them, debounce windows
+ * whose start died before writing their run's log). Every run a round admits is woken here;
+ * its first pass records `runtime.run.admitted` and starts it.
  */
 export class FlowAdmission implements FlowAdmissions {
   /** Keys with a round running, and whether another was asked for meanwhile. */
@@ -36,18 +38,25 @@ export class FlowAdmission implements FlowAdmissions {
   private readonly timers = new Map<string, unknown>()
   /** Where the next sweep resumes (round-robin over the waiting keys). */
   private cursor: { queue: string; key: string } | null = null
+  /** Orphaned debounce windows whose run this process is starting. */
+  private readonly restarting = new Set<string>()
 
   constructor(
     private readonly ctx: EngineContext,
     readonly store: FlowStore,
     private readonly wake: (runId: string) => void,
+    private readonly start: (args: StartRunArgs) => Promise<unknown>,
   ) {}
 
   /**
    * The engine's flow admission: none on a store without flow queues, which then refuses
    * definitions that declare flow control.
    */
-  static create(ctx: EngineContext, wake: (runId: string) => void): FlowAdmission | undefined {
+  static create(
+    ctx: EngineContext,
+    wake: (runId: string) => void,
+    start: (args: StartRunArgs) => Promise<unknown>,
+  ): FlowAdmission | undefined {
     const controlled = ctx.registry.listDefinitions().filter((d) => d.flow !== undefined)
     const store = ctx.store.flow
     if (!ctx.capabilities.flow && controlled.length === 0) return undefined
@@ -57,7 +66,7 @@ export class FlowAdmission implements FlowAdmissions {
         { definition: `${controlled[0].kind}:${controlled[0].name}` },
       )
     }
-    return new FlowAdmission(ctx, store, wake)
+    return new FlowAdmission(ctx, store, wake, start)
   }
 
   /** How long a run admitted before its log exists keeps its slot without it. */
@@ -262,7 +271,32 @@ export class FlowAdmission implements FlowAdmissions {
     for (const runId of stalled) this.wake(runId)
     for (const { queue, key } of keys) this.kick(queue, key)
     this.cursor = keys.length === SWEEP_KEYS ? (keys[keys.length - 1] ?? null) : null
+    for (const window of await this.store.orphanedWindows(now - this.holdMs, SWEEP_KEYS)) {
+      this.restartWindow(window)
+    }
     if (this.ctx.observing) await this.observeDepth(now)
+  }
+
+  /**
+   * A debounce window whose start died before writing its run's log (its callers were given
+   * that run's id): the run is started here, on the window's last input, as a retry of that
+   * start (the store gives the start its own window back); it is admitted when the window
+   * ends. Only a definition this process registers; another process that does starts it.
+   */
+  private restartWindow(window: OrphanedWindow): void {
+    const colon = window.queue.indexOf(':')
+    const kind = window.queue.slice(0, colon)
+    const definitionName = window.queue.slice(colon + 1)
+    const known = this.ctx.registry.resolve({ kind, name: definitionName })
+    if (!known || this.restarting.has(window.runId)) return
+    this.restarting.add(window.runId)
+    const { runId, input } = window
+    this.start({ kind, definitionName, runId, input })
+      .catch((error) => {
+        const fields = errorFields(error)
+        this.ctx.log.warn({ runId, ...fields }, `starting orphaned debounce run ${runId} failed`)
+      })
+      .finally(() => this.restarting.delete(runId))
   }
 
   /**

@@ -1,4 +1,5 @@
-// One engine process of the flow-control proofs (flow-hosts.test.ts), spawned with
+// One engine process of the flow-control proofs (flow-hosts.test.ts, controls-hosts.test.ts,
+// flow-kill.test.ts), spawned by flow-hosts.ts with
 // `node --conditions=skein-source --import tsx flow-host-child.ts <storeSpec> <log> <json>`.
 // Serves HTTP on 127.0.0.1 (prints `port <n>`). Its handlers write one JSON line to <log> when
 // they start and one when they end (appendFileSync: the lines of every process on the machine
@@ -15,6 +16,10 @@ const options = JSON.parse(optionsText ?? '{}') as {
   leaseMs?: number
   runLimit?: number
   effectLimit?: number
+  /** `rated`'s admissions per second (default 20). */
+  rateLimit?: number
+  /** `debounced`'s quiet period (default 1500 ms). */
+  debounceMs?: number
 }
 const name = options.name
 const effectMs = options.effectMs ?? 20
@@ -59,9 +64,40 @@ const parked = defineWorkflow({
   nodes: { wait: { run: (ctx) => ctx.waitFor('app.go') } },
 })
 
+type Keyed = { k: string; n: number }
+const byK = (input: Keyed) => input.k
+/** Each rate- or debounce-controlled run calls `probe.work` once, under its run's key. */
+const worked = {
+  n: { run: (ctx: any) => ctx.input },
+  work: { after: ['n'] as const, run: (ctx: any) => ctx.invoke(work, { key: (ctx.input as Keyed).k }) },
+}
+/** At most `rateLimit` admissions in any second, over every process. */
+const rated = defineWorkflow({
+  name: 'rated',
+  flow: { rate: { limit: options.rateLimit ?? 20, periodMs: 1000 } },
+  nodes: worked,
+})
+/** Starts of one key within `debounceMs` of each other are one run, on the last input. */
+const debounced = defineWorkflow({
+  name: 'debounced',
+  flow: { debounce: { periodMs: options.debounceMs ?? 1500, key: byK } },
+  nodes: worked,
+})
+const skipper = defineWorkflow({
+  name: 'skipper',
+  flow: { singleton: { key: byK, mode: 'skip' } },
+  nodes: { wait: { run: (ctx) => ctx.waitFor('app.go') } },
+})
+const queuer = defineWorkflow({
+  name: 'queuer',
+  flow: { singleton: { key: byK, mode: 'queue' } },
+  nodes: { wait: { run: (ctx) => ctx.waitFor('app.go') } },
+})
+
+const definitions = [keyed, calling, parked, rated, debounced, skipper, queuer]
 const engine = createEngine({
   store: openStoreSpec(storeSpec),
-  modules: [workflow({ definitions: [keyed, calling, parked] }), probe],
+  modules: [workflow({ definitions }), probe],
   ownership: { leaseMs: options.leaseMs ?? 2000, pollMs: 100 },
   observer: (o) => {
     if (o.type === 'effect.interrupted') process.stdout.write(`interrupted ${o.runId}\n`)

@@ -1,37 +1,13 @@
 // Flow control over real processes on one store (flow-host-child.ts): the limits hold across
 // processes, measured by the handlers themselves, through a kill -9 part-way. Real time, polled;
 // the figures are printed as SCORE lines, never asserted as timings.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { EventStore } from 'skein'
-import { afterEach, describe, expect, it } from 'vitest'
-import { openStoreSpec } from '../durability/store-spec.js'
+import { describe, expect, it } from 'vitest'
 import { postgresAvailable, testSchemas } from '../support/postgres.js'
-import { type Edge, flowHosts, maxInFlight, startRun, until } from './flow-hosts.js'
+import { clusterFixture, type Edge, maxInFlight, startRun, until } from './flow-hosts.js'
 
-const dirs: string[] = []
-const clusters: Array<ReturnType<typeof flowHosts>> = []
-const stores: EventStore[] = []
-afterEach(async () => {
-  for (const cluster of clusters.splice(0)) await cluster.close()
-  for (const store of stores.splice(0)) await store.close?.()
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
-
-function fresh(spec: (dir: string) => string) {
-  const dir = mkdtempSync(join(tmpdir(), 'skein-flow-hosts-'))
-  dirs.push(dir)
-  const storeSpec = spec(dir)
-  const cluster = flowHosts(storeSpec, join(dir, 'edges.jsonl'))
-  clusters.push(cluster)
-  const reader = () => {
-    const store = openStoreSpec(storeSpec)
-    stores.push(store)
-    return store
-  }
-  return { cluster, reader }
-}
+const fresh = clusterFixture()
 
 /** How many of `runIds` have each status, read from the store. */
 async function statusCounts(store: EventStore, runIds: string[]): Promise<Record<string, number>> {

@@ -1,10 +1,14 @@
-// Helpers of the flow-control proofs over real processes (flow-hosts.test.ts): processes of
-// flow-host-child.ts on one store, the handlers' start/end lines, and the measure of how many
-// ran at once.
+// Helpers of the flow-control proofs over real processes (flow-hosts.test.ts,
+// controls-hosts.test.ts, flow-kill.test.ts): processes of flow-host-child.ts on one store,
+// the handlers' start/end lines, and the measure of how many ran at once.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { EventStore } from 'skein'
+import { afterEach } from 'vitest'
+import { openStoreSpec } from '../durability/store-spec.js'
 
 const CHILD = join(import.meta.dirname, 'flow-host-child.ts')
 
@@ -102,6 +106,35 @@ export function flowHosts(storeSpec: string, logFile: string) {
   }
 }
 
+/**
+ * Fresh clusters for a test file's tests, each on a store of its own in a new directory; every
+ * process, store and directory is gone after each test.
+ */
+export function clusterFixture() {
+  const dirs: string[] = []
+  const clusters: Array<ReturnType<typeof flowHosts>> = []
+  const stores: EventStore[] = []
+  afterEach(async () => {
+    for (const cluster of clusters.splice(0)) await cluster.close()
+    for (const store of stores.splice(0)) await store.close?.()
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  })
+  return function fresh(spec: (dir: string) => string) {
+    const dir = mkdtempSync(join(tmpdir(), 'skein-flow-hosts-'))
+    dirs.push(dir)
+    const storeSpec = spec(dir)
+    const cluster = flowHosts(storeSpec, join(dir, 'edges.jsonl'))
+    clusters.push(cluster)
+    /** The store, opened in this process (to read what the processes wrote). */
+    const reader = () => {
+      const store = openStoreSpec(storeSpec)
+      stores.push(store)
+      return store
+    }
+    return { cluster, reader }
+  }
+}
+
 /** POST /runs to a live host, another one on a refused connection or a 5xx. */
 export async function startRun(hosts: FlowHost[], i: number, body: unknown): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
@@ -153,6 +186,39 @@ export function maxInFlight(
     const n = (now.get(p.group) ?? 0) + p.delta
     now.set(p.group, n)
     max.set(p.group, Math.max(max.get(p.group) ?? 0, n))
+  }
+  return max
+}
+
+/** A request to a host; its JSON answer (an error on a status of 300 or more). */
+export async function request(host: FlowHost, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${host.url}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  })
+  const json = await res.json()
+  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`)
+  return json
+}
+
+/** POST /runs of a workflow on one host: its answer ({ runId, state }). */
+export const startOn = (host: FlowHost, definitionName: string, input: unknown, extra = {}) =>
+  request(host, '/runs', { kind: 'workflow', definitionName, input, ...extra })
+
+/** A run's log, read over HTTP. */
+export async function eventsOf(host: FlowHost, runId: string): Promise<any[]> {
+  const body = await request(host, `/runs/${runId}/events`)
+  return Array.isArray(body) ? body : body.events
+}
+
+/** The most of `times` (ms) in any interval of `windowMs`. */
+export function maxInWindow(times: number[], windowMs: number): number {
+  const sorted = [...times].sort((x, y) => x - y)
+  let max = 0
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i] - sorted[j] >= windowMs) j++
+    max = Math.max(max, i - j + 1)
   }
   return max
 }

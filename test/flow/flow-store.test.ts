@@ -159,4 +159,37 @@ describe.each(kinds)('FlowStore ($name)', (kind) => {
     expect((await flow.pending(1600, 1500, 10)).stalled).toEqual([])
     expect((await flow.pending(1600, 1600, 10)).keys).toEqual([])
   })
+
+  it('a window whose start died before its log is orphaned after the hold; a start of its own run takes it back', async () => {
+    const store = kind.fresh().open()
+    const flow = store.flow as FlowStore
+    const window = (runId: string, text: string, at: number) =>
+      flow.debounce({
+        entry: entry(runId, { key: '', enqueuedAt: at }),
+        key: 'd',
+        input: { text },
+        periodMs: 100,
+        abandonedBefore: at - 1000,
+      })
+    expect(await window('orphan', 'first', 1000)).toEqual({
+      runId: 'orphan',
+      opened: true,
+      endsAt: 1100,
+    })
+    expect((await window('joiner', 'last', 1050)).runId).toBe('orphan')
+    expect(await flow.orphanedWindows(999, 10)).toEqual([])
+    expect(await flow.orphanedWindows(1000, 10)).toEqual([
+      { runId: 'orphan', queue: 'workflow:q', input: { text: 'last' } },
+    ])
+    // The run's own start (the sweep's, on the last input) takes its window back.
+    expect(await window('orphan', 'last', 3000)).toEqual({
+      runId: 'orphan',
+      opened: true,
+      endsAt: 3100,
+    })
+    await writeRun(store, 'orphan', 'queued')
+    expect(await flow.orphanedWindows(5000, 10)).toEqual([])
+    expect(await round(store, 5, 3100, '')).toEqual(['orphan'])
+    expect(await flow.admission('orphan')).toEqual({ at: 3100, input: { text: 'last' } })
+  })
 })

@@ -110,6 +110,13 @@ export function memoryFlow(statusOf: (runId: string) => RunStatus | undefined): 
       const now = entry.enqueuedAt
       const endOf = (openedAt: number) =>
         Math.min(now + periodMs, maxWaitMs === undefined ? Infinity : openedAt + maxWaitMs)
+      const own = windows.get(entry.runId)
+      const ownRow = rows.get(entry.runId)
+      if (own?.queue === entry.queue && own.key === key && ownRow?.admittedAt === null) {
+        own.input = input
+        ownRow.startAt = endOf(own.openedAt)
+        return { runId: entry.runId, opened: true, endsAt: ownRow.startAt }
+      }
       for (const [runId, window] of windows) {
         if (window.queue !== entry.queue || window.key !== key) continue
         const row = rows.get(runId)
@@ -144,6 +151,17 @@ export function memoryFlow(statusOf: (runId: string) => RunStatus | undefined): 
         openedAt: now,
       })
       return { runId: entry.runId, opened: true, endsAt }
+    },
+    async orphanedWindows(before, limit) {
+      return [...windows.values()]
+        .map((w) => ({ w, row: rows.get(w.runId) }))
+        .filter(
+          ({ w, row }) =>
+            row?.admittedAt === null && row.enqueuedAt <= before && statusOf(w.runId) === undefined,
+        )
+        .sort((a, b) => (a.row?.seq ?? 0) - (b.row?.seq ?? 0))
+        .slice(0, limit)
+        .map(({ w }) => ({ runId: w.runId, queue: w.queue, input: w.input }))
     },
     async pending(now, stalledBefore, limit, after) {
       const keys = new Map<string, { queue: string; key: string }>()

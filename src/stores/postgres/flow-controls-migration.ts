@@ -120,7 +120,39 @@ export function flowControlsMigration(s: string): string {
     END IF;
   END
   $skein_flow_admit$;
-  CREATE FUNCTION ${s}.skein_flow_debounce_start(p_queue text, p_key text, e_run text,
+  ${debounceStartFunction(s, 'CREATE', false)}
+  `
+}
+
+/**
+ * `skein_flow_debounce_start` (see `flowControlsMigration`). With `ownWindowFirst` (migration
+ * 15), a start whose run already has an open window of the key (a retry of a start that died
+ * before writing its run's log, or the sweep starting that run: flow-admission.ts) takes that
+ * window back: its input becomes the start's, its end moves as a join's would, and the start
+ * writes the run's log (`opened`).
+ */
+export function debounceStartFunction(
+  s: string,
+  verb: 'CREATE' | 'CREATE OR REPLACE',
+  ownWindowFirst: boolean,
+): string {
+  const ends = `ends := CASE WHEN p_max_wait IS NULL THEN p_now + p_period
+        ELSE least(p_now + p_period, w_opened + p_max_wait) END;`
+  const ownWindow = `
+    SELECT d.opened_at INTO w_opened FROM ${s}.skein_flow_debounce d
+      JOIN ${s}.skein_flow f ON f.run_id = d.run_id
+      WHERE d.run_id = e_run AND d.queue = p_queue AND d.debounce_key = p_key
+        AND f.admitted_at IS NULL
+      FOR UPDATE OF f;
+    IF FOUND THEN
+      ${ends}
+      UPDATE ${s}.skein_flow_debounce SET input = p_input WHERE skein_flow_debounce.run_id = e_run;
+      UPDATE ${s}.skein_flow SET start_at = ends WHERE skein_flow.run_id = e_run;
+      RETURN QUERY SELECT e_run, true, ends;
+      RETURN;
+    END IF;`
+  return `
+  ${verb} FUNCTION ${s}.skein_flow_debounce_start(p_queue text, p_key text, e_run text,
       e_flow_key text, e_priority double precision, p_now bigint, p_input text,
       p_period bigint, p_max_wait bigint, p_abandoned bigint)
   RETURNS TABLE (run_id text, opened boolean, ends_at bigint)
@@ -132,7 +164,7 @@ export function flowControlsMigration(s: string): string {
     ends bigint;
   BEGIN
     PERFORM pg_advisory_xact_lock(
-      hashtextextended(p_queue || chr(10) || p_key, ${DEBOUNCE_LOCK_SEED}));
+      hashtextextended(p_queue || chr(10) || p_key, ${DEBOUNCE_LOCK_SEED}));${ownWindowFirst ? ownWindow : ''}
     DELETE FROM ${s}.skein_flow_debounce d
       WHERE d.queue = p_queue AND d.debounce_key = p_key AND (
         NOT EXISTS (SELECT 1 FROM ${s}.skein_flow f WHERE f.run_id = d.run_id)
@@ -145,8 +177,7 @@ export function flowControlsMigration(s: string): string {
         AND (r.status = 'queued' OR (r.status IS NULL AND f.enqueued_at > p_abandoned))
       LIMIT 1 FOR UPDATE OF f;
     IF w_run IS NOT NULL THEN
-      ends := CASE WHEN p_max_wait IS NULL THEN p_now + p_period
-        ELSE least(p_now + p_period, w_opened + p_max_wait) END;
+      ${ends}
       UPDATE ${s}.skein_flow_debounce SET input = p_input WHERE skein_flow_debounce.run_id = w_run;
       UPDATE ${s}.skein_flow SET start_at = ends WHERE skein_flow.run_id = w_run;
       RETURN QUERY SELECT w_run, false, ends;
@@ -160,6 +191,21 @@ export function flowControlsMigration(s: string): string {
       VALUES (e_run, p_queue, p_key, p_input, p_now) ON CONFLICT (run_id) DO NOTHING;
     RETURN QUERY SELECT e_run, true, ends;
   END
-  $skein_flow_debounce_start$;
+  $skein_flow_debounce_start$;`
+}
+
+/**
+ * Migration 15 (flow control's debounce windows; docs/flow-control.md): a window goes with its
+ * run's queue entry (a foreign key, `ON DELETE CASCADE`: deleting a run leaves no window), and
+ * a start takes back its own run's open window (`debounceStartFunction`), so the sweep can
+ * start the run of a window whose start died before writing its log.
+ */
+export function flowWindowsMigration(s: string): string {
+  return `
+  DELETE FROM ${s}.skein_flow_debounce d
+    WHERE NOT EXISTS (SELECT 1 FROM ${s}.skein_flow f WHERE f.run_id = d.run_id);
+  ALTER TABLE ${s}.skein_flow_debounce ADD CONSTRAINT skein_flow_debounce_entry
+    FOREIGN KEY (run_id) REFERENCES ${s}.skein_flow (run_id) ON DELETE CASCADE;
+  ${debounceStartFunction(s, 'CREATE OR REPLACE', true)}
   `
 }

@@ -94,6 +94,10 @@ export function postgresFlow(s: string, read: Read): FlowStore {
       WHERE f.admitted_at IS NULL AND f.start_at <= $1 AND r.status = 'queued'
         AND (f.queue COLLATE "C", f.flow_key COLLATE "C") > ($3::text COLLATE "C", $4::text COLLATE "C")
       ORDER BY 1, 2 LIMIT $2`,
+    orphans: `SELECT d.run_id, d.queue, d.input FROM ${s}.skein_flow_debounce d
+      JOIN ${s}.skein_flow f ON f.run_id = d.run_id LEFT JOIN ${s}.skein_runs r ON r.run_id = d.run_id
+      WHERE f.admitted_at IS NULL AND r.status IS NULL AND f.enqueued_at <= $1
+      ORDER BY f.seq LIMIT $2`,
     stalled: `SELECT f.run_id FROM ${s}.skein_flow f JOIN ${s}.skein_runs r ON r.run_id = f.run_id
       WHERE f.admitted_at IS NOT NULL AND f.admitted_at < $1 AND r.status = 'queued'`,
     keys: `SELECT f.queue, f.flow_key,
@@ -150,6 +154,14 @@ export function postgresFlow(s: string, read: Read): FlowStore {
       if (row === undefined || row.admitted_at === null) return null
       const at = Number(row.admitted_at)
       return row.input === null ? { at } : { at, input: JSON.parse(row.input) as Json }
+    },
+    async orphanedWindows(before, limit) {
+      const rows = await read('read orphaned debounce windows', sql.orphans, [before, limit])
+      return rows.map((r) => ({
+        runId: r.run_id as string,
+        queue: r.queue as string,
+        input: JSON.parse(r.input) as Json,
+      }))
     },
     async pending(now, stalledBefore, limit, after) {
       const params = [now, limit, after?.queue ?? '', after?.key ?? '']

@@ -5,7 +5,7 @@ import {
   appendFunctionWithLeases,
 } from './append-function.js'
 import { deleteRunsFunction } from './delete-function.js'
-import { flowControlsMigration } from './flow-controls-migration.js'
+import { flowControlsMigration, flowWindowsMigration } from './flow-controls-migration.js'
 import { flowMigration } from './postgres-flow.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
@@ -315,6 +315,9 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
     WHEN (NEW.type IN ('runtime.run.started', 'runtime.run.attributes'))
     EXECUTE FUNCTION ${s}.skein_index_attributes();
   `,
+  // v15 (flow control's debounce windows; docs/flow-control.md): a window goes with its run's
+  // queue entry, and a start takes back its own run's window (flow-controls-migration.ts).
+  (s) => flowWindowsMigration(s),
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -92,6 +92,18 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
     moveStart: lazy.prepare<[number, string]>(
       'UPDATE skein_flow SET start_at = ? WHERE run_id = ?',
     ),
+    ownWindow: lazy
+      .prepare<[string, string, string], number>(
+        `SELECT d.opened_at FROM skein_flow_debounce d JOIN skein_flow f ON f.run_id = d.run_id
+          WHERE d.run_id = ? AND d.queue = ? AND d.debounce_key = ? AND f.admitted_at IS NULL`,
+      )
+      .pluck(),
+    orphans: lazy.prepare<[number, number], { run_id: string; queue: string; input: string }>(
+      `SELECT d.run_id, d.queue, d.input FROM skein_flow_debounce d
+        JOIN skein_flow f ON f.run_id = d.run_id LEFT JOIN skein_runs r ON r.run_id = d.run_id
+        WHERE f.admitted_at IS NULL AND r.status IS NULL AND f.enqueued_at <= ?
+        ORDER BY f.seq LIMIT ?`,
+    ),
     windowInput: lazy
       .prepare<[string], string>('SELECT input FROM skein_flow_debounce WHERE run_id = ?')
       .pluck(),
@@ -172,6 +184,13 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
     const input = JSON.stringify(request.input)
     const endOf = (openedAt: number) =>
       Math.min(now + periodMs, maxWaitMs === undefined ? Infinity : openedAt + maxWaitMs)
+    const own = st.ownWindow.get(entry.runId, entry.queue, key)
+    if (own !== undefined) {
+      const endsAt = endOf(own)
+      st.joinWindow.run(input, entry.runId)
+      st.moveStart.run(endsAt, entry.runId)
+      return { runId: entry.runId, opened: true, endsAt }
+    }
     st.closeWindows.run(entry.queue, key)
     for (const w of st.windows.all(entry.queue, key)) {
       const open =
@@ -210,6 +229,14 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
         const input = st.windowInput.get(runId)
         return input === undefined ? { at } : { at, input: JSON.parse(input) as Json }
       }),
+    orphanedWindows: (before, limit) =>
+      call('read orphaned debounce windows', () =>
+        st.orphans.all(before, limit).map((r) => ({
+          runId: r.run_id,
+          queue: r.queue,
+          input: JSON.parse(r.input) as Json,
+        })),
+      ),
     pending: (now, stalledBefore, limit, after) =>
       call('read pending admissions', () => ({
         keys: st.pendingKeys
