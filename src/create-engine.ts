@@ -1,6 +1,6 @@
 import type { ResultOptions, StartOptions, StartRunArgs } from './core/api-types.js'
 import { withProps } from './core/copy.js'
-import { type Definition, splitResultArgs } from './core/definition.js'
+import { type Definition, type DefinitionList, splitResultArgs } from './core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './core/envelope.js'
 import { EngineStoppedError } from './core/errors.js'
 import type { EventStore, SnapshotStore, SummaryQuery, WorkerCallbackInput } from './core/ports.js'
@@ -67,8 +67,12 @@ import { isClaimable } from './workers/worker-queue.js'
  * @example
  * const engine = createEngine({ modules: [workflow({ definitions: [hello] })] })
  * const { runId, state } = await engine.start(hello, { name: 'Ada' })
+ * // Told of its definitions (a type only), `signal` checks the payloads they declare:
+ * const typed = createEngine<[typeof hello]>({ modules: [workflow({ definitions: [hello] })] })
  */
-export function createEngine(options: EngineOptions = {}): Engine {
+export function createEngine<Defs extends DefinitionList = DefinitionList>(
+  options: EngineOptions = {},
+): Engine<Defs> {
   const resolved = resolveOptions(options)
   const registry = new Registry(options.modules ?? [])
   registry.foldProjections = options.trimAfterSnapshot !== undefined
@@ -389,7 +393,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
       if (!EngineStoppedError.is(error)) lifecycle.reportServeFailure(error, serveOption)
     })
   }
-  return engine
+  // `Defs` is a type only: it types `signal`'s declared payloads, which the run checks anyway.
+  return engine as Engine<Defs>
 }
 
 /** `engine.schedules`: each call waits for the boot, and is refused once the engine stops. */

@@ -1,6 +1,6 @@
 import type { ResultOptions, StartOptions, StartRunArgs } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
-import type { EventEnvelope, StartResult, TransientEvent } from '../core/envelope.js'
+import type { EventEnvelope, EventInput, StartResult, TransientEvent } from '../core/envelope.js'
 import { SkeinError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { Clock, EventStore, Ids } from '../core/ports.js'
@@ -8,7 +8,7 @@ import type { Registry } from '../core/registry.js'
 import { startKeyRunId } from '../core/uuid.js'
 import { bulkAction } from '../runtime/bulk.js'
 import { describeDefinitions } from '../runtime/definitions.js'
-import type { Engine, EngineRuntime, StartHooks } from '../runtime/engine-types.js'
+import type { Engine, EngineRuntime, SignalOptions, StartHooks } from '../runtime/engine-types.js'
 import type { Cell, CellTable } from './cell-table.js'
 import type { RunRegistry } from './run-registry.js'
 
@@ -141,7 +141,9 @@ export function hostEngine(p: HostEngineParts): Engine {
     getEvents: on((e, runId, options?: { fromSeq?: number; limit?: number }) =>
       e.getEvents(runId, options),
     ),
-    signal: on((e, runId, events, options) => e.signal(runId, events, options)),
+    signal: on((e, runId, events: readonly EventInput[], options?: SignalOptions) =>
+      e.signal(runId, events, options),
+    ),
     wake: on((e, runId) => e.wake(runId)),
     cancel: on((e, runId, threadId?: string) => e.cancel(runId, threadId)),
     listRuns: async () => {

@@ -1,5 +1,6 @@
 import type { StartRunArgs } from '../core/api-types.js'
 import type {
+  CheckedSignals,
   Definition,
   DefinitionList,
   DefinitionName,
@@ -7,7 +8,6 @@ import type {
   InputOf,
   ResultOf,
   RunOutputOf,
-  SignalEventOf,
 } from '../core/definition.js'
 import type { EventInput, RunState, StartResult } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
@@ -27,6 +27,12 @@ type StartArgs<D> =
     ? [input?: InputOf<D>, options?: StartOptions]
     : [input: InputOf<D>, options?: StartOptions]
 
+/** `stream`'s arguments after the definition: the input as `start` takes it, then options. */
+type StreamArgs<D> =
+  undefined extends InputOf<D>
+    ? [input?: InputOf<D>, start?: StartOptions, streamOptions?: StreamOptions]
+    : [input: InputOf<D>, start?: StartOptions, streamOptions?: StreamOptions]
+
 /** `startRun`'s arguments for definition `D`: its kind and name, its input typed. */
 type StartRunArgsFor<D> = D extends Definition
   ? Omit<StartRunArgs, 'kind' | 'definitionName' | 'input'> & {
@@ -34,21 +40,6 @@ type StartRunArgsFor<D> = D extends Definition
       definitionName: D['name']
     } & (undefined extends InputOf<D> ? { input?: InputOf<D> } : { input: InputOf<D> })
   : never
-
-/** The signals the definitions of `Defs` declare, as events. */
-type DeclaredSignal<Defs extends DefinitionList> = SignalEventOf<Defs[number]>
-
-/**
- * Each event of a signal as it must be: one of a declared signal type carries that signal's
- * payload; any other type is left as written (module inputs such as `approval.decided`).
- */
-type CheckedSignals<E extends readonly EventInput[], Defs extends DefinitionList> = {
-  [I in keyof E]: E[I] extends { type: infer T }
-    ? T extends DeclaredSignal<Defs>['type']
-      ? Extract<DeclaredSignal<Defs>, { type: T }>
-      : E[I]
-    : E[I]
-}
 
 type RunBody<O = Json> = { runId: string; state: RunState<O> }
 
@@ -100,12 +91,8 @@ export interface TypedCalls<Defs extends DefinitionList> {
     events: E & CheckedSignals<E, Defs>,
     options?: SignalOptions,
   ): Promise<RunBody>
-  stream<D extends Definition>(
-    definition: D,
-    input?: InputOf<D>,
-    start?: StartOptions,
-    streamOptions?: StreamOptions,
-  ): RunStream
+  /** Starts a run and streams its events; the input as `start` takes it (required by a schema). */
+  stream<D extends Definition>(definition: D, ...args: StreamArgs<D>): RunStream
 }
 
 /** A client of a Skein server, typed by the definitions `Defs` it is told of. */

@@ -1,5 +1,6 @@
 import type { RunAttributeTypes } from './attributes.js'
 import type { EffectDefinition } from './effect.js'
+import type { EventInput } from './envelope.js'
 import type { FlowControl } from './flow.js'
 import type { Json } from './json.js'
 import type { InferInput, StandardSchema } from './schema.js'
@@ -97,8 +98,21 @@ export type SignalEventOf<D> = D extends Definition
     }[keyof SignalPayloads<D>]
   : never
 
-/** Definitions as a type, `typeof definitions`: what a typed client knows (docs/http.md). */
+/** Definitions as a type, `typeof definitions`: what a typed client or engine knows. */
 export type DefinitionList = readonly Definition[]
+
+/**
+ * The events of a `signal` as they must be, told of the definitions `Defs`: an event of a
+ * signal type one of them declares carries that signal's payload; any other type is left as
+ * written (module inputs such as `approval.decided`, application events).
+ */
+export type CheckedSignals<E extends readonly EventInput[], Defs extends DefinitionList> = {
+  [I in keyof E]: E[I] extends { type: infer T }
+    ? T extends SignalEventOf<Defs[number]>['type']
+      ? Extract<SignalEventOf<Defs[number]>, { type: T }>
+      : E[I]
+    : E[I]
+}
 
 /** The names of the definitions in `Defs` (`string` where a name is not a literal). */
 export type DefinitionName<Defs extends DefinitionList> = Defs[number]['name']

@@ -2,18 +2,20 @@ import type { RunState } from '../core/envelope.js'
 import { ResultTimeoutError } from '../core/errors.js'
 import type { RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
-import type { WaitUrlRecord } from '../core/ports.js'
 import { type DeferredOperation, type InputDeferredPayload, RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
 import {
   type DeferredRunState,
+  deferredReason,
   deferredState,
+  missingDefinition,
   recordDeferred,
   type UnfoldedQueue,
 } from './deferred-inputs.js'
 import type { CallerContext } from './engine-types.js'
-import { cancelSeed, retryEffectSeed } from './operations.js'
-import { waitUrlValue } from './wait-url-complete.js'
+import { cancelSeed, retryEffectSeed } from './operator-seeds.js'
+import type { DeferWaitUrl } from './wait-url-complete.js'
+import { waitUrlValue } from './wait-url-seed.js'
 import { urlWaitOf } from './wait-urls.js'
 
 /** How long `wait: 'settled'` waits for a host with the run's version to apply recorded input. */
@@ -59,30 +61,28 @@ export async function deferAction(
 }
 
 /**
- * A wait URL's POST for a run this host cannot execute: the wait must be open and the body
- * pass its input schema (as on a host with the version), then the completion is recorded for a
- * host with the version. False when the wait is over.
+ * A wait URL's POST for a run this host cannot execute (`completeByWaitUrl`'s fallback): the
+ * wait must be open and the body pass its input schema (as on a host with the version), then
+ * the completion is recorded for a host with the version. `completed` is false when the wait
+ * is over; undefined when the run's queue failed for another reason.
  */
-export async function deferWaitUrl(
+export function deferWaitUrl(
   ctx: EngineContext,
-  controller: UnfoldedQueue,
-  fold: RunFold,
-  token: WaitUrlRecord,
-  body: Json,
-  missing: string,
-): Promise<boolean> {
-  const wait = urlWaitOf(fold, token)
-  if (!wait) return false
-  const value = await waitUrlValue(ctx, wait, body)
-  const { tokenId, threadId, waitKey } = token
-  await record(
-    ctx,
-    controller,
-    { type: 'waitUrl', tokenId, threadId, waitKey, value },
-    undefined,
-    missing,
-  )
-  return true
+  controllerOf: (runId: string) => UnfoldedQueue,
+  readFold: (runId: string) => Promise<RunFold>,
+): DeferWaitUrl {
+  return async (error, token, body) => {
+    const missing = missingDefinition(error)
+    if (missing === undefined) return undefined
+    const reason = deferredReason(missing)
+    const wait = urlWaitOf(await readFold(token.runId), token)
+    if (!wait) return { completed: false, reason }
+    const value = await waitUrlValue(ctx, wait, body)
+    const { tokenId, threadId, waitKey } = token
+    const operation = { type: 'waitUrl' as const, tokenId, threadId, waitKey, value }
+    await record(ctx, controllerOf(token.runId), operation, undefined, missing)
+    return { completed: true, reason }
+  }
 }
 
 function record(

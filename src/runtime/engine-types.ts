@@ -11,7 +11,14 @@ import type {
   WaitFor,
 } from '../core/api-types.js'
 import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
-import type { Definition, InputOf, ResultOf, RunOutputOf } from '../core/definition.js'
+import type {
+  CheckedSignals,
+  Definition,
+  DefinitionList,
+  InputOf,
+  ResultOf,
+  RunOutputOf,
+} from '../core/definition.js'
 import type {
   EventEnvelope,
   EventInput,
@@ -129,7 +136,12 @@ export interface ReadyFunction extends PromiseLike<EngineReady> {
   (): Promise<EngineReady>
 }
 
-export interface Engine {
+/**
+ * The embed API. `Defs`, the definitions as a type (`createEngine<typeof definitions>`), types
+ * `signal`'s declared payloads as the typed client's are typed (docs/workflows.md, "Signals");
+ * without it, any payload compiles and the run's schemas check it at run time.
+ */
+export interface Engine<Defs extends DefinitionList = DefinitionList> {
   readonly ready: ReadyFunction
   /** `state.output` is typed by the definition's output (`Json` for an untyped one). */
   start<D extends Definition>(
@@ -159,7 +171,16 @@ export interface Engine {
   ): Promise<ResultOf<D>>
   result(runId: string, options?: ResultOptions): Promise<Json | undefined>
   getEvents(runId: string, options?: { fromSeq?: number; limit?: number }): Promise<EventEnvelope[]>
-  signal(runId: string, events: readonly EventInput[], options?: SignalOptions): Promise<RunState>
+  /**
+   * Appends events and wakes the run. An event of a signal type one of `Defs` declares must
+   * carry that signal's payload; other types (module inputs, application events) compile as
+   * written.
+   */
+  signal<const E extends readonly EventInput[]>(
+    runId: string,
+    events: E & CheckedSignals<E, Defs>,
+    options?: SignalOptions,
+  ): Promise<RunState>
   wake(runId: string): Promise<RunState>
   cancel(runId: string, threadId?: string): Promise<RunState>
   listRuns(): Promise<string[]>

@@ -22,8 +22,6 @@ import {
   IdempotencyConflictError,
   InvalidRequestError,
   RunNotFoundError,
-  WaitUrlGoneError,
-  WaitUrlNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
 import type {
@@ -44,7 +42,7 @@ import {
   scheduleFoldedDeadlines,
   scheduleStoredDeadlines,
 } from './deadline-recovery.js'
-import { deferredReason, deferredState, deferSignal, missingDefinition } from './deferred-inputs.js'
+import { deferredState, deferSignal, missingDefinition } from './deferred-inputs.js'
 import {
   deferAction,
   deferWaitUrl,
@@ -53,11 +51,12 @@ import {
 } from './deferred-operations.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
 import { flagStranded, fleetView } from './fleet-presence.js'
+import { queueInfos } from './flow-admission.js'
+import { joinedStart, type StartWaitHost, settleAfterAdmission } from './flow-start-waits.js'
 import { LocalRuns } from './local-runs.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
 import { effectAttempts, inspect, replay } from './queries.js'
-import { queueInfos } from './queue-infos.js'
 import type { ControllerHost, RunController } from './run-controller.js'
 import {
   checkDeleteOptions,
@@ -67,18 +66,17 @@ import {
 } from './run-delete.js'
 import { restoreRunOp } from './run-restore.js'
 import { loadFoldForRead } from './snapshots.js'
-import { joinedStart, type StartWaits, settleAfterAdmission } from './start-waits.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
 import { TransientListeners } from './transient-listeners.js'
 import { checkId, checkIdempotencyKey, checkWait } from './validate.js'
-import { completeWaitOp } from './wait-url-complete.js'
-import { checkWaitUrl, type WaitUrlOutcome, type WaitUrlRequest } from './wait-urls.js'
+import { completeByWaitUrl } from './wait-url-complete.js'
+import type { WaitUrlOutcome, WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
 import { startClaimedOp, workerCallbackOp } from './worker-callback.js'
 import {
   releaseStuckAttemptOp,
   type StuckAttemptAction,
-  undeadlinedAttempts,
+  warnUndeadlinedAttempts,
 } from './worker-operator.js'
 
 /** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
@@ -100,6 +98,21 @@ export class RuntimeEngine implements EngineRuntime {
 
   private controller(runId: string): RunController {
     return this.runs.controller(runId)
+  }
+
+  /** What a flow-controlled start waits with (flow-start-waits.ts). */
+  private readonly startWaits: StartWaitHost = {
+    getRun: (runId) => this.getRun(runId),
+    settle: (runId) =>
+      this.mutate(
+        runId,
+        'wake',
+        async (fold, controller) => {
+          if (fold) await controller.writer.pass(fold)
+        },
+        'settled',
+      ),
+    stopping: () => this.host.stopping,
   }
 
   /**
@@ -190,7 +203,8 @@ export class RuntimeEngine implements EngineRuntime {
     // run instead); a singleton `skip` or a debounce window may give the start another run.
     if (prepared.place && flow && (generated || (await this.ctx.store.tail(runId)) === 0)) {
       const entered = await flow.enter(runId, prepared.place, prepared.input)
-      if (entered.joined !== undefined) return joinedStart(this.waits, entered.joined, wait)
+      if (entered.joined !== undefined)
+        return joinedStart(this.ctx, this.startWaits, entered.joined, wait)
       prepared.entered = entered
     }
     let threadId = ''
@@ -200,27 +214,13 @@ export class RuntimeEngine implements EngineRuntime {
     }
     const state = await this.mutate(runId, 'start', start, wait, generated)
     if (wait === 'settled' && state.status === 'queued') {
-      return { runId, threadId, state: await settleAfterAdmission(this.waits, runId) }
+      return {
+        runId,
+        threadId,
+        state: await settleAfterAdmission(this.ctx, this.startWaits, runId),
+      }
     }
     return { runId, threadId, state }
-  }
-
-  /** What the start waits of start-waits.ts need of the engine. */
-  private get waits(): StartWaits {
-    return {
-      ctx: this.ctx,
-      getRun: (runId) => this.getRun(runId),
-      stopping: () => this.host.stopping,
-      settle: (runId) =>
-        this.mutate(
-          runId,
-          'wake',
-          async (fold, controller) => {
-            if (fold) await controller.writer.pass(fold)
-          },
-          'settled',
-        ),
-    }
   }
 
   async getRun(runId: string): Promise<RunState> {
@@ -406,23 +406,12 @@ export class RuntimeEngine implements EngineRuntime {
     )
   }
 
-  /**
-   * Warns (boot log) about worker attempts in a worker's hands that no deadline bounds, among
-   * the newest 1,000 running runs: if their worker is gone they wait for an operator.
-   */
-  async warnUndeadlinedAttempts(): Promise<void> {
-    const stuck = await undeadlinedAttempts(
-      async (cursor) => {
-        const page = await this.listRunSummaries({ status: 'running', limit: 100, cursor })
-        return { runIds: page.runs.map((r) => r.runId), next: page.nextCursor }
-      },
+  /** Warns (boot log) about worker attempts no deadline bounds (worker-operator.ts). */
+  warnUndeadlinedAttempts(): Promise<void> {
+    return warnUndeadlinedAttempts(
+      this.ctx,
+      (query) => this.listRunSummaries(query),
       this.readRunFold,
-      1_000,
-    )
-    if (stuck.length === 0) return
-    this.ctx.log.warn(
-      { attempts: stuck.length, first: stuck.slice(0, 10) },
-      `${stuck.length} worker attempt(s) are dispatched or started with no deadline: nothing times them out. If their worker is gone, requeue or fail them (skein requeue <runId> <effectId> [--fail], docs/workers.md "Stuck attempts"); give worker effects scheduleToStartMs and startToCloseMs`,
     )
   }
 
@@ -465,35 +454,18 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   /**
-   * A POST to a wait URL (docs/schedules.md, "Wait URLs"): the token is looked up by its hash
-   * and checked, then its wait is completed in the run's queue. Anything refused writes nothing.
+   * A POST to a wait URL (docs/schedules.md, "Wait URLs"): its wait completed in the run's
+   * queue (wait-url-complete.ts).
    */
-  async completeWaitUrl(token: string, request: WaitUrlRequest): Promise<WaitUrlOutcome> {
-    const urls = this.ctx.waitUrls
-    if (!urls) throw new WaitUrlNotFoundError('no wait URL has this token: nothing was written')
-    const { record, repeat } = await checkWaitUrl(urls, token, request, this.ctx.clock.now())
-    const outcome = { runId: record.runId, tokenId: record.tokenId }
-    if (repeat) return { ...outcome, completed: false }
-    let completed = false
-    let missing: string | undefined
-    await this.mutate(record.runId, 'waitUrl', async (fold, controller) => {
-      completed = await completeWaitOp(controller.writer, fold, record, request.body)
-    }).catch(async (error: unknown) => {
-      // This host lacks the run's version: recorded for a host that has it (docs/deploys.md).
-      missing = missingDefinition(error)
-      if (missing === undefined) throw error
-      const fold = await this.readFold(record.runId)
-      const controller = this.controller(record.runId)
-      completed = await deferWaitUrl(this.ctx, controller, fold, record, request.body, missing)
-    })
-    if (!completed) {
-      throw new WaitUrlGoneError('the wait this URL completes is over: nothing was written', {
-        tokenId: record.tokenId,
-      })
-    }
-    await urls.store.use(record.hash, this.ctx.clock.now())
-    if (missing === undefined) return { ...outcome, completed: true }
-    return { ...outcome, completed: true, executing: false, reason: deferredReason(missing) }
+  completeWaitUrl(token: string, request: WaitUrlRequest): Promise<WaitUrlOutcome> {
+    return completeByWaitUrl(
+      this.ctx,
+      token,
+      request,
+      (runId, op) =>
+        this.mutate(runId, 'waitUrl', (fold, controller) => op(fold, controller.writer)),
+      deferWaitUrl(this.ctx, (id) => this.controller(id), this.readRunFold),
+    )
   }
 
   /** Every flow-control key with a queued or admitted run (docs/flow-control.md). */

@@ -1,4 +1,4 @@
-import type { StartRunArgs } from '../core/api-types.js'
+import type { QueueInfo, StartRunArgs } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
 import { CompositionError } from '../core/errors.js'
 import { type FlowPlace, flowKey, flowQueue, queueKeyOf } from '../core/flow.js'
@@ -9,6 +9,36 @@ import { errorFields } from './logger.js'
 
 /** A queue's limit when its default version declares no concurrency: its runs wait for nothing. */
 export const UNLIMITED_FLOW = 2 ** 31 - 1
+
+/**
+ * Every flow-control key with a queued or admitted run, then the effects' limits
+ * (docs/flow-control.md, "Operating the queues"): `engine.queues()`.
+ */
+export async function queueInfos(ctx: EngineContext): Promise<QueueInfo[]> {
+  const flow = ctx.flow
+  const effects = (await ctx.effectLimits?.keys()) ?? []
+  if (!flow) return effects
+  const now = ctx.clock.now()
+  const runs = (await flow.store.keys(now - 60_000)).map((k): QueueInfo => {
+    const limit = flow.limitOf(k.queue)
+    const controls = ctx.registry.flowOf(k.queue)
+    const rate = controls?.rate
+      ? { limit: controls.rate.limit, periodMs: controls.rate.periodMs }
+      : null
+    return {
+      queue: k.queue,
+      key: k.key,
+      limit: limit === UNLIMITED_FLOW ? null : limit,
+      active: k.active,
+      queued: k.queued,
+      oldestWaitMs: k.oldestQueuedAt === null ? null : Math.max(0, now - k.oldestQueuedAt),
+      rate,
+      admittedLastMinute: rate ? k.recentAdmissions : null,
+      singleton: controls?.singleton?.mode ?? null,
+    }
+  })
+  return [...runs, ...effects]
+}
 
 /** How often the admission sweep looks for waiting runs no round admitted (a missed kick). */
 const SWEEP_MS = 1000

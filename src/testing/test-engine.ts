@@ -1,3 +1,4 @@
+import type { DefinitionList } from '../core/definition.js'
 import { createEngine } from '../create-engine.js'
 import type { EngineOptions } from '../engine-options.js'
 import type { Engine } from '../runtime/engine-types.js'
@@ -11,8 +12,9 @@ export interface SettlingClock extends ManualClock {
   set(epochMs: number): Promise<void>
 }
 
-export interface TestEngine {
-  engine: Engine
+/** `Defs`: the definitions as a type, typing `engine.signal` as `createEngine<Defs>` does. */
+export interface TestEngine<Defs extends DefinitionList = DefinitionList> {
+  engine: Engine<Defs>
   clock: SettlingClock
   /** Waits until no run has work queued or in flight, and nothing is due at the clock's now. */
   settle(): Promise<void>
@@ -30,10 +32,12 @@ export interface TestEngineOptions extends Omit<EngineOptions, 'clock'> {
  * unless given a store, on a manual clock whose `advance` settles, with `fakes` standing in for
  * effects. Stop it with `engine.stop()`.
  */
-export function createTestEngine(options: TestEngineOptions = {}): TestEngine {
+export function createTestEngine<Defs extends DefinitionList = DefinitionList>(
+  options: TestEngineOptions = {},
+): TestEngine<Defs> {
   const { fakes, now, modules = [], ...rest } = options
   const base = manualClock(now)
-  const engine = createEngine({
+  const engine = createEngine<Defs>({
     ...rest,
     clock: base,
     modules: fakes ? replaceEffects(modules, fakes) : [...modules],

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ARTIFACTS, hasChromium, launchBrowser } from './chromium.js'
-import { fanned, type Host, OPS_TOKEN, startHost } from './host.js'
+import { fanned, type Host, OPS_TOKEN, startHost, undone } from './host.js'
 
 const WAIT = { timeout: 20_000 }
 
@@ -135,6 +135,23 @@ describe.skipIf(!hasChromium)('the debugger in Chromium', () => {
     expect(await page.locator('.dag g[data-node]').count()).toBe(1)
     expect(await node.getAttribute('data-items')).toBe('5/5')
     expect(await node.locator('.node-state').textContent()).toBe('done · map 5/5 · 1 failed')
+    expect(problems).toEqual([])
+    await page.close()
+  })
+
+  it('draws a compensated node, and the failed node that started the compensation', {
+    timeout: 60_000,
+  }, async () => {
+    const { runId, state } = await host.engine.start(undone, undefined, { wait: 'settled' })
+    expect(state.status).toBe('failed')
+    const { page, problems } = await openPage(`#/runs/${runId}`)
+    const pack = page.locator('.dag g[data-node="pack"][data-status="compensated"]')
+    await pack.waitFor(WAIT)
+    expect(await pack.locator('.node-state').textContent()).toBe('compensated')
+    expect(await page.locator('.dag g[data-node="ship"]').getAttribute('data-status')).toBe(
+      'failed',
+    )
+    await page.locator('.event-row .type', { hasText: 'workflow.node.compensated' }).waitFor(WAIT)
     expect(problems).toEqual([])
     await page.close()
   })

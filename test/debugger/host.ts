@@ -1,5 +1,6 @@
 // The host the browser tests drive: the demo definitions, plus a workflow whose effect fails
-// terminally on its first attempt (an operator retry then succeeds), on a fault-injecting store.
+// terminally on its first attempt (an operator retry then succeeds), a fan-out and a saga, on a
+// fault-injecting store.
 import {
   bearerAuth,
   createEngine,
@@ -62,6 +63,18 @@ export const fanned = defineWorkflow({
   },
 })
 
+/** Packs item 1, then fails to pack item 3: the first packing is undone before the run fails. */
+export const undone = defineWorkflow({
+  name: 'undone',
+  nodes: {
+    pack: {
+      run: (ctx) => ctx.invoke(ops.effects!.pack, { n: 1 }),
+      compensate: (ctx) => ctx.invoke(ops.effects!.pack, { n: 2 }),
+    },
+    ship: { after: ['pack'], run: (ctx) => ctx.invoke(ops.effects!.pack, { n: 3 }) },
+  },
+})
+
 export interface Host {
   engine: Engine
   server: ServerHandle
@@ -74,7 +87,7 @@ export async function startHost(): Promise<Host> {
   const store = faultyStore(memoryStore())
   const modules = mergeModules([
     ...(await demoModules()),
-    workflow({ definitions: [doomed, parked, fanned] }),
+    workflow({ definitions: [doomed, parked, fanned, undone] }),
     ops,
   ])
   const engine = createEngine({

@@ -69,7 +69,10 @@ const byK = (input: Keyed) => input.k
 /** Each rate- or debounce-controlled run calls `probe.work` once, under its run's key. */
 const worked = {
   n: { run: (ctx: any) => ctx.input },
-  work: { after: ['n'] as const, run: (ctx: any) => ctx.invoke(work, { key: (ctx.input as Keyed).k }) },
+  work: {
+    after: ['n'] as const,
+    run: (ctx: any) => ctx.invoke(work, { key: (ctx.input as Keyed).k }),
+  },
 }
 /** At most `rateLimit` admissions in any second, over every process. */
 const rated = defineWorkflow({

@@ -2,9 +2,12 @@
 // server's definitions, `getRun`/`result` typed by a definition, and declared signals
 // (docs/http.md, "A typed client"; docs/workflows.md, "Signals"). Every `@ts-expect-error` is a
 // case that must not compile.
-import type { Engine, Json, RunState } from 'skein'
-import { decision } from 'skein/approval'
+import { createEngine, type Engine, type Json, type RunState } from 'skein'
+import { defineAgent } from 'skein/agent'
+import { decision, defineApproval } from 'skein/approval'
 import { createEngineClient } from 'skein/client'
+import { defineEvaluator } from 'skein/evaluator'
+import { createTestEngine } from 'skein/testing'
 import { defineOrderedWorkflow, defineWorkflow } from 'skein/workflow'
 import { expectTypeOf } from 'vitest'
 import { z } from 'zod'
@@ -37,7 +40,27 @@ const loose = defineWorkflow({ name: 'loose', nodes: { a: { run: (ctx) => ctx.wa
 expectTypeOf(order.name).toEqualTypeOf<'order'>()
 expectTypeOf(release.name).toEqualTypeOf<'release'>()
 
+// Agents, evaluators and approvals declare signals as workflows do.
+const support = defineAgent({
+  name: 'support',
+  instructions: 'Help.',
+  signals: { 'support.rated': z.object({ stars: z.number() }) },
+})
+const triage = defineEvaluator({
+  name: 'triage',
+  routes: ['a', 'b'],
+  evaluate: () => ({ route: 'a' }),
+  signals: { 'triage.hint': z.object({ route: z.string() }) },
+})
+const refund = defineApproval({
+  name: 'refund',
+  title: () => 'Refund?',
+  signals: { 'refund.note': z.object({ text: z.string() }) },
+  effects: ['payments.refund'],
+})
+
 const definitions = [order, release, loose] as const
+const everyKind = [support, triage, refund] as const
 
 export async function typedClient(): Promise<void> {
   const client = createEngineClient<typeof definitions>({ baseUrl: 'http://127.0.0.1:8787' })
@@ -86,6 +109,48 @@ export async function typedClient(): Promise<void> {
   await client.signal('r1', [{ type: 'order.paid', payload: { cents: 'five' } }])
   // @ts-expect-error release.approved's payload needs by
   await client.signal('r1', [{ type: 'app.note' }, { type: 'release.approved', payload: {} }])
+
+  // stream takes the input as start does: required by order's schema.
+  client.stream(order, { sku: 'a', qty: 1 }, {}, { onTransient: () => {} })
+  client.stream(loose)
+  // @ts-expect-error the input is required by the schema
+  client.stream(order)
+  // @ts-expect-error the schema types qty as a number
+  client.stream(order, { sku: 'a', qty: 'one' })
+
+  // Declared on any kind.
+  const kinds = createEngineClient<typeof everyKind>({ baseUrl: 'http://127.0.0.1:8787' })
+  await kinds.signal('r1', [{ type: 'support.rated', payload: { stars: 5 } }])
+  // @ts-expect-error support.rated's stars is a number
+  await kinds.signal('r1', [{ type: 'support.rated', payload: { stars: 'five' } }])
+  // @ts-expect-error triage.hint's payload needs route
+  await kinds.signal('r1', [{ type: 'triage.hint', payload: {} }])
+  // @ts-expect-error refund.note's text is a string
+  await kinds.signal('r1', [{ type: 'refund.note', payload: { text: 1 } }])
+}
+
+export async function typedEngine(): Promise<void> {
+  const engine = createEngine<typeof definitions>({})
+  await engine.signal('r1', [{ type: 'order.paid', payload: { cents: 5 } }])
+  await engine.signal('r1', [decision('a1', 'approve'), { type: 'app.note', payload: 'hi' }])
+  // @ts-expect-error order.paid's payload is { cents: number }
+  await engine.signal('r1', [{ type: 'order.paid', payload: { cents: 'five' } }])
+  // @ts-expect-error release.approved's payload needs by
+  await engine.signal('r1', [{ type: 'release.approved', payload: {} }], { idempotencyKey: 'k' })
+  expectTypeOf(await engine.signal('r1', [])).toEqualTypeOf<RunState>()
+
+  const { engine: tested } = createTestEngine<typeof everyKind>()
+  await tested.signal('r1', [{ type: 'refund.note', payload: { text: 'ok' } }])
+  // @ts-expect-error refund.note's text is a string
+  await tested.signal('r1', [{ type: 'refund.note', payload: { text: 1 } }])
+
+  // Without the type argument, any payload compiles (the run's schemas check it).
+  const untyped = createEngine()
+  await untyped.signal('r1', [{ type: 'order.paid', payload: { cents: 'five' } }])
+  const events: { type: string; payload?: Json }[] = []
+  await untyped.signal('r1', events)
+  const typedAsEngine: Engine = engine
+  await typedAsEngine.signal('r1', events)
 }
 
 export async function untypedClient(): Promise<void> {

@@ -5,8 +5,10 @@ import {
   type InferInput,
   type InferOutput,
   type RetryPolicy,
+  type SignalSchemas,
   type StandardSchema,
 } from '../../core/module-api.js'
+import { type Declarations, declarationsOf } from '../shared/declarations.js'
 import { isToolDefinition, jsonSchemaOf, TOOL_NAME, type ToolDefinition } from './define-tool.js'
 import type { ModelAdapter, ToolSpec } from './types.js'
 
@@ -21,9 +23,14 @@ export interface AgentOutput {
   text: string
 }
 
-/** `I` is the input the instructions see (the schema's output); `In` what `start` takes. */
-export interface AgentDefinition<I = any, In = I> extends Definition<In, AgentOutput> {
+/**
+ * `I` is the input the instructions see (the schema's output); `In` what `start` takes; `Sg`
+ * the signals its runs accept (docs/workflows.md, "Signals").
+ */
+export interface AgentDefinition<I = any, In = I, Sg extends SignalSchemas = SignalSchemas>
+  extends Definition<In, AgentOutput> {
   readonly kind: 'agent'
+  readonly signals?: Sg
   readonly instructions: string | ((input: I) => string)
   readonly description?: string
   readonly tools: ReadonlyMap<string, AgentTool>
@@ -46,25 +53,31 @@ export type AgentToolInput = ToolDefinition | Definition
  * const support = defineAgent({ name: 'support', instructions: 'Help the customer.',
  *   tools: [lookupOrder, refundWorkflow], maxTurns: 8 })
  */
-export function defineAgent<S extends StandardSchema | undefined = undefined>(config: {
-  name: string
-  version?: string
-  /** This version is the one a start by name without a version gets (docs/engine.md). */
-  default?: boolean
-  /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
-  flow?: FlowControl
-  instructions: string | ((input: S extends StandardSchema ? InferOutput<S> : any) => string)
-  description?: string
-  input?: S
-  tools?: readonly AgentToolInput[]
-  maxTurns?: number
-  conversational?: boolean
-  model?: ModelAdapter
-  modelRetry?: RetryPolicy
-  modelTimeoutMs?: number
-}): AgentDefinition<
+export function defineAgent<
+  S extends StandardSchema | undefined = undefined,
+  Sg extends SignalSchemas = {},
+>(
+  config: {
+    name: string
+    version?: string
+    /** This version is the one a start by name without a version gets (docs/engine.md). */
+    default?: boolean
+    /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
+    flow?: FlowControl
+    instructions: string | ((input: S extends StandardSchema ? InferOutput<S> : any) => string)
+    description?: string
+    input?: S
+    tools?: readonly AgentToolInput[]
+    maxTurns?: number
+    conversational?: boolean
+    model?: ModelAdapter
+    modelRetry?: RetryPolicy
+    modelTimeoutMs?: number
+  } & Declarations<Sg>,
+): AgentDefinition<
   S extends StandardSchema ? InferOutput<S> : any,
-  S extends StandardSchema ? InferInput<S> : any
+  S extends StandardSchema ? InferInput<S> : any,
+  Sg
 > {
   const name = config?.name
   if (typeof name !== 'string' || name.length === 0) {
@@ -82,6 +95,7 @@ export function defineAgent<S extends StandardSchema | undefined = undefined>(co
   if (config.model !== undefined && typeof config.model?.generate !== 'function') {
     throw new DefinitionError(`${where}: model must be a ModelAdapter with generate()`)
   }
+  const declared = declarationsOf(where, config)
   const tools = new Map<string, AgentTool>()
   for (const entry of config.tools ?? []) {
     const tool = toAgentTool(where, entry)
@@ -105,6 +119,7 @@ export function defineAgent<S extends StandardSchema | undefined = undefined>(co
     model: config.model,
     modelRetry: config.modelRetry ?? { maxAttempts: 3, backoffMs: 1000 },
     modelTimeoutMs: config.modelTimeoutMs,
+    ...declared,
   })
 }
 

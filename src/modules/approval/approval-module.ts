@@ -6,15 +6,20 @@ import {
   defineModule,
   type FlowControl,
   type Module,
+  type SignalSchemas,
   type StandardSchema,
 } from '../../core/module-api.js'
+import { type Declarations, declarationsOf } from '../shared/declarations.js'
 import type { ApprovalDecision } from './accept-decision.js'
 import { type ApprovalAction, approvalEvents } from './approval-events.js'
 import { gateStep } from './gate.js'
 import { pendingApprovals } from './pending-approvals.js'
 
-export interface ApprovalDefinition<I = any> extends Definition<I, ApprovalDecision> {
+/** `Sg`: the signals its runs accept (docs/workflows.md, "Signals"). */
+export interface ApprovalDefinition<I = any, Sg extends SignalSchemas = SignalSchemas>
+  extends Definition<I, ApprovalDecision> {
   readonly kind: 'approval'
+  readonly signals?: Sg
   readonly title: (input: I) => string
   readonly description?: (input: I) => string
   readonly actions?: ApprovalAction[]
@@ -27,26 +32,35 @@ export interface ApprovalDefinition<I = any> extends Definition<I, ApprovalDecis
  * @example
  * const refund = defineApproval({ name: 'refund', title: (i: { amount: number }) => `Refund ${i.amount}?` })
  */
-export function defineApproval<I = any>(config: {
-  name: string
-  version?: string
-  /** This version is the one a start by name without a version gets (docs/engine.md). */
-  default?: boolean
-  /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
-  flow?: FlowControl
-  input?: StandardSchema<any, I>
-  title: (input: I) => string
-  description?: (input: I) => string
-  actions?: ApprovalAction[]
-  timeoutMs?: number
-}): ApprovalDefinition<I> {
+export function defineApproval<I = any, Sg extends SignalSchemas = {}>(
+  config: {
+    name: string
+    version?: string
+    /** This version is the one a start by name without a version gets (docs/engine.md). */
+    default?: boolean
+    /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
+    flow?: FlowControl
+    input?: StandardSchema<any, I>
+    title: (input: I) => string
+    description?: (input: I) => string
+    actions?: ApprovalAction[]
+    timeoutMs?: number
+  } & Declarations<Sg>,
+): ApprovalDefinition<I, Sg> {
   if (typeof config?.name !== 'string' || config.name.length === 0) {
     throw new DefinitionError('defineApproval: name is required')
   }
+  const where = `approval ${config.name}`
   if (typeof config.title !== 'function') {
-    throw new DefinitionError(`approval ${config.name}: title must be a function of the input`)
+    throw new DefinitionError(`${where}: title must be a function of the input`)
   }
-  return Object.freeze({ ...config, kind: 'approval' as const, version: config.version ?? 'v1' })
+  const { signals: _signals, effects: _effects, ...rest } = config
+  return Object.freeze({
+    ...rest,
+    ...declarationsOf(where, config),
+    kind: 'approval' as const,
+    version: config.version ?? 'v1',
+  })
 }
 
 const approvalKind = defineKind<null, ApprovalDefinition>({

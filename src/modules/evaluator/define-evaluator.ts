@@ -4,9 +4,11 @@ import {
   type FlowControl,
   type InferOutput,
   type RetryPolicy,
+  type SignalSchemas,
   type StandardSchema,
 } from '../../core/module-api.js'
 import type { ModelAdapter } from '../agent/index.js'
+import { type Declarations, declarationsOf } from '../shared/declarations.js'
 
 /** What an evaluator decides: one of its declared routes, optionally a score and a reason. */
 export interface Evaluation<R extends string = string> {
@@ -30,10 +32,17 @@ export interface Rubric {
   instructions?: string
 }
 
-/** `I` is the input `evaluate` sees; a run (or `ctx.evaluate`) completes with an Evaluation. */
-export interface EvaluatorDefinition<I = any, R extends string = string>
-  extends Definition<I, Evaluation<R>> {
+/**
+ * `I` is the input `evaluate` sees; a run (or `ctx.evaluate`) completes with an Evaluation.
+ * `Sg`: the signals its runs accept (docs/workflows.md, "Signals").
+ */
+export interface EvaluatorDefinition<
+  I = any,
+  R extends string = string,
+  Sg extends SignalSchemas = SignalSchemas,
+> extends Definition<I, Evaluation<R>> {
   readonly kind: 'evaluator'
+  readonly signals?: Sg
   readonly routes: readonly R[]
   readonly description?: string
   readonly evaluate?: (input: I, ctx: EvaluateContext) => Evaluation<R> | Promise<Evaluation<R>>
@@ -43,7 +52,7 @@ export interface EvaluatorDefinition<I = any, R extends string = string>
   readonly timeoutMs?: number
 }
 
-interface Common<S, R extends string> {
+interface Common<S, R extends string, Sg extends SignalSchemas> extends Declarations<Sg> {
   name: string
   version?: string
   /** This version is the one a start by name without a version gets (docs/engine.md). */
@@ -71,8 +80,9 @@ export function defineEvaluator<
   const R extends string,
   S extends StandardSchema | undefined = undefined,
   I = In<S>,
+  Sg extends SignalSchemas = {},
 >(
-  config: Common<S, R> &
+  config: Common<S, R, Sg> &
     (
       | {
           // NoInfer: the routes come from `routes`; an answer outside them is a type error.
@@ -83,7 +93,7 @@ export function defineEvaluator<
         }
       | { questions: readonly string[]; instructions?: string; model?: ModelAdapter }
     ),
-): EvaluatorDefinition<I, R> {
+): EvaluatorDefinition<I, R, Sg> {
   const name = config?.name
   if (typeof name !== 'string' || name.length === 0) {
     throw new DefinitionError('defineEvaluator: name is required')
@@ -111,6 +121,7 @@ export function defineEvaluator<
   if (evaluate !== undefined && typeof evaluate !== 'function') {
     throw new DefinitionError(`${where}: evaluate must be a function`)
   }
+  const declared = declarationsOf(where, config)
   if (rubric.questions !== undefined) {
     const qs = rubric.questions
     if (!Array.isArray(qs) || qs.length === 0 || qs.some((q) => typeof q !== 'string')) {
@@ -133,5 +144,6 @@ export function defineEvaluator<
     model: rubric.model,
     retry: config.retry,
     timeoutMs: config.timeoutMs,
+    ...declared,
   })
 }

@@ -1,7 +1,6 @@
 import {
   type Definition,
   DefinitionError,
-  type EffectDefinition,
   type FlowControl,
   type InferInput,
   type InferOutput,
@@ -11,6 +10,7 @@ import {
   type SignalSchemas,
   type StandardSchema,
 } from '../../core/module-api.js'
+import { type Declarations, declarationsOf } from '../shared/declarations.js'
 import type { Compensation, CompensationContext } from './compensation.js'
 import type { Directive, NodeContext } from './directives.js'
 import type {
@@ -96,49 +96,35 @@ export function defineWorkflow<
   D = {},
   const N extends string = string,
   Sg extends SignalSchemas = {},
->(config: {
-  name: N
-  version?: string
-  /** This version is the one a start by name without a version gets (docs/engine.md). */
-  default?: boolean
-  /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
-  flow?: FlowControl
-  input?: S
-  /**
-   * Types only, never read: `{} as { results: { draft: { text: string } } }` declares node
-   * results, typed inside the nodes after them even where inference cannot reach (a sibling
-   * `run` that takes `ctx`); each declared node must return its declared type.
-   */
-  types?: WorkflowTypes<R, D>
-  /**
-   * The signals its runs accept from outside, by event type: each payload's Standard Schema.
-   * Sent to a run of this workflow, such a signal is validated before anything is written
-   * (INVALID_EVENT, HTTP 400); `ctx.waitFor` then takes only these types, typed.
-   */
-  signals?: Sg
-  /**
-   * The effects its nodes invoke: `createEngine` refuses the workflow if a module registers
-   * none of one (at startup, not at a run's first invoke).
-   */
-  effects?: readonly (EffectDefinition | string)[]
-  nodes: NodesConfig<NodeInput<S>, A, F, W, R, D, Sg>
-  /** The run's output; without it the output is every node's result by id. */
-  output?: (ctx: { input: NodeInput<S>; results: FinalResults<F, W, Declared<R, D>> }) => O
-  concurrency?: number
-  /**
-   * The run's deadline in ms from its start: past it the run fails with RUN_TIMED_OUT, its
-   * waits and attempts cancelled (docs/workflows.md, "Run deadline"). A start's overrides it.
-   */
-  timeoutMs?: number
-  /** The attributes its runs may carry, with their types (docs/operating-runs.md, "Attributes"). */
-  attributes?: RunAttributeTypes
-}): WorkflowDefinition<
-  NodeInput<S>,
-  WorkflowOutput<F, W, Declared<R, D>, O>,
-  StartInput<S>,
-  N,
-  Sg
-> {
+>(
+  config: {
+    name: N
+    version?: string
+    /** This version is the one a start by name without a version gets (docs/engine.md). */
+    default?: boolean
+    /** Flow control of its runs: concurrency per key (docs/flow-control.md). */
+    flow?: FlowControl
+    input?: S
+    /**
+     * Types only, never read: `{} as { results: { draft: { text: string } } }` declares node
+     * results, typed inside the nodes after them even where inference cannot reach (a sibling
+     * `run` that takes `ctx`); each declared node must return its declared type.
+     */
+    types?: WorkflowTypes<R, D>
+    nodes: NodesConfig<NodeInput<S>, A, F, W, R, D, Sg>
+    /** The run's output; without it the output is every node's result by id. */
+    output?: (ctx: { input: NodeInput<S>; results: FinalResults<F, W, Declared<R, D>> }) => O
+    concurrency?: number
+    /**
+     * The run's deadline in ms from its start: past it the run fails with RUN_TIMED_OUT, its
+     * waits and attempts cancelled (docs/workflows.md, "Run deadline"). A start's overrides it.
+     */
+    timeoutMs?: number
+    /** The attributes its runs may carry, with their types (docs/operating-runs.md, "Attributes"). */
+    attributes?: RunAttributeTypes
+    // Declarations: `signals` (which `ctx.waitFor` then takes, typed) and `effects`.
+  } & Declarations<Sg>,
+): WorkflowDefinition<NodeInput<S>, WorkflowOutput<F, W, Declared<R, D>, O>, StartInput<S>, N, Sg> {
   const name = config?.name
   if (typeof name !== 'string' || name.length === 0) {
     throw new DefinitionError('defineWorkflow: name is required')
@@ -151,7 +137,7 @@ export function defineWorkflow<
   if (timeoutMs !== undefined && (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0)) {
     throw new DefinitionError(`${where}: timeoutMs must be a positive integer of milliseconds`)
   }
-  const signals = checkSignals(where, config.signals)
+  const declared = declarationsOf(where, config)
   const concurrency = config.concurrency ?? 8
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw new DefinitionError(`${where}: concurrency must be an integer from 1 to 64`)
@@ -194,41 +180,12 @@ export function defineWorkflow<
     concurrency,
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(config.attributes !== undefined ? { attributes: config.attributes } : {}),
-    ...(signals !== undefined ? { signals } : {}),
-    ...(config.effects !== undefined ? { effects: checkEffects(where, config.effects) } : {}),
+    ...declared,
     order,
     fallbacks,
     compensable: [...order].reverse().filter((id) => nodes[id].compensate !== undefined),
     shape: shapeOf(order, nodes),
   })
-}
-
-/** Declared effects: a list (composition checks each is registered). */
-function checkEffects(
-  where: string,
-  effects: readonly (EffectDefinition | string)[],
-): readonly (EffectDefinition | string)[] {
-  if (!Array.isArray(effects)) throw new DefinitionError(`${where}: effects must be a list`)
-  return Object.freeze([...effects])
-}
-
-/** Declared signals: an object of Standard Schemas (composition checks the type names). */
-function checkSignals<Sg extends SignalSchemas>(
-  where: string,
-  signals: Sg | undefined,
-): Sg | undefined {
-  if (signals === undefined) return undefined
-  if (typeof signals !== 'object' || signals === null || Array.isArray(signals)) {
-    throw new DefinitionError(`${where}: signals must be an object of schemas by event type`)
-  }
-  for (const [type, schema] of Object.entries(signals)) {
-    if (typeof (schema as StandardSchema)?.['~standard']?.validate !== 'function') {
-      throw new DefinitionError(
-        `${where}: signal ${type} needs a Standard Schema that validates (zod, valibot, arktype)`,
-      )
-    }
-  }
-  return Object.freeze({ ...signals })
 }
 
 /**

@@ -1,7 +1,6 @@
 import {
   type Command,
   commands,
-  type DecideContext,
   defineKind,
   type EffectContext,
   type EffectDefinition,
@@ -9,36 +8,26 @@ import {
   type Json,
   type Outcome,
   toErrorInfo,
-  waitUrl,
 } from '../../core/module-api.js'
-import { gateStep } from '../approval/index.js'
-import {
-  COMPENSABLE,
-  type Compensation,
-  type CompensationState,
-  compensationBuilder,
-  isCompensation,
-} from './compensation.js'
+import { COMPENSABLE } from './compensation.js'
+import { compensateOnFailure, compensationStep } from './compensation-steps.js'
 import type { NodeSpec, WorkflowDefinition } from './define-workflow.js'
-import { type Directive, directiveBuilders, isDirective, type MapDirective } from './directives.js'
+import { directiveStep } from './directive-steps.js'
+import { type Directive, directiveBuilders, isDirective } from './directives.js'
 import { NodeBodyContext } from './node-context.js'
-
-interface NodeState {
-  status: 'started' | 'finished' | 'skipped' | 'failed'
-  fallback?: string
-  /** What the node's body returned, when it returned a directive (recorded in node.started). */
-  directive?: Directive
-  /** Failed nodes: the seq of the `workflow.node.failed` that recorded it (see `liveNodes`). */
-  failedAt?: number
-}
-
-/** The payloads of the workflow's own events, as `step` reads them. */
-interface NodeEvent {
-  nodeId: string
-  directive?: Directive
-  result?: Json
-  fallback?: string
-}
+import {
+  type Ctx,
+  doKey,
+  errorOf,
+  failNode,
+  finish,
+  itemKey,
+  type NodeEvent,
+  type NodeState,
+  runKey,
+  type WorkflowState,
+  withEntry,
+} from './workflow-state.js'
 
 /** A node body's outcome value: its result, the directive it returned, or how it misused one. */
 interface BodyResult {
@@ -47,31 +36,6 @@ interface BodyResult {
   /** DIRECTIVE_MISUSE (node-context.ts): fails the node, never retried. */
   misuse?: ErrorInfo
 }
-
-export interface WorkflowState {
-  nodes: Record<string, NodeState>
-  results: Record<string, Json>
-  /** Set once the workflow failed and began undoing its compensable nodes. */
-  compensating?: CompensationState
-}
-
-type Ctx = DecideContext<WorkflowDefinition>
-
-/**
- * A copy of `record` with `id` set (states are immutable). Object.assign, not a spread that
- * adds a key: that is V8's slow path (src/core/copy.ts).
- */
-function withEntry<V>(record: Readonly<Record<string, V>>, id: string, value: V) {
-  const copy: Record<string, V> = Object.assign({}, record)
-  copy[id] = value
-  return copy
-}
-
-const runKey = (id: string) => `run:${id}`
-const sendKey = (id: string) => `send:${id}`
-const doKey = (id: string) => `do:${id}`
-const undoKey = (id: string) => `undo:${id}`
-const itemKey = (id: string, index: number) => `item:${id}:${index}`
 
 /**
  * The workflow kind. A node's body runs as an inline effect (recorded once with the
@@ -211,117 +175,6 @@ function decideNodes(def: WorkflowDefinition, recorded: WorkflowState, ctx: Ctx)
 }
 
 /**
- * A workflow that fails with finished compensable nodes compensates first: the failure becomes
- * `workflow.compensation.started`, and the run fails once every compensation has run.
- */
-function compensateOnFailure(
-  def: WorkflowDefinition,
-  state: WorkflowState,
-  out: Command[],
-): Command[] {
-  if (def.compensable.length === 0) return out
-  const failing = out.findIndex((c) => c.type === 'fail')
-  if (failing < 0) return out
-  const finishing = new Set<string>()
-  for (const c of out) {
-    if (c.type === 'emit' && c.event === 'workflow.node.finished') {
-      finishing.add((c.payload as { nodeId: string }).nodeId)
-    }
-  }
-  const any = def.compensable.some(
-    (id) => state.nodes[id]?.status === 'finished' || finishing.has(id),
-  )
-  if (!any) return out
-  const error = (out[failing] as Extract<Command, { type: 'fail' }>).error
-  const kept = out.filter((_, i) => i !== failing)
-  kept.push(commands.emit('workflow.compensation.started', { error: error as unknown as Json }))
-  return kept
-}
-
-/**
- * Compensating: the nodes still running are cancelled, then each finished compensable node's
- * compensation runs, one at a time in reverse dependency order; the run fails with the
- * original error once all ran, or with COMPENSATION_FAILED when one fails for good (an
- * operator retry of its effect goes on from there).
- */
-function compensationStep(def: WorkflowDefinition, state: WorkflowState, ctx: Ctx): Command[] {
-  const c = state.compensating as CompensationState
-  const out: Command[] = []
-  for (const id in state.nodes) {
-    const node = state.nodes[id]
-    if (node.status === 'started') out.push(...cancelNode(id, node, ctx))
-  }
-  const compensated: string[] = Object.keys(c.done)
-  for (const id of def.compensable) {
-    if (c.done[id] || state.nodes[id]?.status !== 'finished') continue
-    const key = undoKey(id)
-    const outcome = ctx.outcome(key)
-    if (outcome.status === 'completed') {
-      out.push(commands.emit('workflow.node.compensated', { nodeId: id, result: outcome.value }))
-      compensated.push(id)
-      continue
-    }
-    if (outcome.status === 'pending') return out
-    if (outcome.status === 'none') {
-      const spec = def.nodes[id]
-      let undo: Compensation
-      try {
-        undo = (spec.compensate as NonNullable<typeof spec.compensate>)({
-          input: ctx.input,
-          result: state.results[id],
-          results: state.results,
-          nodeId: id,
-          runId: ctx.runId,
-          invoke: compensationBuilder,
-        })
-        if (!isCompensation(undo)) {
-          throw new TypeError('compensate must return ctx.invoke(effect, input)')
-        }
-      } catch (error) {
-        return [...out, ...compensationFailed(id, toErrorInfo(error), c)]
-      }
-      const retry = spec.compensateRetry
-      out.push(commands.invoke(undo.effect, undo.input, retry ? { key, retry } : { key }))
-      return out
-    }
-    return [...out, ...compensationFailed(id, errorOf(outcome, `compensation of node ${id}`), c)]
-  }
-  const details = Object.assign({}, c.error.details as Record<string, Json> | undefined, {
-    compensated,
-  })
-  out.push(commands.fail(Object.assign({}, c.error, { details })))
-  return out
-}
-
-function compensationFailed(id: string, error: ErrorInfo, c: CompensationState): Command[] {
-  return [
-    commands.emit('workflow.compensation.failed', { nodeId: id, error: error as unknown as Json }),
-    commands.fail({
-      code: 'COMPENSATION_FAILED',
-      message: `compensating node ${id} failed: ${error.message}. Retry its compensation effect (retryEffect) to go on compensating`,
-      details: { nodeId: id, error, failure: c.error } as unknown as Json,
-    }),
-  ]
-}
-
-/** Cancels what a running node has issued (no-ops for keys it has nothing pending under). */
-function cancelNode(id: string, node: NodeState, ctx: Ctx): Command[] {
-  const out: Command[] = []
-  const reason = 'the workflow is compensating'
-  for (const key of [runKey(id), doKey(id), sendKey(id)]) {
-    if (ctx.outcome(key).status === 'pending') out.push(commands.cancel(key, reason))
-  }
-  if (node.directive?.$directive === 'map') {
-    for (let i = 0; i < node.directive.items.length; i++) {
-      if (ctx.outcome(itemKey(id, i)).status === 'pending') {
-        out.push(commands.cancel(itemKey(id, i), reason))
-      }
-    }
-  }
-  return out
-}
-
-/**
  * The nodes as they stand now: a failed node whose command an operator retry re-opened after
  * the node failed (`Outcome.reopenedAt`) is started again, going on from its directive (or its
  * body). It stays so until the node records its next end.
@@ -355,7 +208,6 @@ function reopenedSince(id: string, node: NodeState, ctx: Ctx): number | undefine
   return last
 }
 
-/** Whether `step` finishes (with its result) or skips node `id`. */
 /** A node's `attributes` hook as the command that sets them (a throw fails the run). */
 function attributesOf(
   id: string,
@@ -375,6 +227,7 @@ function attributesOf(
   }
 }
 
+/** Whether `step` finishes (with its result) or skips node `id`. */
 function endOf(step: Command[], id: string): { result: Json } | { skipped: true } | undefined {
   for (const command of step) {
     if (command.type !== 'emit' || (command.payload as { nodeId?: string })?.nodeId !== id) continue
@@ -516,181 +369,4 @@ function bodyStep(
   }
   if (!recorded.directive) return finish(id, recorded.value ?? null)
   return directiveStep(def, id, recorded.directive, ctx)
-}
-
-/** A node whose body returned `directive`: the directive's command, until its outcome. */
-function directiveStep(
-  def: WorkflowDefinition,
-  id: string,
-  directive: Directive,
-  ctx: Ctx,
-): Command[] {
-  if (directive.$directive === 'gate') {
-    const step = gateStep(directive, ctx.threadId, doKey(id), ctx.outcome)
-    return step.result === undefined
-      ? step.commands
-      : [...step.commands, ...finish(id, step.result)]
-  }
-  if (directive.$directive === 'waitForUrl') return waitForUrlStep(def, id, directive, ctx)
-  if (directive.$directive === 'map') return mapStep(def, id, directive, ctx)
-  const outcome = ctx.outcome(doKey(id))
-  if (outcome.status === 'completed') return finish(id, outcome.value)
-  // Issued and not finished: nothing new (its effect type, a string, needs no executor bound).
-  if (outcome.status === 'pending') return []
-  if (outcome.status !== 'none') return failNode(def, id, errorOf(outcome, directive.$directive))
-  return [directiveCommand(def, id, directive, doKey(id))]
-}
-
-/**
- * A fan-out node: its items' commands, lowest index first, up to its concurrency; the node
- * finishes with their results in input order once every item is done, or fails at the first
- * failed item under `'fail'` (cancelling the items still running).
- */
-function mapStep(def: WorkflowDefinition, id: string, d: MapDirective, ctx: Ctx): Command[] {
-  const n = d.items.length
-  const results: Json[] = []
-  const out: Command[] = []
-  let running = 0
-  let done = 0
-  let firstFailed: { index: number; error: ErrorInfo } | undefined
-  const waiting: number[] = []
-  for (let i = 0; i < n; i++) {
-    const outcome = ctx.outcome(itemKey(id, i))
-    if (outcome.status === 'none') {
-      waiting.push(i)
-      continue
-    }
-    if (outcome.status === 'pending') {
-      running++
-      continue
-    }
-    done++
-    if (outcome.status === 'completed') {
-      results[i] =
-        d.onItemFailure === 'collect' ? { ok: true, value: outcome.value } : outcome.value
-      continue
-    }
-    const error = errorOf(outcome, `item ${i} (${d.items[i].$directive})`)
-    if (d.onItemFailure === 'collect') results[i] = { ok: false, error: error as unknown as Json }
-    if (d.onItemFailure === 'fail') firstFailed ??= { index: i, error }
-  }
-  if (firstFailed) {
-    for (let i = 0; i < n; i++) {
-      if (ctx.outcome(itemKey(id, i)).status === 'pending') {
-        out.push(commands.cancel(itemKey(id, i), `item ${firstFailed.index} of node ${id} failed`))
-      }
-    }
-    const { index, error } = firstFailed
-    const failed: ErrorInfo = {
-      code: 'ITEM_FAILED',
-      message: `item ${index} of ${n} failed: ${error.message}`,
-      details: { index, error } as unknown as Json,
-    }
-    return [...out, ...failNode(def, id, failed)]
-  }
-  if (done === n) return finish(id, d.onItemFailure === 'skip' ? compact(results, n) : results)
-  for (const i of waiting) {
-    if (running >= d.concurrency) break
-    out.push(directiveCommand(def, id, d.items[i], itemKey(id, i)))
-    running++
-  }
-  return out
-}
-
-/** The results of the items that completed, in input order (`'skip'`). */
-function compact(results: Json[], n: number): Json[] {
-  const out: Json[] = []
-  for (let i = 0; i < n; i++) if (i in results) out.push(results[i])
-  return out
-}
-
-/**
- * A node waiting on a wait URL: the url wait first (so it is open before the URL exists), then
- * the effect that sends the URL, with a `waitUrl` placeholder the runtime fills for its handler.
- */
-function waitForUrlStep(
-  def: WorkflowDefinition,
-  id: string,
-  d: Extract<Directive, { $directive: 'waitForUrl' }>,
-  ctx: Ctx,
-): Command[] {
-  const key = doKey(id)
-  const waited = ctx.outcome(key)
-  if (waited.status === 'completed') return finish(id, waited.value)
-  if (waited.status !== 'none' && waited.status !== 'pending') {
-    return failNode(def, id, errorOf(waited, 'the wait URL'))
-  }
-  const sent = ctx.outcome(sendKey(id))
-  if (sent.status === 'failed' || sent.status === 'timed_out' || sent.status === 'cancelled') {
-    return failNode(def, id, errorOf(sent, `sending the wait URL (${d.effect})`))
-  }
-  const out: Command[] = []
-  if (waited.status === 'none') {
-    const url = d.event === undefined ? {} : { input: d.event }
-    const on = d.timeoutMs === undefined ? { url } : { url, timeoutMs: d.timeoutMs }
-    out.push(commands.wait(on, { key }))
-  }
-  if (sent.status === 'none') {
-    const input = Object.assign({}, d.input, { [d.as]: waitUrl(key, d.url ?? {}) })
-    const retry = def.nodes[id].retry
-    out.push(
-      commands.invoke(d.effect, input, retry ? { key: sendKey(id), retry } : { key: sendKey(id) }),
-    )
-  }
-  return out
-}
-
-function directiveCommand(def: WorkflowDefinition, id: string, d: Directive, key: string): Command {
-  switch (d.$directive) {
-    case 'sleep':
-      return commands.wait({ timer: { afterMs: d.ms } }, { key })
-    case 'sleepUntil':
-      return commands.wait({ timer: { at: d.at } }, { key })
-    case 'invoke': {
-      const retry = def.nodes[id].retry
-      return commands.invoke(d.effect, d.input, retry ? { key, retry } : { key })
-    }
-    case 'spawn':
-      return commands.spawn({ kind: d.kind, name: d.name, version: d.version }, d.input, { key })
-    case 'waitFor':
-      return commands.wait(
-        {
-          event: { type: d.type, ...(d.match !== undefined ? { match: d.match } : {}) },
-          ...(d.timeoutMs !== undefined ? { timeoutMs: d.timeoutMs } : {}),
-        },
-        { key },
-      )
-    default:
-      return commands.fail({ code: 'INVALID_DIRECTIVE', message: `node ${id}: unknown directive` })
-  }
-}
-
-const finish = (id: string, result: Json): Command[] => [
-  commands.emit('workflow.node.finished', { nodeId: id, result }),
-]
-
-function errorOf(outcome: Outcome, what: string): ErrorInfo {
-  if (outcome.status === 'failed') return outcome.error
-  if (outcome.status === 'timed_out') return { code: 'WAIT_TIMEOUT', message: `${what} timed out` }
-  return { code: 'CANCELLED', message: `${what} was cancelled` }
-}
-
-function failNode(def: WorkflowDefinition, id: string, error: ErrorInfo): Command[] {
-  const onFailure = def.nodes[id].onFailure ?? 'fail'
-  if (onFailure === 'skip') {
-    return [commands.emit('workflow.node.skipped', { nodeId: id, reason: 'failed', error })]
-  }
-  if (typeof onFailure === 'object') {
-    return [
-      commands.emit('workflow.node.failed', { nodeId: id, error, fallback: onFailure.fallback }),
-    ]
-  }
-  return [
-    commands.emit('workflow.node.failed', { nodeId: id, error }),
-    commands.fail({
-      code: 'NODE_FAILED',
-      message: `node ${id} failed: ${error.message}`,
-      details: { nodeId: id, error },
-    }),
-  ]
 }

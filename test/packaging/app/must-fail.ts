@@ -1,7 +1,7 @@
 // Each line marked `expect-error` must fail to compile, and no other line may: the test
 // compares the lines tsc reports with the marked ones.
 import { createEngine, payload, type StandardSchema } from 'skein'
-import { defineTool } from 'skein/agent'
+import { defineAgent, defineTool } from 'skein/agent'
 import { approval, pendingApprovals } from 'skein/approval'
 import { createEngineClient } from 'skein/client'
 import { defineEvaluator } from 'skein/evaluator'
@@ -78,3 +78,14 @@ await client.signal(runId, [{ type: 'ship.approved', payload: { by: 'ada' } }])
 await client.signal(runId, [{ type: 'ship.approved', payload: { by: 1 } }]) // expect-error
 console.log((await engine.result(runId, ship)).nope) // expect-error
 console.log((await engine.getRun(runId, ship)).output?.nope) // expect-error
+
+// The embedded engine told of its definitions, and stream's input as start's.
+const typedEngine = createEngine<[typeof ship]>({ modules: [workflow({ definitions: [ship] })] })
+await typedEngine.signal(runId, [{ type: 'ship.approved', payload: { by: 'ada' } }])
+await typedEngine.signal(runId, [{ type: 'ship.approved', payload: { by: 1 } }]) // expect-error
+client.stream(ship, { sku: 'a' })
+client.stream(ship) // expect-error
+const rated = defineAgent({ name: 'rated', instructions: 'Help.', signals: { 'rated.by': byName } })
+const agentClient = createEngineClient<[typeof rated]>({ baseUrl: 'http://127.0.0.1:8787' })
+await agentClient.signal(runId, [{ type: 'rated.by', payload: { by: 'ada' } }])
+await agentClient.signal(runId, [{ type: 'rated.by', payload: {} }]) // expect-error

@@ -9,14 +9,13 @@ const ADMISSION_POLL_MS = 1000
 /** How often a start joined to another run looks for that run's log while it is written. */
 const JOIN_POLL_MS = 5
 
-/** What the waits of a start need of the engine (engine.ts). */
-export interface StartWaits {
-  ctx: Pick<EngineContext, 'clock' | 'store' | 'ownership'>
+/** What the waits of a flow-controlled start need of the engine (engine.ts). */
+export interface StartWaitHost {
   getRun(runId: string): Promise<RunState>
-  /** Whether the engine is stopping. */
-  stopping(): boolean
-  /** One pass over the run, resolved once it has settled. */
+  /** One wake pass of the run, resolved once it settles (`wait: 'settled'`). */
   settle(runId: string): Promise<RunState>
+  /** Whether the engine is stopping: a queued run is then left to a restart. */
+  stopping(): boolean
 }
 
 /**
@@ -25,12 +24,13 @@ export interface StartWaits {
  * writing it, in this process or another).
  */
 export async function joinedStart(
-  engine: StartWaits,
+  ctx: EngineContext,
+  host: StartWaitHost,
   runId: string,
   wait: WaitFor,
 ): Promise<StartResult> {
-  const { clock, store } = engine.ctx
-  const until = clock.now() + (engine.ctx.ownership?.leaseMs ?? 30_000)
+  const { clock, store } = ctx
+  const until = clock.now() + (ctx.ownership?.leaseMs ?? 30_000)
   for (;;) {
     let wake: () => void = () => {}
     const heard = new Promise<void>((resolve) => {
@@ -40,7 +40,7 @@ export async function joinedStart(
     const timer = clock.setTimeout(wake, JOIN_POLL_MS)
     try {
       const state =
-        wait === 'settled' ? await settleAfterAdmission(engine, runId) : await engine.getRun(runId)
+        wait === 'settled' ? await settleAfterAdmission(ctx, host, runId) : await host.getRun(runId)
       return { runId, threadId: state.rootThreadId, state }
     } catch (error) {
       if (!(error instanceof RunNotFoundError) || clock.now() > until) throw error
@@ -56,8 +56,12 @@ export async function joinedStart(
  * `wait: 'settled'` on a queued start (docs/flow-control.md): waits until the run is admitted
  * (or cancelled), here or in another process, then until it settles as any start does.
  */
-export async function settleAfterAdmission(engine: StartWaits, runId: string): Promise<RunState> {
-  const { clock, store } = engine.ctx
+export async function settleAfterAdmission(
+  ctx: EngineContext,
+  host: StartWaitHost,
+  runId: string,
+): Promise<RunState> {
+  const { clock, store } = ctx
   for (;;) {
     let wake: () => void = () => {}
     const heard = new Promise<void>((resolve) => {
@@ -68,19 +72,19 @@ export async function settleAfterAdmission(engine: StartWaits, runId: string): P
     })
     const timer = clock.setTimeout(wake, ADMISSION_POLL_MS)
     try {
-      const now = await engine.getRun(runId)
+      const now = await host.getRun(runId)
       if (now.status !== 'queued') break
       await heard
     } finally {
       stop?.()
       clock.clearTimeout(timer)
     }
-    if (engine.stopping()) {
+    if (host.stopping()) {
       throw new EngineStoppedError(
         `the engine stopped before run ${runId} was admitted; it stays queued and is admitted after a restart`,
         { runId },
       )
     }
   }
-  return engine.settle(runId)
+  return host.settle(runId)
 }
