@@ -4,7 +4,7 @@
 // is runs per second, the ratio codec / plain (target ≥ 0.85).
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { aesGcmCodec, createEngine, defineEffect, defineModule, type EventStore } from 'skein'
@@ -17,6 +17,8 @@ const PG_URL = process.env.SKEIN_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/t
 const RUNS = Number(process.env.SKEIN_BENCH_CODEC_RUNS ?? 800)
 const ROUNDS = Number(process.env.SKEIN_BENCH_CODEC_ROUNDS ?? 5)
 const CONCURRENCY = 16
+/** The stores to measure (default both): `sqlite`, `postgres` or `sqlite,postgres`. */
+const STORES = (process.env.SKEIN_BENCH_CODEC_STORES ?? 'sqlite,postgres').split(',')
 
 const codec = aesGcmCodec({ keys: { k1: randomBytes(32) }, current: 'k1' })
 const benchEffects = defineModule({
@@ -105,6 +107,7 @@ async function measure(target: Target): Promise<Row[]> {
   const plain: number[] = []
   const coded: number[] = []
   let n = 0
+  const loadBefore = loadavg()[0]
   // Interleaved, alternating which goes first: drift of a shared machine hits both alike.
   for (let round = 0; round < ROUNDS; round++) {
     for (const withCodec of round % 2 ? [true, false] : [false, true]) {
@@ -119,7 +122,7 @@ async function measure(target: Target): Promise<Row[]> {
   const base = median(plain)
   const value = median(coded)
   console.log(
-    `SCORE codec-throughput store=${target.label} runs=${RUNS} rounds=${ROUNDS} plain_runs_per_s=${base.toFixed(1)} codec_runs_per_s=${value.toFixed(1)} ratio=${(value / base).toFixed(3)}`,
+    `SCORE codec-throughput store=${target.label} runs=${RUNS} rounds=${ROUNDS} plain_runs_per_s=${base.toFixed(1)} codec_runs_per_s=${value.toFixed(1)} ratio=${(value / base).toFixed(3)} plain=${plain.map((r) => r.toFixed(0)).join('/')} codec=${coded.map((r) => r.toFixed(0)).join('/')} load1=${loadBefore.toFixed(2)}..${loadavg()[0].toFixed(2)}`,
   )
   return [
     {
@@ -138,7 +141,8 @@ export async function benchCodec(): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'skein-bench-codec-'))
   const rows: Row[] = []
   try {
-    rows.push(...(await measure(sqliteTarget(dir))))
+    if (STORES.includes('sqlite')) rows.push(...(await measure(sqliteTarget(dir))))
+    if (!STORES.includes('postgres')) return rows
     if (await pgReachable()) {
       const admin = new pg.Pool({ connectionString: PG_URL, max: 1 })
       try {

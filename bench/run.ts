@@ -25,6 +25,7 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['fan-out', './fan-out.ts', 'benchFanOut'],
   ['flow control', './flow.ts', 'benchFlow'],
   ['retention', './retention.ts', 'benchRetention'],
+  ['retention soak', './retention-soak.ts', 'benchRetentionSoak'],
   ['attribute-search', './attribute-search.ts', 'benchAttributeSearch'],
   ['payload codec', './codec.ts', 'benchCodec'],
   ['skein vs peers (DBOS, Restate)', './peers.ts', 'benchPeers'],

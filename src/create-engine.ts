@@ -3,6 +3,7 @@ import { withProps } from './core/copy.js'
 import { type Definition, type DefinitionList, splitResultArgs } from './core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from './core/envelope.js'
 import { EngineStoppedError } from './core/errors.js'
+import type { MigrateManyOptions, MigrateOptions } from './core/migration-types.js'
 import type { EventStore, SnapshotStore, SummaryQuery, WorkerCallbackInput } from './core/ports.js'
 import type { ProjectionDefinition } from './core/projection.js'
 import { Registry } from './core/registry.js'
@@ -15,6 +16,7 @@ import { markApiBasePath } from './http/node-middleware.js'
 import { resolveSseLimits } from './http/sse-limits.js'
 import { TerminalWaits } from './runtime/await-terminal.js'
 import { type BulkOptions, bulkAction, type RunFilter } from './runtime/bulk.js'
+import { migrateMany } from './runtime/bulk-migrate.js'
 import { Causes } from './runtime/causes.js'
 import { codecSnapshots, codecStore } from './runtime/codec-store.js'
 import type { EngineContext } from './runtime/context.js'
@@ -297,6 +299,10 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
     wakeMany: (filter: RunFilter, bulk?: BulkOptions) => bulkAction(engine, 'wake', filter, bulk),
     cancelMany: (filter: RunFilter, bulk?: BulkOptions) =>
       bulkAction(engine, 'cancel', filter, bulk),
+    migrateRun: async (runId: string, migrate: MigrateOptions, caller?: CallerContext) =>
+      (await rt()).migrateRun(runId, migrate, caller),
+    migrateRuns: (filter: RunFilter, migrate: MigrateManyOptions, caller?: CallerContext) =>
+      migrateMany(engine, filter, migrate, caller),
     listRunSummaries: async (query?: SummaryQuery) => (await rt()).listRunSummaries(query),
     listDefinitions: async () => describeDefinitions((await rt()).registry),
     queues: async () => (await rt()).queues(),

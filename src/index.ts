@@ -57,6 +57,7 @@ export {
   InvalidRequestError,
   InvalidScheduleError,
   LeaseLostError,
+  MigrationRefusedError,
   NotConfiguredError,
   PayloadUndecodableError,
   PortInUseError,
@@ -80,6 +81,7 @@ export {
   WaitUrlNotFoundError,
   WakeLimitError,
 } from './core/errors.js'
+export type { MigrateManyOptions, MigrateOptions, RunMigration } from './core/migration-types.js'
 // The module API (core/module-api.ts), which the built-in modules are built on too.
 export {
   asRuntimeEvent,
@@ -117,6 +119,7 @@ export {
   type JsonObject,
   type KindContext,
   type KindDefinition,
+  type MigrationDifference,
   type Module,
   type ModuleConfig,
   type Outcome,

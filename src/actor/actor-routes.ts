@@ -14,6 +14,7 @@ export const NOT_SUPPORTED_ROUTES: readonly string[] = [
   // Bulk actions start from the listing.
   'operations.runs.retry',
   'operations.runs.wake',
+  'operations.runs.migrate',
   // The drift report counts runs across the store; an actor host keeps no such count.
   'definitions.versions',
   // A cell is created by a start; a restored run has none (docs/data-lifecycle.md, "Restoring").

@@ -3,10 +3,12 @@ import type { Definition } from '../core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from '../core/envelope.js'
 import { SkeinError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
+import type { MigrateOptions } from '../core/migration-types.js'
 import type { Clock, EventStore, Ids } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
 import { startKeyRunId } from '../core/uuid.js'
 import { bulkAction } from '../runtime/bulk.js'
+import { migrateMany } from '../runtime/bulk-migrate.js'
 import { describeDefinitions } from '../runtime/definitions.js'
 import type { Engine, EngineRuntime, SignalOptions, StartHooks } from '../runtime/engine-types.js'
 import type { Cell, CellTable } from './cell-table.js'
@@ -156,6 +158,10 @@ export function hostEngine(p: HostEngineParts): Engine {
     retryMany: (filter, options) => bulkAction(engine, 'retry', filter, options),
     wakeMany: (filter, options) => bulkAction(engine, 'wake', filter, options),
     cancelMany: (filter, options) => bulkAction(engine, 'cancel', filter, options),
+    migrateRuns: (filter, options, caller) => migrateMany(engine, filter, options, caller),
+    migrateRun: on((e, runId, options: MigrateOptions, caller) =>
+      e.migrateRun(runId, options, caller),
+    ),
     listRunSummaries: async () => {
       throw notSupported('GET /runs/summaries')
     },

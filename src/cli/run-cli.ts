@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander'
 import { registerActorCommand } from './actor-command.js'
 import { registerClientCommands } from './client-commands.js'
 import { CliError, type CliIo, describeError, maskPasswords } from './io.js'
+import { registerMigrateCommand } from './migrate-command.js'
 import { registerRestoreCommand } from './restore-command.js'
 import { registerScheduleCommands } from './schedule-commands.js'
 import { registerServeCommand } from './serve-command.js'
@@ -37,6 +38,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerClientCommands(program, io)
   registerScheduleCommands(program, io)
   registerRestoreCommand(program, io)
+  registerMigrateCommand(program, io)
   for (const command of program.commands) {
     command.exitOverride().configureOutput(program.configureOutput())
   }

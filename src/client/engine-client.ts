@@ -20,6 +20,7 @@ import type {
   TransientEvent,
 } from '../core/envelope.js'
 import type { Json, JsonObject } from '../core/json.js'
+import type { MigrateManyOptions, MigrateOptions, RunMigration } from '../core/migration-types.js'
 import type { DeletedRun, RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
 import type { ProjectorStatus } from '../core/projector-status.js'
 import type { RetentionStatus } from '../core/retention-types.js'
@@ -296,6 +297,16 @@ export function createHttpClient(options: EngineClientOptions) {
       call<BulkResult>('POST', '/operations/runs/retry', { filter, ...bulk }),
     wakeMany: (filter: RunFilter, bulk: Omit<BulkOptions, 'onProgress'> = {}) =>
       call<BulkResult>('POST', '/operations/runs/wake', { filter, ...bulk }),
+    /**
+     * Moves a run not yet finished to another version of its definition (operations access;
+     * docs/deploys.md, "Migrating runs"): refused with `MIGRATION_REFUSED` (409) and the
+     * differences in `details.differences` when unsafe; `dryRun` only checks.
+     */
+    migrateRun: (runId: string, options: MigrateOptions) =>
+      call<{ migration: RunMigration }>('POST', `/runs/${seg(runId)}/migrate`, { ...options }),
+    /** `migrateRun` for every run matching `filter`, which names the definition. */
+    migrateRuns: (filter: RunFilter, options: Omit<MigrateManyOptions, 'onProgress'>) =>
+      call<BulkResult>('POST', '/operations/runs/migrate', { filter, ...options }),
     rescanDeadlines: () => call<{ scheduled: number }>('POST', '/operations/deadlines/rescan'),
     /** Each projector's state, checkpoint, lag and last error (operations access). */
     projectors: () => call<{ projectors: ProjectorStatus[] }>('GET', '/operations/projectors'),

@@ -14,4 +14,9 @@ export type {
   ReconnectOptions,
   SubscribeOptions,
 } from './subscribe-events.js'
-export { createEngineClient, type EngineClient, type TypedCalls } from './typed-client.js'
+export {
+  createEngineClient,
+  type EngineClient,
+  type ProjectionsByName,
+  type TypedCalls,
+} from './typed-client.js'

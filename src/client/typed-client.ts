@@ -11,6 +11,7 @@ import type {
 } from '../core/definition.js'
 import type { EventInput, RunState, StartResult } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
+import type { ProjectionDefinition } from '../core/projection.js'
 import {
   createHttpClient,
   type EngineClientOptions,
@@ -43,8 +44,30 @@ type StartRunArgsFor<D> = D extends Definition
 
 type RunBody<O = Json> = { runId: string; state: RunState<O> }
 
-/** The calls of a client that its definitions type (the rest are `HttpClient`'s). */
-export interface TypedCalls<Defs extends DefinitionList> {
+/**
+ * The server's projections as a type, by the name its modules register them under
+ * (`typeof { pendingApprovals, workflowNodes }`): what a typed client's `project` knows.
+ */
+export type ProjectionsByName = Readonly<Record<string, ProjectionDefinition>>
+
+type ProjectionBody<V> = { runId: string; name: string; value: V }
+
+/**
+ * `project` told of the projections: a name it knows, the value typed by that projection's
+ * state. Without them (any name), the value is `Json` unless the caller names its type.
+ */
+type ProjectCall<Ps extends ProjectionsByName> = string extends keyof Ps
+  ? <V = Json>(runId: string, name: string) => Promise<ProjectionBody<V>>
+  : <N extends keyof Ps & string>(
+      runId: string,
+      name: N,
+    ) => Promise<ProjectionBody<Ps[N] extends ProjectionDefinition<infer S> ? S : Json>>
+
+/** The calls of a client its definitions and projections type (the rest are `HttpClient`'s). */
+export interface TypedCalls<
+  Defs extends DefinitionList,
+  Ps extends ProjectionsByName = ProjectionsByName,
+> {
   /** Starts a run of `definition`: input typed by its schema, `state.output` by its output. */
   start<D extends Definition>(
     definition: D,
@@ -91,30 +114,36 @@ export interface TypedCalls<Defs extends DefinitionList> {
     events: E & CheckedSignals<E, Defs>,
     options?: SignalOptions,
   ): Promise<RunBody>
+  /** A projection's value for the run: with the client's projections, a name of theirs, typed. */
+  project: ProjectCall<Ps>
   /** Starts a run and streams its events; the input as `start` takes it (required by a schema). */
   stream<D extends Definition>(definition: D, ...args: StreamArgs<D>): RunStream
 }
 
-/** A client of a Skein server, typed by the definitions `Defs` it is told of. */
-export type EngineClient<Defs extends DefinitionList = DefinitionList> = Omit<
-  HttpClient,
-  keyof TypedCalls<Defs>
-> &
-  TypedCalls<Defs>
+/** A client of a Skein server, typed by the definitions and projections it is told of. */
+export type EngineClient<
+  Defs extends DefinitionList = DefinitionList,
+  Ps extends ProjectionsByName = ProjectionsByName,
+> = Omit<HttpClient, keyof TypedCalls<Defs, Ps>> & TypedCalls<Defs, Ps>
 
 /**
  * A typed client for a Skein server. Every helper rejects non-2xx answers with a
  * `ClientError { status, code, message, details }`. Told of the server's definitions (a type
- * only: `import type` them), `startRun`, `getRun`, `result` and `signal` are typed by name.
+ * only: `import type` them), `startRun`, `getRun`, `result` and `signal` are typed by name;
+ * told of its projections by name, so is `project`.
  *
  * @example
  * import type { definitions } from './workflows.js' // [release, order]
  * const client = createEngineClient<typeof definitions>({ baseUrl: 'http://127.0.0.1:8787' })
  * const { runId } = await client.startRun({ kind: 'workflow', definitionName: 'order', input })
  * const output = await client.result(runId, 'order') // typed: order's output
+ * // Told of the projections too, by the names modules register them under, `project` is typed:
+ * const projections = { pendingApprovals } // a type only, as the definitions
+ * const typed = createEngineClient<typeof definitions, typeof projections>(options)
  */
-export function createEngineClient<Defs extends DefinitionList = DefinitionList>(
-  options: EngineClientOptions,
-): EngineClient<Defs> {
-  return createHttpClient(options) as unknown as EngineClient<Defs>
+export function createEngineClient<
+  Defs extends DefinitionList = DefinitionList,
+  Ps extends ProjectionsByName = ProjectionsByName,
+>(options: EngineClientOptions): EngineClient<Defs, Ps> {
+  return createHttpClient(options) as unknown as EngineClient<Defs, Ps>
 }

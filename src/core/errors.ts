@@ -74,6 +74,7 @@ export type EngineErrorCode =
   | 'UNSUPPORTED_PROTOCOL'
   | 'ENGINE_STOPPED'
   | 'DEFINITION_CHANGED'
+  | 'MIGRATION_REFUSED'
   | 'PORT_IN_USE'
   | 'SERVE_FAILED'
   | 'NOT_CONFIGURED'
@@ -150,6 +151,12 @@ export const DeterminismError = define('DETERMINISM_VIOLATION', 'DeterminismErro
 export const UnsupportedProtocolError = define('UNSUPPORTED_PROTOCOL', 'UnsupportedProtocolError')
 export const EngineStoppedError = define('ENGINE_STOPPED', 'EngineStoppedError')
 export const DefinitionChangedError = define('DEFINITION_CHANGED', 'DefinitionChangedError')
+/**
+ * A run that cannot move to the version asked (docs/deploys.md, "Migrating runs"): finished, or
+ * its recorded progress does not fit the target; `details.differences` lists what differs.
+ * Nothing was written.
+ */
+export const MigrationRefusedError = define('MIGRATION_REFUSED', 'MigrationRefusedError')
 export const PortInUseError = define('PORT_IN_USE', 'PortInUseError')
 export const ServeError = define('SERVE_FAILED', 'ServeError')
 export const NotConfiguredError = define('NOT_CONFIGURED', 'NotConfiguredError')

@@ -17,6 +17,23 @@ export interface DecideContext<D extends Definition = Definition> extends KindCo
 }
 
 /**
+ * One reason a run cannot move to another version of its definition (docs/deploys.md,
+ * "Migrating runs"): where the run's recorded progress and the target disagree.
+ */
+export interface MigrationDifference {
+  /** What differs: `nodes.charge` (a workflow node), `input`, `attributes.customer`, `shape`. */
+  path: string
+  /** What the run recorded or its current version has there; null: nothing. */
+  current: Json
+  /** What the target version has there; null: nothing (it is missing). */
+  target: Json
+  /** Why this makes the move unsafe, for people. */
+  reason: string
+  /** The thread it concerns (the engine sets it; absent for the run as a whole). */
+  threadId?: string
+}
+
+/**
  * A kind is pure logic over one thread's events: fold them with `step`, and say in `decide`
  * the complete set of work the thread wants now. No I/O, no clock, no randomness.
  * `step` sees the thread's own events (and, for the root thread, external events sent to the
@@ -27,6 +44,13 @@ export interface KindDefinition<S = any, D extends Definition = any> {
   initialState(ctx: KindContext<D>): S
   step?(state: S, event: EventEnvelope, ctx: KindContext<D>): S
   decide(state: S, ctx: DecideContext<D>): readonly Command[]
+  /**
+   * Whether a thread of this kind whose `state` was recorded under `from` can go on under `to`
+   * (an operator migrating a run, docs/deploys.md "Migrating runs"): the differences that make
+   * it unsafe, none when it is safe. Pure, like `decide`. Without it, a thread moves only when
+   * both versions declare the same `shape` (or neither declares one).
+   */
+  migrationDifferences?(state: S, from: D, to: D): readonly MigrationDifference[]
 }
 
 export function defineKind<S, D extends Definition = Definition>(

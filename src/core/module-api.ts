@@ -35,7 +35,7 @@ export {
 export type { FlowControl } from './flow.js'
 export type { Json, JsonObject } from './json.js'
 export { inputJsonSchema } from './json-schema.js'
-export type { DecideContext, KindContext, KindDefinition } from './kind.js'
+export type { DecideContext, KindContext, KindDefinition, MigrationDifference } from './kind.js'
 export { defineKind } from './kind.js'
 export type {
   CatalogEntry,

@@ -7,10 +7,14 @@ import type { Json } from './json.js'
  * run or snapshot fails to decode instead of reading as that one.
  */
 export interface CodecContext {
-  /** `event`: an event's payload; `snapshot`: a snapshot's data; `task`: a worker task's input. */
-  part: 'event' | 'snapshot' | 'task'
+  /**
+   * `event`: an event's payload; `snapshot`: a snapshot's data; `task`: a worker task's input;
+   * `debounce`: the last input of a debounce window (docs/flow-control.md).
+   */
+  part: 'event' | 'snapshot' | 'task' | 'debounce'
+  /** The run; '' for a debounce window (a start joining one does not know its run). */
   runId: string
-  /** The event's or snapshot's seq; a task's `<effectId>:<attempt>`. */
+  /** The event's or snapshot's seq; a task's `<effectId>:<attempt>`; '' for a debounce window. */
   id: string
 }
 
@@ -37,12 +41,37 @@ export const eventContext = (e: EventEnvelope): CodecContext => ({
   runId: e.runId,
   id: String(e.seq),
 })
-/** The event as the store keeps it: its payload encoded, every other field as it is. */
+/**
+ * The events whose `attributes` the stores index for search (docs/operating-runs.md,
+ * "Attributes"): stored beside their sealed payload, in clear, as `{ attributes, $sealed }`.
+ */
+const ATTRIBUTE_EVENTS = new Set(['runtime.run.started', 'runtime.run.attributes'])
+
+const attributesOf = (payload: Json): Json | undefined =>
+  typeof payload === 'object' && payload !== null && !Array.isArray(payload)
+    ? payload.attributes
+    : undefined
+
+/**
+ * The event as the store keeps it: its payload encoded, every other field as it is. The
+ * attributes of a start or an attribute change stay in clear beside it, for search.
+ */
 export function encodeEvent(codec: PayloadCodec, e: EventEnvelope): EventEnvelope {
-  return { ...e, payload: codec.encode(e.payload, eventContext(e)) }
+  const sealed = codec.encode(e.payload, eventContext(e))
+  const attributes = ATTRIBUTE_EVENTS.has(e.type) ? attributesOf(e.payload) : undefined
+  return { ...e, payload: attributes === undefined ? sealed : { attributes, $sealed: sealed } }
 }
 
 /** The event as readers see it; a payload the codec did not write is returned as it is. */
 export function decodeEvent(codec: PayloadCodec, e: EventEnvelope): EventEnvelope {
-  return codec.encoded(e.payload) ? { ...e, payload: codec.decode(e.payload, eventContext(e)) } : e
+  const { payload } = e
+  const stored =
+    ATTRIBUTE_EVENTS.has(e.type) &&
+    typeof payload === 'object' &&
+    payload !== null &&
+    !Array.isArray(payload) &&
+    payload.$sealed !== undefined
+      ? payload.$sealed
+      : payload
+  return codec.encoded(stored) ? { ...e, payload: codec.decode(stored, eventContext(e)) } : e
 }

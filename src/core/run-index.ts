@@ -88,6 +88,9 @@ export function indexEvent(
       next.createdAt = event.ts
       next.tenant = tenantOf?.({ runId: event.runId, input: payload.input ?? null }) ?? null
       break
+    case RT.runMigrated:
+      next.definitionVersion = payload.toVersion
+      break
     case RT.runQueued:
       next.status = 'queued'
       break

@@ -322,6 +322,21 @@ export type DeferredOperation =
   | { type: 'retryEffect'; effectId: string }
   | { type: 'waitUrl'; tokenId: string; threadId: string; waitKey: string; value: Json }
 
+/**
+ * An operator moved the run to another version of its definition (docs/deploys.md, "Migrating
+ * runs"): from this event on the run, and the threads named, fold and execute by `toVersion`.
+ */
+export interface RunMigratedPayload {
+  fromVersion: string
+  toVersion: string
+  /** The threads that were on `fromVersion` of the run's definition and go on under `toVersion`. */
+  threadIds: string[]
+  /** The shape fingerprint of `toVersion` (absent when it declares no shape). */
+  definitionFingerprint?: string
+  /** The operator's identity, when the call carried one. */
+  by?: Json
+}
+
 /** A deferred input (at `seq`) applied by a host that executes the run, or refused there. */
 export interface InputAppliedPayload {
   seq: number
@@ -337,6 +352,7 @@ export interface RuntimeEventPayloads {
   'runtime.run.failed': RunFailedPayload
   'runtime.run.cancelled': RunCancelledPayload
   'runtime.run.attributes': RunAttributesPayload
+  'runtime.run.migrated': RunMigratedPayload
   'runtime.thread.started': ThreadStartedPayload
   'runtime.thread.completed': ThreadCompletedPayload
   'runtime.thread.failed': ThreadFailedPayload
@@ -385,6 +401,7 @@ export const RT = {
   runFailed: 'runtime.run.failed',
   runCancelled: 'runtime.run.cancelled',
   runAttributes: 'runtime.run.attributes',
+  runMigrated: 'runtime.run.migrated',
   threadStarted: 'runtime.thread.started',
   threadCompleted: 'runtime.thread.completed',
   threadFailed: 'runtime.thread.failed',

@@ -12,11 +12,13 @@ export interface ArchiveBatchQuery {
   statuses: readonly RunStatus[]
   updatedBefore: number
   limit: number
+  /** Where the previous batch of this sweep ended (the runs it kept are behind it). */
+  cursor?: string
 }
 
 export interface ArchiveBatchResult {
-  /** Runs the batch looked at (fewer than `limit`: the sweep is done). */
-  listed: number
+  /** Where the next batch starts; null when this page was the last. */
+  nextCursor: string | null
   archived: number
   deleted: DeletedRun[]
   /** Runs left in the store: one that cannot be archived whole, or changed after archiving. */
@@ -73,7 +75,8 @@ async function readRun(
  * they are durable there), and only then deleted, each only while its tail is still the one
  * archived and its status one of `statuses` (checked in the deleting transaction). A crash
  * between the two leaves the runs in the store; the next sweep archives them again, and the
- * sink stores them once.
+ * sink stores them once. A run kept is left behind the batch's cursor, so the sweep goes on
+ * past it to younger runs instead of listing it again (the next sweep looks at it again).
  */
 export async function archiveBatch(
   ctx: EngineContext,
@@ -86,6 +89,7 @@ export async function archiveBatch(
     updatedBefore: query.updatedBefore,
     order: 'oldest',
     limit: query.limit,
+    ...(query.cursor !== undefined && { cursor: query.cursor }),
   })
   const at = ctx.clock.now()
   const runs: ArchivedRun[] = []
@@ -129,5 +133,5 @@ export async function archiveBatch(
   for (const run of runs) {
     if (!gone.has(run.runId)) kept.push({ runId: run.runId, why: 'changed after it was archived' })
   }
-  return { listed: page.runs.length, archived: runs.length, deleted, kept }
+  return { nextCursor: page.nextCursor, archived: runs.length, deleted, kept }
 }

@@ -44,11 +44,29 @@ const RETRYABLE = new Set(['failed', 'ambiguous', 'timed_out'])
  */
 export async function bulkAction(
   engine: BulkEngine,
-  action: BulkResult['action'],
+  action: 'retry' | 'wake' | 'cancel',
   filter: RunFilter,
   options: BulkOptions = {},
   caller: { identity?: Json } = {},
 ): Promise<BulkResult> {
+  const { result, runIds, batchSize } = await matchRuns(engine, action, filter, options)
+  if (options.dryRun) return result
+  await inBatches(result, runIds, batchSize, options, (runId) =>
+    actOn(engine, action, runId, caller),
+  )
+  return result
+}
+
+/**
+ * The runs matching `filter`, oldest first and at most `maxRuns`, and the empty result that
+ * counts them (the filter and options checked first: a 400 with nothing done).
+ */
+export async function matchRuns(
+  engine: Pick<BulkEngine, 'listRunSummaries'>,
+  action: BulkResult['action'],
+  filter: RunFilter,
+  options: BulkOptions,
+): Promise<{ result: BulkResult; runIds: string[]; batchSize: number }> {
   const { query, maxRuns, batchSize } = checkBulk(filter, options)
   const runIds: string[] = []
   let truncated = false
@@ -73,12 +91,25 @@ export async function bulkAction(
     done: [],
     refused: [],
   }
-  if (options.dryRun) return result
+  return { result, runIds, batchSize }
+}
+
+/**
+ * `act` on each run, `batchSize` at a time: what it returns is done (or refused, with a code),
+ * what it throws is refused with the error's code and message.
+ */
+export async function inBatches(
+  result: BulkResult,
+  runIds: readonly string[],
+  batchSize: number,
+  options: BulkOptions,
+  act: (runId: string) => Promise<BulkItem>,
+): Promise<void> {
   for (let i = 0; i < runIds.length; i += batchSize) {
     await Promise.all(
       runIds.slice(i, i + batchSize).map(async (runId) => {
         try {
-          const item = await actOn(engine, action, runId, caller)
+          const item = await act(runId)
           if (item.code === undefined) result.done.push(item)
           else result.refused.push(item)
         } catch (error) {
@@ -92,12 +123,11 @@ export async function bulkAction(
       matched: result.matched,
     })
   }
-  return result
 }
 
 async function actOn(
   engine: BulkEngine,
-  action: BulkResult['action'],
+  action: 'retry' | 'wake' | 'cancel',
   runId: string,
   caller: { identity?: Json },
 ): Promise<BulkItem> {
@@ -132,9 +162,14 @@ async function actOn(
 }
 
 function refusal(runId: string, error: unknown): BulkItem {
-  return SkeinError.is(error)
-    ? { runId, code: error.code, message: error.message }
-    : { runId, code: 'ERROR', message: String((error as Error)?.message ?? error) }
+  if (!SkeinError.is(error))
+    return { runId, code: 'ERROR', message: String((error as Error)?.message ?? error) }
+  const item: BulkItem = { runId, code: error.code, message: error.message }
+  // A refused migration says what differs (docs/deploys.md, "Migrating runs").
+  const differences = (error.details as { differences?: unknown } | undefined)?.differences
+  if (Array.isArray(differences) && differences.length > 0)
+    item.differences = differences as BulkItem['differences']
+  return item
 }
 
 function checkBulk(filter: RunFilter, options: BulkOptions) {

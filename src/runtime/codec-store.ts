@@ -8,6 +8,7 @@ import {
 import type {
   EventStore,
   FeedEntry,
+  FlowStore,
   ProjectionFeed,
   Snapshot,
   SnapshotStore,
@@ -27,9 +28,9 @@ const decodeEvents = (codec: PayloadCodec, events: readonly EventEnvelope[]) =>
 
 /**
  * The store the engine works with when `createEngine({ codec })` is given (docs/data-lifecycle.md,
- * "Payloads encrypted at rest"): event payloads, snapshot data and worker task inputs are encoded
- * on their way in and decoded on their way out, so the store below (and its files, rows and
- * caches) holds only what the codec wrote. Ids, types, seqs, times and run meta pass as they are.
+ * "Payloads encrypted at rest"): event payloads, snapshot data, worker task inputs and debounce
+ * windows' inputs are encoded on their way in and decoded on their way out, so the store below
+ * (and its files, rows and caches) holds only what the codec wrote. Ids, types, seqs, times and run meta pass as they are.
  * Every member the store has is kept, and only those, so its capabilities stay true.
  */
 export function codecStore(store: EventStore, codec: PayloadCodec): EventStore {
@@ -50,6 +51,7 @@ export function codecStore(store: EventStore, codec: PayloadCodec): EventStore {
   if (store.snapshots)
     (wrapped as { snapshots?: SnapshotStore }).snapshots = codecSnapshots(store.snapshots, codec)
   if (store.feed) (wrapped as { feed?: ProjectionFeed }).feed = codecFeed(store.feed, codec)
+  if (store.flow) (wrapped as { flow?: FlowStore }).flow = codecFlow(store.flow, codec)
   if (store.workerTasks)
     (wrapped as { workerTasks?: WorkerTaskStore }).workerTasks = codecTasks(
       store.workerTasks,
@@ -80,13 +82,27 @@ export function codecSnapshots(snapshots: SnapshotStore, codec: PayloadCodec): S
 function codecFeed(feed: ProjectionFeed, codec: PayloadCodec): ProjectionFeed {
   return {
     ...bindAll(feed),
-    readAfter: async (after, limit) =>
-      (await feed.readAfter(after, limit)).map(
-        (entry): FeedEntry =>
-          codec.encoded(entry.event.payload)
-            ? { position: entry.position, event: decodeEvent(codec, entry.event) }
-            : entry,
-      ),
+    readAfter: async (...page) =>
+      (await feed.readAfter(...page)).map((entry): FeedEntry => {
+        const event = decodeEvent(codec, entry.event)
+        return event === entry.event ? entry : { ...entry, event }
+      }),
+  }
+}
+
+/** A debounce window's last input: a start's input, kept in the store until the run starts. */
+const DEBOUNCE: CodecContext = { part: 'debounce', runId: '', id: '' }
+
+function codecFlow(flow: FlowStore, codec: PayloadCodec): FlowStore {
+  return {
+    ...bindAll(flow),
+    debounce: (request) =>
+      flow.debounce({ ...request, input: codec.encode(request.input, DEBOUNCE) }),
+    async admission(runId) {
+      const admission = await flow.admission(runId)
+      if (admission?.input === undefined || !codec.encoded(admission.input)) return admission
+      return { ...admission, input: codec.decode(admission.input, DEBOUNCE) }
+    },
   }
 }
 

@@ -1,3 +1,4 @@
+import type { WaitFor } from '../core/api-types.js'
 import type { RunState } from '../core/envelope.js'
 import { ResultTimeoutError } from '../core/errors.js'
 import type { RunFold } from '../core/fold/index.js'
@@ -8,12 +9,14 @@ import {
   type DeferredRunState,
   deferredReason,
   deferredState,
+  deferSignal,
   missingDefinition,
   recordDeferred,
   type UnfoldedQueue,
 } from './deferred-inputs.js'
 import type { CallerContext } from './engine-types.js'
 import { cancelSeed, retryEffectSeed } from './operator-seeds.js'
+import type { CheckedEvent } from './validate.js'
 import type { DeferWaitUrl } from './wait-url-complete.js'
 import { waitUrlValue } from './wait-url-seed.js'
 import { urlWaitOf } from './wait-urls.js'
@@ -21,6 +24,55 @@ import { urlWaitOf } from './wait-urls.js'
 /** How long `wait: 'settled'` waits for a host with the run's version to apply recorded input. */
 export const DEFERRED_SETTLE_MS = 30_000
 const SETTLE_POLL_MS = 20
+
+/** What a host without a run's version uses of its engine (engine.ts). */
+export interface ForeignRuns {
+  ctx: EngineContext
+  controller(runId: string): UnfoldedQueue
+  /** The run folded for reading (its runtime events, without its definition). */
+  readFold(runId: string): Promise<RunFold>
+  getRun(runId: string): Promise<RunState>
+}
+
+/**
+ * `attempt`, or on a host that does not register the run's definition version, `action`
+ * checked and recorded for a host that does (docs/deploys.md).
+ */
+export async function orDefer(
+  host: ForeignRuns,
+  runId: string,
+  action: ForeignAction,
+  caller: CallerContext,
+  attempt: () => Promise<RunState>,
+): Promise<RunState> {
+  try {
+    return await attempt()
+  } catch (error) {
+    const missing = missingDefinition(error)
+    if (missing === undefined) throw error
+    const fold = await host.readFold(runId)
+    const read = () => host.getRun(runId)
+    return deferAction(host.ctx, host.controller(runId), fold, action, caller, missing, read)
+  }
+}
+
+/**
+ * A signal for a run this host cannot execute: recorded (deferred-inputs.ts), then answered
+ * with the run's state, once a host with the version applied it when `wait` is `'settled'`.
+ */
+export async function deferSignalOf(
+  host: ForeignRuns,
+  runId: string,
+  events: readonly CheckedEvent[],
+  request: { idempotencyKey?: string; identity?: Json; digest?: string },
+  wait: WaitFor,
+  missing: string,
+): Promise<RunState> {
+  const seq = await deferSignal(host.ctx, host.controller(runId), events, request, missing)
+  const read = () => host.getRun(runId)
+  if (wait === 'settled') return settleDeferred(host.ctx, runId, seq, missing, read)
+  return deferredState(await read(), missing)
+}
 
 /** An operator action on a run whose definition version this host does not register. */
 export type ForeignAction =

@@ -28,6 +28,7 @@ import type {
   TransientEvent,
 } from '../core/envelope.js'
 import type { Json } from '../core/json.js'
+import type { MigrateManyOptions, MigrateOptions, RunMigration } from '../core/migration-types.js'
 import type {
   DeletedRun,
   EventStore,
@@ -193,6 +194,21 @@ export interface Engine<Defs extends DefinitionList = DefinitionList> {
   wakeMany(filter: RunFilter, options?: BulkOptions): Promise<BulkResult>
   /** Cancels every run matching `filter` (not empty), like `cancel` run by run. */
   cancelMany(filter: RunFilter, options?: BulkOptions): Promise<BulkResult>
+  /**
+   * Moves a run not yet finished to another version of its definition when its recorded
+   * progress fits it, else MIGRATION_REFUSED with the differences and nothing written; `dryRun`
+   * only checks (docs/deploys.md, "Migrating runs").
+   */
+  migrateRun(runId: string, options: MigrateOptions, caller?: CallerContext): Promise<RunMigration>
+  /**
+   * `migrateRun` for every run matching `filter` (it names the definition; without a status,
+   * the runs not yet finished), oldest first, in bounded batches (docs/operating-runs.md).
+   */
+  migrateRuns(
+    filter: RunFilter,
+    options: MigrateManyOptions,
+    caller?: CallerContext,
+  ): Promise<BulkResult>
   /** One page of run summaries, newest first; pass `nextCursor` back as `cursor` for the next. */
   listRunSummaries(query?: SummaryQuery): Promise<SummaryPage>
   /** The registered definitions, with input schemas as JSON Schema where available. */

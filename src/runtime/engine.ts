@@ -24,6 +24,7 @@ import {
   RunNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
+import type { MigrateOptions, RunMigration } from '../core/migration-types.js'
 import type {
   DeletedRun,
   RunSummary,
@@ -42,18 +43,14 @@ import {
   scheduleFoldedDeadlines,
   scheduleStoredDeadlines,
 } from './deadline-recovery.js'
-import { deferredState, deferSignal, missingDefinition } from './deferred-inputs.js'
-import {
-  deferAction,
-  deferWaitUrl,
-  type ForeignAction,
-  settleDeferred,
-} from './deferred-operations.js'
+import { missingDefinition } from './deferred-inputs.js'
+import { deferSignalOf, deferWaitUrl, type ForeignRuns, orDefer } from './deferred-operations.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
 import { flagStranded, fleetView } from './fleet-presence.js'
 import { queueInfos } from './flow-admission.js'
 import { joinedStart, type StartWaitHost, settleAfterAdmission } from './flow-start-waits.js'
 import { LocalRuns } from './local-runs.js'
+import { checkMigrateOptions, migrateRunOp } from './migrate-run.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
 import { projectRun } from './projections.js'
 import { effectAttempts, inspect, replay } from './queries.js'
@@ -289,11 +286,7 @@ export class RuntimeEngine implements EngineRuntime {
       const missing = missingDefinition(error)
       if (missing !== undefined) {
         const request = { ...options, digest: prepared.digest }
-        const controller = this.controller(runId)
-        const seq = await deferSignal(this.ctx, controller, prepared.events, request, missing)
-        const read = () => this.getRun(runId)
-        if (prepared.wait === 'settled') return settleDeferred(this.ctx, runId, seq, missing, read)
-        return deferredState(await read(), missing)
+        return deferSignalOf(this.foreign, runId, prepared.events, request, prepared.wait, missing)
       }
       // Another process recorded the same key first: the store refused the append (its error
       // names no seq, unlike the fold's own check). Reloaded with that key, the same events
@@ -306,7 +299,7 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   wake(runId: string): Promise<RunState> {
-    return this.orDefer(runId, { type: 'wake' }, {}, () =>
+    return orDefer(this.foreign, runId, { type: 'wake' }, {}, () =>
       this.mutate(runId, 'wake', async (fold, controller) => {
         if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
         return (await controller.writer.pass(fold)).state
@@ -315,31 +308,20 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   cancel(runId: string, threadId?: string): Promise<RunState> {
-    return this.orDefer(runId, { type: 'cancel', threadId }, {}, () =>
+    return orDefer(this.foreign, runId, { type: 'cancel', threadId }, {}, () =>
       this.mutate(runId, 'cancel', (fold, controller) =>
         cancelOp(controller.writer, fold, threadId),
       ),
     )
   }
 
-  /**
-   * `attempt`, or on a host that does not register the run's definition version, `action`
-   * checked and recorded for a host that does (docs/deploys.md).
-   */
-  private async orDefer(
-    runId: string,
-    action: ForeignAction,
-    caller: CallerContext,
-    attempt: () => Promise<RunState>,
-  ): Promise<RunState> {
-    try {
-      return await attempt()
-    } catch (error) {
-      const missing = missingDefinition(error)
-      if (missing === undefined) throw error
-      const fold = await this.readFold(runId)
-      const read = () => this.getRun(runId)
-      return deferAction(this.ctx, this.controller(runId), fold, action, caller, missing, read)
+  /** On a host without a run's version: what deferred-operations.ts needs of the engine. */
+  private get foreign(): ForeignRuns {
+    return {
+      ctx: this.ctx,
+      controller: (runId) => this.controller(runId),
+      readFold: (runId) => this.readFold(runId),
+      getRun: (runId) => this.getRun(runId),
     }
   }
 
@@ -380,7 +362,7 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   retryEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
-    return this.orDefer(runId, { type: 'retryEffect', effectId }, caller, () =>
+    return orDefer(this.foreign, runId, { type: 'retryEffect', effectId }, caller, () =>
       this.mutate(runId, 'retryEffect', (fold, controller) =>
         retryEffectOp(controller.writer, fold, effectId, caller),
       ),
@@ -471,6 +453,23 @@ export class RuntimeEngine implements EngineRuntime {
   /** Every flow-control key with a queued or admitted run (docs/flow-control.md). */
   queues(): Promise<QueueInfo[]> {
     return queueInfos(this.ctx)
+  }
+
+  /**
+   * Moves a run not yet finished to another version of its definition, in its queue
+   * (docs/deploys.md, "Migrating runs"); `dryRun` checks and writes nothing.
+   */
+  async migrateRun(
+    runId: string,
+    options: MigrateOptions,
+    caller: CallerContext = {},
+  ): Promise<RunMigration> {
+    const checked = checkMigrateOptions(options)
+    let migration: RunMigration | undefined
+    await this.mutate(runId, 'migrate', async (fold, controller) => {
+      migration = await migrateRunOp(this.ctx, controller.writer, fold, checked, caller)
+    })
+    return migration as RunMigration
   }
 
   listRuns(): Promise<string[]> {

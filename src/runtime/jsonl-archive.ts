@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ArchivedRun, ArchiveSink } from '../core/archive-types.js'
 import { InvalidRequestError } from '../core/errors.js'
@@ -43,6 +43,19 @@ async function writeDurably(path: string, bytes: Buffer): Promise<void> {
   await rename(temporary, path)
 }
 
+/**
+ * Removes the temporary files of writes another process started in `day` and never renamed (it
+ * was killed): their runs were not deleted, so they are archived again whole. A write of this
+ * process (its pid in the name) is never touched; a live writer elsewhere whose file goes
+ * fails its rename, so its runs stay in the store for the next sweep.
+ */
+async function removeLeftovers(day: string): Promise<void> {
+  const mine = `.${process.pid}.tmp`
+  for (const name of await readdir(day)) {
+    if (name.endsWith('.tmp') && !name.endsWith(mine)) await rm(join(day, name), { force: true })
+  }
+}
+
 /** A directory's entries made durable (the renames into it survive a power cut). */
 async function syncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r')
@@ -67,13 +80,21 @@ export function jsonlArchive(options: JsonlArchiveOptions): ArchiveSink {
   }
   const { dir } = options
   const concurrency = options.concurrency ?? 16
+  /** Day directories this sink has cleaned of leftovers (once each). */
+  const cleaned = new Set<string>()
   return {
     name: `jsonl:${dir}`,
     async write(runs) {
       const days = new Set<string>()
       const pending = runs.map((run) => ({ run, path: archivePath(dir, run) }))
       for (const { path } of pending) days.add(join(path, '..'))
-      for (const day of days) await mkdir(day, { recursive: true })
+      for (const day of days) {
+        await mkdir(day, { recursive: true })
+        if (!cleaned.has(day)) {
+          await removeLeftovers(day)
+          cleaned.add(day)
+        }
+      }
       let next = 0
       const worker = async () => {
         while (next < pending.length) {

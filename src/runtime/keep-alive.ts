@@ -37,6 +37,8 @@ const USER_CALLS = [
   'retryMany',
   'wakeMany',
   'cancelMany',
+  'migrateRun',
+  'migrateRuns',
   'listRunSummaries',
   'listDefinitions',
   'versions',

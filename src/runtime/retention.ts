@@ -138,6 +138,8 @@ export class RetentionSweeper {
     const { archive } = options
     if (archive) Object.assign(sweep, { archived: 0, kept: 0 })
     this.last = sweep
+    // Archiving: the page after the last, so runs a batch kept do not hold the sweep back.
+    let cursor: string | undefined
     try {
       for (;;) {
         if (!round.held()) throw new Error('the claim sweep:retention was lost or the engine stops')
@@ -149,6 +151,7 @@ export class RetentionSweeper {
             statuses: options.statuses,
             updatedBefore: cutoff,
             limit: options.batchSize,
+            cursor,
           })
           deleted = batch.deleted
           archived = batch.archived
@@ -158,8 +161,8 @@ export class RetentionSweeper {
           for (const { runId, why } of batch.kept) {
             ctx.log.warn({ runId, why }, `retention kept run ${runId}: ${why}`)
           }
-          // A full page that deleted nothing would be listed again: the next sweep retries it.
-          more = batch.listed === options.batchSize && deleted.length > 0
+          cursor = batch.nextCursor ?? undefined
+          more = batch.nextCursor !== null
         } else {
           deleted = await deleteFinished({
             statuses: options.statuses,

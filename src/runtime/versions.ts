@@ -66,6 +66,7 @@ export async function versionReport(
     registered.fingerprint = await sampleFingerprint(
       store,
       count.sampleRunId,
+      count.definitionVersion,
       fingerprints.of(definition),
     )
   }
@@ -78,20 +79,32 @@ export async function versionReport(
   return { versions, unexecutableRuns, strandedRuns }
 }
 
-/** Whether the sample run's recorded shape fingerprint is the registered definition's. */
+/**
+ * Whether the sample run's recorded shape fingerprint is the registered definition's: the one
+ * its start recorded, or for a run migrated since (its start names another version) the one
+ * its last `runtime.run.migrated` recorded.
+ */
 async function sampleFingerprint(
   store: EventStore,
   runId: string,
+  version: string,
   registered: string | undefined,
 ): Promise<NonNullable<VersionInfo['fingerprint']>> {
   // A sample whose payload the codec cannot decode (a retired key) tells nothing: the report
   // (and the boot that prints it) goes on; reading that run fails on its own.
-  const [first] = await store.read(runId, { fromSeq: 1, limit: 1 }).catch((error: unknown) => {
+  const undecodable = (error: unknown) => {
     if (PayloadUndecodableError.is(error)) return []
     throw error
-  })
+  }
+  const [first] = await store.read(runId, { fromSeq: 1, limit: 1 }).catch(undecodable)
   if (!first || first.type !== RT.runStarted) return 'unrecorded'
-  const recorded = (first.payload as { definitionFingerprint?: unknown }).definitionFingerprint
+  let payload = first.payload as { definitionVersion?: unknown; definitionFingerprint?: unknown }
+  if (payload.definitionVersion !== version) {
+    const events = await store.read(runId, { fromSeq: 2 }).catch(undecodable)
+    const moved = events.findLast((e) => e.type === RT.runMigrated)
+    payload = (moved?.payload ?? {}) as typeof payload
+  }
+  const recorded = payload.definitionFingerprint
   if (typeof recorded !== 'string' || registered === undefined) return 'unrecorded'
   return recorded === registered ? 'match' : 'changed'
 }

@@ -153,13 +153,15 @@ function boundQueue(options: HttpWorkerQueueOptions, binding: WorkerQueueBinding
     return ready.filter((task) => won.has(keyOf(task)))
   }
 
+  const dispatches = new DispatchGroups(tasks, clock)
+
   const queue: HttpWorkerQueue = {
     claimable: true,
-    async dispatch(task) {
-      await tasks.enqueue([task], clock.now())
-    },
+    dispatch: (task) => dispatches.add(task),
     async cancel(task) {
-      // Nobody holds it: it will never run, so the cancel is acknowledged now.
+      // Not stored yet, or stored and nobody holds it: it will never run, so the cancel is
+      // acknowledged now.
+      if (dispatches.drop(task)) return 'cancelled'
       return (await tasks.remove(task, { unclaimedAt: clock.now() })) ? 'cancelled' : undefined
     },
     async claim(claim = {}) {
@@ -206,6 +208,75 @@ function boundQueue(options: HttpWorkerQueueOptions, binding: WorkerQueueBinding
 
 const keyOf = (task: { runId: string; effectId: string; attempt: number }) =>
   `${task.runId}\u0000${task.effectId}\u0000${task.attempt}`
+
+interface PendingDispatch {
+  task: WorkerTask
+  /** Every dispatch of this attempt in the turn (the same attempt twice: one row, both settle). */
+  waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }>
+}
+
+/**
+ * Dispatches of one event-loop turn stored together (docs/workers.md, "Durable tasks"): one
+ * `enqueue` per turn, so on SQLite one transaction and fsync, on Postgres one statement and
+ * commit, and one hint to waiting claims for the whole group, instead of one of each per
+ * effect. Flushed from setImmediate, as the stores' group commits are: the runs whose commits
+ * dispatched them resolved in the same turn. Each dispatch settles with its group's enqueue.
+ */
+class DispatchGroups {
+  private pending = new Map<string, PendingDispatch>()
+  private scheduled = false
+
+  constructor(
+    private readonly tasks: WorkerTaskStore,
+    private readonly clock: Clock,
+  ) {}
+
+  add(task: WorkerTask): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const key = keyOf(task)
+      const pending = this.pending.get(key)
+      if (pending) pending.waiters.push({ resolve, reject })
+      else this.pending.set(key, { task, waiters: [{ resolve, reject }] })
+      if (this.scheduled) return
+      this.scheduled = true
+      setImmediate(() => this.flush())
+    })
+  }
+
+  /** A task not stored yet leaves the group: true if it was pending (its dispatch resolves). */
+  drop(task: WorkerTask): boolean {
+    const key = keyOf(task)
+    const dropped = this.pending.get(key)
+    if (!dropped) return false
+    this.pending.delete(key)
+    for (const waiter of dropped.waiters) waiter.resolve()
+    return true
+  }
+
+  private flush(): void {
+    this.scheduled = false
+    const group = [...this.pending.values()]
+    this.pending = new Map()
+    if (group.length === 0) return
+    let stored: Promise<void>
+    try {
+      stored = this.tasks.enqueue(
+        group.map((p) => p.task),
+        this.clock.now(),
+      )
+    } catch (error) {
+      stored = Promise.reject(error)
+    }
+    stored.then(
+      () => {
+        for (const p of group) for (const waiter of p.waiters) waiter.resolve()
+      },
+      (error) => {
+        for (const p of group) for (const waiter of p.waiters) waiter.reject(error)
+      },
+    )
+  }
+}
 
 export const isClaimable = (worker: unknown): worker is HttpWorkerQueue =>
   typeof worker === 'object' &&

@@ -1,15 +1,20 @@
 // A process for sweep-kill.test.ts, spawned with `--conditions=skein-source --import tsx`: an
-// engine with retention on the SQLite file `db`, printing "batch <n>" per deleting batch, until
-// the parent SIGKILLs it mid-sweep.
+// engine with retention on a SQLite file (`sqlite <path>`) or a Postgres schema (`postgres
+// <url> <schema>`), printing "batch <n>" per deleting batch, until the parent SIGKILLs it
+// mid-sweep.
 import { createEngine } from 'skein'
+import { postgresStore } from 'skein/postgres'
 import { sqliteStore } from 'skein/sqlite'
 import { workflow } from 'skein/workflow'
 
-const [db] = process.argv.slice(2)
+const [kind, target, schema] = process.argv.slice(2)
 const engine = createEngine({
-  store: sqliteStore({ path: db }),
+  store:
+    kind === 'postgres'
+      ? postgresStore({ connectionString: target }, { schema, maxConnections: 2 })
+      : sqliteStore({ path: target }),
   modules: [workflow({ definitions: [] })],
-  retention: { finishedAfterMs: 1000, batchSize: 50, intervalMs: 60_000 },
+  retention: { finishedAfterMs: 3_600_000, batchSize: 50, intervalMs: 3000 },
   observer: (o) => {
     if (o.type === 'retention.batch') process.stdout.write(`batch ${o.deleted}\n`)
   },

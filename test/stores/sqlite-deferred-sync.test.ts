@@ -18,12 +18,16 @@ afterEach(async () => {
   for (const store of opened.splice(0)) await store.close()
 })
 
-/** A driver that records the connection's sync level (1 NORMAL, 2 FULL) at every COMMIT. */
+/**
+ * A driver that records the connection's sync level (1 NORMAL, 2 FULL) at every COMMIT and
+ * every lease release (an autocommitted statement).
+ */
 function levelRecordingDriver(levels: number[]): SqliteDriver {
   class Recording extends Database {
     override prepare(source: string): any {
       const statement: any = super.prepare(source)
-      if (source !== 'COMMIT') return statement
+      if (source !== 'COMMIT' && !/^UPDATE skein_runs SET lease_expires_at = 0/.test(source))
+        return statement
       const run = statement.run.bind(statement)
       statement.run = (...args: unknown[]) => {
         levels.push(this.pragma('synchronous', { simple: true }) as number)
@@ -87,6 +91,22 @@ describe('sqlite deferSync appends', () => {
     await store.append('a', makeEnvelopes('a', 2, 1), { expectedSeq: 1 })
     expect(levels).toEqual([NORMAL, NORMAL])
     await store.flush()
+  })
+
+  it('a lease release commits without fsync (a lost release only lets the lease expire)', async () => {
+    const { store, levels } = open()
+    const leases = store.leases!
+    await store.append('a', makeEnvelopes('a', 1, 1), { expectedSeq: 0 })
+    await leases.renewLease('a', {
+      owner: 'o',
+      epoch: 1,
+      expiresAt: Date.now() + 60_000,
+      now: Date.now(),
+    })
+    await leases.releaseLease('a', 'o', 1)
+    await store.append('a', makeEnvelopes('a', 2, 1), { expectedSeq: 1 })
+    expect(levels).toEqual([FULL, NORMAL, FULL])
+    expect((await leases.readLease('a'))?.expiresAt).toBe(0)
   })
 
   it('sync resolves with or without deferred appends, and fails once the store is closed', async () => {

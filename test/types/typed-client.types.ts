@@ -4,11 +4,11 @@
 // case that must not compile.
 import { createEngine, type Engine, type Json, type RunState } from 'skein'
 import { defineAgent } from 'skein/agent'
-import { decision, defineApproval } from 'skein/approval'
+import { type ApprovalItem, decision, defineApproval, pendingApprovals } from 'skein/approval'
 import { createEngineClient } from 'skein/client'
 import { defineEvaluator } from 'skein/evaluator'
 import { createTestEngine } from 'skein/testing'
-import { defineOrderedWorkflow, defineWorkflow } from 'skein/workflow'
+import { defineOrderedWorkflow, defineWorkflow, type NodeView, workflowNodes } from 'skein/workflow'
 import { expectTypeOf } from 'vitest'
 import { z } from 'zod'
 
@@ -58,6 +58,10 @@ const refund = defineApproval({
   signals: { 'refund.note': z.object({ text: z.string() }) },
   effects: ['payments.refund'],
 })
+
+expectTypeOf(support.name).toEqualTypeOf<'support'>()
+expectTypeOf(triage.name).toEqualTypeOf<'triage'>()
+expectTypeOf(refund.name).toEqualTypeOf<'refund'>()
 
 const definitions = [order, release, loose] as const
 const everyKind = [support, triage, refund] as const
@@ -110,6 +114,19 @@ export async function typedClient(): Promise<void> {
   // @ts-expect-error release.approved's payload needs by
   await client.signal('r1', [{ type: 'app.note' }, { type: 'release.approved', payload: {} }])
 
+  // project: told of the projections by name, a known name and its state's type.
+  const projections = { pendingApprovals, workflowNodes }
+  const viewer = createEngineClient<typeof definitions, typeof projections>({ baseUrl: 'x' })
+  const pending = await viewer.project('r1', 'pendingApprovals')
+  expectTypeOf(pending.value).toEqualTypeOf<{ items: ApprovalItem[] }>()
+  const nodes = (await viewer.project('r1', 'workflowNodes')).value.threads.t1
+  expectTypeOf(nodes.n1).toEqualTypeOf<NodeView>()
+  // @ts-expect-error no projection is registered as pendingApproval
+  await viewer.project('r1', 'pendingApproval')
+  // Without them, any name: Json, or the type the caller names.
+  expectTypeOf((await client.project('r1', 'anything')).value).toEqualTypeOf<Json>()
+  expectTypeOf((await client.project<{ n: number }>('r1', 'counter')).value.n).toBeNumber()
+
   // stream takes the input as start does: required by order's schema.
   client.stream(order, { sku: 'a', qty: 1 }, {}, { onTransient: () => {} })
   client.stream(loose)
@@ -127,6 +144,12 @@ export async function typedClient(): Promise<void> {
   await kinds.signal('r1', [{ type: 'triage.hint', payload: {} }])
   // @ts-expect-error refund.note's text is a string
   await kinds.signal('r1', [{ type: 'refund.note', payload: { text: 1 } }])
+  // Their names are literal too: startRun and result by name.
+  await kinds.startRun({ kind: 'agent', definitionName: 'support', input: 'hi' })
+  // @ts-expect-error no definition is named suport
+  await kinds.startRun({ kind: 'agent', definitionName: 'suport', input: 'hi' })
+  expectTypeOf((await kinds.result('r1', 'triage')).route).toEqualTypeOf<'a' | 'b'>()
+  expectTypeOf((await kinds.result('r1', 'support')).text).toBeString()
 }
 
 export async function typedEngine(): Promise<void> {

@@ -37,6 +37,41 @@ describe('httpWorkerQueue', () => {
     expect(await idle).toEqual([])
   })
 
+  it('stores the tasks dispatched in one event-loop turn with one enqueue (one transaction)', async () => {
+    const tasks = memoryStore().workerTasks!
+    const calls: number[] = []
+    const counted = {
+      ...tasks,
+      enqueue: (list: any, now: number) => {
+        calls.push(list.length)
+        return tasks.enqueue(list, now)
+      },
+    }
+    const q = httpWorkerQueue().bind({ tasks: counted, clock: manualClock(), owner: 'o' })
+    await Promise.all(['1', '2', '3'].map((id) => q.dispatch(task(id))))
+    await q.dispatch(task('4'))
+    expect(calls).toEqual([3, 1])
+    expect((await q.claim({ max: 10 })).map((t) => t.effectId)).toEqual(['1', '2', '3', '4'])
+  })
+
+  it('a failed group enqueue fails every dispatch of that turn; a cancel before it is stored acknowledges', async () => {
+    const tasks = memoryStore().workerTasks!
+    let fail = true
+    const flaky = {
+      ...tasks,
+      enqueue: (list: any, now: number) =>
+        fail ? Promise.reject(new Error('disk full')) : tasks.enqueue(list, now),
+    }
+    const q = httpWorkerQueue().bind({ tasks: flaky, clock: manualClock(), owner: 'o' })
+    const results = await Promise.allSettled([q.dispatch(task('1')), q.dispatch(task('2'))])
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+    fail = false
+    const pending = q.dispatch(task('3'))
+    expect(await q.cancel?.(task('3'))).toBe('cancelled')
+    await pending
+    expect(await q.claim({ max: 10 })).toEqual([])
+  })
+
   it('cancel of an unclaimed task drops it and acknowledges; a claimed one is not', async () => {
     const q = bound()
     await q.dispatch(task('1'))

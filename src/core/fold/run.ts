@@ -4,11 +4,12 @@ import { dict } from './dict.js'
 import { startProjections } from './projections.js'
 import { readableProtocol } from './protocol.js'
 import type { FoldCases } from './run-fold.js'
+import { forgetThreadRuntime } from './thread-context.js'
 
 // The run family: `runtime.run.*` and `runtime.signal.received`, what the run as a whole
 // records: how it started (kind, definition, input, log protocol), its flow control's queueing
-// and admission, how it ended, and the
-// idempotency keys of the signals it took.
+// and admission, how it ended, a migration to another version, and the idempotency keys of
+// the signals it took.
 
 export const runCases: FoldCases = {
   [RT.runStarted]: (fold, event, registry) => {
@@ -64,6 +65,20 @@ export const runCases: FoldCases = {
   },
   [RT.runCancelled]: (fold) => {
     fold.state.status = 'cancelled'
+  },
+  [RT.runMigrated]: (fold, event) => {
+    // The run, and each thread named, folds and executes by the new version from here on.
+    const { toVersion, threadIds, definitionFingerprint } = event.payload
+    fold.state.definitionVersion = toVersion
+    for (const threadId of threadIds) {
+      const thread = fold.state.threads[threadId]
+      const book = fold.books[threadId]
+      if (!thread || !book) continue
+      // Replaced, never mutated (thread-records.ts).
+      fold.state.threads[threadId] = { ...thread, definitionVersion: toVersion }
+      book.fingerprint = definitionFingerprint
+      forgetThreadRuntime(book)
+    }
   },
   [RT.runAttributes]: (fold, event) => {
     const next = mergeAttributes(fold.state.attributes, event.payload.attributes)

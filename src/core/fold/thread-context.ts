@@ -26,6 +26,15 @@ export interface ThreadRuntime {
   ephemeral: Map<string, Outcome> | undefined
 }
 
+/**
+ * Drops a thread's cached kind and contexts: its definition changed (a migrated run,
+ * `runtime.run.migrated`), so the next use resolves it again.
+ */
+export function forgetThreadRuntime(book: ThreadBook): void {
+  const cached = book as ThreadBook & { [CACHE]?: ThreadRuntime }
+  if (cached[CACHE]) cached[CACHE] = undefined
+}
+
 export function threadContext(registry: Registry, fold: RunFold, threadId: string): ThreadRuntime {
   const book = fold.books[threadId] as ThreadBook & { [CACHE]?: ThreadRuntime }
   const cached = book[CACHE]

@@ -19,10 +19,11 @@ export const token = {
 }
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, details) {
     super(message)
     this.status = status
     this.code = code
+    this.details = details
   }
 }
 
@@ -61,6 +62,7 @@ export async function api(path, { method = 'GET', body, signal } = {}) {
       response.status,
       error?.code ?? `HTTP_${response.status}`,
       error?.message ?? (response.statusText || 'request failed'),
+      error?.details,
     )
   }
   if (json === null) throw new ApiError(response.status, 'BAD_RESPONSE', 'the answer is not JSON')

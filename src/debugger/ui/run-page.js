@@ -8,6 +8,7 @@ import { time } from './format.js'
 import { html } from './html.js'
 import { Inspector } from './inspector.js'
 import { followEvents } from './live.js'
+import { Migrate } from './migrate.js'
 import { ActionButton, Approvals, Conversation, Effects, Evaluations, Threads } from './panels.js'
 import { Timeline } from './timeline.js'
 
@@ -156,6 +157,7 @@ export function RunPage({ runId }) {
       <div class="actions">
         <${ActionButton} label="Wake" run=${() => api(`/runs/${enc(runId)}/wake`, { method: 'POST' })}
           onDone=${() => reload.current()} />
+        <${Migrate} runId=${runId} state=${state} defs=${data.defs} onDone=${() => reload.current()} />
       </div>
       ${error && html`<p class="error" role="alert">Refresh failed: ${describe(error)}</p>`}
     </header>

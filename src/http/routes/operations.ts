@@ -1,16 +1,22 @@
 import type { ArchivedRun } from '../../core/archive-types.js'
 import { InvalidRequestError } from '../../core/errors.js'
+import type { MigrateOptions } from '../../core/migration-types.js'
 import type { BulkOptions, BulkResult, RunFilter } from '../../runtime/bulk.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { expectObject } from '../validate.js'
 
 /**
- * `POST /operations/runs/retry|wake`: `{ filter, dryRun?, maxRuns?, batchSize? }`, the engine's
- * bulk action (docs/operating-runs.md, "Bulk actions"); the filter's values are checked by it.
+ * `POST /operations/runs/retry|wake|migrate`: `{ filter, dryRun?, maxRuns?, batchSize? }` (and
+ * `toVersion` to migrate), the engine's bulk action (docs/operating-runs.md, "Bulk actions");
+ * the filter's values are checked by it.
  */
-async function bulk(ctx: RouteContext, action: 'retry' | 'wake'): Promise<Response> {
-  const body = expectObject(await ctx.body(), ['filter', 'dryRun', 'maxRuns', 'batchSize'])
+async function bulk(ctx: RouteContext, action: 'retry' | 'wake' | 'migrate'): Promise<Response> {
+  const fields = ['filter', 'dryRun', 'maxRuns', 'batchSize']
+  const body = expectObject(
+    await ctx.body(),
+    action === 'migrate' ? [...fields, 'toVersion'] : fields,
+  )
   const filter = body.filter
   if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) {
     throw new InvalidRequestError(
@@ -27,8 +33,18 @@ async function bulk(ctx: RouteContext, action: 'retry' | 'wake'): Promise<Respon
     if (typeof body[name] !== 'number') throw new InvalidRequestError(`${name} must be a number`)
     options[name] = body[name]
   }
-  const run = action === 'retry' ? ctx.engine.retryMany : ctx.engine.wakeMany
-  const result: BulkResult = await run(filter as RunFilter, options)
+  const { engine } = ctx
+  const runs = filter as RunFilter
+  const result: BulkResult =
+    action === 'migrate'
+      ? await engine.migrateRuns(
+          runs,
+          { ...options, toVersion: body.toVersion as string },
+          {
+            identity: ctx.identity,
+          },
+        )
+      : await (action === 'retry' ? engine.retryMany : engine.wakeMany)(runs, options)
   return jsonResponse(result)
 }
 
@@ -60,6 +76,29 @@ export const operationRoutes: Route[] = [
     name: 'operations.runs.wake',
     access: 'operations',
     handle: (ctx) => bulk(ctx, 'wake'),
+  },
+  {
+    method: 'POST',
+    path: '/operations/runs/migrate',
+    name: 'operations.runs.migrate',
+    access: 'operations',
+    handle: (ctx) => bulk(ctx, 'migrate'),
+  },
+  {
+    // One run to another version of its definition (docs/deploys.md, "Migrating runs").
+    method: 'POST',
+    path: '/runs/:id/migrate',
+    name: 'runs.migrate',
+    access: 'operations',
+    handle: async (ctx) => {
+      const body = expectObject(await ctx.body(), ['toVersion', 'dryRun'])
+      const options = { toVersion: body.toVersion, dryRun: body.dryRun } as MigrateOptions
+      if (body.dryRun === undefined) delete options.dryRun
+      const migration = await ctx.engine.migrateRun(ctx.params.id, options, {
+        identity: ctx.identity,
+      })
+      return jsonResponse({ migration })
+    },
   },
   {
     method: 'GET',

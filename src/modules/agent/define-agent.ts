@@ -25,11 +25,16 @@ export interface AgentOutput {
 
 /**
  * `I` is the input the instructions see (the schema's output); `In` what `start` takes; `Sg`
- * the signals its runs accept (docs/workflows.md, "Signals").
+ * the signals its runs accept (docs/workflows.md, "Signals"); `N` its name.
  */
-export interface AgentDefinition<I = any, In = I, Sg extends SignalSchemas = SignalSchemas>
-  extends Definition<In, AgentOutput> {
+export interface AgentDefinition<
+  I = any,
+  In = I,
+  Sg extends SignalSchemas = SignalSchemas,
+  N extends string = string,
+> extends Definition<In, AgentOutput> {
   readonly kind: 'agent'
+  readonly name: N
   readonly signals?: Sg
   readonly instructions: string | ((input: I) => string)
   readonly description?: string
@@ -56,9 +61,10 @@ export type AgentToolInput = ToolDefinition | Definition
 export function defineAgent<
   S extends StandardSchema | undefined = undefined,
   Sg extends SignalSchemas = {},
+  const N extends string = string,
 >(
   config: {
-    name: string
+    name: N
     version?: string
     /** This version is the one a start by name without a version gets (docs/engine.md). */
     default?: boolean
@@ -77,7 +83,8 @@ export function defineAgent<
 ): AgentDefinition<
   S extends StandardSchema ? InferOutput<S> : any,
   S extends StandardSchema ? InferInput<S> : any,
-  Sg
+  Sg,
+  N
 > {
   const name = config?.name
   if (typeof name !== 'string' || name.length === 0) {

@@ -15,10 +15,14 @@ import { type ApprovalAction, approvalEvents } from './approval-events.js'
 import { gateStep } from './gate.js'
 import { pendingApprovals } from './pending-approvals.js'
 
-/** `Sg`: the signals its runs accept (docs/workflows.md, "Signals"). */
-export interface ApprovalDefinition<I = any, Sg extends SignalSchemas = SignalSchemas>
-  extends Definition<I, ApprovalDecision> {
+/** `Sg`: the signals its runs accept (docs/workflows.md, "Signals"); `N` its name. */
+export interface ApprovalDefinition<
+  I = any,
+  Sg extends SignalSchemas = SignalSchemas,
+  N extends string = string,
+> extends Definition<I, ApprovalDecision> {
   readonly kind: 'approval'
+  readonly name: N
   readonly signals?: Sg
   readonly title: (input: I) => string
   readonly description?: (input: I) => string
@@ -32,9 +36,13 @@ export interface ApprovalDefinition<I = any, Sg extends SignalSchemas = SignalSc
  * @example
  * const refund = defineApproval({ name: 'refund', title: (i: { amount: number }) => `Refund ${i.amount}?` })
  */
-export function defineApproval<I = any, Sg extends SignalSchemas = {}>(
+export function defineApproval<
+  I = any,
+  Sg extends SignalSchemas = {},
+  const N extends string = string,
+>(
   config: {
-    name: string
+    name: N
     version?: string
     /** This version is the one a start by name without a version gets (docs/engine.md). */
     default?: boolean
@@ -46,7 +54,7 @@ export function defineApproval<I = any, Sg extends SignalSchemas = {}>(
     actions?: ApprovalAction[]
     timeoutMs?: number
   } & Declarations<Sg>,
-): ApprovalDefinition<I, Sg> {
+): ApprovalDefinition<I, Sg, N> {
   if (typeof config?.name !== 'string' || config.name.length === 0) {
     throw new DefinitionError('defineApproval: name is required')
   }

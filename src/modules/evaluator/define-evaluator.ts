@@ -34,14 +34,16 @@ export interface Rubric {
 
 /**
  * `I` is the input `evaluate` sees; a run (or `ctx.evaluate`) completes with an Evaluation.
- * `Sg`: the signals its runs accept (docs/workflows.md, "Signals").
+ * `Sg`: the signals its runs accept (docs/workflows.md, "Signals"); `N` its name.
  */
 export interface EvaluatorDefinition<
   I = any,
   R extends string = string,
   Sg extends SignalSchemas = SignalSchemas,
+  N extends string = string,
 > extends Definition<I, Evaluation<R>> {
   readonly kind: 'evaluator'
+  readonly name: N
   readonly signals?: Sg
   readonly routes: readonly R[]
   readonly description?: string
@@ -52,8 +54,9 @@ export interface EvaluatorDefinition<
   readonly timeoutMs?: number
 }
 
-interface Common<S, R extends string, Sg extends SignalSchemas> extends Declarations<Sg> {
-  name: string
+interface Common<S, R extends string, Sg extends SignalSchemas, N extends string>
+  extends Declarations<Sg> {
+  name: N
   version?: string
   /** This version is the one a start by name without a version gets (docs/engine.md). */
   default?: boolean
@@ -81,8 +84,9 @@ export function defineEvaluator<
   S extends StandardSchema | undefined = undefined,
   I = In<S>,
   Sg extends SignalSchemas = {},
+  const N extends string = string,
 >(
-  config: Common<S, R, Sg> &
+  config: Common<S, R, Sg, N> &
     (
       | {
           // NoInfer: the routes come from `routes`; an answer outside them is a type error.
@@ -93,7 +97,7 @@ export function defineEvaluator<
         }
       | { questions: readonly string[]; instructions?: string; model?: ModelAdapter }
     ),
-): EvaluatorDefinition<I, R, Sg> {
+): EvaluatorDefinition<I, R, Sg, N> {
   const name = config?.name
   if (typeof name !== 'string' || name.length === 0) {
     throw new DefinitionError('defineEvaluator: name is required')

@@ -15,6 +15,7 @@ import type { NodeSpec, WorkflowDefinition } from './define-workflow.js'
 import { directiveStep } from './directive-steps.js'
 import { type Directive, directiveBuilders, isDirective } from './directives.js'
 import { NodeBodyContext } from './node-context.js'
+import { workflowMigrationDifferences } from './workflow-migration.js'
 import {
   type Ctx,
   doKey,
@@ -91,6 +92,8 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
     if (recorded.compensating) return compensationStep(def, recorded, ctx)
     return compensateOnFailure(def, recorded, decideNodes(def, recorded, ctx))
   },
+
+  migrationDifferences: workflowMigrationDifferences,
 })
 
 /** A state with new nodes (and results), keeping the rest. */

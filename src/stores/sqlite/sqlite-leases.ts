@@ -11,12 +11,18 @@ const versionTriple = (v: DefinitionVersionKey) => [v.kind, v.definitionName, v.
  * check and the write are atomic across every connection to the file; appends carry their
  * claim through the group commit instead (no transaction of their own). `forget` tells the
  * group commit a row it may have cached changed under this connection.
+ *
+ * With `relaxed` (a FULL-sync WAL file) a release commits under `synchronous = NORMAL`: its WAL
+ * frames are written but not fsynced, and the next FULL commit covers them. A release lost to a
+ * crash only leaves the lease to expire by itself, as a failed release does (decisions.md,
+ * "A lease release and a group's worker tasks cost no fsync of their own").
  */
 export function sqliteLeases(
   db: SqliteDatabase,
   st: Statements,
   guarded: <T>(action: string, fn: () => T) => Promise<T>,
   forget: (runId: string) => void,
+  relaxed: boolean,
 ): LeaseStore {
   const renewTx = db.transaction(
     (runId: string, claim: Parameters<LeaseStore['renewLease']>[1]) => {
@@ -56,7 +62,16 @@ export function sqliteLeases(
     releaseLease: (runId, owner, epoch) =>
       guarded(`release lease of ${runId}`, () => {
         forget(runId)
-        st.releaseLease.run(runId, owner, epoch)
+        if (!relaxed) {
+          st.releaseLease.run(runId, owner, epoch)
+          return
+        }
+        db.exec('PRAGMA synchronous = NORMAL')
+        try {
+          st.releaseLease.run(runId, owner, epoch)
+        } finally {
+          db.exec('PRAGMA synchronous = FULL')
+        }
       }),
     claimDue: (owner, now, expiresAt, limit, only) =>
       guarded('claim due runs', () => {

@@ -186,7 +186,13 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     forget: (runId) => group.forget(runId),
     deleted: () => feed.deleted(),
   })
-  const leases = sqliteLeases(db, st, call, group.forget)
+  const leases = sqliteLeases(
+    db,
+    st,
+    call,
+    group.forget,
+    synchronous === 'full' && walPath !== undefined,
+  )
   const claims = sqliteClaims(db, call)
   const { schedules, waitUrls } = sqliteSchedules(db, call)
   const flow = sqliteFlow(db, call, synchronous === 'full' && walPath !== undefined)

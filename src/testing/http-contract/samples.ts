@@ -72,6 +72,13 @@ const BODIES: Record<string, unknown> = {
   // A dry run: counts, writes nothing (the contract's "writes nothing" cases hold for it).
   'operations.runs.retry': { filter: { status: 'failed' }, dryRun: true },
   'operations.runs.wake': { filter: { status: 'running' }, dryRun: true },
+  // Dry runs to the version the runs are on: checked, nothing to move, nothing written.
+  'operations.runs.migrate': {
+    filter: { definitionName: release.name },
+    toVersion: release.version,
+    dryRun: true,
+  },
+  'runs.migrate': { toVersion: release.version, dryRun: true },
   // An archive with no events: authorized, then refused whole (restoring has its own tests).
   'operations.restore': {
     run: { format: 1, runId: 'restored', head: 1, tail: 0, events: [], snapshot: null },

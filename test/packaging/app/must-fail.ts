@@ -89,3 +89,8 @@ const rated = defineAgent({ name: 'rated', instructions: 'Help.', signals: { 'ra
 const agentClient = createEngineClient<[typeof rated]>({ baseUrl: 'http://127.0.0.1:8787' })
 await agentClient.signal(runId, [{ type: 'rated.by', payload: { by: 'ada' } }])
 await agentClient.signal(runId, [{ type: 'rated.by', payload: {} }]) // expect-error
+const viewer = createEngineClient<[], { pendingApprovals: typeof pendingApprovals }>({
+  baseUrl: 'http://127.0.0.1:8787',
+})
+console.log((await viewer.project(runId, 'pendingApprovals')).value.items[0]?.title.length)
+await viewer.project(runId, 'pendingApproval') // expect-error

@@ -1,0 +1,141 @@
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type ArchivedRun, jsonlArchive, readArchive } from 'skein'
+import { createActorHost } from 'skein/actor'
+import { makeEnvelopes } from 'skein/testing'
+import { workflow } from 'skein/workflow'
+import { afterAll, describe, expect, it } from 'vitest'
+import { enginesStoppedAfterEach } from '../support/engines.js'
+import { appendRuns } from '../support/finished-runs.js'
+import { storeKinds } from '../support/store-kinds.js'
+
+// The edges of archiving (docs/data-lifecycle.md, "Archives" and "Restoring"): runs that
+// cannot be archived do not hold the sweep back, a killed write's temporary files go, and a
+// trimmed archive is refused whole.
+
+const kinds = storeKinds('archive-gaps')
+const newEngine = enginesStoppedAfterEach()
+const dir = mkdtempSync(join(tmpdir(), 'skein-archive-gaps-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let dirs = 0
+const freshDir = () => join(dir, `${++dirs}`)
+const modules = [workflow({ definitions: [] })]
+
+const until = async (check: () => Promise<boolean>) => {
+  for (let i = 0; i < 2000; i++) {
+    if (await check()) return
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  throw new Error('never happened')
+}
+
+describe.each(kinds)('archiving retention on $name', (kind) => {
+  it('goes on past the oldest runs it cannot archive, keeping and reporting them', async () => {
+    const store = kind.fresh().open()
+    // The oldest three pages: logs trimmed with no snapshot covering them (not archivable whole).
+    await appendRuns(store, {
+      prefix: 'trimmed',
+      count: 30,
+      events: 4,
+      status: 'completed',
+      updatedAt: 1,
+    })
+    for (let i = 0; i < 30; i++) await store.trim!(`trimmed-${i}`, 3)
+    await appendRuns(store, {
+      prefix: 'whole',
+      count: 25,
+      events: 4,
+      status: 'completed',
+      updatedAt: 1,
+    })
+    const archiveDir = freshDir()
+    const engine = newEngine({
+      store,
+      modules,
+      retention: {
+        finishedAfterMs: 1000,
+        batchSize: 10,
+        intervalMs: 3_600_000,
+        archive: jsonlArchive({ dir: archiveDir }),
+      },
+    })
+    await engine.ready()
+    await until(async () => (await engine.retention()).lastSweep?.finishedAt != null)
+    const { lastSweep, deletedTotal, archivedTotal } = await engine.retention()
+    expect(lastSweep?.error).toBeUndefined()
+    expect({ deletedTotal, archivedTotal, kept: lastSweep?.kept }).toEqual({
+      deletedTotal: 25,
+      archivedTotal: 25,
+      kept: 30,
+    })
+    for (let i = 0; i < 30; i++)
+      expect(await store.bounds(`trimmed-${i}`)).toEqual({ head: 3, tail: 4 })
+    for (let i = 0; i < 25; i++) expect(await store.tail(`whole-${i}`)).toBe(0)
+    const archived: string[] = []
+    for await (const run of readArchive(archiveDir)) archived.push(run.runId)
+    expect(archived.sort()).toEqual(Array.from({ length: 25 }, (_, i) => `whole-${i}`).sort())
+  })
+})
+
+const archivedRun = (runId: string, head: number, tail: number): ArchivedRun => ({
+  format: 1,
+  runId,
+  head,
+  tail,
+  status: 'completed',
+  kind: 'workflow',
+  definitionName: 'job',
+  archivedAt: 1,
+  events: makeEnvelopes(runId, head, tail - head + 1),
+  snapshot: head > 1 ? { runId, seq: head - 1, createdAt: 1, format: 1, data: {} } : null,
+})
+
+describe('a JSONL archive', () => {
+  it("removes another process's leftover temporary files, and never its own", async () => {
+    const archiveDir = freshDir()
+    const sink = jsonlArchive({ dir: archiveDir })
+    const day = join(archiveDir, '2023-11-14') // the day makeEnvelopes' events start
+    mkdirSync(day, { recursive: true })
+    // A write killed before its rename (another pid), and one of this process in flight.
+    writeFileSync(join(day, 'r-1.r-1-e1.jsonl.gz.99999999.tmp'), 'half a file')
+    writeFileSync(join(day, `r-9.r-9-e1.jsonl.gz.${process.pid}.tmp`), 'being written')
+    await sink.write([archivedRun('r-2', 1, 2)])
+    expect(readdirSync(day).sort()).toEqual(
+      ['r-2.r-2-e1.jsonl.gz', `r-9.r-9-e1.jsonl.gz.${process.pid}.tmp`].sort(),
+    )
+  })
+})
+
+describe('restoring', () => {
+  it('refuses a trimmed archive (its log starts past seq 1) and writes nothing', async () => {
+    const engine = newEngine({ modules })
+    await expect(engine.restoreRun(archivedRun('trimmed-1', 3, 4))).rejects.toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: expect.stringMatching(/trimmed/),
+    })
+    await expect(engine.getRun('trimmed-1')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' })
+  })
+})
+
+describe('restoring on an actor host', () => {
+  it('is refused as NOT_SUPPORTED over HTTP, and no cell is made', async () => {
+    const hostDir = freshDir()
+    const host = createActorHost({ modules, dir: hostDir, authorize: () => true })
+    try {
+      const res = await host.fetch(
+        new Request('http://actor.test/operations/restore', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ run: archivedRun('to-cell', 1, 2) }),
+        }),
+      )
+      expect(res?.status).toBe(501)
+      expect(await res?.json()).toMatchObject({ error: { code: 'NOT_SUPPORTED' } })
+      const missing = await host.fetch(new Request('http://actor.test/runs/to-cell'))
+      expect(missing?.status).toBe(404)
+    } finally {
+      await host.stop()
+    }
+  })
+})
