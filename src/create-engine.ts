@@ -13,6 +13,7 @@ import { validateApiBasePath, validateDebuggerHost } from './http/debugger-path.
 import { errorResponse } from './http/error-response.js'
 import { createHttpHandler, type HttpHandler } from './http/handler.js'
 import { markApiBasePath } from './http/node-middleware.js'
+import { checkCancelRoutes } from './http/routes/cancel.js'
 import { resolveSseLimits } from './http/sse-limits.js'
 import { TerminalWaits } from './runtime/await-terminal.js'
 import { type BulkOptions, bulkAction, type RunFilter } from './runtime/bulk.js'
@@ -82,6 +83,7 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
   if (options.debugger !== undefined) validateDebuggerHost(options.debugger, apiBasePath)
   // Checked now, not at the first request: a bad bound is a mistake in the caller's code.
   resolveSseLimits(options.http?.sse)
+  checkCancelRoutes(options.http?.cancelRoutes)
   resolveTickerOptions(options.scheduleOptions)
   const waitUrlConfig = resolveWaitUrlConfig(options.waitUrls)
   const retention = resolveRetention(options.retention)
@@ -246,6 +248,7 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
       maxRequestBytes: resolved.maxRequestBytes,
       maxEventBytes: resolved.maxEventBytes,
       sse: options.http?.sse,
+      cancelRoutes: options.http?.cancelRoutes,
       observing: sink ? { observe, causes } : undefined,
     })
     return http
@@ -324,6 +327,7 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
       (await rt()).failEffect(runId, effectId, caller),
     deleteRun: async (runId, deleteOptions) => (await rt()).deleteRun(runId, deleteOptions),
     restoreRun: async (run) => (await rt()).restoreRun(run),
+    fork: async (runId, forkOptions) => (await rt()).fork(runId, forkOptions),
     workerCallback: async (runId: string, input: WorkerCallbackInput) =>
       (await rt()).workerCallback(runId, input),
     completeWaitUrl: async (token, request) => (await rt()).completeWaitUrl(token, request),

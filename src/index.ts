@@ -81,6 +81,7 @@ export {
   WaitUrlNotFoundError,
   WakeLimitError,
 } from './core/errors.js'
+export type { ForkedFrom, ForkOptions, ForkResult } from './core/fork-types.js'
 export type { MigrateManyOptions, MigrateOptions, RunMigration } from './core/migration-types.js'
 // The module API (core/module-api.ts), which the built-in modules are built on too.
 export {

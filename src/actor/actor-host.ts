@@ -9,6 +9,7 @@ import type { AuthorizeHook } from '../http/authorize.js'
 import { validateApiBasePath, validateDebuggerHost } from '../http/debugger-path.js'
 import { createHttpHandler } from '../http/handler.js'
 import type { DebuggerHost, HttpOptions } from '../http/http-options.js'
+import { checkCancelRoutes } from '../http/routes/cancel.js'
 import { serveHandler } from '../http/server.js'
 import type { ServeOptions, ServerHandle, StopOptions } from '../runtime/engine-types.js'
 import { executableVersions } from '../runtime/fleet-presence.js'
@@ -93,6 +94,7 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
   const ids = options.ids ?? defaultIds()
   const log = engineLogger(options.logger)
   const apiBasePath = validateApiBasePath(options.http?.basePath)
+  checkCancelRoutes(options.http?.cancelRoutes)
   if (options.debugger !== undefined) validateDebuggerHost(options.debugger, apiBasePath)
   const limits = resolveOptions({ ...options.cell })
   const cells =
@@ -264,6 +266,7 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
       maxRequestBytes: limits.maxRequestBytes,
       maxEventBytes: limits.maxEventBytes,
       sse: options.http?.sse,
+      cancelRoutes: options.http?.cancelRoutes,
     },
     ACTOR_ROUTES,
   )

@@ -14,11 +14,14 @@ export const NOT_SUPPORTED_ROUTES: readonly string[] = [
   // Bulk actions start from the listing.
   'operations.runs.retry',
   'operations.runs.wake',
+  'operations.runs.cancel',
   'operations.runs.migrate',
   // The drift report counts runs across the store; an actor host keeps no such count.
   'definitions.versions',
   // A cell is created by a start; a restored run has none (docs/data-lifecycle.md, "Restoring").
   'operations.restore',
+  // A fork is a new run written whole, as a restored one (docs/operating-runs.md, "Fork").
+  'runs.fork',
   ...ROUTES.filter((route) => route.name.startsWith('schedules.')).map((route) => route.name),
 ]
 

@@ -196,6 +196,13 @@ export function hostEngine(p: HostEngineParts): Engine {
         'an actor host does not restore archived runs: restore into an engine over a shared store (sqliteStore, postgresStore)',
       )
     },
+    // A fork is a new run written whole, as a restored one is: no start records it.
+    fork: async () => {
+      throw new SkeinError(
+        'NOT_SUPPORTED',
+        'an actor host does not fork runs: fork on an engine over a shared store (sqliteStore, postgresStore)',
+      )
+    },
     // Each cell is its own engine: runs are deleted one by one (DELETE /runs/:id).
     retention: async () => ({ enabled: false }),
     rescanTimers: () => p.rescan(),

@@ -4,6 +4,7 @@ import { registerActorCommand } from './actor-command.js'
 import { registerClientCommands } from './client-commands.js'
 import { CliError, type CliIo, describeError, maskPasswords } from './io.js'
 import { registerMigrateCommand } from './migrate-command.js'
+import { registerOperatorCommands } from './operator-commands.js'
 import { registerRestoreCommand } from './restore-command.js'
 import { registerScheduleCommands } from './schedule-commands.js'
 import { registerServeCommand } from './serve-command.js'
@@ -36,6 +37,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerServeCommand(program, io)
   registerActorCommand(program, io)
   registerClientCommands(program, io)
+  registerOperatorCommands(program, io)
   registerScheduleCommands(program, io)
   registerRestoreCommand(program, io)
   registerMigrateCommand(program, io)

@@ -19,6 +19,7 @@ import type {
   ThreadState,
   TransientEvent,
 } from '../core/envelope.js'
+import type { ForkOptions, ForkResult } from '../core/fork-types.js'
 import type { Json, JsonObject } from '../core/json.js'
 import type { MigrateManyOptions, MigrateOptions, RunMigration } from '../core/migration-types.js'
 import type { DeletedRun, RunSummary, SummaryPage, SummaryQuery } from '../core/ports.js'
@@ -297,6 +298,25 @@ export function createHttpClient(options: EngineClientOptions) {
       call<BulkResult>('POST', '/operations/runs/retry', { filter, ...bulk }),
     wakeMany: (filter: RunFilter, bulk: Omit<BulkOptions, 'onProgress'> = {}) =>
       call<BulkResult>('POST', '/operations/runs/wake', { filter, ...bulk }),
+    /**
+     * Cancels the run, or one thread of it (operations access). Only on a host that serves the
+     * opt-in cancel routes; elsewhere a ClientError 503 NOT_CONFIGURED (docs/operating-runs.md).
+     */
+    cancel: (runId: string, options: { threadId?: string } = {}) =>
+      call<{ runId: string; state: RunState }>(
+        'POST',
+        `/runs/${seg(runId)}/cancel`,
+        options.threadId === undefined ? undefined : { threadId: options.threadId },
+      ),
+    /** Cancels every run matching `filter`, as `retryMany` retries (the opt-in cancel routes). */
+    cancelMany: (filter: RunFilter, bulk: Omit<BulkOptions, 'onProgress'> = {}) =>
+      call<BulkResult>('POST', '/operations/runs/cancel', { filter, ...bulk }),
+    /**
+     * A new run from this run's log before `atSeq` or node `atNode`, going on with the code the
+     * server runs now (operations access; docs/operating-runs.md, "Fork").
+     */
+    fork: (runId: string, options: ForkOptions & { input?: Json }) =>
+      call<ForkResult>('POST', `/runs/${seg(runId)}/fork`, options),
     /**
      * Moves a run not yet finished to another version of its definition (operations access;
      * docs/deploys.md, "Migrating runs"): refused with `MIGRATION_REFUSED` (409) and the

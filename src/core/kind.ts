@@ -45,6 +45,11 @@ export interface KindDefinition<S = any, D extends Definition = any> {
   step?(state: S, event: EventEnvelope, ctx: KindContext<D>): S
   decide(state: S, ctx: DecideContext<D>): readonly Command[]
   /**
+   * The node of this thread an event belongs to, if the kind has nodes (a workflow's node id).
+   * `fork(runId, { atNode })` cuts before the first event of the node it names.
+   */
+  nodeOf?(event: EventEnvelope): string | undefined
+  /**
    * Whether a thread of this kind whose `state` was recorded under `from` can go on under `to`
    * (an operator migrating a run, docs/deploys.md "Migrating runs"): the differences that make
    * it unsafe, none when it is safe. Pure, like `decide`. Without it, a thread moves only when

@@ -33,6 +33,11 @@ export interface RunStartedPayload {
   deadlineAt?: number
   /** The attributes the start set (docs/operating-runs.md, "Attributes"); absent: none. */
   attributes?: RunAttributes
+  /**
+   * A fork's source (docs/operating-runs.md, "Fork"): the run it copied, and the first seq it
+   * did not copy. Absent for a run that is not a fork.
+   */
+  forkedFrom?: { runId: string; atSeq: number }
 }
 
 /**

@@ -38,6 +38,15 @@ const text = (status: number, body: string, headers: Record<string, string> = {}
     },
   })
 
+const json = (value: unknown) =>
+  new Response(JSON.stringify(value), {
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-cache',
+      ...SECURITY_HEADERS,
+    },
+  })
+
 /**
  * The web debugger: a UI provider for `createEngine({ debugger: { basePath, ui } })`. It serves
  * one page and its scripts, all from this package (no CDN, no network); the page then talks to
@@ -86,13 +95,12 @@ export function debuggerUi(options: DebuggerUiOptions = {}): DebuggerUi {
       }
       if (path === '/definitions.json') {
         const definitions = context.definitions ? await context.definitions() : []
-        return new Response(JSON.stringify({ definitions: describeDefinitions(definitions) }), {
-          headers: {
-            'content-type': 'application/json; charset=utf-8',
-            'cache-control': 'no-cache',
-            ...SECURITY_HEADERS,
-          },
-        })
+        return json({ definitions: describeDefinitions(definitions) })
+      }
+      // What the API serves beyond the default (the opt-in cancel routes): the UI offers
+      // only actions the host serves.
+      if (path === '/capabilities.json') {
+        return json({ cancel: context.capabilities?.cancel === true })
       }
       const prefix = `/assets/${assets.hash}/`
       const asset = path.startsWith(prefix)

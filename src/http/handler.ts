@@ -66,7 +66,11 @@ export function createHttpHandler(
         name: 'debugger',
       })
       if (!auth.ok) return auth.response
-      return debuggerHost.ui.fetch(request, { basePath: debuggerPath, definitions: uiDefinitions })
+      return debuggerHost.ui.fetch(request, {
+        basePath: debuggerPath,
+        definitions: uiDefinitions,
+        capabilities: { cancel: options.cancelRoutes === true },
+      })
     }
 
     // Under a base path everything is the API's (an unknown path is its 404); at the root only

@@ -12,6 +12,12 @@ export interface HttpOptions {
    */
   basePath?: string
   sse?: SseOptions
+  /**
+   * Serve cancellation over HTTP (docs/operating-runs.md, "Cancelling over HTTP"):
+   * `POST /runs/:id/cancel` and `POST /operations/runs/cancel`, under operations access.
+   * Default false: cancellation is an embed method, and those routes answer 503 NOT_CONFIGURED.
+   */
+  cancelRoutes?: boolean
 }
 
 /** What a debugger UI's `fetch` receives beside the request. */
@@ -19,6 +25,8 @@ export interface DebuggerContext {
   basePath: string
   /** The engine's registered definitions (a UI draws workflow graphs from them). */
   definitions?: () => Promise<readonly Definition[]>
+  /** What the API serves beyond the default: `cancel`, the opt-in cancel routes. */
+  capabilities?: { cancel: boolean }
 }
 
 export interface DebuggerHost {

@@ -52,6 +52,8 @@ export interface HandlerOptions {
   basePath?: string
   maxRequestBytes: number
   maxEventBytes: number
+  /** The opt-in cancel routes are served (`http.cancelRoutes`); off, they answer 503. */
+  cancelRoutes?: boolean
   /** Bounds of live streams (defaults in sse-limits.ts); `timers` for tests. */
   sse?: SseOptions & { timers?: SseTimers }
   /**

@@ -27,6 +27,7 @@ import type {
   ThreadState,
   TransientEvent,
 } from '../core/envelope.js'
+import type { ForkOptions, ForkResult } from '../core/fork-types.js'
 import type { Json } from '../core/json.js'
 import type { MigrateManyOptions, MigrateOptions, RunMigration } from '../core/migration-types.js'
 import type {
@@ -246,6 +247,12 @@ export interface Engine<Defs extends DefinitionList = DefinitionList> {
    * with its id, a no-op (`restored: false`) when it holds this one.
    */
   restoreRun(run: ArchivedRun): Promise<RestoredRun>
+  /**
+   * A new run whose log is `runId`'s before a cut (`atSeq`, or `atNode`: before the node's first
+   * event), recorded with a link to the source, then going on with the registered code; the
+   * source is only read (docs/operating-runs.md, "Fork").
+   */
+  fork(runId: string, options: ForkOptions): Promise<ForkResult>
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState>
   rescanTimers(): Promise<number>
   recoverDeadlines(): Promise<number>

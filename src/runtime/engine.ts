@@ -24,6 +24,7 @@ import {
   RunNotFoundError,
 } from '../core/errors.js'
 import { type RunFold, viewState } from '../core/fold/index.js'
+import type { ForkOptions, ForkResult } from '../core/fork-types.js'
 import type { MigrateOptions, RunMigration } from '../core/migration-types.js'
 import type {
   DeletedRun,
@@ -49,6 +50,7 @@ import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './
 import { flagStranded, fleetView } from './fleet-presence.js'
 import { queueInfos } from './flow-admission.js'
 import { joinedStart, type StartWaitHost, settleAfterAdmission } from './flow-start-waits.js'
+import { planFork, writeFork } from './fork-plan.js'
 import { LocalRuns } from './local-runs.js'
 import { checkMigrateOptions, migrateRunOp } from './migrate-run.js'
 import { cancelOp, retryEffectOp, signalOp, startOp } from './operations.js'
@@ -353,6 +355,21 @@ export class RuntimeEngine implements EngineRuntime {
     await controller.whenDrained().catch(() => {})
     if (restored.restored) this.runs.forget(run.runId)
     return restored
+  }
+
+  /**
+   * A new run from the events of `runId` before a cut, going on with the registered code
+   * (docs/operating-runs.md, "Fork"); the source is only read.
+   */
+  async fork(runId: string, options: ForkOptions): Promise<ForkResult> {
+    const plan = await planFork(this.ctx, runId, options)
+    const controller = this.controller(plan.runId)
+    await controller.enqueue('fork', (fold) => writeFork(this.ctx, fold, plan))
+    await controller.whenDrained().catch(() => {})
+    this.runs.forget(plan.runId)
+    const state = await this.wake(plan.runId)
+    const { forkedFrom } = plan
+    return { runId: plan.runId, threadId: state.rootThreadId, state, forkedFrom }
   }
 
   /** Runs another part deleted (a retention sweep): this process forgets what it cached. */

@@ -50,6 +50,7 @@ const USER_CALLS = [
   'retryEffect',
   'requeueEffect',
   'failEffect',
+  'fork',
   'workerCallback',
   'completeWaitUrl',
   'rescanTimers',

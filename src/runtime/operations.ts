@@ -88,7 +88,13 @@ export const startOp = {
       const mismatched: string[] = []
       if (fold.state.kind !== definition.kind) mismatched.push('kind')
       if (fold.state.definitionName !== definition.name) mismatched.push('definitionName')
-      if (fold.state.definitionVersion !== definition.version) mismatched.push('definitionVersion')
+      if (fold.state.definitionVersion !== definition.version) {
+        // A retry of the start of a run migrated since names the version it started on.
+        const [first] = await ctx.store.read(runId, { fromSeq: 1, limit: 1 })
+        const started = first?.type === RT.runStarted ? first.payload : undefined
+        if ((started as RunStartedPayload | undefined)?.definitionVersion !== definition.version)
+          mismatched.push('definitionVersion')
+      }
       if (canonicalJson(fold.startInput) !== canonicalJson(input)) mismatched.push('input')
       if (fold.startKey !== options.idempotencyKey) mismatched.push('idempotencyKey')
       if (options.threadId !== undefined && options.threadId !== fold.state.rootThreadId)

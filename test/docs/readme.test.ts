@@ -62,7 +62,13 @@ describe('README quickstart', () => {
 
   it('docs/cli.md documents every command of the CLI', () => {
     const cli = readFileSync('docs/cli.md', 'utf8')
-    const sources = ['client-commands', 'serve-command', 'actor-command', 'schedule-commands']
+    const sources = [
+      'client-commands',
+      'serve-command',
+      'actor-command',
+      'schedule-commands',
+      'operator-commands',
+    ]
     for (const file of sources) {
       const source = readFileSync(`src/cli/${file}.ts`, 'utf8')
       for (const [, name] of source.matchAll(/program\s*\.command\('([a-z-]+)'/g)) {

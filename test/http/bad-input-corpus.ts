@@ -114,7 +114,25 @@ const WRONG_SHAPES: Record<string, unknown[]> = {
     { attempt: 1, kind: 'complete', events: 'x' },
     { attempt: 1, kind: 'complete', junk: true },
   ],
+  'runs.fork': [
+    {},
+    { atSeq: 2, atNode: 'review' },
+    { atSeq: '2' },
+    { atSeq: 0 },
+    { atSeq: 1.5 },
+    { atSeq: 99_999 },
+    { atNode: '' },
+    { atNode: 7 },
+    { atNode: 'no-such-node' },
+    { atNode: 'review', runId: '' },
+    { atNode: 'review', runId: 'r1' },
+    { atNode: 'review', extra: true },
+  ],
+  'runs.cancel': [{ threadId: 5 }, { threadId: '' }, { threadId: 'ghost' }, { other: 1 }],
 }
+
+/** JSON routes that read no idempotency key (a key header is not theirs to refuse). */
+const NO_IDEMPOTENCY_KEY = new Set(['effects.callback', 'runs.fork', 'runs.cancel'])
 
 const BAD_QUERIES = [
   '-1',
@@ -190,7 +208,7 @@ export function badInputCorpus(): BadRequest[] {
         headers: JSON_CT,
       })
     }
-    if (s.route.name === 'effects.callback') continue
+    if (NO_IDEMPOTENCY_KEY.has(s.route.name)) continue
     out.push({
       name: `${s.label}: empty Idempotency-Key`,
       method: s.method,

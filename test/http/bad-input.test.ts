@@ -18,7 +18,7 @@ afterEach(async () => {
 
 /** Run r1 (workflow `release`) through createEngine's wiring and the real wake loop. */
 async function setup() {
-  const real = realEngine({ authorize: allowAll })
+  const real = realEngine({ authorize: allowAll, http: { cancelRoutes: true } })
   engines.push(real.engine)
   await real.engine.startRun({ ...START_RELEASE, runId: 'r1' })
   const dump = async () => {

@@ -7,6 +7,8 @@ const BODIES: Record<string, unknown> = {
   'runs.start': { kind: 'test', definitionName: 'echo', runId: 'new-run' },
   'runs.signal': { events: [{ type: 'ping', payload: { n: 1 } }] },
   'effects.callback': { attempt: 1, kind: 'complete', result: { ok: true } },
+  'runs.fork': { atNode: 'review' },
+  'runs.cancel': { threadId: 'no-such-thread' },
 }
 
 const PARAMS: Record<string, string> = {

@@ -10,6 +10,7 @@ import { Inspector } from './inspector.js'
 import { followEvents } from './live.js'
 import { Migrate } from './migrate.js'
 import { ActionButton, Approvals, Conversation, Effects, Evaluations, Threads } from './panels.js'
+import { CancelRun, ForkFromNode } from './run-operations.js'
 import { Timeline } from './timeline.js'
 
 /** Live events handed to the timeline at once (older ones it already has, or reads again). */
@@ -157,6 +158,9 @@ export function RunPage({ runId }) {
       <div class="actions">
         <${ActionButton} label="Wake" run=${() => api(`/runs/${enc(runId)}/wake`, { method: 'POST' })}
           onDone=${() => reload.current()} />
+        <${CancelRun} runId=${runId} status=${state.status} onDone=${() => reload.current()} />
+        <${ForkFromNode} runId=${runId}
+          nodes=${Object.keys(data.nodes.threads?.[state.rootThreadId] ?? {})} />
         <${Migrate} runId=${runId} state=${state} defs=${data.defs} onDone=${() => reload.current()} />
       </div>
       ${error && html`<p class="error" role="alert">Refresh failed: ${describe(error)}</p>`}

@@ -1,6 +1,8 @@
 import type { Route } from '../route-types.js'
+import { cancelRoutes } from './cancel.js'
 import { definitionRoutes } from './definitions.js'
 import { effectRoutes } from './effects.js'
+import { forkRoutes } from './fork.js'
 import { healthRoutes } from './health.js'
 import { operationRoutes } from './operations.js'
 import { runEventRoutes } from './run-events.js'
@@ -18,7 +20,9 @@ export const ROUTES: readonly Route[] = Object.freeze([
   ...runEventRoutes,
   ...runInspectRoutes,
   ...effectRoutes,
+  ...forkRoutes,
   ...operationRoutes,
+  ...cancelRoutes,
   ...workerRoutes,
   ...scheduleRoutes,
   ...waitUrlRoutes,

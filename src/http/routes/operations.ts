@@ -7,11 +7,14 @@ import type { Route, RouteContext } from '../route-types.js'
 import { expectObject } from '../validate.js'
 
 /**
- * `POST /operations/runs/retry|wake|migrate`: `{ filter, dryRun?, maxRuns?, batchSize? }` (and
- * `toVersion` to migrate), the engine's bulk action (docs/operating-runs.md, "Bulk actions");
- * the filter's values are checked by it.
+ * `POST /operations/runs/retry|wake|cancel|migrate`: `{ filter, dryRun?, maxRuns?, batchSize? }`
+ * (and `toVersion` to migrate), the engine's bulk action (docs/operating-runs.md, "Bulk
+ * actions"); the filter's values are checked by it.
  */
-async function bulk(ctx: RouteContext, action: 'retry' | 'wake' | 'migrate'): Promise<Response> {
+export async function bulk(
+  ctx: RouteContext,
+  action: 'retry' | 'wake' | 'cancel' | 'migrate',
+): Promise<Response> {
   const fields = ['filter', 'dryRun', 'maxRuns', 'batchSize']
   const body = expectObject(
     await ctx.body(),
@@ -35,6 +38,7 @@ async function bulk(ctx: RouteContext, action: 'retry' | 'wake' | 'migrate'): Pr
   }
   const { engine } = ctx
   const runs = filter as RunFilter
+  const many = { retry: engine.retryMany, wake: engine.wakeMany, cancel: engine.cancelMany }
   const result: BulkResult =
     action === 'migrate'
       ? await engine.migrateRuns(
@@ -44,7 +48,7 @@ async function bulk(ctx: RouteContext, action: 'retry' | 'wake' | 'migrate'): Pr
             identity: ctx.identity,
           },
         )
-      : await (action === 'retry' ? engine.retryMany : engine.wakeMany)(runs, options)
+      : await many[action](runs, options)
   return jsonResponse(result)
 }
 

@@ -15,6 +15,7 @@ import type { NodeSpec, WorkflowDefinition } from './define-workflow.js'
 import { directiveStep } from './directive-steps.js'
 import { type Directive, directiveBuilders, isDirective } from './directives.js'
 import { NodeBodyContext } from './node-context.js'
+import { workflowNodeOf } from './node-of.js'
 import { workflowMigrationDifferences } from './workflow-migration.js'
 import {
   type Ctx,
@@ -93,6 +94,7 @@ export const workflowKind = defineKind<WorkflowState, WorkflowDefinition>({
     return compensateOnFailure(def, recorded, decideNodes(def, recorded, ctx))
   },
 
+  nodeOf: workflowNodeOf,
   migrationDifferences: workflowMigrationDifferences,
 })
 

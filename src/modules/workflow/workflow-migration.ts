@@ -59,7 +59,9 @@ export function workflowMigrationDifferences(
         reason: `node ${nodeId} failed in the run, and ${to.name}@${to.version} handles its failure differently`,
       })
     }
-    if (node.fallback !== undefined && !to.nodes[node.fallback]) {
+    // A fallback that already ran is reported as a node of its own above.
+    const fallback = node.fallback
+    if (fallback !== undefined && !to.nodes[fallback] && !(fallback in state.nodes)) {
       differences.push({
         path: `nodes.${node.fallback}`,
         current: { fallbackOf: nodeId },

@@ -11,6 +11,8 @@ export interface HttpHostSetup {
   clock: Clock
   /** One schedule (`nightly`), for the schedule routes; a host without schedules ignores it. */
   schedules: ScheduleDefinition[]
+  /** The opt-in cancel routes are on, so the suite covers them (docs/operating-runs.md). */
+  http: { cancelRoutes: true }
 }
 
 const nightly = defineSchedule({
@@ -85,6 +87,7 @@ export function openHostWorld(make: MakeHttpHost, transport: Transport): HostWor
         modules: suiteModules(newControl()),
         clock,
         schedules: [nightly],
+        http: { cancelRoutes: true },
       }
       if (options.authorize) setup.authorize = options.authorize
       host = await make(setup)

@@ -72,6 +72,9 @@ const BODIES: Record<string, unknown> = {
   // A dry run: counts, writes nothing (the contract's "writes nothing" cases hold for it).
   'operations.runs.retry': { filter: { status: 'failed' }, dryRun: true },
   'operations.runs.wake': { filter: { status: 'running' }, dryRun: true },
+  'operations.runs.cancel': { filter: { status: 'running' }, dryRun: true },
+  // r1 again from its gate (node review): a new run, r1 untouched.
+  'runs.fork': { atNode: 'review', runId: 'forked' },
   // Dry runs to the version the runs are on: checked, nothing to move, nothing written.
   'operations.runs.migrate': {
     filter: { definitionName: release.name },
