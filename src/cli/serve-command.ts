@@ -13,6 +13,7 @@ import { workflow } from '../modules/workflow/index.js'
 import { consoleLogger } from '../runtime/console-logger.js'
 import { isLogLevel, type Logger } from '../runtime/logger.js'
 import { sqliteStore } from '../stores/sqlite/sqlite-store.js'
+import { addDebuggerOption, debuggerLine, debuggerOf } from './debugger-option.js'
 import { CliError, type CliIo, describeError, parseCount } from './io.js'
 
 export const DEFAULT_DB = '.skein/skein.db'
@@ -28,10 +29,11 @@ interface ServeOptions {
   token?: string
   log: string
   logFormat: string
+  debugger: string | boolean
 }
 
 export function registerServeCommand(program: Command, io: CliIo): void {
-  program
+  const serve = program
     .command('serve')
     .description('serve the HTTP API over a SQLite store, with the modules of a module file')
     .argument(
@@ -48,7 +50,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     )
     .option('--log <level>', 'debug, info, warn, error, or off', 'info')
     .option('--log-format <format>', "'pretty' or 'json' (JSON lines)", 'pretty')
-    .action(async (modulePath: string | undefined, _o: unknown, command: Command) => {
+  addDebuggerOption(serve).action(
+    async (modulePath: string | undefined, _o: unknown, command: Command) => {
       const o = command.optsWithGlobals<ServeOptions>()
       const cwd = io.cwd ?? process.cwd()
       const port = parseCount('--port', o.port)!
@@ -56,6 +59,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         throw new CliError(`--synchronous must be 'full' or 'normal', got "${o.synchronous}"`)
       }
       const logger = serveLogger(o, io)
+      const debuggerHost = debuggerOf(o.debugger)
       const modules = modulePath
         ? await loadModules(resolve(cwd, modulePath))
         : [workflow(), approval()]
@@ -76,6 +80,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         modules,
         projectors,
         ...(logger ? { logger } : {}),
+        ...(debuggerHost ? { debugger: debuggerHost } : {}),
         ...(token
           ? {
               authorize: bearerAuth({
@@ -91,7 +96,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         const server = await engine.serve({ port, hostname: o.host })
         const runs = (await engine.listRuns()).length
         io.stdout.write(
-          `skein serving ${server.url}\n  store ${db} (${runs} run(s))\n  modules ${modules.map((m) => m.namespace).join(', ')}\n${token ? '  bearer token required\n' : ''}`,
+          `skein serving ${server.url}\n${debuggerLine(server.url, debuggerHost)}  store ${db} (${runs} run(s))\n  modules ${modules.map((m) => m.namespace).join(', ')}\n${token ? '  bearer token required\n' : ''}`,
         )
         io.onListening?.({ url: server.url, db })
         await untilAborted(io.signal)
@@ -107,7 +112,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         await engine.stop({ graceMs: STOP_GRACE_MS })
         await store.close()
       }
-    })
+    },
+  )
 }
 
 /** The `--log` and `--log-format` options as a logger (none for `--log off`). */
