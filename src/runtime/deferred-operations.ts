@@ -27,7 +27,7 @@ const SETTLE_POLL_MS = 20
 
 /** What a host without a run's version uses of its engine (engine.ts). */
 export interface ForeignRuns {
-  ctx: EngineContext
+  readonly ctx: EngineContext
   controller(runId: string): UnfoldedQueue
   /** The run folded for reading (its runtime events, without its definition). */
   readFold(runId: string): Promise<RunFold>
@@ -118,21 +118,17 @@ export async function deferAction(
  * the completion is recorded for a host with the version. `completed` is false when the wait
  * is over; undefined when the run's queue failed for another reason.
  */
-export function deferWaitUrl(
-  ctx: EngineContext,
-  controllerOf: (runId: string) => UnfoldedQueue,
-  readFold: (runId: string) => Promise<RunFold>,
-): DeferWaitUrl {
+export function deferWaitUrl(host: ForeignRuns): DeferWaitUrl {
   return async (error, token, body) => {
     const missing = missingDefinition(error)
     if (missing === undefined) return undefined
     const reason = deferredReason(missing)
-    const wait = urlWaitOf(await readFold(token.runId), token)
+    const wait = urlWaitOf(await host.readFold(token.runId), token)
     if (!wait) return { completed: false, reason }
-    const value = await waitUrlValue(ctx, wait, body)
+    const value = await waitUrlValue(host.ctx, wait, body)
     const { tokenId, threadId, waitKey } = token
     const operation = { type: 'waitUrl' as const, tokenId, threadId, waitKey, value }
-    await record(ctx, controllerOf(token.runId), operation, undefined, missing)
+    await record(host.ctx, host.controller(token.runId), operation, undefined, missing)
     return { completed: true, reason }
   }
 }

@@ -45,7 +45,7 @@ import {
   scheduleStoredDeadlines,
 } from './deadline-recovery.js'
 import { missingDefinition } from './deferred-inputs.js'
-import { deferSignalOf, deferWaitUrl, type ForeignRuns, orDefer } from './deferred-operations.js'
+import { deferSignalOf, deferWaitUrl, orDefer } from './deferred-operations.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
 import { flagStranded, fleetView } from './fleet-presence.js'
 import { queueInfos } from './flow-admission.js'
@@ -68,7 +68,7 @@ import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
 import { TransientListeners } from './transient-listeners.js'
 import { checkId, checkIdempotencyKey, checkWait } from './validate.js'
-import { completeByWaitUrl } from './wait-url-complete.js'
+import { completeByWaitUrl, type InRunQueueOp } from './wait-url-complete.js'
 import type { WaitUrlOutcome, WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
 import { startClaimedOp, workerCallbackOp } from './worker-callback.js'
@@ -95,7 +95,8 @@ export class RuntimeEngine implements EngineRuntime {
     return this.runs.host
   }
 
-  private controller(runId: string): RunController {
+  /** The run's controller (also deferred-operations.ts's, for runs of versions this host lacks). */
+  controller(runId: string): RunController {
     return this.runs.controller(runId)
   }
 
@@ -231,7 +232,7 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   /** The committed fold of a run for reading (never the one a writer is working on). */
-  private async readFold(runId: string): Promise<RunFold> {
+  async readFold(runId: string): Promise<RunFold> {
     if (typeof runId !== 'string') throw new RunNotFoundError('run not found')
     const active = this.runs.active(runId)
     // Between operations the writer's fold is the committed one; during one it is half-way
@@ -288,7 +289,7 @@ export class RuntimeEngine implements EngineRuntime {
       const missing = missingDefinition(error)
       if (missing !== undefined) {
         const request = { ...options, digest: prepared.digest }
-        return deferSignalOf(this.foreign, runId, prepared.events, request, prepared.wait, missing)
+        return deferSignalOf(this, runId, prepared.events, request, prepared.wait, missing)
       }
       // Another process recorded the same key first: the store refused the append (its error
       // names no seq, unlike the fold's own check). Reloaded with that key, the same events
@@ -301,7 +302,7 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   wake(runId: string): Promise<RunState> {
-    return orDefer(this.foreign, runId, { type: 'wake' }, {}, () =>
+    return orDefer(this, runId, { type: 'wake' }, {}, () =>
       this.mutate(runId, 'wake', async (fold, controller) => {
         if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
         return (await controller.writer.pass(fold)).state
@@ -310,21 +311,11 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   cancel(runId: string, threadId?: string): Promise<RunState> {
-    return orDefer(this.foreign, runId, { type: 'cancel', threadId }, {}, () =>
+    return orDefer(this, runId, { type: 'cancel', threadId }, {}, () =>
       this.mutate(runId, 'cancel', (fold, controller) =>
         cancelOp(controller.writer, fold, threadId),
       ),
     )
-  }
-
-  /** On a host without a run's version: what deferred-operations.ts needs of the engine. */
-  private get foreign(): ForeignRuns {
-    return {
-      ctx: this.ctx,
-      controller: (runId) => this.controller(runId),
-      readFold: (runId) => this.readFold(runId),
-      getRun: (runId) => this.getRun(runId),
-    }
   }
 
   /**
@@ -379,7 +370,7 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   retryEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
-    return orDefer(this.foreign, runId, { type: 'retryEffect', effectId }, caller, () =>
+    return orDefer(this, runId, { type: 'retryEffect', effectId }, caller, () =>
       this.mutate(runId, 'retryEffect', (fold, controller) =>
         retryEffectOp(controller.writer, fold, effectId, caller),
       ),
@@ -457,14 +448,9 @@ export class RuntimeEngine implements EngineRuntime {
    * queue (wait-url-complete.ts).
    */
   completeWaitUrl(token: string, request: WaitUrlRequest): Promise<WaitUrlOutcome> {
-    return completeByWaitUrl(
-      this.ctx,
-      token,
-      request,
-      (runId, op) =>
-        this.mutate(runId, 'waitUrl', (fold, controller) => op(fold, controller.writer)),
-      deferWaitUrl(this.ctx, (id) => this.controller(id), this.readRunFold),
-    )
+    const inRunQueue = (runId: string, op: InRunQueueOp) =>
+      this.mutate(runId, 'waitUrl', (fold, controller) => op(fold, controller.writer))
+    return completeByWaitUrl(this.ctx, token, request, inRunQueue, deferWaitUrl(this))
   }
 
   /** Every flow-control key with a queued or admitted run (docs/flow-control.md). */

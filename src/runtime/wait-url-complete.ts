@@ -7,11 +7,11 @@ import type { RunWriter } from './run-writer.js'
 import { waitUrlSeed, waitUrlValue } from './wait-url-seed.js'
 import { checkWaitUrl, urlWaitOf, type WaitUrlOutcome, type WaitUrlRequest } from './wait-urls.js'
 
+/** What the completion does in the run's queue. */
+export type InRunQueueOp = (fold: RunFold | null, writer: RunWriter) => Promise<void>
+
 /** Runs `op` in the run's queue (the engine's mutation of the run). */
-type InRunQueue = (
-  runId: string,
-  op: (fold: RunFold | null, writer: RunWriter) => Promise<void>,
-) => Promise<unknown>
+type InRunQueue = (runId: string, op: InRunQueueOp) => Promise<unknown>
 
 /**
  * When the run's queue failed with `error`: on a host without the run's definition version,
