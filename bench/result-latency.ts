@@ -64,7 +64,12 @@ async function waiter(target: Target): Promise<void> {
 function lines(proc: ChildProcess) {
   let buffer = ''
   const queued: string[] = []
-  const waiting: Array<(line: string) => void> = []
+  const waiting: Array<{ resolve: (line: string) => void; reject: (error: Error) => void }> = []
+  let exited: Error | undefined
+  proc.once('exit', (code) => {
+    exited = new Error(`waiter exited ${code}`)
+    for (const w of waiting.splice(0)) w.reject(exited)
+  })
   proc.stdout?.on('data', (chunk) => {
     buffer += chunk
     let cut = buffer.indexOf('\n')
@@ -73,7 +78,7 @@ function lines(proc: ChildProcess) {
       buffer = buffer.slice(cut + 1)
       cut = buffer.indexOf('\n')
       const w = waiting.shift()
-      if (w) w(line)
+      if (w) w.resolve(line)
       else queued.push(line)
     }
   })
@@ -81,8 +86,8 @@ function lines(proc: ChildProcess) {
     new Promise((resolve, reject) => {
       const line = queued.shift()
       if (line !== undefined) return resolve(line)
-      waiting.push(resolve)
-      proc.once('exit', (code) => reject(new Error(`waiter exited ${code}`)))
+      if (exited) return reject(exited)
+      waiting.push({ resolve, reject })
     })
 }
 
