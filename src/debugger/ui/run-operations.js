@@ -81,3 +81,20 @@ export function ForkFromNode({ runId, nodes }) {
     ${state.error && html`<span class="error" role="alert">Re-run refused: ${describe(state.error)}</span>`}
   </span>`
 }
+
+/** "Forked from <run> at seq n": a fork's start records its source (docs/operating-runs.md). */
+export function ForkedFrom({ runId }) {
+  const [from, setFrom] = useState(null)
+  useEffect(() => {
+    let active = true
+    api(`/runs/${enc(runId)}/events?fromSeq=1&limit=1`)
+      .then((r) => active && setFrom(r.events[0]?.payload?.forkedFrom ?? null))
+      .catch(() => {})
+    return () => {
+      active = false
+    }
+  }, [runId])
+  if (!from) return null
+  const source = html`<a href=${`#/runs/${enc(from.runId)}`}><code>${from.runId}</code></a>`
+  return html`<p class="forked-from" data-testid="forked-from">Forked from ${source} at seq ${from.atSeq}</p>`
+}
