@@ -63,7 +63,7 @@ describe.skipIf(!hasChromium)('the run page operations', () => {
 
     const asked = page.waitForResponse((r) => r.url().endsWith('/capabilities.json'), WAIT)
     await page.goto(`${urls.off}#/runs/w-off`)
-    expect(await (await asked).json()).toEqual({ cancel: false })
+    expect(await (await asked).json()).toEqual({ cancel: false, operations: true })
     await page.getByRole('button', { name: 'Re-run from here' }).waitFor(WAIT)
     await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)))
     expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0)

@@ -2,19 +2,10 @@
 // opt-in cancel route, and "Re-run from here", a fork of the run at one of its workflow nodes
 // (docs/operating-runs.md, "Fork"). Both need operations access; a refusal is shown as is.
 import { useEffect, useState } from 'preact/hooks'
-import { api, config, describe, enc } from './api.js'
+import { api, capabilities, describe, enc } from './api.js'
 import { html } from './html.js'
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled'])
-
-let capabilitiesOnce
-/** What the host serves beyond the default API (`{ cancel }`), read once per page. */
-const capabilities = () =>
-  (capabilitiesOnce ??= fetch(`${config.basePath}/capabilities.json`, {
-    credentials: 'same-origin',
-  })
-    .then((r) => (r.ok ? r.json() : {}))
-    .catch(() => ({})))
 
 /** Cancel in two steps: the first asks to confirm. Hidden where the host serves no cancel route. */
 export function CancelRun({ runId, status, onDone }) {
