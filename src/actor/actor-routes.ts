@@ -4,16 +4,12 @@ import { notSupported } from './host-engine.js'
 
 /**
  * The routes an actor host answers 501 NOT_SUPPORTED (docs/http.md, "Actor host"): the queues,
- * the drift report, restore, fork, cancel and migrate by filter, and schedules (each run is its
- * own cell: schedules live on an engine over a shared store). Its run listings walk the run
- * registry instead.
+ * the drift report, restore, fork, and schedules (each run is its own cell: schedules live on
+ * an engine over a shared store). Its run listings walk the run registry instead, and the bulk
+ * actions start from them.
  */
 export const NOT_SUPPORTED_ROUTES: readonly string[] = [
   'queues.list',
-  // Bulk actions start from the listing: retry and wake do, as on the embed host; cancel and
-  // migrate by filter are not yet proven on an actor host.
-  'operations.runs.cancel',
-  'operations.runs.migrate',
   // The drift report counts runs across the store; an actor host keeps no such count.
   'definitions.versions',
   // A cell is created by a start; a restored run has none (docs/data-lifecycle.md, "Restoring").
