@@ -28,6 +28,7 @@ interface ServeOptions {
   token?: string
   log: string
   logFormat: string
+  cancelRoutes?: boolean
 }
 
 export function registerServeCommand(program: Command, io: CliIo): void {
@@ -48,12 +49,22 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     )
     .option('--log <level>', 'debug, info, warn, error, or off', 'info')
     .option('--log-format <format>', "'pretty' or 'json' (JSON lines)", 'pretty')
+    .option(
+      '--cancel-routes',
+      'serve the cancel routes (`skein cancel`; operations access, so it needs --token)',
+    )
     .action(async (modulePath: string | undefined, _o: unknown, command: Command) => {
       const o = command.optsWithGlobals<ServeOptions>()
       const cwd = io.cwd ?? process.cwd()
       const port = parseCount('--port', o.port)!
       if (o.synchronous !== 'full' && o.synchronous !== 'normal') {
         throw new CliError(`--synchronous must be 'full' or 'normal', got "${o.synchronous}"`)
+      }
+      const token = o.token ?? io.env?.SKEIN_TOKEN
+      if (o.cancelRoutes && !token) {
+        throw new CliError(
+          '--cancel-routes needs --token (or SKEIN_TOKEN): cancelling is an operations route, off without a token',
+        )
       }
       const logger = serveLogger(o, io)
       const modules = modulePath
@@ -70,12 +81,12 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       } catch (error) {
         throw new CliError(`cannot open ${db}: ${describeError(error)}`)
       }
-      const token = o.token ?? io.env?.SKEIN_TOKEN
       const engine = createEngine({
         store,
         modules,
         projectors,
         ...(logger ? { logger } : {}),
+        ...(o.cancelRoutes ? { http: { cancelRoutes: true } } : {}),
         ...(token
           ? {
               authorize: bearerAuth({
