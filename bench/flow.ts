@@ -30,6 +30,8 @@ const BACKLOG_LIMIT = 2
 /** DBOS's queue polls (1 s by default): fewer runs keep its round within a minute. */
 const DBOS_RUNS = 160
 const SCHEMA = 'bench_flow'
+/** SKEIN_FLOW_PARTS=limit,backlog,dbos picks parts (default: all). */
+const PARTS = (process.env.SKEIN_FLOW_PARTS ?? 'limit,backlog,dbos').split(',')
 
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
 
@@ -210,7 +212,7 @@ export async function benchFlow(): Promise<Row[]> {
   const kinds: StoreKind[] = ['sqlite']
   if (await postgresReachable()) kinds.push('postgres')
   else console.log(`postgres: skipped: no Postgres reachable at ${PG_URL} (set SKEIN_PG_URL)`)
-  const peer = kinds.includes('postgres') && dbosInstalled()
+  const peer = PARTS.includes('dbos') && kinds.includes('postgres') && dbosInstalled()
   if (!peer) console.log('DBOS queue: skipped (bash bench/peers/install.sh, and Postgres)')
   const dir = mkdtempSync(join(tmpdir(), 'skein-bench-flow-'))
   const f: Figures = new Map()
@@ -218,14 +220,22 @@ export async function benchFlow(): Promise<Row[]> {
   try {
     for (let round = 0; round < ROUNDS; round++) {
       for (const kind of kinds) {
-        const sides = round % 2 ? [limited, plain] : [plain, limited]
+        const sides = !PARTS.includes('limit')
+          ? []
+          : round % 2
+            ? [limited, plain]
+            : [plain, limited]
         for (const def of sides) {
           const side = def === plain ? 'plain' : 'limited'
           const r = await threeSteps(kind, dir, def)
           add(f, `${kind} ${side} par`, r.rate)
+          console.log(
+            `round ${round + 1} ${kind} ${side}: ${r.rate.toFixed(0)} runs/s (load ${loadavg()})`,
+          )
           add(f, `${kind} ${side} seq p50`, median(r.seq))
           add(f, `${kind} ${side} seq p99`, percentile(r.seq, 99))
         }
+        if (!PARTS.includes('backlog')) continue
         const b = await drainBacklog(kind, dir)
         add(f, `${kind} backlog admitted`, b.admitted)
         add(f, `${kind} backlog queued`, b.queuedPerSecond)
@@ -249,10 +259,11 @@ export async function benchFlow(): Promise<Row[]> {
 }
 
 function rowsOf(f: Figures, kinds: StoreKind[], peer: boolean): Row[] {
-  const m = (key: string) => median(f.get(key)!)
+  const m = (key: string) => median(f.get(key) ?? [Number.NaN])
   const rows: Row[] = []
   for (const kind of kinds) {
     const store = kind === 'sqlite' ? 'SQLite' : 'Postgres'
+    if (!f.has(`${kind} limited par`)) continue
     rows.push({
       name: `${store}: 3-step workflow, concurrency limit 16, 16 concurrent, vs no flow control`,
       value: m(`${kind} limited par`),

@@ -28,6 +28,11 @@ export interface SoakStorage {
   label: string
   open(): EventStore
   sizes(): Promise<StoreSizes>
+  /**
+   * What the database's own upkeep would do, run every `everyMs` during the soak (Postgres:
+   * a `VACUUM` of the store's tables when the server's autovacuum is off); `label` says so.
+   */
+  maintenance?(): Promise<{ everyMs: number; run(): Promise<void>; label: string } | undefined>
   drop(): Promise<void>
 }
 
@@ -61,6 +66,8 @@ export interface SoakResult {
   /** Live runs that completed when signalled at the end. */
   liveCompleted: number
   deletedTotal: number
+  /** The upkeep run beside the soak (`none`, or what `SoakStorage.maintenance` said). */
+  maintenance: string
 }
 
 const fx = defineModule({
@@ -100,6 +107,13 @@ export async function soakRetention(
   const sample = async (phase: SoakSample['phase'], runsDone: number) => {
     samples.push({ phase, runsDone, ...(await storage.sizes()) })
   }
+  const upkeep = await storage.maintenance?.()
+  let upkeepRunning: Promise<void> = Promise.resolve()
+  const upkeepTimer =
+    upkeep &&
+    setInterval(() => {
+      upkeepRunning = upkeepRunning.then(() => upkeep.run())
+    }, upkeep.everyMs)
   try {
     await engine.ready()
     const liveIds = Array.from({ length: options.live }, (_, i) => `live-${i}`)
@@ -165,8 +179,11 @@ export async function soakRetention(
       liveUntouched,
       liveCompleted,
       deletedTotal,
+      maintenance: upkeep?.label ?? 'none',
     }
   } finally {
+    if (upkeepTimer) clearInterval(upkeepTimer)
+    await upkeepRunning
     await engine.stop()
     await store.close?.()
   }
@@ -211,10 +228,26 @@ export function sqliteSoakStorage(path: string): SoakStorage {
 
 /** A Postgres schema; bytes per table from `pg_total_relation_size` (with indexes and TOAST). */
 export function postgresSoakStorage(url: string, schema: string): SoakStorage {
-  const admin = new pg.Pool({ connectionString: url, max: 1 })
+  const admin = new pg.Pool({ connectionString: url, max: 2 })
   return {
     label: 'postgres',
     open: () => postgresStore({ connectionString: url }, { schema, maxConnections: 4 }),
+    async maintenance() {
+      const { rows } = await admin.query<{ autovacuum: string }>('SHOW autovacuum')
+      if (rows[0].autovacuum === 'on') return undefined
+      const everyMs = 5000
+      return {
+        everyMs,
+        label: `vacuum_every_ms=${everyMs} (server autovacuum off)`,
+        async run() {
+          const tables = await admin.query<{ name: string }>(
+            `SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND tablename LIKE 'skein%'`,
+            [schema],
+          )
+          for (const { name } of tables.rows) await admin.query(`VACUUM "${schema}"."${name}"`)
+        },
+      }
+    },
     async sizes() {
       const { rows } = await admin.query<{ name: string; bytes: string }>(
         `SELECT c.relname AS name, pg_total_relation_size(c.oid) AS bytes FROM pg_class c
@@ -271,7 +304,7 @@ export function printSoak(result: SoakResult): void {
   const rowsOf = (s: SoakSample | undefined) =>
     Object.values(s?.tables ?? {}).reduce((sum, t) => sum + t.rows, 0)
   console.log(
-    `SCORE retention-soak store=${result.label} runs=${result.runs} runs_per_s=${Math.round(result.runs / result.seconds)} failures=${result.failures} live_untouched=${result.liveUntouched}/${result.live} live_completed=${result.liveCompleted}/${result.live} deleted=${result.deletedTotal} rows_end_vs_middle=${(rowsOf(end) / rowsOf(middle)).toFixed(2)} bytes_end_vs_middle=${((end?.totalBytes ?? 0) / (middle?.totalBytes ?? 1)).toFixed(2)} runs_rows_drained=${at('drained')?.tables.skein_runs?.rows}`,
+    `SCORE retention-soak store=${result.label} runs=${result.runs} runs_per_s=${Math.round(result.runs / result.seconds)} failures=${result.failures} live_untouched=${result.liveUntouched}/${result.live} live_completed=${result.liveCompleted}/${result.live} deleted=${result.deletedTotal} rows_end_vs_middle=${(rowsOf(end) / rowsOf(middle)).toFixed(2)} bytes_end_vs_middle=${((end?.totalBytes ?? 0) / (middle?.totalBytes ?? 1)).toFixed(2)} runs_rows_drained=${at('drained')?.tables.skein_runs?.rows} upkeep=${result.maintenance}`,
   )
 }
 

@@ -27,6 +27,8 @@ const suites: Array<[title: string, file: string, fn: string]> = [
   ['retention', './retention.ts', 'benchRetention'],
   ['retention soak', './retention-soak.ts', 'benchRetentionSoak'],
   ['attribute-search', './attribute-search.ts', 'benchAttributeSearch'],
+  ['result across processes', './result-latency.ts', 'benchResultLatency'],
+  ['bulk retry', './bulk-retry.ts', 'benchBulkRetry'],
   ['payload codec', './codec.ts', 'benchCodec'],
   ['skein vs peers (DBOS, Restate)', './peers.ts', 'benchPeers'],
 ]

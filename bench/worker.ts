@@ -1,8 +1,11 @@
 // Worker protocol figures: a round trip through a worker in another process over loopback HTTP
-// (dispatch → claim → HTTP callback → next node), and effects/s through 4 worker processes.
-// Baselines are the same workflows with an in-process effect, measured in the same run.
+// (dispatch → claim → HTTP callback → next node), and effects/s through 4 worker processes, in
+// memory and on a SQLite file. Baselines are the same workflows with an in-process effect,
+// measured in alternating rounds of the same run; each figure is a median of those rounds.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { loadavg } from 'node:os'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import {
   bearerAuth,
@@ -11,14 +14,18 @@ import {
   defineModule,
   type Engine,
   type EventEnvelope,
+  type EventStore,
   httpWorkerQueue,
 } from 'skein'
+import { sqliteStore } from 'skein/sqlite'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { median, percentile, printRows, type Row } from './table.js'
 
 const TOKEN = 'bench-worker-token-0123456789'
 const ROUND_TRIPS = 300
 const THROUGHPUT_RUNS = 4_000
+const SQLITE_RUNS = 1_000
+const ROUNDS = 3
 const PROCESSES = 4
 const CONCURRENCY = 16
 
@@ -86,8 +93,12 @@ async function finished(engine: Engine, runId: string): Promise<void> {
   })
 }
 
-async function withEngine<T>(fn: (engine: Engine, url: string) => Promise<T>): Promise<T> {
+async function withEngine<T>(
+  fn: (engine: Engine, url: string) => Promise<T>,
+  store?: EventStore,
+): Promise<T> {
   const engine = createEngine({
+    ...(store ? { store } : {}),
     modules: [workflow({ definitions: [remote, local] }), fx],
     worker: httpWorkerQueue(),
     authorize: bearerAuth({ worker: TOKEN }),
@@ -112,13 +123,37 @@ async function roundTrips(engine: Engine, flow: typeof remote, n: number): Promi
   return times
 }
 
+/** CPU time (ms) the processes used so far (Linux `/proc`; 0 elsewhere). */
+function processesCpuMs(procs: ChildProcess[]): number {
+  let ticks = 0
+  for (const proc of procs) {
+    try {
+      const fields = readFileSync(`/proc/${proc.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      return 0
+    }
+  }
+  return ticks * 10
+}
+
+interface Throughput {
+  rate: number
+  runIds: string[]
+  /** CPU per run of the engine process, and of the worker processes together (ms). */
+  cpuMs: number
+  workersCpuMs: number
+}
+
 async function throughput(
   engine: Engine,
   flow: typeof remote,
   n: number,
-): Promise<{ rate: number; runIds: string[]; cpuMs: number }> {
+  procs: ChildProcess[] = [],
+): Promise<Throughput> {
   const t0 = performance.now()
   const cpu0 = process.cpuUsage()
+  const workers0 = processesCpuMs(procs)
   const runs = await Promise.all(Array.from({ length: n }, () => engine.start(flow)))
   await Promise.all(runs.map((r) => finished(engine, r.runId)))
   const cpu = process.cpuUsage(cpu0)
@@ -126,7 +161,73 @@ async function throughput(
     rate: n / ((performance.now() - t0) / 1000),
     runIds: runs.map((r) => r.runId),
     cpuMs: (cpu.user + cpu.system) / 1000 / n,
+    workersCpuMs: (processesCpuMs(procs) - workers0) / n,
   }
+}
+
+/**
+ * Rounds alternating the worker effect and the in-process one (which goes first alternates
+ * too), after a warm-up round of each: medians of effects/s, CPU and claim → complete.
+ */
+async function rounds(engine: Engine, procs: ChildProcess[], runs: number) {
+  await throughput(engine, remote, Math.min(runs, 1_000), procs)
+  await throughput(engine, local, Math.min(runs, 1_000))
+  const worker: Throughput[] = []
+  const inProcess: Throughput[] = []
+  const held: number[] = []
+  const loads: number[] = []
+  for (let round = 0; round < ROUNDS; round++) {
+    if (round % 2 === 1) inProcess.push(await throughput(engine, local, runs))
+    worker.push(await throughput(engine, remote, runs, procs))
+    if (round % 2 === 0) inProcess.push(await throughput(engine, local, runs))
+    held.push(median(await claimToComplete(engine, worker[round].runIds.slice(0, 300))))
+    loads.push(loadavg()[0])
+  }
+  const of = (list: Throughput[], key: 'rate' | 'cpuMs' | 'workersCpuMs') =>
+    median(list.map((t) => t[key]))
+  return {
+    rate: of(worker, 'rate'),
+    baseRate: of(inProcess, 'rate'),
+    cpuMs: of(worker, 'cpuMs'),
+    baseCpuMs: of(inProcess, 'cpuMs'),
+    workersCpuMs: of(worker, 'workersCpuMs'),
+    held: median(held),
+    load: `load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
+  }
+}
+
+function throughputRows(where: string, runs: number, r: Awaited<ReturnType<typeof rounds>>): Row[] {
+  const note = `${where}, medians of ${ROUNDS} rounds of ${runs.toLocaleString('en')} runs, ${r.load}`
+  return [
+    {
+      name: `effects/s through ${PROCESSES} worker processes (${CONCURRENCY} loops each, one run per effect)`,
+      value: r.rate,
+      unit: 'effects/s',
+      baseline: r.baseRate,
+      ratio: r.rate / r.baseRate,
+      note,
+    },
+    {
+      name: 'claim → complete p50 under that load (attempt started → completed, from the log)',
+      value: r.held,
+      unit: 'ms',
+      note: where,
+    },
+    {
+      name: 'engine process CPU per run, worker effect (baseline: in-process effect)',
+      value: r.cpuMs,
+      unit: 'ms',
+      baseline: r.baseCpuMs,
+      ratio: r.cpuMs / r.baseCpuMs,
+      note: where,
+    },
+    {
+      name: `the ${PROCESSES} worker processes' CPU per effect, together`,
+      value: r.workersCpuMs,
+      unit: 'ms',
+      note: where,
+    },
+  ]
 }
 
 /** Claim (the attempt recorded started) to completion recorded, from the runs' logs (ms). */
@@ -164,39 +265,27 @@ export async function benchWorker(): Promise<Row[]> {
       one.kill('SIGTERM')
     }
   })
-  await withEngine(async (engine, url) => {
+  const measure = async (engine: Engine, url: string, runs: number) => {
     const procs = await Promise.all(
       Array.from({ length: PROCESSES }, () => spawnWorker(url, CONCURRENCY)),
     )
     try {
-      await throughput(engine, remote, 200)
-      const { rate, runIds, cpuMs } = await throughput(engine, remote, THROUGHPUT_RUNS)
-      const { rate: base, cpuMs: baseCpuMs } = await throughput(engine, local, THROUGHPUT_RUNS)
-      const held = await claimToComplete(engine, runIds.slice(0, 500))
-      rows.push({
-        name: 'claim → complete p50 under that load (attempt started → completed, from the log)',
-        value: median(held),
-        unit: 'ms',
-      })
-      rows.push({ name: 'load average (1 min) after the round', value: loadavg()[0], unit: '' })
-      rows.push({
-        name: `effects/s through ${PROCESSES} worker processes (${CONCURRENCY} loops each, one run per effect)`,
-        value: rate,
-        unit: 'effects/s',
-        baseline: base,
-        ratio: rate / base,
-      })
-      rows.push({
-        name: 'engine process CPU per run, worker effect (baseline: in-process effect)',
-        value: cpuMs,
-        unit: 'ms',
-        baseline: baseCpuMs,
-        ratio: cpuMs / baseCpuMs,
-      })
+      return await rounds(engine, procs, runs)
     } finally {
       for (const p of procs) p.kill('SIGTERM')
     }
-  })
+  }
+  const inMemory = await withEngine((engine, url) => measure(engine, url, THROUGHPUT_RUNS))
+  rows.push(...throughputRows('memory store', THROUGHPUT_RUNS, inMemory))
+  const dir = mkdtempSync(join(tmpdir(), 'skein-bench-worker-'))
+  try {
+    const store = sqliteStore({ path: join(dir, 'worker.db') })
+    const onSqlite = await withEngine((engine, url) => measure(engine, url, SQLITE_RUNS), store)
+    await store.close()
+    rows.push(...throughputRows('SQLite file, synchronous FULL', SQLITE_RUNS, onSqlite))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
   return rows
 }
 

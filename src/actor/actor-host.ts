@@ -58,7 +58,7 @@ export interface ActorHostOptions {
 }
 
 export interface ActorHost {
-  /** The Web handler: the embed HTTP contract, with `GET /runs` and `/runs/summaries` 501. */
+  /** The Web handler: the embed HTTP contract (`GET /runs` and `/runs/summaries` list the registry). */
   fetch(request: Request): Promise<Response | null>
   serve(options?: ServeOptions): Promise<ServerHandle>
   /** Closes every cell (its next deadline goes to the registry) and the servers. */

@@ -3,17 +3,15 @@ import { ROUTES } from '../http/routes/index.js'
 import { notSupported } from './host-engine.js'
 
 /**
- * The routes an actor host answers 501 NOT_SUPPORTED (docs/http.md, "Actor host"): the listings
- * and the bulk actions that start from them, and
- * schedules (each run is its own cell: schedules live on an engine over a shared store).
+ * The routes an actor host answers 501 NOT_SUPPORTED (docs/http.md, "Actor host"): the queues,
+ * the drift report, restore, fork, cancel and migrate by filter, and schedules (each run is its
+ * own cell: schedules live on an engine over a shared store). Its run listings walk the run
+ * registry instead.
  */
 export const NOT_SUPPORTED_ROUTES: readonly string[] = [
-  'runs.list',
-  'runs.summaries',
   'queues.list',
-  // Bulk actions start from the listing.
-  'operations.runs.retry',
-  'operations.runs.wake',
+  // Bulk actions start from the listing: retry and wake do, as on the embed host; cancel and
+  // migrate by filter are not yet proven on an actor host.
   'operations.runs.cancel',
   'operations.runs.migrate',
   // The drift report counts runs across the store; an actor host keeps no such count.
@@ -27,8 +25,8 @@ export const NOT_SUPPORTED_ROUTES: readonly string[] = [
 
 /**
  * The embed route table with the one difference of an actor host: the schedule routes answer 501
- * at once; the listing routes keep their handlers, which check the query's names and values as
- * on the embed host, then get 501 from the host engine saying what to use instead.
+ * at once; the other unsupported routes keep their handlers, which check the query's names and
+ * values as on the embed host, then get 501 from the host engine saying what to use instead.
  */
 export const ACTOR_ROUTES: readonly Route[] = Object.freeze(
   ROUTES.map(

@@ -1,20 +1,21 @@
 import type { ResultOptions, StartOptions, StartRunArgs } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from '../core/envelope.js'
-import { SkeinError } from '../core/errors.js'
+import { RunNotFoundError, SkeinError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { MigrateOptions } from '../core/migration-types.js'
-import type { Clock, EventStore, Ids } from '../core/ports.js'
+import type { Clock, EventStore, Ids, RunSummary } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
+import { normalizeSummaryQuery } from '../core/summaries.js'
 import { startKeyRunId } from '../core/uuid.js'
 import { bulkAction } from '../runtime/bulk.js'
 import { migrateMany } from '../runtime/bulk-migrate.js'
 import { describeDefinitions } from '../runtime/definitions.js'
 import type { Engine, EngineRuntime, SignalOptions, StartHooks } from '../runtime/engine-types.js'
 import type { Cell, CellTable } from './cell-table.js'
+import { registrySummaryPage } from './registry-summaries.js'
 import type { RunRegistry } from './run-registry.js'
 
-/** The 501 of the routes an actor host does not have, saying what to use instead. */
 /** An actor host's cells are separate engines: schedules live on an embed engine's store. */
 const noSchedule = async (): Promise<never> => {
   throw new SkeinError(
@@ -34,11 +35,12 @@ const noSchedules: Engine['schedules'] = {
   backfill: noSchedule,
 }
 
+/** The 501 of the routes an actor host does not have, saying what to use instead. */
 export function notSupported(what: string): SkeinError {
   return new SkeinError(
     'NOT_SUPPORTED',
-    `an actor host has no global run listing (${what}): list runs from the run registry (the host's registry.list(), or your own) or from a projector-written index`,
-    { instead: 'run registry' },
+    `an actor host keeps no store-wide view (${what}): each run is its own cell; serve this from an engine over a shared store (createEngine with sqliteStore or postgresStore)`,
+    { instead: 'an engine over a shared store' },
   )
 }
 
@@ -60,7 +62,7 @@ export interface HostEngineParts {
 /**
  * The engine the HTTP layer serves for an actor host: every call for a run goes to that run's
  * cell (opened if needed, held for the call), a start creates the cell and records the run in
- * the registry first, and the listings are NOT_SUPPORTED. So the embed route table serves the
+ * the registry first, and the listings walk the registry. So the embed route table serves the
  * actor host unchanged, route for route.
  */
 export function hostEngine(p: HostEngineParts): Engine {
@@ -110,6 +112,20 @@ export function hostEngine(p: HostEngineParts): Engine {
     }
   }
 
+  /** A run's summary as its own cell's store has it (the cell opens for it). */
+  const summaryOfCell = async (runId: string): Promise<RunSummary | undefined> => {
+    try {
+      return await table.use(runId, false, async (cell) => {
+        const page = await cell.engine.listRunSummaries({ runIdPrefix: runId, limit: 10 })
+        return page.runs.find((run) => run.runId === runId)
+      })
+    } catch (error) {
+      // Registered, but its start wrote nothing (or it was deleted meanwhile): not a run.
+      if (RunNotFoundError.is(error)) return undefined
+      throw error
+    }
+  }
+
   const runtime: EngineRuntime = {
     registry: p.modules,
     idle: async () => {},
@@ -148,8 +164,16 @@ export function hostEngine(p: HostEngineParts): Engine {
     ),
     wake: on((e, runId) => e.wake(runId)),
     cancel: on((e, runId, threadId?: string) => e.cancel(runId, threadId)),
+    // The registry is the list (docs/operating-runs.md, "Finding runs").
     listRuns: async () => {
-      throw notSupported('GET /runs')
+      const runIds: string[] = []
+      let cursor: string | undefined
+      do {
+        const page = await p.registry.list({ cursor, limit: 1000 })
+        for (const run of page.runs) runIds.push(run.runId)
+        cursor = page.nextCursor
+      } while (cursor !== undefined)
+      return runIds
     },
     queues: async () => {
       throw notSupported('GET /queues')
@@ -162,9 +186,12 @@ export function hostEngine(p: HostEngineParts): Engine {
     migrateRun: on((e, runId, options: MigrateOptions, caller) =>
       e.migrateRun(runId, options, caller),
     ),
-    listRunSummaries: async () => {
-      throw notSupported('GET /runs/summaries')
-    },
+    listRunSummaries: (query) =>
+      registrySummaryPage(
+        p.registry,
+        normalizeSummaryQuery(query, p.modules.attributeTypes),
+        summaryOfCell,
+      ),
     listDefinitions: async () => describeDefinitions(p.modules),
     versions: async () => {
       throw notSupported('GET /definitions/versions')

@@ -2,7 +2,13 @@ import { InvalidRequestError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { EventStore } from '../core/ports.js'
 import type { PostgresStore } from '../stores/postgres/postgres-store.js'
-import { type RegisteredRun, type RunRegistry, registryValues } from './run-registry.js'
+import {
+  positionAfter,
+  positionBefore,
+  type RegisteredRun,
+  type RunRegistry,
+  registryValues,
+} from './run-registry.js'
 
 /**
  * The run registry as a table in a Postgres store's schema (`skein_actor_runs`), shared by every
@@ -31,13 +37,14 @@ export function postgresRegistry(options: { store: EventStore }): RunRegistry {
     async forget(runId) {
       await query('forget a run', `DELETE FROM ${s}.skein_actor_runs WHERE run_id = $1`, [runId])
     },
-    async list({ cursor, limit = 100 } = {}) {
-      const after = cursor === undefined ? 0 : Number(cursor)
+    async list({ cursor, limit = 100, order = 'oldest' } = {}) {
       const size = Math.max(1, Math.min(limit, 1000))
       const rows = await query(
         'list runs',
-        `SELECT * FROM ${s}.skein_actor_runs WHERE run_no > $1 ORDER BY run_no LIMIT $2`,
-        [Number.isFinite(after) ? after : 0, size],
+        order === 'newest'
+          ? `SELECT * FROM ${s}.skein_actor_runs WHERE run_no < $1 ORDER BY run_no DESC LIMIT $2`
+          : `SELECT * FROM ${s}.skein_actor_runs WHERE run_no > $1 ORDER BY run_no LIMIT $2`,
+        [order === 'newest' ? positionBefore(cursor) : positionAfter(cursor), size],
       )
       const runs = rows.map(
         (r: any): RegisteredRun => ({

@@ -12,6 +12,13 @@ export interface RegisteredRun {
   createdAt: number
 }
 
+export interface RegistryListOptions {
+  cursor?: string
+  limit?: number
+  /** 'oldest' (default) or 'newest' first. */
+  order?: 'oldest' | 'newest'
+}
+
 /** A page of `list`: pass `nextCursor` back as `cursor`; absent on the last page. */
 export interface RegistryPage {
   runs: RegisteredRun[]
@@ -35,8 +42,13 @@ export interface RunRegistry {
   record(run: RegisteredRun): Promise<void>
   /** Forgets a run whose start was refused before anything was written. */
   forget(runId: string): Promise<void>
-  /** Known runs, oldest first, page by page (at most `limit`, default 100). */
-  list(options?: { cursor?: string; limit?: number }): Promise<RegistryPage>
+  /**
+   * Known runs in the order they were recorded, oldest first (or newest first with `order:
+   * 'newest'`), page by page (at most `limit`, default 100). Run summaries on an actor host
+   * page through it and need the cursor to be the position of the page's last run (a positive
+   * integer, as the shipped registries' are).
+   */
+  list(options?: RegistryListOptions): Promise<RegistryPage>
   /** Sets when the host must next open the run's cell (null: never by itself). */
   setWake(runId: string, at: number | null): Promise<void>
   /** Runs whose wake time is at or before `at`, earliest first, at most `limit`. */
@@ -51,24 +63,34 @@ export interface RunRegistry {
  * const host = createActorHost({ modules, registry: memoryRegistry() })
  */
 export function memoryRegistry(): RunRegistry {
-  const runs = new Map<string, RegisteredRun>()
+  // Each run with its position (1, 2, …): the cursor of a page is its last run's position.
+  const runs = new Map<string, { no: number; run: RegisteredRun }>()
   const wakes = new Map<string, number>()
+  let recorded = 0
   return {
     async record(run) {
       if (runs.has(run.runId)) return
-      runs.set(run.runId, { ...run })
+      runs.set(run.runId, { no: ++recorded, run: { ...run } })
       wakes.set(run.runId, run.createdAt)
     },
     async forget(runId) {
       runs.delete(runId)
       wakes.delete(runId)
     },
-    async list({ cursor, limit = 100 } = {}) {
+    async list({ cursor, limit = 100, order = 'oldest' } = {}) {
+      const after = cursor === undefined ? undefined : Number(cursor)
       const all = [...runs.values()]
-      const start = cursor === undefined ? 0 : Number(cursor)
-      const page = all.slice(start, start + limit)
-      const next = start + page.length
-      return next < all.length ? { runs: page, nextCursor: String(next) } : { runs: page }
+      if (order === 'newest') all.reverse()
+      const rest =
+        after === undefined
+          ? all
+          : all.filter(({ no }) => (order === 'newest' ? no < after : no > after))
+      const page = rest.slice(0, Math.max(1, limit))
+      const list = page.map(({ run }) => run)
+      const last = page.at(-1)
+      return rest.length > page.length && last
+        ? { runs: list, nextCursor: String(last.no) }
+        : { runs: list }
     },
     async setWake(runId, at) {
       if (!runs.has(runId)) return
@@ -98,4 +120,14 @@ export function registryValues(
     run.definitionVersion,
     run.createdAt,
   ]
+}
+
+/** A cursor as the position to page after (oldest first) or before (newest first). */
+export const positionAfter = (cursor: string | undefined): number => {
+  const at = cursor === undefined ? 0 : Number(cursor)
+  return Number.isFinite(at) ? at : 0
+}
+export const positionBefore = (cursor: string | undefined): number => {
+  const at = cursor === undefined ? Number.MAX_SAFE_INTEGER : Number(cursor)
+  return Number.isFinite(at) ? at : Number.MAX_SAFE_INTEGER
 }

@@ -6,7 +6,13 @@ import {
   type SqliteDatabase,
 } from '../stores/sqlite/driver.js'
 import { applyMigrations } from '../stores/sqlite/schema.js'
-import { type RegisteredRun, type RunRegistry, registryValues } from './run-registry.js'
+import {
+  positionAfter,
+  positionBefore,
+  type RegisteredRun,
+  type RunRegistry,
+  registryValues,
+} from './run-registry.js'
 
 /**
  * The registry file's own numbered migrations (`PRAGMA user_version`), applied like the
@@ -61,6 +67,9 @@ export function sqliteRegistry(options: { path: string }): RunRegistry {
   const page = db.prepare<[number, number], Row>(
     'SELECT * FROM actor_runs WHERE run_no > ? ORDER BY run_no LIMIT ?',
   )
+  const newestPage = db.prepare<[number, number], Row>(
+    'SELECT * FROM actor_runs WHERE run_no < ? ORDER BY run_no DESC LIMIT ?',
+  )
   const setWake = db.prepare<[number | null, string]>(
     'UPDATE actor_runs SET wake_at = ? WHERE run_id = ?',
   )
@@ -75,10 +84,12 @@ export function sqliteRegistry(options: { path: string }): RunRegistry {
     async forget(runId) {
       remove.run(runId)
     },
-    async list({ cursor, limit = 100 } = {}) {
-      const after = cursor === undefined ? 0 : Number(cursor)
+    async list({ cursor, limit = 100, order = 'oldest' } = {}) {
       const size = Math.max(1, Math.min(limit, 1000))
-      const rows = page.all(Number.isFinite(after) ? after : 0, size)
+      const rows =
+        order === 'newest'
+          ? newestPage.all(positionBefore(cursor), size)
+          : page.all(positionAfter(cursor), size)
       const runs = rows.map(
         (r): RegisteredRun => ({
           runId: r.run_id,

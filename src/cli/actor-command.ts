@@ -7,6 +7,7 @@ import { bearerAuth } from '../http/bearer-auth.js'
 import { approval } from '../modules/approval/index.js'
 import { workflow } from '../modules/workflow/index.js'
 import { type PostgresStore, postgresStore } from '../stores/postgres/postgres-store.js'
+import { addDebuggerOption, debuggerLine, debuggerOf } from './debugger-option.js'
 import { CliError, type CliIo, describeError, parseCount } from './io.js'
 import { loadModules, STOP_GRACE_MS } from './serve-command.js'
 
@@ -21,13 +22,14 @@ interface ActorOptions {
   store?: string
   schema: string
   token?: string
+  debugger: string | boolean
 }
 
 export function registerActorCommand(program: Command, io: CliIo): void {
-  program
+  const actor = program
     .command('actor')
     .description(
-      'serve the HTTP API as an actor host: one cell (SQLite file) per run under --dir, a run registry, no global listing',
+      'serve the HTTP API and the debugger as an actor host: one cell (SQLite file) per run under --dir, runs listed from its run registry',
     )
     .argument('[module]', 'a module file, as for `skein serve`')
     .option(
@@ -44,7 +46,8 @@ export function registerActorCommand(program: Command, io: CliIo): void {
       'cells over one shared Postgres store instead of --dir (several hosts on one schema)',
     )
     .option('--schema <name>', 'the Postgres schema of --store', 'skein')
-    .action(async (modulePath: string | undefined, _o: unknown, command: Command) => {
+  addDebuggerOption(actor).action(
+    async (modulePath: string | undefined, _o: unknown, command: Command) => {
       const o = command.optsWithGlobals<ActorOptions>()
       const cwd = io.cwd ?? process.cwd()
       const port = parseCount('--port', o.port)!
@@ -62,6 +65,7 @@ export function registerActorCommand(program: Command, io: CliIo): void {
         throw new CliError('--store takes a postgres:// (or postgresql://) URL')
       }
       const token = o.token ?? io.env?.SKEIN_TOKEN
+      const debuggerHost = debuggerOf(o.debugger)
       let host: ReturnType<typeof createActorHost>
       let store: PostgresStore | undefined
       try {
@@ -75,6 +79,7 @@ export function registerActorCommand(program: Command, io: CliIo): void {
             : { dir }),
           maxOpenCells,
           idleTimeoutMs,
+          ...(debuggerHost ? { debugger: debuggerHost } : {}),
           ...(token
             ? {
                 authorize: bearerAuth({
@@ -93,13 +98,13 @@ export function registerActorCommand(program: Command, io: CliIo): void {
         )
       }
       const where = store
-        ? `  cells on Postgres schema ${o.schema} (shared: the store's leases make each run's writer)\n  GET /runs and /runs/summaries answer 501: list runs from ${o.schema}.skein_actor_runs\n`
-        : `  cells ${dir}/runs (one SQLite file per run; RECOVERED opened for due deadlines)\n  GET /runs and /runs/summaries answer 501: list runs from ${dir}/registry.db\n`
+        ? `  cells on Postgres schema ${o.schema} (shared: the store's leases make each run's writer)\n  runs listed from the registry ${o.schema}.skein_actor_runs\n`
+        : `  cells ${dir}/runs (one SQLite file per run; RECOVERED opened for due deadlines)\n  runs listed from the registry ${dir}/registry.db\n`
       try {
         const server = await host.serve({ port, hostname: o.host })
         const recovered = await host.recovered
         io.stdout.write(
-          `skein actor host ${server.url}\n${where.replace('RECOVERED', String(recovered))}  modules ${modules.map((m) => m.namespace).join(', ')}\n${token ? '  bearer token required\n' : ''}`,
+          `skein actor host ${server.url}\n${debuggerLine(server.url, debuggerHost)}${where.replace('RECOVERED', String(recovered))}  modules ${modules.map((m) => m.namespace).join(', ')}\n${token ? '  bearer token required\n' : ''}`,
         )
         io.onListening?.({ url: server.url, db: store ? o.schema : dir })
         await untilAborted(io.signal)
@@ -115,7 +120,8 @@ export function registerActorCommand(program: Command, io: CliIo): void {
         await host.stop({ graceMs: STOP_GRACE_MS })
         await store?.close()
       }
-    })
+    },
+  )
 }
 
 const untilAborted = (signal?: AbortSignal) =>

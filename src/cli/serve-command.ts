@@ -13,6 +13,7 @@ import { workflow } from '../modules/workflow/index.js'
 import { consoleLogger } from '../runtime/console-logger.js'
 import { isLogLevel, type Logger } from '../runtime/logger.js'
 import { sqliteStore } from '../stores/sqlite/sqlite-store.js'
+import { addDebuggerOption, debuggerLine, debuggerOf } from './debugger-option.js'
 import { CliError, type CliIo, describeError, parseCount } from './io.js'
 
 export const DEFAULT_DB = '.skein/skein.db'
@@ -29,10 +30,11 @@ interface ServeOptions {
   log: string
   logFormat: string
   cancelRoutes?: boolean
+  debugger: string | boolean
 }
 
 export function registerServeCommand(program: Command, io: CliIo): void {
-  program
+  const serve = program
     .command('serve')
     .description('serve the HTTP API over a SQLite store, with the modules of a module file')
     .argument(
@@ -53,7 +55,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       '--cancel-routes',
       'serve the cancel routes (`skein cancel`; operations access, so it needs --token)',
     )
-    .action(async (modulePath: string | undefined, _o: unknown, command: Command) => {
+  addDebuggerOption(serve).action(
+    async (modulePath: string | undefined, _o: unknown, command: Command) => {
       const o = command.optsWithGlobals<ServeOptions>()
       const cwd = io.cwd ?? process.cwd()
       const port = parseCount('--port', o.port)!
@@ -67,6 +70,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         )
       }
       const logger = serveLogger(o, io)
+      const debuggerHost = debuggerOf(o.debugger)
       const modules = modulePath
         ? await loadModules(resolve(cwd, modulePath))
         : [workflow(), approval()]
@@ -87,6 +91,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         projectors,
         ...(logger ? { logger } : {}),
         ...(o.cancelRoutes ? { http: { cancelRoutes: true } } : {}),
+        ...(debuggerHost ? { debugger: debuggerHost } : {}),
         ...(token
           ? {
               authorize: bearerAuth({
@@ -102,7 +107,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         const server = await engine.serve({ port, hostname: o.host })
         const runs = (await engine.listRuns()).length
         io.stdout.write(
-          `skein serving ${server.url}\n  store ${db} (${runs} run(s))\n  modules ${modules.map((m) => m.namespace).join(', ')}\n${token ? '  bearer token required\n' : ''}`,
+          `skein serving ${server.url}\n${debuggerLine(server.url, debuggerHost)}  store ${db} (${runs} run(s))\n  modules ${modules.map((m) => m.namespace).join(', ')}\n${token ? '  bearer token required\n' : ''}`,
         )
         io.onListening?.({ url: server.url, db })
         await untilAborted(io.signal)
@@ -118,7 +123,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         await engine.stop({ graceMs: STOP_GRACE_MS })
         await store.close()
       }
-    })
+    },
+  )
 }
 
 /** The `--log` and `--log-format` options as a logger (none for `--log off`). */

@@ -31,6 +31,12 @@ export interface AdmitRequest {
   /** A run to queue first (a start); it is admitted in this call when a slot is free. */
   enqueue?: FlowEntry
   /**
+   * Runs to queue, in order, instead of `enqueue` (starts of one key that one process
+   * gathered while its previous round ran): each is queued and admitted as `enqueue` would be
+   * in a round of its own, all in this call. Not with `skipIfLive`.
+   */
+  enqueueAll?: readonly FlowEntry[]
+  /**
    * Rate: at most `limit` admissions of the key in any `periodMs` (each admission is recorded
    * with `now`, and a round admits only while fewer than `limit` were recorded after
    * `now - periodMs`).

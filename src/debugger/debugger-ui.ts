@@ -65,12 +65,20 @@ export function debuggerUi(options: DebuggerUiOptions = {}): DebuggerUi {
   const assets = loadAssets()
   const pages = new Map<string, ReturnType<typeof renderPage>>()
 
-  const page = (basePath: string) => {
-    let rendered = pages.get(basePath)
+  const page = (basePath: string, operations: boolean) => {
+    const key = `${operations}:${basePath}`
+    let rendered = pages.get(key)
     if (!rendered) {
       const assetBase = `${basePath}/assets/${assets.hash}`
-      rendered = renderPage({ title, assetBase, basePath, apiBase, imports: assets.imports })
-      pages.set(basePath, rendered)
+      rendered = renderPage({
+        title,
+        assetBase,
+        basePath,
+        apiBase,
+        imports: assets.imports,
+        operations,
+      })
+      pages.set(key, rendered)
     }
     return rendered
   }
@@ -83,7 +91,7 @@ export function debuggerUi(options: DebuggerUiOptions = {}): DebuggerUi {
       }
       const path = new URL(request.url).pathname.slice(basePath.length)
       if (path === '' || path === '/' || path === '/index.html') {
-        const { html, csp } = page(basePath)
+        const { html, csp } = page(basePath, context.operations !== false)
         return new Response(request.method === 'HEAD' ? null : html, {
           headers: {
             'content-type': 'text/html; charset=utf-8',

@@ -69,6 +69,7 @@ export function createHttpHandler(
       return debuggerHost.ui.fetch(request, {
         basePath: debuggerPath,
         definitions: uiDefinitions,
+        operations: options.authorize !== undefined,
         capabilities: { cancel: options.cancelRoutes === true },
       })
     }

@@ -25,6 +25,11 @@ export interface DebuggerContext {
   basePath: string
   /** The engine's registered definitions (a UI draws workflow graphs from them). */
   definitions?: () => Promise<readonly Definition[]>
+  /**
+   * Whether operations routes can be opened on this host: false without an authorize hook
+   * (they answer NOT_CONFIGURED), so a UI does not offer their actions.
+   */
+  operations?: boolean
   /** What the API serves beyond the default: `cancel`, the opt-in cancel routes. */
   capabilities?: { cancel: boolean }
 }

@@ -3,9 +3,12 @@ import type { Definition } from '../core/definition.js'
 import { CompositionError } from '../core/errors.js'
 import { type FlowPlace, flowKey, flowQueue, queueKeyOf } from '../core/flow.js'
 import type { Json } from '../core/json.js'
-import type { FlowEntry, FlowStore, OrphanedWindow } from '../core/ports.js'
+import type { AdmitResult, FlowEntry, FlowStore, OrphanedWindow } from '../core/ports.js'
 import type { EngineContext, FlowAdmissions, FlowEntered } from './context.js'
 import { errorFields } from './logger.js'
+
+/** What a round queues: one start (perhaps a singleton `skip`), or the starts gathered. */
+type RoundExtra = { enqueue?: FlowEntry; enqueueAll?: FlowEntry[]; skipIfLive?: boolean }
 
 /** A queue's limit when its default version declares no concurrency: its runs wait for nothing. */
 export const UNLIMITED_FLOW = 2 ** 31 - 1
@@ -66,6 +69,11 @@ export class FlowAdmission implements FlowAdmissions {
   private sweeping = false
   /** Rounds due later in this process (delayed starts, debounce windows, rate windows), by when. */
   private readonly timers = new Map<string, unknown>()
+  /** Per key, the admission round this process has in the store (the next waits for it). */
+  private readonly turns = new Map<string, Promise<unknown>>()
+  /** Per key, the starts gathered for its next round, and that round's answer. */
+  private readonly gathering = new Map<string, FlowEntry[]>()
+  private readonly gathered = new Map<string, Promise<AdmitResult>>()
   /** Where the next sweep resumes (round-robin over the waiting keys). */
   private cursor: { queue: string; key: string } | null = null
   /** Orphaned debounce windows whose run this process is starting. */
@@ -172,10 +180,9 @@ export class FlowAdmission implements FlowAdmissions {
       if (!window.opened) return { joined: window.runId }
       return { admitted: false, reason: 'debounce', startAt: window.endsAt, at: now }
     }
-    const result = await this.round(place.queue, place.key, now, {
-      enqueue: entry,
-      ...(place.skip ? { skipIfLive: true } : {}),
-    })
+    const result = place.skip
+      ? await this.round(place.queue, place.key, { enqueue: entry, skipIfLive: true })
+      : await this.enqueue(place.queue, place.key, entry)
     if (result.existing !== undefined) return { joined: result.existing }
     const admitted = result.admitted.includes(runId)
     if (!admitted) {
@@ -185,6 +192,29 @@ export class FlowAdmission implements FlowAdmissions {
     const reason =
       place.startAt > now ? 'startAt' : result.retryAt !== undefined ? 'rate' : 'concurrency'
     return { admitted, reason, startAt: place.startAt, at: now }
+  }
+
+  /**
+   * Queues a start's entry in a round of its key: at once when this process has no round of
+   * the key in the store, else in the next round, with every other start of the key that
+   * arrives meanwhile (one store call for all of them: `enqueueAll`).
+   */
+  private enqueue(queue: string, key: string, entry: FlowEntry): Promise<AdmitResult> {
+    const id = `${queue}\n${key}`
+    const gathering = this.gathering.get(id)
+    if (gathering) {
+      gathering.push(entry)
+      return this.gathered.get(id) as Promise<AdmitResult>
+    }
+    if (!this.turns.has(id)) return this.round(queue, key, { enqueue: entry })
+    const entries = [entry]
+    this.gathering.set(id, entries)
+    const result = this.round(queue, key, { enqueueAll: entries }, () => {
+      this.gathering.delete(id)
+      this.gathered.delete(id)
+    })
+    this.gathered.set(id, result)
+    return result
   }
 
   private entryOf(place: FlowPlace) {
@@ -240,16 +270,41 @@ export class FlowAdmission implements FlowAdmissions {
   }
 
   /**
-   * One admission round of the key in the store (queueing `extra.enqueue` first); wakes every
-   * run it admits except the one it queued, and, when the key's rate window is full, asks for
-   * another round when it admits again.
+   * One admission round of the key in the store (queueing `extra.enqueue` first), after the
+   * round this process has in the store for the key, if any: the rounds of one key run one
+   * after another on every host anyway (the store serializes them), and waiting here keeps
+   * them from holding store connections that the runs' appends need meanwhile.
    */
-  private async round(
+  private round(
     queue: string,
     key: string,
-    now = this.ctx.clock.now(),
-    extra: { enqueue?: FlowEntry; skipIfLive?: boolean } = {},
-  ) {
+    extra: RoundExtra = {},
+    starting: () => void = () => {},
+  ): Promise<AdmitResult> {
+    const id = `${queue}\n${key}`
+    const previous = this.turns.get(id)
+    const run = () => {
+      starting()
+      return this.roundNow(queue, key, extra)
+    }
+    const result = previous ? previous.then(run, run) : run()
+    const settled = result.then(
+      () => {},
+      () => {},
+    )
+    this.turns.set(id, settled)
+    void settled.then(() => {
+      if (this.turns.get(id) === settled) this.turns.delete(id)
+    })
+    return result
+  }
+
+  /**
+   * The round itself: wakes every run it admits except the one it queued, and, when the key's
+   * rate window is full, asks for another round when it admits again.
+   */
+  private async roundNow(queue: string, key: string, extra: RoundExtra): Promise<AdmitResult> {
+    const now = this.ctx.clock.now()
     const rate = this.rateOf(queue)
     const result = await this.store.admit({
       queue,
@@ -260,7 +315,8 @@ export class FlowAdmission implements FlowAdmissions {
       ...extra,
       ...(rate ? { rate } : {}),
     })
-    for (const runId of result.admitted) if (runId !== extra.enqueue?.runId) this.wake(runId)
+    const own = new Set([extra.enqueue, ...(extra.enqueueAll ?? [])].map((e) => e?.runId))
+    for (const runId of result.admitted) if (!own.has(runId)) this.wake(runId)
     if (result.retryAt !== undefined) this.kickAt(queue, key, result.retryAt)
     return result
   }

@@ -34,7 +34,10 @@ export async function inspect(ctx: EngineContext, fold: RunFold): Promise<RunOpe
       type: e.type,
       attempt: e.attempt,
       status: e.status,
-      deadlineAt: e.deadlineAt ?? e.nextAttemptAt ?? null,
+      // The next attempt's time counts only while one is scheduled: an effect that failed for
+      // good keeps the time of a retry that already happened, and nothing is due for it.
+      deadlineAt:
+        e.deadlineAt ?? (e.status === 'retry_scheduled' ? (e.nextAttemptAt ?? null) : null),
       lastError: e.lastError ?? null,
     })),
     deadlines: deadlinesOf(fold)

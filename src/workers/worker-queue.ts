@@ -157,7 +157,8 @@ function boundQueue(options: HttpWorkerQueueOptions, binding: WorkerQueueBinding
 
   const queue: HttpWorkerQueue = {
     claimable: true,
-    dispatch: (task) => dispatches.add(task),
+    // In process memory a store call costs no write: the task is stored at once.
+    dispatch: (task) => (tasks.shared ? dispatches.add(task) : tasks.enqueue([task], clock.now())),
     async cancel(task) {
       // Not stored yet, or stored and nobody holds it: it will never run, so the cancel is
       // acknowledged now.
@@ -219,7 +220,8 @@ interface PendingDispatch {
  * Dispatches of one event-loop turn stored together (docs/workers.md, "Durable tasks"): one
  * `enqueue` per turn, so on SQLite one transaction and fsync, on Postgres one statement and
  * commit, and one hint to waiting claims for the whole group, instead of one of each per
- * effect. Flushed from setImmediate, as the stores' group commits are: the runs whose commits
+ * effect. Only for a store other processes share (a database): in memory each is stored at
+ * once, as waiting a turn would only hold every dispatching pass open longer. Flushed from setImmediate, as the stores' group commits are: the runs whose commits
  * dispatched them resolved in the same turn. Each dispatch settles with its group's enqueue.
  */
 class DispatchGroups {

@@ -78,7 +78,7 @@ describe('actor host: requests during boot recovery', () => {
     expect(got.body.state.status).toBe('running')
   }, 60_000)
 
-  it('the listing routes check their query values before answering 501', async () => {
+  it('the listing routes check their query values before answering', async () => {
     const host = track(createActorHost({ modules: actorModules() }))
     const bad = await call(host, 'GET', '/runs/summaries?limit=abc')
     expect(bad.status, JSON.stringify(bad.body)).toBe(400)
@@ -86,6 +86,6 @@ describe('actor host: requests during boot recovery', () => {
     const unknown = await call(host, 'GET', '/runs?nope=1')
     expect(unknown.status).toBe(400)
     const fine = await call(host, 'GET', '/runs/summaries?limit=5')
-    expect(fine.status).toBe(501)
+    expect(fine.status).toBe(200)
   })
 })

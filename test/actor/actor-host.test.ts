@@ -74,14 +74,15 @@ describe('actor host', () => {
     ])
   })
 
-  it('answers the listings 501 NOT_SUPPORTED, saying to use the run registry', async () => {
+  it('answers the listings from the run registry', async () => {
     const host = track(createActorHost({ modules: actorModules() }))
-    for (const path of ['/runs', '/runs/summaries']) {
-      const res = await call(host, 'GET', path)
-      expect(res.status).toBe(501)
-      expect(res.body.error.code).toBe('NOT_SUPPORTED')
-      expect(res.body.error.message).toMatch(/run registry/)
-    }
+    expect((await start(host, 'l-1')).status).toBe(200)
+    const runs = await call(host, 'GET', '/runs')
+    expect(runs.status).toBe(200)
+    expect(runs.body.runIds).toEqual(['l-1'])
+    const summaries = await call(host, 'GET', '/runs/summaries')
+    expect(summaries.status).toBe(200)
+    expect(summaries.body.runs.map((r: { runId: string }) => r.runId)).toEqual(['l-1'])
   })
 
   it('a refused start leaves no cell file and no registry entry; a read never creates one', async () => {

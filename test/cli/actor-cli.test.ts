@@ -53,9 +53,14 @@ async function cli(args: string[], url: string) {
 }
 
 describe('skein actor', () => {
-  it('serves an actor host over a directory; runs survive a restart; the listing is 501', async () => {
+  it('serves an actor host and its debugger over a directory; runs survive a restart; runs are listed from the registry', async () => {
     const host = await actor([fixture, '--dir', 'cells', '--port', '0'])
-    expect(host.out.join('')).toContain(`skein actor host ${host.url}`)
+    expect(host.out.join('')).toContain(
+      `skein actor host ${host.url}\n  debugger ${host.url}/_skein/\n`,
+    )
+    const page = await fetch(`${host.url}/_skein/`)
+    expect(page.status).toBe(200)
+    expect(await page.text()).toContain('<div id="app">')
     const started = await cli(
       ['start', 'workflow', 'review', '--input', '{"topic":"a"}', '--run-id', 'kept', '--json'],
       host.url,
@@ -63,8 +68,8 @@ describe('skein actor', () => {
     expect(started.code, started.stderr).toBe(0)
     expect(existsSync(join(dir, 'cells', 'runs', 'kept.sqlite'))).toBe(true)
     const listing = await cli(['runs'], host.url)
-    expect(listing.code).toBe(1)
-    expect(listing.stderr).toMatch(/NOT_SUPPORTED: .*run registry.*\(HTTP 501\)/)
+    expect(listing.code, listing.stderr).toBe(0)
+    expect(listing.stdout).toContain('kept')
     expect(await host.stop()).toBe(0)
 
     const again = await actor([fixture, '--dir', 'cells', '--port', '0'])
@@ -101,8 +106,16 @@ describe('skein actor', () => {
       const approved = await cli(['approve', 'pg-kept', '--json'], b.url)
       expect(approved.code, approved.stderr).toBe(0)
       expect(JSON.parse(approved.stdout).state.status).toBe('completed')
-      const { rows } = await schemas.admin.query(`SELECT run_id FROM "${schema}".skein_actor_runs`)
+      const { rows } = await schemas.admin.query(
+        `SELECT run_id, definition_version FROM "${schema}".skein_actor_runs`,
+      )
       expect(rows.map((r: { run_id: string }) => r.run_id)).toEqual(['pg-kept'])
+      // The start named no version: the registry records the one it resolved to.
+      expect(rows[0].definition_version).toMatch(/\S/)
+      // `skein runs` lists from that registry through either host.
+      const listing = await cli(['runs'], b.url)
+      expect(listing.code, listing.stderr).toBe(0)
+      expect(listing.stdout).toContain('pg-kept')
       expect(await a.stop()).toBe(0)
       expect(await b.stop()).toBe(0)
     }, 60_000)

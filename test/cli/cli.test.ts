@@ -74,11 +74,38 @@ afterAll(async () => {
 })
 
 describe('skein CLI against a served SQLite engine', () => {
-  it('serve prints its url, store and modules', () => {
+  it('serve prints its url, debugger url, store and modules, and serves the debugger', async () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     expect(server.db).toBe(join(dir, 'runs/cli.db'))
-    expect(server.out.join('')).toContain(`skein serving ${server.url}`)
+    expect(server.out.join('')).toContain(
+      `skein serving ${server.url}\n  debugger ${server.url}/_skein/\n`,
+    )
     expect(server.out.join('')).toContain('modules workflow, approval')
+    const page = await fetch(`${server.url}/_skein/`)
+    expect(page.status).toBe(200)
+    expect(await page.text()).toContain('<div id="app">')
+  })
+
+  it('serve --no-debugger serves none, --debugger moves it, a bad path is refused', async () => {
+    const none = await serve([fixture, '--db', 'runs/nodebug.db', '--port', '0', '--no-debugger'])
+    expect(none.out.join('')).not.toContain('debugger')
+    expect((await fetch(`${none.url}/_skein/`)).status).toBe(404)
+    expect(await none.stop()).toBe(0)
+    const moved = await serve([
+      fixture,
+      '--db',
+      'runs/moved.db',
+      '--port',
+      '0',
+      '--debugger',
+      '/ops',
+    ])
+    expect(moved.out.join('')).toContain(`  debugger ${moved.url}/ops/\n`)
+    expect((await fetch(`${moved.url}/ops/`)).status).toBe(200)
+    expect(await moved.stop()).toBe(0)
+    const bad = await cli(['serve', fixture, '--port', '0', '--debugger', 'no-slash'])
+    expect(bad.code).not.toBe(0)
+    expect(bad.stderr).toMatch(/--debugger: /)
   })
 
   it('start, runs, get, approvals, approve, events, replay, inspect, wake', async () => {

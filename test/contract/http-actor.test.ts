@@ -6,7 +6,8 @@ import { describeHttpHost } from 'skein/testing/vitest'
 import { afterAll } from 'vitest'
 
 // The HTTP host contract on the actor host, in process and over 127.0.0.1: the
-// embed route suite, with the one declared difference (no global run listing: 501).
+// embed route suite, with the declared differences (queues, schedules, restore and the drift
+// report: 501; runs are listed from the run registry).
 const differences = { notSupported: [...NOT_SUPPORTED_ROUTES] }
 
 describeHttpHost('actor host, memory cells', (setup) => createActorHost(setup), { differences })

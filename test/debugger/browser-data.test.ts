@@ -19,7 +19,9 @@ async function openPage(path: string) {
   const problems: string[] = []
   page.on('request', (r) => {
     const url = new URL(r.url())
-    if (/\/events$/.test(url.pathname) && url.searchParams.get('live') !== 'true') {
+    // The event list's page reads; the timeline reads only its own types (`types=`), once.
+    const listRead = url.searchParams.get('live') !== 'true' && !url.searchParams.has('types')
+    if (/\/events$/.test(url.pathname) && listRead) {
       eventReads.push(url.search)
     }
   })

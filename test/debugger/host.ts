@@ -1,6 +1,7 @@
 // The host the browser tests drive: the demo definitions, plus a workflow whose effect fails
-// terminally on its first attempt (an operator retry then succeeds), a fan-out and a saga, on a
-// fault-injecting store.
+// terminally on its first attempt (an operator retry then succeeds), a fan-out and a saga, one
+// that spends time in retries, a sleep and a child (the timeline), and orders with attributes,
+// on a fault-injecting store.
 import {
   bearerAuth,
   createEngine,
@@ -63,6 +64,32 @@ export const fanned = defineWorkflow({
   },
 })
 
+/** A child workflow: one node that answers at once. */
+export const helper = defineWorkflow({
+  name: 'helper',
+  nodes: { answer: { run: ({ input }) => ({ echoed: input }) } },
+})
+
+/**
+ * Where time goes, for the timeline: an effect that fails twice before it succeeds (retried
+ * with backoff), a short durable sleep, then a child workflow.
+ */
+export const traced = defineWorkflow({
+  name: 'traced',
+  nodes: {
+    fetch: { run: (ctx) => ctx.invoke('demo.flaky', { label: 'traced' }) },
+    pause: { after: ['fetch'], run: (ctx) => ctx.sleep(300) },
+    delegate: { after: ['pause'], run: (ctx) => ctx.spawn(helper, { from: 'traced' }) },
+  },
+})
+
+/** Orders with attributes, for the run list's search. */
+export const order = defineWorkflow({
+  name: 'order',
+  attributes: { customer: 'string', amount: 'number' },
+  nodes: { place: { run: (ctx) => ctx.waitFor('order.go') } },
+})
+
 /** Packs item 1, then fails to pack item 3: the first packing is undone before the run fails. */
 export const undone = defineWorkflow({
   name: 'undone',
@@ -83,17 +110,18 @@ export interface Host {
   stop(): Promise<void>
 }
 
-export async function startHost(): Promise<Host> {
+/** `operations: false`: no authorize hook, so the host's operations routes are disabled. */
+export async function startHost(options: { operations?: boolean } = {}): Promise<Host> {
   const store = faultyStore(memoryStore())
   const modules = mergeModules([
     ...(await demoModules()),
-    workflow({ definitions: [doomed, parked, fanned, undone] }),
+    workflow({ definitions: [doomed, parked, fanned, undone, helper, traced, order] }),
     ops,
   ])
   const engine = createEngine({
     store,
     modules,
-    authorize: bearerAuth({ operations: OPS_TOKEN }),
+    ...(options.operations === false ? {} : { authorize: bearerAuth({ operations: OPS_TOKEN }) }),
     debugger: { basePath: '/_skein', ui: debuggerUi() },
   })
   const server = await engine.serve({ port: 0 })

@@ -192,4 +192,20 @@ describe.each(kinds)('FlowStore ($name)', (kind) => {
     expect(await round(store, 5, 3100, '')).toEqual(['orphan'])
     expect(await flow.admission('orphan')).toEqual({ at: 3100, input: { text: 'last' } })
   })
+
+  it('enqueueAll: the gathered starts queued in order, each admitted as its own round would', async () => {
+    const store = kind.fresh().open()
+    const flow = store.flow as FlowStore
+    await start(store, 'first', 3)
+    const all = ['a', 'b', 'c', 'd'].map((runId, i) => entry(runId, { enqueuedAt: 1000 + i }))
+    const result = await flow.admit({
+      ...{ queue: 'workflow:q', key: 'k', limit: 3, now: 1100, holdUntil: 1200 },
+      enqueueAll: all,
+    })
+    expect(result).toEqual({ admitted: ['a', 'b'] })
+    for (const runId of ['a', 'b']) await writeRun(store, runId, 'running')
+    for (const runId of ['c', 'd']) await writeRun(store, runId, 'queued')
+    await writeRun(store, 'a', 'completed')
+    expect(await round(store, 3, 1300)).toEqual(['c'])
+  })
 })

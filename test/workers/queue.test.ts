@@ -37,11 +37,12 @@ describe('httpWorkerQueue', () => {
     expect(await idle).toEqual([])
   })
 
-  it('stores the tasks dispatched in one event-loop turn with one enqueue (one transaction)', async () => {
+  it('on a shared store, stores the tasks dispatched in one event-loop turn with one enqueue', async () => {
     const tasks = memoryStore().workerTasks!
     const calls: number[] = []
     const counted = {
       ...tasks,
+      shared: true,
       enqueue: (list: any, now: number) => {
         calls.push(list.length)
         return tasks.enqueue(list, now)
@@ -59,6 +60,7 @@ describe('httpWorkerQueue', () => {
     let fail = true
     const flaky = {
       ...tasks,
+      shared: true,
       enqueue: (list: any, now: number) =>
         fail ? Promise.reject(new Error('disk full')) : tasks.enqueue(list, now),
     }

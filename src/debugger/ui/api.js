@@ -6,6 +6,8 @@ export const config = {
   apiBase: data.apiBase ?? '',
   basePath: data.basePath ?? '',
   title: data.title ?? 'Skein debugger',
+  /** Whether the host has operations routes (an authorize hook): Retry is offered only then. */
+  operations: data.operations !== 'disabled',
 }
 
 const TOKEN_KEY = 'skein.debugger.token'

@@ -1,6 +1,6 @@
 // The run page's panels: approvals, effects, threads, conversation and evaluations.
 import { useState } from 'preact/hooks'
-import { api, describe, enc } from './api.js'
+import { api, config, describe, enc } from './api.js'
 import { brief, time } from './format.js'
 import { html } from './html.js'
 
@@ -55,32 +55,54 @@ export function Approvals({ runId, items, onChange }) {
   </section>`
 }
 
-const RETRYABLE = new Set(['failed', 'ambiguous', 'timed_out'])
+/** Effects that failed for good and wait for an operator (no deadline: nothing will happen). */
+const FAILED_FOR_GOOD = new Set(['failed', 'ambiguous', 'timed_out'])
 
-/** Open effects (with deadlines and the last error) and every recorded attempt. */
+function EffectTable({ runId, caption, effects, failed, onChange }) {
+  // Retry is an operations route: without an authorize hook the host refuses it, so it is not offered.
+  const retry = failed && config.operations
+  return html`<table data-effects=${failed ? 'failed' : 'open'}><caption>${caption}</caption>
+    <thead><tr><th scope="col">Effect</th><th scope="col">Type</th><th scope="col">Attempt</th><th scope="col">Status</th>${!failed && html`<th scope="col">Deadline</th>`}<th scope="col">Last error</th>${retry && html`<th scope="col">Action</th>`}</tr></thead>
+    <tbody>${effects.map((e) => {
+      const id = `effect-${e.effectId}`
+      return html`<tr key=${e.effectId} data-effect-id=${e.effectId}>
+        <td id=${id}>${e.effectId}</td><td>${e.type}</td><td>${e.attempt}</td>
+        <td><span class=${`badge status-${e.status}`}>${e.status}</span></td>
+        ${!failed && html`<td>${time(e.deadlineAt)}</td>`}
+        <td>${e.lastError ? `${e.lastError.code}: ${e.lastError.message}` : ''}</td>
+        ${
+          retry &&
+          html`<td><${ActionButton} label="Retry" describedBy=${id} onDone=${onChange}
+            run=${() => api(`/runs/${enc(runId)}/effects/${enc(e.effectId)}/retry`, { method: 'POST' })} /></td>`
+        }
+      </tr>`
+    })}</tbody>
+  </table>`
+}
+
+/**
+ * Effects still in flight (with their deadlines), effects that failed for good (with Retry when
+ * the host has operations routes), and every recorded attempt.
+ */
 export function Effects({ runId, open, attempts, onChange }) {
   if (open.length === 0 && attempts.length === 0) return null
+  const failed = open.filter((e) => FAILED_FOR_GOOD.has(e.status))
+  const inFlight = open.filter((e) => !FAILED_FOR_GOOD.has(e.status))
   return html`<section class="effects" aria-labelledby="effects-title">
     <h2 id="effects-title">Effects</h2>
     ${
-      open.length > 0 &&
-      html`<table><caption>Open effects</caption>
-        <thead><tr><th scope="col">Effect</th><th scope="col">Type</th><th scope="col">Attempt</th><th scope="col">Status</th><th scope="col">Deadline</th><th scope="col">Last error</th><th scope="col">Action</th></tr></thead>
-        <tbody>${open.map((e, i) => {
-          const id = `effect-${i}`
-          return html`<tr key=${e.effectId} data-effect-id=${e.effectId}>
-            <td id=${id}>${e.effectId}</td><td>${e.type}</td><td>${e.attempt}</td>
-            <td><span class=${`badge status-${e.status}`}>${e.status}</span></td>
-            <td>${time(e.deadlineAt)}</td>
-            <td>${e.lastError ? `${e.lastError.code}: ${e.lastError.message}` : ''}</td>
-            <td>${
-              RETRYABLE.has(e.status) &&
-              html`<${ActionButton} label="Retry" describedBy=${id} onDone=${onChange}
-                run=${() => api(`/runs/${enc(runId)}/effects/${enc(e.effectId)}/retry`, { method: 'POST' })} />`
-            }</td>
-          </tr>`
-        })}</tbody>
-      </table>`
+      failed.length > 0 &&
+      html`<${EffectTable} runId=${runId} caption="Failed effects (an operator may retry them)"
+        effects=${failed} failed=${true} onChange=${onChange} />`
+    }
+    ${
+      !config.operations &&
+      failed.length > 0 &&
+      html`<p class="note">Retry is an operations route, disabled on this host (it has no authorize hook).</p>`
+    }
+    ${
+      inFlight.length > 0 &&
+      html`<${EffectTable} runId=${runId} caption="Open effects" effects=${inFlight} failed=${false} />`
     }
     ${
       attempts.length > 0 &&

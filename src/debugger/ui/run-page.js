@@ -1,5 +1,6 @@
-// One run: header and actions, the DAG of its workflow threads, approvals, effects, threads,
-// conversation, evaluations, the live event timeline and time travel. Everything is read from
+// One run: header (input, attributes, what it waits on) and actions, the timeline of where its
+// time went, the DAG of its workflow threads, node results, approvals, effects, threads,
+// conversation, evaluations, the live event list and time travel. Everything is read from
 // the HTTP API; the stream of events triggers a re-read of the (small) views.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, config, describe, enc } from './api.js'
@@ -10,8 +11,13 @@ import { Inspector } from './inspector.js'
 import { followEvents } from './live.js'
 import { Migrate } from './migrate.js'
 import { ActionButton, Approvals, Conversation, Effects, Evaluations, Threads } from './panels.js'
+import { InputAndAttributes, NodeResults, runInput, waitingOn } from './run-facts.js'
 import { CancelRun, ForkFromNode } from './run-operations.js'
+import { RunTimeline } from './run-timeline.js'
 import { Timeline } from './timeline.js'
+import { useTimelineEvents } from './timeline-events.js'
+
+const FINISHED = new Set(['completed', 'failed', 'cancelled'])
 
 /** Live events handed to the timeline at once (older ones it already has, or reads again). */
 const LIVE_KEPT = 1000
@@ -88,6 +94,7 @@ export function RunPage({ runId }) {
   const [live, setLive] = useState([])
   const [selected, setSelected] = useState(null)
   const reload = useRef(() => {})
+  const read = useTimelineEvents(runId, data?.status.tail ?? 0)
 
   useEffect(() => {
     let active = true
@@ -140,6 +147,8 @@ export function RunPage({ runId }) {
   }
   if (!data) return html`<p aria-busy="true">Loading run ${runId}…</p>`
   const { state, status } = data
+  const finished = FINISHED.has(state.status)
+  const waits = finished ? [] : waitingOn(status, data.approvals.items ?? [])
   return html`<article class="run" aria-labelledby="run-title">
     <header class="run-header">
       <h1 id="run-title">Run <code>${runId}</code></h1>
@@ -151,11 +160,23 @@ export function RunPage({ runId }) {
         <dt>Events</dt><dd>${status.head}–${Math.max(tail, status.tail)}</dd>
         <dt>Live</dt><dd>${stream.live ? 'connected' : stream.error ? `disconnected (${describe(stream.error)})` : 'connecting…'}</dd>
       </dl>
+      ${
+        waits.length > 0 &&
+        html`<p class="facts-title">Waiting on</p><ul class="waiting-list" data-testid="waiting-on">${waits.map(
+          (w) => html`<li key=${w.key}>${w.text}</li>`,
+        )}</ul>`
+      }
       ${state.error && html`<p class="error">Failed: ${state.error.code}: ${state.error.message}</p>`}
       ${state.output !== undefined && html`<p class="output">Output: <code>${JSON.stringify(state.output).slice(0, 300)}</code></p>`}
+      <${InputAndAttributes} input=${runInput(read.events)} loaded=${read.loaded}
+        attributes=${state.attributes} head=${status.head} />
       <div class="actions">
-        <${ActionButton} label="Wake" run=${() => api(`/runs/${enc(runId)}/wake`, { method: 'POST' })}
-          onDone=${() => reload.current()} />
+        ${
+          // A finished run has nothing to wake.
+          !finished &&
+          html`<${ActionButton} label="Wake" run=${() => api(`/runs/${enc(runId)}/wake`, { method: 'POST' })}
+            onDone=${() => reload.current()} />`
+        }
         <${CancelRun} runId=${runId} status=${state.status} onDone=${() => reload.current()} />
         <${ForkFromNode} runId=${runId}
           nodes=${Object.keys(data.nodes.threads?.[state.rootThreadId] ?? {})} />
@@ -163,8 +184,10 @@ export function RunPage({ runId }) {
       </div>
       ${error && html`<p class="error" role="alert">Refresh failed: ${describe(error)}</p>`}
     </header>
+    <${RunTimeline} read=${read} state=${state} />
     <div class="panels">
       <${Graphs} state=${state} nodes=${data.nodes} defs=${data.defs} />
+      <${NodeResults} events=${read.events} />
       <${Approvals} runId=${runId} items=${data.approvals.items ?? []} onChange=${() => reload.current()} />
       <${Effects} runId=${runId} open=${status.effects ?? []} attempts=${data.effects}
         onChange=${() => reload.current()} />

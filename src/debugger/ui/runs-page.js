@@ -1,15 +1,17 @@
-// The runs page: one page of summaries at a time (newest first), a status filter, a search by
-// run id prefix, and a refresh every few seconds. Running runs show what they wait on.
+// The runs page: one page of summaries at a time, searched by every filter of
+// `GET /runs/summaries` (run-filters.js), refreshed every few seconds. Each run shows its
+// attributes, and a running run what it waits on (approvals, timers, signals, children).
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, describe, enc } from './api.js'
+import { api, config, describe, enc } from './api.js'
 import { time } from './format.js'
 import { html } from './html.js'
+import { waitingOn } from './run-facts.js'
+import { filtersFromHash, filtersToHash, RunFilters, summaryQuery } from './run-filters.js'
 
 const PAGE = 25
 const REFRESH_MS = 2000
-const STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled']
 
-/** Pending approvals of running runs, fetched again only when the run changed. */
+/** What running runs wait on (status and pending approvals), read again only when a run changed. */
 function useWaitingOn(runs) {
   const cache = useRef(new Map())
   const [, setTick] = useState(0)
@@ -19,40 +21,56 @@ function useWaitingOn(runs) {
       if (run.status !== 'running') continue
       const key = `${run.runId}@${run.updatedAt}`
       if (cache.current.get(run.runId)?.key === key) continue
-      cache.current.set(run.runId, { key, items: cache.current.get(run.runId)?.items ?? [] })
-      api(`/runs/${enc(run.runId)}/projections/pendingApprovals`)
-        .then((answer) => answer.value?.items ?? [])
-        // No approval module (404) or no permission: nothing to show.
-        .catch(() => [])
-        .then((items) => {
-          cache.current.set(run.runId, { key, items })
-          if (live) setTick((t) => t + 1)
-        })
+      cache.current.set(run.runId, { key, lines: cache.current.get(run.runId)?.lines ?? [] })
+      const id = enc(run.runId)
+      Promise.all([
+        api(`/runs/${id}/status`).catch(() => null),
+        api(`/runs/${id}/projections/pendingApprovals`)
+          .then((answer) => answer.value?.items ?? [])
+          // No approval module (404) or no permission: nothing to show.
+          .catch(() => []),
+      ]).then(([status, approvals]) => {
+        cache.current.set(run.runId, { key, lines: waitingOn(status, approvals) })
+        if (live) setTick((t) => t + 1)
+      })
     }
     return () => {
       live = false
     }
   }, [runs])
-  return (run) =>
-    run.status === 'running'
-      ? (cache.current.get(run.runId)?.items ?? []).filter((i) => i.status === 'pending')
-      : []
+  return (run) => (run.status === 'running' ? (cache.current.get(run.runId)?.lines ?? []) : [])
 }
 
+let namesOnce
+/** Definition names for the picker, from the registered definitions. */
+const definitionNames = () =>
+  (namesOnce ??= fetch(`${config.basePath}/definitions.json`, { credentials: 'same-origin' })
+    .then((r) => (r.ok ? r.json() : { definitions: [] }))
+    .then((d) => [...new Set((d.definitions ?? []).map((def) => def.name))].sort())
+    .catch(() => []))
+
+const Attributes = ({ attributes }) =>
+  Object.entries(attributes ?? {}).map(
+    ([name, value]) => html`<span class="attr-chip" key=${name}>${name}=${String(value)}</span>`,
+  )
+
 export function RunsPage() {
-  const [status, setStatus] = useState('')
-  const [prefix, setPrefix] = useState('')
+  const [filters, setFilters] = useState(() => filtersFromHash(location.hash))
+  const [names, setNames] = useState([])
   const [cursors, setCursors] = useState([undefined])
   const [page, setPage] = useState(null)
   const [error, setError] = useState(null)
   const cursor = cursors[cursors.length - 1]
 
   useEffect(() => {
+    definitionNames().then(setNames)
+  }, [])
+
+  useEffect(() => {
     let live = true
     const load = async () => {
-      const query = new URLSearchParams({ limit: String(PAGE) })
-      if (status) query.set('status', status)
-      if (prefix.trim()) query.set('runIdPrefix', prefix.trim())
+      const query = summaryQuery(filters)
+      query.set('limit', String(PAGE))
       if (cursor) query.set('cursor', cursor)
       try {
         const answer = await api(`/runs/summaries?${query}`)
@@ -69,56 +87,49 @@ export function RunsPage() {
       live = false
       clearInterval(timer)
     }
-  }, [status, prefix, cursor])
+  }, [filters, cursor])
 
   const waitingOn = useWaitingOn(page?.runs ?? [])
-  const restart = (apply) => (event) => {
-    apply(event.currentTarget.value)
+  const search = (next) => {
+    setFilters(next)
     setCursors([undefined])
+    // The address says what is searched, so it can be shared (no navigation, no history entry).
+    history.replaceState(null, '', filtersToHash(next))
   }
 
   return html`<section class="runs" aria-labelledby="runs-title">
     <h1 id="runs-title">Runs</h1>
-    <form class="filters" role="search" onSubmit=${(e) => e.preventDefault()}>
-      <label for="status-filter">Status</label>
-      <select id="status-filter" value=${status} onChange=${restart(setStatus)}>
-        <option value="">any</option>
-        ${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}
-      </select>
-      <label for="run-search">Run id starts with</label>
-      <input id="run-search" type="search" value=${prefix} onInput=${restart(setPrefix)} />
-    </form>
+    <${RunFilters} filters=${filters} names=${names} onChange=${search} />
     ${error && html`<p class="error" role="alert">Could not list runs: ${describe(error)}</p>`}
     ${
       page === null && !error
         ? html`<p aria-busy="true">Loading…</p>`
         : page &&
           html`<table class="run-table">
-            <thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col">Definition</th><th scope="col">Waiting on</th><th scope="col">Created</th><th scope="col">Updated</th></tr></thead>
+            <thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col">Definition</th><th scope="col">Attributes</th><th scope="col">Waiting on</th><th scope="col">Created</th><th scope="col">Updated</th></tr></thead>
             <tbody>
-              ${page.runs.length === 0 && html`<tr><td colspan="6">No runs match.</td></tr>`}
-              ${page.runs.map((run) => {
-                const waits = waitingOn(run)
-                return html`<tr key=${run.runId} data-run-id=${run.runId}>
+              ${page.runs.length === 0 && html`<tr><td colspan="7">No runs match.</td></tr>`}
+              ${page.runs.map(
+                (run) => html`<tr key=${run.runId} data-run-id=${run.runId}>
                   <td><a href=${`#/runs/${enc(run.runId)}`}>${run.runId}</a></td>
                   <td><span class=${`badge status-${run.status}`}>${run.status}</span></td>
                   <td>${run.kind}:${run.definitionName}@${run.definitionVersion}</td>
-                  <td class="waiting-on">${waits.map(
-                    (item) =>
-                      html`<span class="waiting">waiting for approval: <strong>${item.title}</strong></span>`,
+                  <td class="attributes-cell"><${Attributes} attributes=${run.attributes} /></td>
+                  <td class="waiting-on">${waitingOn(run).map(
+                    (line) => html`<span class="waiting" key=${line.key}>${line.text}</span> `,
                   )}</td>
                   <td>${time(run.createdAt)}</td>
                   <td>${time(run.updatedAt)}</td>
-                </tr>`
-              })}
+                </tr>`,
+              )}
             </tbody>
           </table>`
     }
     <nav class="pager" aria-label="Pages">
       <button type="button" disabled=${cursors.length === 1}
-        onClick=${() => setCursors(cursors.slice(0, -1))}>Newer</button>
+        onClick=${() => setCursors(cursors.slice(0, -1))}>${filters.order === 'oldest' ? 'Earlier' : 'Newer'}</button>
       <button type="button" disabled=${!page?.nextCursor}
-        onClick=${() => setCursors([...cursors, page.nextCursor])}>Older</button>
+        onClick=${() => setCursors([...cursors, page.nextCursor])}>${filters.order === 'oldest' ? 'Later' : 'Older'}</button>
     </nav>
   </section>`
 }

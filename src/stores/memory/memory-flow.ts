@@ -1,7 +1,14 @@
 import type { RunStatus } from '../../core/envelope.js'
 import { isTerminal } from '../../core/envelope.js'
 import type { Json } from '../../core/json.js'
-import type { FlowEntry, FlowKeyState, FlowStore } from '../../core/ports.js'
+import type {
+  AdmitRequest,
+  AdmitResult,
+  FlowEntry,
+  FlowKeyState,
+  FlowStore,
+} from '../../core/ports.js'
+import { mergeRounds } from '../shared/flow-rounds.js'
 
 interface Row extends FlowEntry {
   /** Queueing order. */
@@ -59,46 +66,60 @@ export function memoryFlow(statusOf: (runId: string) => RunStatus | undefined): 
     if (status !== undefined) return !isTerminal(status)
     return r.admittedAt === null ? r.enqueuedAt > 2 * now - holdUntil : r.holdUntil > now
   }
+  const admitRound = ({
+    queue,
+    key,
+    limit,
+    now,
+    holdUntil,
+    enqueue,
+    rate,
+    skipIfLive,
+  }: AdmitRequest): AdmitResult => {
+    let current = forget(now, ofKey(queue, key))
+    if (enqueue && skipIfLive) {
+      const existing = current.find((r) => r.runId !== enqueue.runId && live(r, now, holdUntil))
+      if (existing) return { admitted: [], existing: existing.runId }
+    }
+    if (enqueue && !rows.has(enqueue.runId)) {
+      const row = { ...enqueue, seq: ++seq, admittedAt: null, holdUntil: 0 }
+      rows.set(enqueue.runId, row)
+      current = [...current, row]
+    }
+    const id = `${queue}\n${key}`
+    const kept = rate ? now - Math.max(2 * rate.periodMs, RATE_HISTORY_MS) : now
+    const times = rate ? (rates.get(id) ?? []).filter((t) => t > kept) : []
+    const inWindow = rate ? times.filter((t) => t > now - rate.periodMs) : []
+    const free = Math.min(
+      limit - current.filter((r) => r.admittedAt !== null).length,
+      rate ? rate.limit - inWindow.length : Number.POSITIVE_INFINITY,
+    )
+    const chosen =
+      free <= 0
+        ? []
+        : current
+            .filter((r) => waiting(r, now, enqueue?.runId))
+            .sort((a, b) => b.priority - a.priority || a.seq - b.seq)
+            .slice(0, free)
+    for (const r of chosen) {
+      r.admittedAt = now
+      r.holdUntil = holdUntil
+    }
+    if (!rate) return { admitted: chosen.map((r) => r.runId) }
+    for (const _ of chosen) {
+      times.push(now)
+      inWindow.push(now)
+    }
+    rates.set(id, times)
+    const full = inWindow.length >= rate.limit
+    const result = { admitted: chosen.map((r) => r.runId) }
+    return full ? { ...result, retryAt: Math.min(...inWindow) + rate.periodMs } : result
+  }
   return {
-    async admit({ queue, key, limit, now, holdUntil, enqueue, rate, skipIfLive }) {
-      let current = forget(now, ofKey(queue, key))
-      if (enqueue && skipIfLive) {
-        const existing = current.find((r) => r.runId !== enqueue.runId && live(r, now, holdUntil))
-        if (existing) return { admitted: [], existing: existing.runId }
-      }
-      if (enqueue && !rows.has(enqueue.runId)) {
-        const row = { ...enqueue, seq: ++seq, admittedAt: null, holdUntil: 0 }
-        rows.set(enqueue.runId, row)
-        current = [...current, row]
-      }
-      const id = `${queue}\n${key}`
-      const kept = rate ? now - Math.max(2 * rate.periodMs, RATE_HISTORY_MS) : now
-      const times = rate ? (rates.get(id) ?? []).filter((t) => t > kept) : []
-      const inWindow = rate ? times.filter((t) => t > now - rate.periodMs) : []
-      const free = Math.min(
-        limit - current.filter((r) => r.admittedAt !== null).length,
-        rate ? rate.limit - inWindow.length : Number.POSITIVE_INFINITY,
-      )
-      const chosen =
-        free <= 0
-          ? []
-          : current
-              .filter((r) => waiting(r, now, enqueue?.runId))
-              .sort((a, b) => b.priority - a.priority || a.seq - b.seq)
-              .slice(0, free)
-      for (const r of chosen) {
-        r.admittedAt = now
-        r.holdUntil = holdUntil
-      }
-      if (!rate) return { admitted: chosen.map((r) => r.runId) }
-      for (const _ of chosen) {
-        times.push(now)
-        inWindow.push(now)
-      }
-      rates.set(id, times)
-      const full = inWindow.length >= rate.limit
-      const result = { admitted: chosen.map((r) => r.runId) }
-      return full ? { ...result, retryAt: Math.min(...inWindow) + rate.periodMs } : result
+    async admit(request) {
+      const { enqueueAll, ...one } = request
+      if (enqueueAll === undefined) return admitRound(one)
+      return mergeRounds(enqueueAll.map((enqueue) => admitRound({ ...one, enqueue })))
     },
     async admission(runId) {
       const row = rows.get(runId)

@@ -85,10 +85,20 @@ export function postgresFlow(s: string, read: Read): FlowStore {
   const sql = {
     admit: `SELECT run_id, existing, retry_at
       FROM ${s}.skein_flow_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    // One call of the round per entry, in order, in one statement (so one transaction: the
+    // key's lock is taken once, and each call sees what the previous ones wrote).
+    admitAll: `SELECT a.run_id, a.existing, a.retry_at
+      FROM unnest($6::text[], $7::double precision[], $8::bigint[], $9::bigint[])
+        WITH ORDINALITY AS e(run_id, priority, start_at, enqueued_at, n)
+      CROSS JOIN LATERAL ${s}.skein_flow_admit($1, $2, $3, $4, $5, e.run_id, e.priority,
+        e.start_at, e.enqueued_at, $10, $11, false) a`,
     debounce: `SELECT run_id, opened, ends_at
       FROM ${s}.skein_flow_debounce_start($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     admission: `SELECT f.admitted_at, d.input FROM ${s}.skein_flow f
       LEFT JOIN ${s}.skein_flow_debounce d ON d.run_id = f.run_id WHERE f.run_id = $1`,
+    anyWaiting: `SELECT 1 FROM ${s}.skein_flow f JOIN ${s}.skein_runs r ON r.run_id = f.run_id
+      WHERE f.queue = $1 AND f.flow_key = $2 AND f.admitted_at IS NULL AND f.start_at <= $3
+        AND r.status = 'queued' LIMIT 1`,
     pendingKeys: `SELECT DISTINCT f.queue COLLATE "C" AS queue, f.flow_key COLLATE "C" AS flow_key
       FROM ${s}.skein_flow f JOIN ${s}.skein_runs r ON r.run_id = f.run_id
       WHERE f.admitted_at IS NULL AND f.start_at <= $1 AND r.status = 'queued'
@@ -111,7 +121,29 @@ export function postgresFlow(s: string, read: Read): FlowStore {
       GROUP BY f.queue, f.flow_key ORDER BY f.queue COLLATE "C", f.flow_key COLLATE "C"`,
   }
   return {
-    async admit({ queue, key, limit, now, holdUntil, enqueue: e, rate, skipIfLive }) {
+    async admit({ queue, key, limit, now, holdUntil, enqueue: e, enqueueAll, rate, skipIfLive }) {
+      if (enqueueAll !== undefined) {
+        const rows = await read(`admit ${queue} ${key}`, sql.admitAll, [
+          ...[queue, key, limit, now, holdUntil],
+          enqueueAll.map((x) => x.runId),
+          enqueueAll.map((x) => x.priority),
+          enqueueAll.map((x) => x.startAt),
+          enqueueAll.map((x) => x.enqueuedAt),
+          rate?.limit ?? null,
+          rate?.periodMs ?? null,
+        ])
+        return resultOf(rows)
+      }
+      // A round with nothing to queue and no run waiting admits nothing: answered from a read,
+      // without the key's lock or a write (the next round of the key forgets finished entries).
+      if (e === undefined) {
+        const waiting = await read(`read waiting ${queue} ${key}`, sql.anyWaiting, [
+          queue,
+          key,
+          now,
+        ])
+        if (waiting.length === 0) return { admitted: [] }
+      }
       const rows = await read(`admit ${queue} ${key}`, sql.admit, [
         queue,
         key,
@@ -126,13 +158,7 @@ export function postgresFlow(s: string, read: Read): FlowStore {
         rate?.periodMs ?? null,
         skipIfLive === true,
       ])
-      const result: AdmitResult = { admitted: [] }
-      for (const row of rows) {
-        if (row.run_id !== null) result.admitted.push(row.run_id)
-        else if (row.existing !== null) result.existing = row.existing
-        else if (row.retry_at !== null) result.retryAt = Number(row.retry_at)
-      }
-      return result
+      return resultOf(rows)
     },
     async debounce({ entry, key, input, periodMs, maxWaitMs, abandonedBefore }) {
       const [row] = await read(`debounce ${entry.queue} ${key}`, sql.debounce, [
@@ -185,4 +211,15 @@ export function postgresFlow(s: string, read: Read): FlowStore {
       )
     },
   }
+}
+
+/** A round's rows as its answer: admitted runs, the live run a skip found, the next window. */
+function resultOf(rows: any[]): AdmitResult {
+  const result: AdmitResult = { admitted: [] }
+  for (const row of rows) {
+    if (row.run_id !== null) result.admitted.push(row.run_id)
+    else if (row.existing !== null) result.existing = row.existing
+    else if (row.retry_at !== null) result.retryAt = Number(row.retry_at)
+  }
+  return result
 }

@@ -130,10 +130,14 @@ export function statements(s: string, channel: string): Statements {
         OR ((r.lease_owner IS NULL OR r.lease_expires_at <= $5::bigint) AND $3::bigint > r.lease_epoch)
       RETURNING lease_epoch`,
     // Released: expired since the epoch of time; owner and epoch stay, so the next take-over
-    // still bumps the epoch past every earlier owner's.
-    releaseLease: `UPDATE ${s}.skein_runs SET lease_expires_at = 0
-      WHERE run_id = $1 AND lease_owner = $2 AND lease_epoch = $3::bigint
-        AND lease_expires_at > 0`,
+    // still bumps the epoch past every earlier owner's. Committed with synchronous_commit off:
+    // a release lost to a crash only leaves the lease to expire by itself (decisions.md, "A
+    // lease release and a group's worker tasks cost no fsync of their own").
+    releaseLease: `WITH released AS (
+        UPDATE ${s}.skein_runs SET lease_expires_at = 0
+        WHERE run_id = $1 AND lease_owner = $2 AND lease_epoch = $3::bigint
+          AND lease_expires_at > 0 RETURNING 1
+      ) SELECT set_config('synchronous_commit', 'off', true) AS relaxed`,
     // $1 owner, $2 now, $3 expiresAt, $4 limit. Rows another host is appending to or claiming
     // are skipped, not waited for; the lease check is repeated on the locked row. "Free" is
     // `claimFree` (core/claim-rule.ts) restated, held to the rule's cases by `describeLeaseStore`.

@@ -1,6 +1,7 @@
 import type { Json } from '../../core/json.js'
-import type { AdmitResult, FlowKeyState, FlowStore } from '../../core/ports.js'
+import type { AdmitRequest, AdmitResult, FlowKeyState, FlowStore } from '../../core/ports.js'
 import { RATE_HISTORY_MS } from '../memory/memory-flow.js'
+import { mergeRounds } from '../shared/flow-rounds.js'
 import type { SqliteDatabase } from './driver.js'
 import { lazyStatements } from './statements.js'
 
@@ -121,6 +122,13 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
           ORDER BY f.priority DESC, f.seq LIMIT @limit`,
       )
       .pluck(),
+    anyWaiting: lazy
+      .prepare<[{ queue: string; key: string; now: number }], number>(
+        `SELECT 1 FROM skein_flow f JOIN skein_runs r ON r.run_id = f.run_id
+          WHERE f.queue = @queue AND f.flow_key = @key AND f.admitted_at IS NULL
+            AND f.start_at <= @now AND r.status = 'queued' LIMIT 1`,
+      )
+      .pluck(),
     mark: lazy.prepare<[number, number, string]>(
       'UPDATE skein_flow SET admitted_at = ?, hold_until = ? WHERE run_id = ?',
     ),
@@ -154,7 +162,7 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
         GROUP BY f.queue, f.flow_key ORDER BY f.queue, f.flow_key`,
     ),
   }))
-  const admitTx = db.transaction((request: Parameters<FlowStore['admit']>[0]): AdmitResult => {
+  const admitRound = (request: AdmitRequest): AdmitResult => {
     const { queue, key, limit, now, holdUntil, enqueue: e, rate, skipIfLive } = request
     for (const runId of st.forget.all({ queue, key, now })) st.forgetWindow.run(runId)
     if (e && skipIfLive) {
@@ -177,6 +185,12 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
     }
     if (!rate || window.n + chosen.length < rate.limit) return { admitted: chosen }
     return { admitted: chosen, retryAt: (window.oldest ?? now) + rate.periodMs }
+  }
+  /** `enqueueAll`: a round per entry, in order, in one transaction. */
+  const admitTx = db.transaction((request: AdmitRequest): AdmitResult => {
+    const { enqueueAll, ...one } = request
+    if (enqueueAll === undefined) return admitRound(one)
+    return mergeRounds(enqueueAll.map((enqueue) => admitRound({ ...one, enqueue })))
   })
   const debounceTx = db.transaction((request: Parameters<FlowStore['debounce']>[0]) => {
     const { entry, key, periodMs, maxWaitMs, abandonedBefore } = request
@@ -218,8 +232,17 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
     }
   }
   return {
+    // A round with nothing to queue and no run waiting admits nothing: it is answered from a
+    // read, with no write transaction (the next round of the key forgets the finished entries).
     admit: (request) =>
-      call(`admit ${request.queue} ${request.key}`, () => write(admitTx, request)),
+      call(`admit ${request.queue} ${request.key}`, () =>
+        request.enqueue === undefined &&
+        request.enqueueAll === undefined &&
+        st.anyWaiting.get({ queue: request.queue, key: request.key, now: request.now }) ===
+          undefined
+          ? { admitted: [] }
+          : write(admitTx, request),
+      ),
     debounce: (request) =>
       call(`debounce ${request.entry.queue} ${request.key}`, () => write(debounceTx, request)),
     admission: (runId) =>

@@ -9,8 +9,8 @@ import type { Sent } from './host-world.js'
  */
 export interface HttpHostDifferences {
   /**
-   * Route names (`runs.list`, `runs.summaries`) the host answers `501 NOT_SUPPORTED` once the
-   * request is authorized: an actor host has no global run listing.
+   * Route names (`queues.list`, `schedules.list`, …) the host answers `501 NOT_SUPPORTED` once
+   * the request is authorized: an actor host has no store-wide queues or schedules.
    */
   notSupported?: readonly string[]
 }
