@@ -95,3 +95,14 @@ describe('CLI usage errors the commands check themselves: one line, exit 2, no r
     expect(r).toEqual({ code: 2, stdout: '', stderr: `skein: ${message}\n` })
   })
 })
+
+it('schedules backfill checks --from and --to as skein runs checks its times, before any request', async () => {
+  const r = await cli(['schedules', 'backfill', 'report', '--from', 'yesterday', '--to', '1'], {
+    SKEIN_URL: 'http://127.0.0.1:1',
+  })
+  expect(r).toEqual({
+    code: 1,
+    stdout: '',
+    stderr: 'skein: --from must be an ISO 8601 time or epoch ms, got "yesterday"\n',
+  })
+})
