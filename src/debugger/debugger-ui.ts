@@ -65,9 +65,8 @@ export function debuggerUi(options: DebuggerUiOptions = {}): DebuggerUi {
   const assets = loadAssets()
   const pages = new Map<string, ReturnType<typeof renderPage>>()
 
-  const page = (basePath: string, operations: boolean) => {
-    const key = `${operations}:${basePath}`
-    let rendered = pages.get(key)
+  const page = (basePath: string) => {
+    let rendered = pages.get(basePath)
     if (!rendered) {
       const assetBase = `${basePath}/assets/${assets.hash}`
       rendered = renderPage({
@@ -76,9 +75,8 @@ export function debuggerUi(options: DebuggerUiOptions = {}): DebuggerUi {
         basePath,
         apiBase,
         imports: assets.imports,
-        operations,
       })
-      pages.set(key, rendered)
+      pages.set(basePath, rendered)
     }
     return rendered
   }
@@ -91,7 +89,7 @@ export function debuggerUi(options: DebuggerUiOptions = {}): DebuggerUi {
       }
       const path = new URL(request.url).pathname.slice(basePath.length)
       if (path === '' || path === '/' || path === '/index.html') {
-        const { html, csp } = page(basePath, context.operations !== false)
+        const { html, csp } = page(basePath)
         return new Response(request.method === 'HEAD' ? null : html, {
           headers: {
             'content-type': 'text/html; charset=utf-8',
@@ -105,10 +103,13 @@ export function debuggerUi(options: DebuggerUiOptions = {}): DebuggerUi {
         const definitions = context.definitions ? await context.definitions() : []
         return json({ definitions: describeDefinitions(definitions) })
       }
-      // What the API serves beyond the default (the opt-in cancel routes): the UI offers
-      // only actions the host serves.
+      // What the host serves (the opt-in cancel routes; operations routes at all): the UI
+      // offers only actions the host serves.
       if (path === '/capabilities.json') {
-        return json({ cancel: context.capabilities?.cancel === true })
+        return json({
+          cancel: context.capabilities?.cancel === true,
+          operations: context.capabilities?.operations !== false,
+        })
       }
       const prefix = `/assets/${assets.hash}/`
       const asset = path.startsWith(prefix)

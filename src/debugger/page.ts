@@ -7,8 +7,6 @@ export interface PageParts {
   basePath: string
   apiBase: string
   imports: Readonly<Record<string, string>>
-  /** Whether the host's operations routes can be opened (it has an authorize hook). */
-  operations: boolean
 }
 
 const escapeHtml = (text: string) =>
@@ -43,7 +41,7 @@ export function renderPage(parts: PageParts): { html: string; csp: string } {
 <script type="importmap">${importMap}</script>
 <script type="module" src="${escapeHtml(parts.assetBase)}/app.js"></script>
 </head>
-<body data-api-base="${escapeHtml(parts.apiBase)}" data-base-path="${escapeHtml(parts.basePath)}" data-title="${escapeHtml(parts.title)}" data-operations="${parts.operations ? 'enabled' : 'disabled'}">
+<body data-api-base="${escapeHtml(parts.apiBase)}" data-base-path="${escapeHtml(parts.basePath)}" data-title="${escapeHtml(parts.title)}">
 <noscript>The Skein debugger needs JavaScript.</noscript>
 <div id="app"></div>
 </body>

@@ -69,8 +69,10 @@ export function createHttpHandler(
       return debuggerHost.ui.fetch(request, {
         basePath: debuggerPath,
         definitions: uiDefinitions,
-        operations: options.authorize !== undefined,
-        capabilities: { cancel: options.cancelRoutes === true },
+        capabilities: {
+          cancel: options.cancelRoutes === true,
+          operations: options.authorize !== undefined,
+        },
       })
     }
 

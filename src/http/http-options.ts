@@ -26,12 +26,10 @@ export interface DebuggerContext {
   /** The engine's registered definitions (a UI draws workflow graphs from them). */
   definitions?: () => Promise<readonly Definition[]>
   /**
-   * Whether operations routes can be opened on this host: false without an authorize hook
-   * (they answer NOT_CONFIGURED), so a UI does not offer their actions.
+   * What the host serves: `cancel`, the opt-in cancel routes; `operations`, whether operations
+   * routes can be opened at all (false without an authorize hook: they answer NOT_CONFIGURED).
    */
-  operations?: boolean
-  /** What the API serves beyond the default: `cancel`, the opt-in cancel routes. */
-  capabilities?: { cancel: boolean }
+  capabilities?: { cancel: boolean; operations?: boolean }
 }
 
 export interface DebuggerHost {

@@ -63,7 +63,7 @@ describe.skipIf(!hasChromium)('the run page operations', () => {
 
     const asked = page.waitForResponse((r) => r.url().endsWith('/capabilities.json'), WAIT)
     await page.goto(`${urls.off}#/runs/w-off`)
-    expect(await (await asked).json()).toEqual({ cancel: false })
+    expect(await (await asked).json()).toEqual({ cancel: false, operations: true })
     await page.getByRole('button', { name: 'Re-run from here' }).waitFor(WAIT)
     await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)))
     expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0)
@@ -98,6 +98,9 @@ describe.skipIf(!hasChromium)('the run page operations', () => {
     await page.waitForURL(/#\/runs\/(?!c-1)/, WAIT)
     const forkId = decodeURIComponent(new URL(page.url()).hash.replace('#/runs/', ''))
     await page.locator('[data-testid="run-status"]', { hasText: 'completed' }).waitFor(WAIT)
+    const link = page.locator('[data-testid="forked-from"]')
+    await link.waitFor(WAIT)
+    expect(await link.textContent()).toMatch(/Forked from\s+c-1 at seq \d+/)
     expect(await engine.getRun(forkId)).toMatchObject({
       status: 'completed',
       output: { cart: { items: 2 }, pay: 'paid' },

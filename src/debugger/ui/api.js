@@ -6,9 +6,19 @@ export const config = {
   apiBase: data.apiBase ?? '',
   basePath: data.basePath ?? '',
   title: data.title ?? 'Skein debugger',
-  /** Whether the host has operations routes (an authorize hook): Retry is offered only then. */
-  operations: data.operations !== 'disabled',
 }
+
+let capabilitiesOnce
+/**
+ * What the host serves (`{ cancel, operations }`, `<basePath>/capabilities.json`), read once
+ * per page; `{}` when it cannot be read.
+ */
+export const capabilities = () =>
+  (capabilitiesOnce ??= fetch(`${config.basePath}/capabilities.json`, {
+    credentials: 'same-origin',
+  })
+    .then((r) => (r.ok ? r.json() : {}))
+    .catch(() => ({})))
 
 const TOKEN_KEY = 'skein.debugger.token'
 

@@ -1,6 +1,6 @@
 // The run page's panels: approvals, effects, threads, conversation and evaluations.
-import { useState } from 'preact/hooks'
-import { api, config, describe, enc } from './api.js'
+import { useEffect, useState } from 'preact/hooks'
+import { api, capabilities, describe, enc } from './api.js'
 import { brief, time } from './format.js'
 import { html } from './html.js'
 
@@ -58,9 +58,22 @@ export function Approvals({ runId, items, onChange }) {
 /** Effects that failed for good and wait for an operator (no deadline: nothing will happen). */
 const FAILED_FOR_GOOD = new Set(['failed', 'ambiguous', 'timed_out'])
 
-function EffectTable({ runId, caption, effects, failed, onChange }) {
+/** Whether the host's operations routes can be opened (unknown until its capabilities are read). */
+function useOperations() {
+  const [operations, setOperations] = useState(undefined)
+  useEffect(() => {
+    let active = true
+    capabilities().then((c) => active && setOperations(c.operations !== false))
+    return () => {
+      active = false
+    }
+  }, [])
+  return operations
+}
+
+function EffectTable({ runId, caption, effects, failed, operations, onChange }) {
   // Retry is an operations route: without an authorize hook the host refuses it, so it is not offered.
-  const retry = failed && config.operations
+  const retry = failed && operations === true
   return html`<table data-effects=${failed ? 'failed' : 'open'}><caption>${caption}</caption>
     <thead><tr><th scope="col">Effect</th><th scope="col">Type</th><th scope="col">Attempt</th><th scope="col">Status</th>${!failed && html`<th scope="col">Deadline</th>`}<th scope="col">Last error</th>${retry && html`<th scope="col">Action</th>`}</tr></thead>
     <tbody>${effects.map((e) => {
@@ -85,6 +98,7 @@ function EffectTable({ runId, caption, effects, failed, onChange }) {
  * the host has operations routes), and every recorded attempt.
  */
 export function Effects({ runId, open, attempts, onChange }) {
+  const operations = useOperations()
   if (open.length === 0 && attempts.length === 0) return null
   const failed = open.filter((e) => FAILED_FOR_GOOD.has(e.status))
   const inFlight = open.filter((e) => !FAILED_FOR_GOOD.has(e.status))
@@ -93,10 +107,10 @@ export function Effects({ runId, open, attempts, onChange }) {
     ${
       failed.length > 0 &&
       html`<${EffectTable} runId=${runId} caption="Failed effects (an operator may retry them)"
-        effects=${failed} failed=${true} onChange=${onChange} />`
+        effects=${failed} failed=${true} operations=${operations} onChange=${onChange} />`
     }
     ${
-      !config.operations &&
+      operations === false &&
       failed.length > 0 &&
       html`<p class="note">Retry is an operations route, disabled on this host (it has no authorize hook).</p>`
     }

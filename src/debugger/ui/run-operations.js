@@ -2,19 +2,10 @@
 // opt-in cancel route, and "Re-run from here", a fork of the run at one of its workflow nodes
 // (docs/operating-runs.md, "Fork"). Both need operations access; a refusal is shown as is.
 import { useEffect, useState } from 'preact/hooks'
-import { api, config, describe, enc } from './api.js'
+import { api, capabilities, describe, enc } from './api.js'
 import { html } from './html.js'
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled'])
-
-let capabilitiesOnce
-/** What the host serves beyond the default API (`{ cancel }`), read once per page. */
-const capabilities = () =>
-  (capabilitiesOnce ??= fetch(`${config.basePath}/capabilities.json`, {
-    credentials: 'same-origin',
-  })
-    .then((r) => (r.ok ? r.json() : {}))
-    .catch(() => ({})))
 
 /** Cancel in two steps: the first asks to confirm. Hidden where the host serves no cancel route. */
 export function CancelRun({ runId, status, onDone }) {
@@ -80,4 +71,21 @@ export function ForkFromNode({ runId, nodes }) {
     <button type="button" disabled=${state.busy} onClick=${fork}>Re-run from here</button>
     ${state.error && html`<span class="error" role="alert">Re-run refused: ${describe(state.error)}</span>`}
   </span>`
+}
+
+/** "Forked from <run> at seq n": a fork's start records its source (docs/operating-runs.md). */
+export function ForkedFrom({ runId }) {
+  const [from, setFrom] = useState(null)
+  useEffect(() => {
+    let active = true
+    api(`/runs/${enc(runId)}/events?fromSeq=1&limit=1`)
+      .then((r) => active && setFrom(r.events[0]?.payload?.forkedFrom ?? null))
+      .catch(() => {})
+    return () => {
+      active = false
+    }
+  }, [runId])
+  if (!from) return null
+  const source = html`<a href=${`#/runs/${enc(from.runId)}`}><code>${from.runId}</code></a>`
+  return html`<p class="forked-from" data-testid="forked-from">Forked from ${source} at seq ${from.atSeq}</p>`
 }

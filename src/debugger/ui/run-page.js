@@ -12,7 +12,7 @@ import { followEvents } from './live.js'
 import { Migrate } from './migrate.js'
 import { ActionButton, Approvals, Conversation, Effects, Evaluations, Threads } from './panels.js'
 import { InputAndAttributes, NodeResults, runInput, waitingOn } from './run-facts.js'
-import { CancelRun, ForkFromNode } from './run-operations.js'
+import { CancelRun, ForkedFrom, ForkFromNode } from './run-operations.js'
 import { RunTimeline } from './run-timeline.js'
 import { Timeline } from './timeline.js'
 import { useTimelineEvents } from './timeline-events.js'
@@ -160,6 +160,9 @@ export function RunPage({ runId }) {
         <dt>Events</dt><dd>${status.head}–${Math.max(tail, status.tail)}</dd>
         <dt>Live</dt><dd>${stream.live ? 'connected' : stream.error ? `disconnected (${describe(stream.error)})` : 'connecting…'}</dd>
       </dl>
+      <${ForkedFrom} runId=${runId} />
+      ${state.stranded && html`<p class="error" data-testid="run-stranded">Stranded: ${state.reason}</p>`}
+      ${!state.stranded && state.executing === false && html`<p data-testid="run-elsewhere">${state.reason}</p>`}
       ${
         waits.length > 0 &&
         html`<p class="facts-title">Waiting on</p><ul class="waiting-list" data-testid="waiting-on">${waits.map(
