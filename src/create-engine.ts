@@ -169,7 +169,7 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
     )
     ctx.effectLimits = EffectLimits.create(ctx)
     scheduler.start((runId) => rt.wakeDue(runId).catch(() => undefined), clock)
-    rt.startClaiming()
+    await rt.startClaiming()
     const recovered = resolved.rescanTimers ? await rt.recoverOnBoot() : undefined
     log.info(
       recovered ?? { rescanTimers: false },
@@ -202,9 +202,14 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
     const missing = report.versions.filter((v) => !v.registered)
     if (missing.length === 0) return
     const list = missing.map((v) => `${v.kind}:${v.name}@${v.version} (${v.activeRuns})`)
+    const stranded = missing.filter((v) => !v.live).map((v) => `${v.kind}:${v.name}@${v.version}`)
     log.warn(
-      { unexecutableRuns: report.unexecutableRuns, versions: list },
-      `${report.unexecutableRuns} run(s) not yet finished are on definition versions this host does not register: ${list.join(', ')}; a host that registers them executes them`,
+      {
+        unexecutableRuns: report.unexecutableRuns,
+        strandedRuns: report.strandedRuns,
+        versions: list,
+      },
+      `${report.unexecutableRuns} run(s) not yet finished are on definition versions this host does not register: ${list.join(', ')}; a host that registers them executes them${stranded.length > 0 ? `. STRANDED (${report.strandedRuns} run(s)): no live host registers ${stranded.join(', ')}; those runs wait until a host that registers them starts` : ''}`,
     )
   }
   const projectorList = [

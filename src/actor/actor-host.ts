@@ -12,6 +12,7 @@ import type { DebuggerHost, HttpOptions } from '../http/http-options.js'
 import { checkCancelRoutes } from '../http/routes/cancel.js'
 import { serveHandler } from '../http/server.js'
 import type { ServeOptions, ServerHandle, StopOptions } from '../runtime/engine-types.js'
+import { executableVersions } from '../runtime/fleet-presence.js'
 import { engineLogger, type Logger } from '../runtime/logger.js'
 import { type RuntimeOptions, resolveOptions } from '../runtime/options.js'
 import { Claimer, claimDue } from '../runtime/ownership/claimer.js'
@@ -88,6 +89,7 @@ const AHEAD_MS = 2000
 export function createActorHost(options: ActorHostOptions = {}): ActorHost {
   const modules = options.modules ?? []
   const moduleRegistry = new Registry(modules)
+  const versions = executableVersions(moduleRegistry)
   const clock = options.clock ?? systemClock
   const ids = options.ids ?? defaultIds()
   const log = engineLogger(options.logger)
@@ -183,7 +185,8 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
 
   /** Opens (and closes again when idle) the cells due by `at`, as many as there is room for. */
   async function openDue(at: number): Promise<number> {
-    if (cells.claimDue) return claimCells(cells.claimDue.bind(cells))
+    // Only the runs of versions this host registers (docs/deploys.md, "A mixed fleet").
+    if (cells.claimDue) return claimCells((now, limit) => cells.claimDue!(now, limit, versions))
     let opened = 0
     const due = await registry.dueBy(at, maxOpenCells * 2 + 64)
     for (const { runId } of due) {

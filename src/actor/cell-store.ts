@@ -1,5 +1,5 @@
 import { RunNotFoundError } from '../core/errors.js'
-import type { EventStore } from '../core/ports.js'
+import type { DefinitionVersionKey, EventStore } from '../core/ports.js'
 import type { OwnershipOptions } from '../runtime/options.js'
 import { memoryStore } from '../stores/memory/memory-store.js'
 
@@ -28,9 +28,10 @@ export interface CellStore {
    * Cells over a shared store: takes the leases of runs due by `now` that nobody holds (a
    * deadline, or the runs of a host that died) for this host, at most `limit`. The host opens
    * their cells; with it the host keeps no wake times in the registry (the store's run index is
-   * where deadlines wait, docs/operations.md, "Actor hosts and run registries").
+   * where deadlines wait, docs/operations.md, "Actor hosts and run registries"). With `only`,
+   * just the runs of those definition versions (the ones the host registers: docs/deploys.md).
    */
-  claimDue?(now: number, limit: number): Promise<string[]>
+  claimDue?(now: number, limit: number, only?: readonly DefinitionVersionKey[]): Promise<string[]>
 }
 
 export const runNotFound = (runId: string) =>

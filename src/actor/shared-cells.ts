@@ -94,8 +94,8 @@ export function sharedCells(options: SharedCellsOptions): CellStore {
     async discard() {
       // A start refused before anything was written left nothing in the store.
     },
-    async claimDue(now, limit) {
-      const claimed = await leases.claimDue(owner, now, now + leaseMs, limit)
+    async claimDue(now, limit, only) {
+      const claimed = await leases.claimDue(owner, now, now + leaseMs, limit, only)
       return claimed.map((c) => c.runId)
     },
   }

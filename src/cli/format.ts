@@ -146,19 +146,25 @@ export function formatQueues(queues: readonly QueueInfo[]): string {
 export function formatVersions(report: VersionReport): string {
   if (report.versions.length === 0) return 'no definitions and no runs'
   const rows = table([
-    ['KIND', 'NAME', 'VERSION', 'ACTIVE RUNS', 'HERE', 'SHAPE', 'SAFE TO REMOVE'],
+    ['KIND', 'NAME', 'VERSION', 'ACTIVE RUNS', 'HERE', 'FLEET', 'SHAPE', 'SAFE TO REMOVE'],
     ...report.versions.map((v) => [
       v.kind,
       v.name,
       v.isDefault ? `${v.version}*` : v.version,
       String(v.activeRuns),
       v.registered ? 'registered' : 'missing',
+      v.live ? 'live' : v.activeRuns > 0 ? 'STRANDED' : 'none',
       v.fingerprint ?? '-',
       v.safeToDelete ? 'yes' : 'no',
     ]),
   ])
-  if (report.unexecutableRuns === 0) return rows
-  return `${rows}\n${report.unexecutableRuns} run(s) wait for a host that registers their version`
+  const notes = [
+    report.unexecutableRuns > 0 &&
+      `${report.unexecutableRuns} run(s) wait for a host that registers their version`,
+    report.strandedRuns > 0 &&
+      `${report.strandedRuns} run(s) stranded: no live host registers their version; they resume when one starts`,
+  ].filter((note) => typeof note === 'string')
+  return [rows, ...notes].join('\n')
 }
 
 /** `{ sku: string, qty?: integer }` for an object schema, else the schema in brief. */

@@ -102,6 +102,11 @@ export interface VersionInfo {
   fingerprint?: 'match' | 'changed' | 'unrecorded'
   /** Registered, not the default, and no run left on it: this host may stop registering it. */
   safeToDelete: boolean
+  /**
+   * Some live host registers the version (this one, or another advertising it: docs/deploys.md,
+   * "Stranded runs"). False with active runs: those runs are stranded.
+   */
+  live: boolean
 }
 
 /** The drift report: versions with runs in the store beside what this host registers. */
@@ -110,6 +115,8 @@ export interface VersionReport {
   versions: VersionInfo[]
   /** Runs not yet terminal on versions this host does not register (another host executes them). */
   unexecutableRuns: number
+  /** Runs not yet terminal on versions no live host registers: they wait for one to start. */
+  strandedRuns: number
 }
 
 export interface ReplayStep {

@@ -63,6 +63,18 @@ export interface RunState<O = Json> {
   deadlineAt?: number
   /** The run's attributes (docs/operating-runs.md, "Attributes"); absent when it has none. */
   attributes?: RunAttributes
+  /**
+   * False when the host that answered does not register the run's definition version: a host
+   * that does executes it (docs/deploys.md). Absent otherwise.
+   */
+  executing?: false
+  /** Why the answering host does not execute the run (with `executing` or `stranded`). */
+  reason?: string
+  /**
+   * No live host registers the run's definition version: the run is not failed, it waits, and
+   * resumes when a host that registers it starts (docs/deploys.md, "Stranded runs").
+   */
+  stranded?: true
 }
 
 /**

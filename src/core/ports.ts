@@ -241,6 +241,8 @@ export interface RunSummary extends RunMeta {
   runId: string
   /** The run's attributes (docs/operating-runs.md, "Attributes"); absent when it has none. */
   attributes?: RunAttributes
+  /** No live host registers the run's version (docs/deploys.md, "Stranded runs"). */
+  stranded?: true
 }
 
 /**

@@ -310,13 +310,22 @@ export interface SignalReceivedPayload {
  * (docs/deploys.md): not yet matched or checked; a host that registers it applies it.
  */
 export interface InputDeferredPayload {
+  /** A signal's events; empty for an operation. */
   events: Array<{ type: string; payload: Json; threadId?: string }>
+  /** An operator action or a wait URL's completion, recorded instead of events. */
+  operation?: DeferredOperation
   identity?: Json
   /** The request's digest when it carried an idempotency key (retries compare it). */
   digest?: string
   /** The definition version the recording host lacked (`kind:name@version`). */
   missing: string
 }
+
+/** What a host without the run's version records of an operation for a host with it. */
+export type DeferredOperation =
+  | { type: 'cancel'; threadId?: string }
+  | { type: 'retryEffect'; effectId: string }
+  | { type: 'waitUrl'; tokenId: string; threadId: string; waitKey: string; value: Json }
 
 /**
  * An operator moved the run to another version of its definition (docs/deploys.md, "Migrating

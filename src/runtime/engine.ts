@@ -44,8 +44,10 @@ import {
   scheduleFoldedDeadlines,
   scheduleStoredDeadlines,
 } from './deadline-recovery.js'
-import { deferSignal, missingDefinition } from './deferred-inputs.js'
+import { missingDefinition } from './deferred-inputs.js'
+import { deferSignalOf, deferWaitUrl, orDefer } from './deferred-operations.js'
 import type { CallerContext, EngineRuntime, SignalOptions, StartHooks } from './engine-types.js'
+import { flagStranded, fleetView } from './fleet-presence.js'
 import { queueInfos } from './flow-admission.js'
 import { joinedStart, type StartWaitHost, settleAfterAdmission } from './flow-start-waits.js'
 import { planFork, writeFork } from './fork-plan.js'
@@ -66,14 +68,14 @@ import { loadFoldForRead } from './snapshots.js'
 import { foldedSummaryPage } from './summaries-fallback.js'
 import { TransientListeners } from './transient-listeners.js'
 import { checkId, checkIdempotencyKey, checkWait } from './validate.js'
-import { completeByWaitUrl } from './wait-url-complete.js'
+import { completeByWaitUrl, type InRunQueueOp } from './wait-url-complete.js'
 import type { WaitUrlOutcome, WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
 import { startClaimedOp, workerCallbackOp } from './worker-callback.js'
 import {
   releaseStuckAttemptOp,
   type StuckAttemptAction,
-  undeadlinedAttempts,
+  warnUndeadlinedAttempts,
 } from './worker-operator.js'
 
 /** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
@@ -93,7 +95,8 @@ export class RuntimeEngine implements EngineRuntime {
     return this.runs.host
   }
 
-  private controller(runId: string): RunController {
+  /** The run's controller (also deferred-operations.ts's, for runs of versions this host lacks). */
+  controller(runId: string): RunController {
     return this.runs.controller(runId)
   }
 
@@ -224,11 +227,12 @@ export class RuntimeEngine implements EngineRuntime {
     // An active run's committed state, also while an operation runs (the previous one's view).
     const state = typeof runId === 'string' ? this.runs.active(runId)?.lastState : undefined
     if (state) return viewState({ state } as RunFold)
-    return viewState(await this.readFold(runId))
+    // A run of a version this host lacks says so, and whether it is stranded.
+    return fleetView(this.ctx, viewState(await this.readFold(runId)))
   }
 
   /** The committed fold of a run for reading (never the one a writer is working on). */
-  private async readFold(runId: string): Promise<RunFold> {
+  async readFold(runId: string): Promise<RunFold> {
     if (typeof runId !== 'string') throw new RunNotFoundError('run not found')
     const active = this.runs.active(runId)
     // Between operations the writer's fold is the committed one; during one it is half-way
@@ -285,7 +289,7 @@ export class RuntimeEngine implements EngineRuntime {
       const missing = missingDefinition(error)
       if (missing !== undefined) {
         const request = { ...options, digest: prepared.digest }
-        return deferSignal(this.ctx, this.controller(runId), prepared.events, request, missing)
+        return deferSignalOf(this, runId, prepared.events, request, prepared.wait, missing)
       }
       // Another process recorded the same key first: the store refused the append (its error
       // names no seq, unlike the fold's own check). Reloaded with that key, the same events
@@ -298,15 +302,19 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   wake(runId: string): Promise<RunState> {
-    return this.mutate(runId, 'wake', async (fold, controller) => {
-      if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
-      return (await controller.writer.pass(fold)).state
-    })
+    return orDefer(this, runId, { type: 'wake' }, {}, () =>
+      this.mutate(runId, 'wake', async (fold, controller) => {
+        if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
+        return (await controller.writer.pass(fold)).state
+      }),
+    )
   }
 
   cancel(runId: string, threadId?: string): Promise<RunState> {
-    return this.mutate(runId, 'cancel', (fold, controller) =>
-      cancelOp(controller.writer, fold, threadId),
+    return orDefer(this, runId, { type: 'cancel', threadId }, {}, () =>
+      this.mutate(runId, 'cancel', (fold, controller) =>
+        cancelOp(controller.writer, fold, threadId),
+      ),
     )
   }
 
@@ -362,8 +370,10 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   retryEffect(runId: string, effectId: string, caller: CallerContext = {}): Promise<RunState> {
-    return this.mutate(runId, 'retryEffect', (fold, controller) =>
-      retryEffectOp(controller.writer, fold, effectId, caller),
+    return orDefer(this, runId, { type: 'retryEffect', effectId }, caller, () =>
+      this.mutate(runId, 'retryEffect', (fold, controller) =>
+        retryEffectOp(controller.writer, fold, effectId, caller),
+      ),
     )
   }
 
@@ -386,23 +396,12 @@ export class RuntimeEngine implements EngineRuntime {
     )
   }
 
-  /**
-   * Warns (boot log) about worker attempts in a worker's hands that no deadline bounds, among
-   * the newest 1,000 running runs: if their worker is gone they wait for an operator.
-   */
-  async warnUndeadlinedAttempts(): Promise<void> {
-    const stuck = await undeadlinedAttempts(
-      async (cursor) => {
-        const page = await this.listRunSummaries({ status: 'running', limit: 100, cursor })
-        return { runIds: page.runs.map((r) => r.runId), next: page.nextCursor }
-      },
+  /** Warns (boot log) about worker attempts no deadline bounds (worker-operator.ts). */
+  warnUndeadlinedAttempts(): Promise<void> {
+    return warnUndeadlinedAttempts(
+      this.ctx,
+      (query) => this.listRunSummaries(query),
       this.readRunFold,
-      1_000,
-    )
-    if (stuck.length === 0) return
-    this.ctx.log.warn(
-      { attempts: stuck.length, first: stuck.slice(0, 10) },
-      `${stuck.length} worker attempt(s) are dispatched or started with no deadline: nothing times them out. If their worker is gone, requeue or fail them (skein requeue <runId> <effectId> [--fail], docs/workers.md "Stuck attempts"); give worker effects scheduleToStartMs and startToCloseMs`,
     )
   }
 
@@ -449,9 +448,9 @@ export class RuntimeEngine implements EngineRuntime {
    * queue (wait-url-complete.ts).
    */
   completeWaitUrl(token: string, request: WaitUrlRequest): Promise<WaitUrlOutcome> {
-    return completeByWaitUrl(this.ctx, token, request, (runId, op) =>
-      this.mutate(runId, 'waitUrl', (fold, controller) => op(fold, controller.writer)),
-    )
+    const inRunQueue = (runId: string, op: InRunQueueOp) =>
+      this.mutate(runId, 'waitUrl', (fold, controller) => op(fold, controller.writer))
+    return completeByWaitUrl(this.ctx, token, request, inRunQueue, deferWaitUrl(this))
   }
 
   /** Every flow-control key with a queued or admitted run (docs/flow-control.md). */
@@ -483,7 +482,8 @@ export class RuntimeEngine implements EngineRuntime {
   /** One page of run summaries, newest first (see SummaryQuery). */
   async listRunSummaries(query?: SummaryQuery): Promise<SummaryPage> {
     const valid = normalizeSummaryQuery(query, this.ctx.registry.attributeTypes)
-    if (this.ctx.capabilities.summaries) return this.ctx.store.listSummaries!(valid)
+    if (this.ctx.capabilities.summaries)
+      return flagStranded(this.ctx, await this.ctx.store.listSummaries!(valid))
     return foldedSummaryPage(this.ctx.store, valid, async (runId) => {
       const fold = await this.readFold(runId)
       const summary: RunSummary = { runId, ...metaOf(fold) }
@@ -571,8 +571,8 @@ export class RuntimeEngine implements EngineRuntime {
   private stopping: Promise<void> | undefined
 
   /** With ownership: starts claiming due runs through the store (local-runs.ts). */
-  startClaiming(): void {
-    this.runs.startClaiming()
+  startClaiming(): Promise<void> {
+    return this.runs.startClaiming()
   }
 
   private async shutdown(graceMs: number): Promise<void> {

@@ -3,11 +3,11 @@ import { EngineStoppedError, StoreError, StoreUnavailableError } from '../core/e
 import type { RunFold } from '../core/fold/index.js'
 import { type Backoff, backoffAfter } from '../core/retry.js'
 import type { EngineContext } from './context.js'
+import { executableVersions, FleetPresence } from './fleet-presence.js'
 import { errorFields } from './logger.js'
 import { Claimer, claimDue } from './ownership/claimer.js'
 import { type ControllerHost, RunController } from './run-controller.js'
 import type { FoldCache } from './run-writer.js'
-import { executableVersions } from './versions.js'
 
 /** A deadline wake that failed: the deadline already fired, so the engine retries it. */
 const WAKE_RETRY: Backoff = { initialMs: 1000, maxMs: 60_000 }
@@ -157,9 +157,9 @@ export class LocalRuns {
    * of definition versions this process registers: on a mixed fleet the others wait for a
    * host that registers theirs (docs/deploys.md).
    */
-  startClaiming(): void {
+  startClaiming(): Promise<void> {
     const own = this.ctx.ownership
-    if (!own?.claimDue || this.claimer) return
+    if (!own?.claimDue || this.claimer) return Promise.resolve()
     const { clock } = this.ctx
     this.claimer = new Claimer({
       clock,
@@ -191,11 +191,18 @@ export class LocalRuns {
         ),
     })
     this.claimer.start()
+    // The fleet learns which versions this host executes (stranded runs: fleet-presence.ts).
+    if (!this.ctx.store.claims) return Promise.resolve()
+    this.presence = new FleetPresence(this.ctx, this.ctx.store.claims)
+    return this.presence.start()
   }
 
   private stopClaiming(): void {
     this.claimer?.stop()
+    this.presence?.stop()
   }
+
+  private presence: FleetPresence | undefined
 
   /** A deleted run: its cached fold goes. */
   forget(runId: string): void {

@@ -3,26 +3,22 @@ import { checkRunAttributes, type RunAttributes } from '../core/attributes.js'
 import type { Definition } from '../core/definition.js'
 import { digest128 } from '../core/digest.js'
 import type { EventInput } from '../core/envelope.js'
-import { isTerminal } from '../core/envelope.js'
 import {
-  EffectNotFoundError,
-  EffectNotRetryableError,
   IdempotencyConflictError,
   InvalidEventError,
-  InvalidInputError,
   InvalidRequestError,
   RunNotFoundError,
   StartConflictError,
 } from '../core/errors.js'
 import type { FlowPlace } from '../core/flow.js'
-import { allCommands, LOG_PROTOCOL_VERSION, type RunFold } from '../core/fold/index.js'
+import { LOG_PROTOCOL_VERSION, type RunFold } from '../core/fold/index.js'
 import { canonicalJson, type Json } from '../core/json.js'
 import { RT, type RunStartedPayload, type SignalReceivedPayload } from '../core/runtime-events.js'
 import { acceptInputs } from './accept-inputs.js'
-import { cancelSubtree } from './commands-apply.js'
 import type { EngineContext, FlowAdmissions, FlowEntered } from './context.js'
 import { checkDeclaredSignals } from './declared-signals.js'
 import type { CallerContext, SignalOptions } from './engine-types.js'
+import { cancelSeed, retryEffectSeed } from './operator-seeds.js'
 import { addRootThread } from './root-thread.js'
 import type { RunWriter } from './run-writer.js'
 import {
@@ -319,47 +315,9 @@ export async function cancelOp(
 ): Promise<void> {
   const runId = writer.runId
   if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
-  const target = threadId ?? fold.state.rootThreadId
-  if (fold.state.status === 'queued' && target === fold.state.rootThreadId) {
-    // Not admitted: no thread has started. It is never admitted now (its entry is forgotten).
-    await writer.pass(fold, ({ batch }) => {
-      batch.add(RT.cancelRequested, { threadId: target }, { threadId: null, origin: 'operator' })
-      batch.add(RT.runCancelled, { reason: 'cancelled' }, { threadId: null })
-    })
-    return
-  }
-  const thread = fold.state.threads[target]
-  if (!thread)
-    throw new InvalidInputError(`run ${runId} has no thread ${target}`, { runId, threadId: target })
-  if (isTerminal(fold.state.status) || isTerminal(thread.status)) return
-  await writer.pass(fold, (pass) => {
-    const meta = { threadId: target, origin: 'operator' as const }
-    pass.batch.add(RT.cancelRequested, { threadId: target }, meta)
-    cancelSubtree(pass, target, 'cancelled')
-  })
+  const seed = cancelSeed(fold, threadId)
+  if (seed) await writer.pass(fold, seed)
 }
-
-/**
- * The effect an operator action names, from the run's fold: RUN_NOT_FOUND without the run,
- * EFFECT_NOT_RETRYABLE for an effect that already finished (its record folded away),
- * EFFECT_NOT_FOUND for an id the run never used.
- */
-export function effectForOperator(runId: string, fold: RunFold | null, effectId: string) {
-  if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
-  const effect = fold.effects[effectId]
-  if (!effect) {
-    const known = Object.values(fold.books).some((book) =>
-      allCommands(book).some((c) => c.kind === 'invoke' && c.id === effectId),
-    )
-    if (known) {
-      throw new EffectNotRetryableError(`effect ${effectId} already finished`, { runId, effectId })
-    }
-    throw new EffectNotFoundError(`run ${runId} has no effect ${effectId}`, { runId, effectId })
-  }
-  return { runId, fold, effect }
-}
-
-const RETRYABLE = new Set(['ambiguous', 'failed', 'timed_out'])
 
 /**
  * Operator retry of one effect from `ambiguous`, a timeout or a final failure. A final failure
@@ -371,27 +329,6 @@ export async function retryEffectOp(
   effectId: string,
   caller: CallerContext,
 ): Promise<void> {
-  const { runId, fold: run, effect } = effectForOperator(writer.runId, fold, effectId)
-  const cancelled =
-    run.state.status === 'cancelled' || run.state.threads[effect.threadId]?.status === 'cancelled'
-  if (!RETRYABLE.has(effect.status) || cancelled) {
-    throw new EffectNotRetryableError(
-      `effect ${effectId} is ${cancelled ? `${effect.status} in a cancelled thread` : effect.status}; only ambiguous, timed-out or finally failed effects of live threads can be retried`,
-      { runId, effectId, status: effect.status },
-    )
-  }
-  await writer.pass(run, ({ batch, now }) => {
-    batch.add(
-      RT.effectRetryScheduled,
-      {
-        effectId,
-        attempt: effect.attempt + 1,
-        nextAttemptAt: now,
-        reason: 'operator',
-        key: effect.key,
-        by: caller.identity ?? null,
-      },
-      { threadId: effect.threadId, effectId, origin: 'operator' },
-    )
-  })
+  const seed = retryEffectSeed(writer.runId, fold, effectId, caller)
+  await writer.pass(fold!, seed)
 }

@@ -9,6 +9,7 @@ import {
   foldEvents,
   foldFromSnapshot,
   type RunFold,
+  readingRegistry,
   viewState,
 } from '../core/fold/index.js'
 import { asRuntimeEvent, RT } from '../core/runtime-events.js'
@@ -142,8 +143,10 @@ export async function replay(
   })
   const target = events[events.length - 1]
   if (!target || target.seq !== seq) return null
-  foldEvents(ctx.registry, runId, events.slice(0, -1), fold)
+  // Folded to be shown only: a thread of a version this host lacks keeps no kind state.
+  const registry = readingRegistry(ctx.registry)
+  foldEvents(registry, runId, events.slice(0, -1), fold)
   const before = viewState(fold)
-  applyEvent(ctx.registry, fold, target)
+  applyEvent(registry, fold, target)
   return { seq, event: target, before, after: viewState(fold) }
 }

@@ -71,4 +71,11 @@ export interface WaitUrlOutcome {
   /** False only for a repeat POST to a URL made with `singleUse: false`. */
   completed: boolean
   tokenId: string
+  /**
+   * False on a host that does not register the run's definition version: the body is checked
+   * and recorded, and a host that registers it completes the wait (docs/deploys.md).
+   */
+  executing?: false
+  /** Why this host did not complete the wait itself. */
+  reason?: string
 }

@@ -6,6 +6,7 @@ import {
   foldFromSnapshot,
   isReadableSnapshot,
   type RunFold,
+  readingRegistry,
   SNAPSHOT_FORMAT,
   snapshotFold,
 } from '../core/fold/index.js'
@@ -41,22 +42,28 @@ export async function loadFoldForRead(
   const shared = await ctx.snapshots.latest(runId, undefined, { readOnly: true })
   const fold = snapshotFold(shared)
   if (fold && shared!.seq === tail) return fold
-  return loadFrom(ctx, runId, shared)
+  // Folded to be shown only: a thread of a version this host lacks keeps no kind state.
+  return loadFrom(ctx, runId, shared, readingRegistry(ctx.registry))
 }
 
 async function loadFrom(
   ctx: EngineContext,
   runId: string,
   snapshot: Snapshot | null,
+  registry = ctx.registry,
 ): Promise<RunFold | null> {
   // The snapshot may be shared (read-only): the writer gets its own copy.
   const restored = foldFromSnapshot(snapshot)
   if (restored) ctx.observe({ type: 'snapshot.loaded', runId, seq: snapshot!.seq })
-  return catchUp(ctx, restored ?? emptyFold(runId))
+  return catchUp(ctx, restored ?? emptyFold(runId), registry)
 }
 
 /** Folds events the store has beyond `fold` (after a cache hit or a snapshot). */
-export async function catchUp(ctx: EngineContext, fold: RunFold): Promise<RunFold | null> {
+export async function catchUp(
+  ctx: EngineContext,
+  fold: RunFold,
+  registry = ctx.registry,
+): Promise<RunFold | null> {
   const runId = fold.state.runId
   const from = fold.state.lastSeq + 1
   const events = await ctx.store.read(runId, { fromSeq: from })
@@ -66,7 +73,7 @@ export async function catchUp(ctx: EngineContext, fold: RunFold): Promise<RunFol
       { runId, head: events[0].seq, snapshotSeq: from - 1 },
     )
   }
-  foldEvents(ctx.registry, runId, events, fold)
+  foldEvents(registry, runId, events, fold)
   return fold.state.lastSeq === 0 ? null : fold
 }
 

@@ -1,11 +1,11 @@
 import type { VersionInfo, VersionReport } from '../core/api-types.js'
 import type { Definition } from '../core/definition.js'
 import { PayloadUndecodableError } from '../core/errors.js'
-import type { DefinitionVersionKey, EventStore } from '../core/ports.js'
-import type { Registry } from '../core/registry.js'
+import type { EventStore } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
 import type { Fingerprints } from './fingerprint.js'
+import { type FleetContext, liveVersions, versionKey } from './fleet-presence.js'
 
 /**
  * The drift report (docs/deploys.md): runs not yet terminal counted per definition version
@@ -14,19 +14,18 @@ import type { Fingerprints } from './fingerprint.js'
  * that new starts do not get is safe to remove from this host's code.
  */
 export async function versionReport(
-  ctx: Pick<EngineContext, 'store' | 'registry' | 'capabilities'>,
+  ctx: FleetContext & Pick<EngineContext, 'capabilities'>,
   fingerprints: Fingerprints,
 ): Promise<VersionReport> {
   const { store, registry } = ctx
   const counts = ctx.capabilities.countActiveRuns ? await store.countActiveRuns!() : []
+  const live = await liveVersions(ctx)
   const byKey = new Map<string, VersionInfo>()
-  const keyOf = (kind: string, name: string, version: string) =>
-    JSON.stringify([kind, name, version])
 
   for (const definition of registry.listDefinitions()) {
     const isDefault =
       registry.resolve({ kind: definition.kind, name: definition.name }) === definition
-    byKey.set(keyOf(definition.kind, definition.name, definition.version), {
+    byKey.set(versionKey(definition.kind, definition.name, definition.version), {
       kind: definition.kind,
       name: definition.name,
       version: definition.version,
@@ -34,14 +33,17 @@ export async function versionReport(
       registered: true,
       isDefault,
       safeToDelete: !isDefault,
+      live: true,
     })
   }
   let unexecutableRuns = 0
+  let strandedRuns = 0
   for (const count of counts) {
-    const key = keyOf(count.kind, count.definitionName, count.definitionVersion)
+    const key = versionKey(count.kind, count.definitionName, count.definitionVersion)
     const registered = byKey.get(key)
     if (!registered) {
       unexecutableRuns += count.runs
+      if (!live.has(key)) strandedRuns += count.runs
       byKey.set(key, {
         kind: count.kind,
         name: count.definitionName,
@@ -50,6 +52,7 @@ export async function versionReport(
         registered: false,
         isDefault: false,
         safeToDelete: false,
+        live: live.has(key),
       })
       continue
     }
@@ -73,7 +76,7 @@ export async function versionReport(
       a.name.localeCompare(b.name) ||
       a.version.localeCompare(b.version),
   )
-  return { versions, unexecutableRuns }
+  return { versions, unexecutableRuns, strandedRuns }
 }
 
 /**
@@ -104,17 +107,4 @@ async function sampleFingerprint(
   const recorded = payload.definitionFingerprint
   if (typeof recorded !== 'string' || registered === undefined) return 'unrecorded'
   return recorded === registered ? 'match' : 'changed'
-}
-
-/**
- * The definition versions this host can execute, as a run's meta names them: what its claims
- * of due runs are limited to, so on a mixed fleet a run is only claimed by a host that
- * registers its version (docs/deploys.md).
- */
-export function executableVersions(registry: Registry): DefinitionVersionKey[] {
-  return registry.listDefinitions().map((d) => ({
-    kind: d.kind,
-    definitionName: d.name,
-    definitionVersion: d.version,
-  }))
 }

@@ -162,7 +162,10 @@ function checkSignature(urls: WaitUrls, signature: JsonObject, request: WaitUrlR
 }
 
 /** The open url wait a token completes, if any. */
-export function urlWaitOf(fold: RunFold, record: WaitUrlRecord): WaitRecord | undefined {
+export function urlWaitOf(
+  fold: RunFold,
+  record: Pick<WaitUrlRecord, 'threadId' | 'waitKey'>,
+): WaitRecord | undefined {
   for (const waitId in fold.waits) {
     const wait = fold.waits[waitId]
     if (

@@ -3,10 +3,12 @@
 import { isTerminal } from '../core/envelope.js'
 import { EffectNotRetryableError } from '../core/errors.js'
 import type { RunFold } from '../core/fold/index.js'
+import type { SummaryPage, SummaryQuery } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
 import { failAttempt } from './attempt-outcomes.js'
+import type { EngineContext } from './context.js'
 import type { CallerContext } from './engine-types.js'
-import { effectForOperator } from './operations.js'
+import { effectForOperator } from './operator-seeds.js'
 import type { RunWriter } from './run-writer.js'
 import { cancelAfterCommit } from './worker-dispatch.js'
 
@@ -117,4 +119,28 @@ export async function undeadlinedAttempts(
     cursor = page.next
   }
   return found
+}
+
+/**
+ * Warns (boot log) about worker attempts in a worker's hands that no deadline bounds, among
+ * the newest 1,000 running runs: if their worker is gone they wait for an operator.
+ */
+export async function warnUndeadlinedAttempts(
+  ctx: Pick<EngineContext, 'log'>,
+  listSummaries: (query: SummaryQuery) => Promise<SummaryPage>,
+  readFold: (runId: string) => Promise<RunFold>,
+): Promise<void> {
+  const stuck = await undeadlinedAttempts(
+    async (cursor) => {
+      const page = await listSummaries({ status: 'running', limit: 100, cursor })
+      return { runIds: page.runs.map((r) => r.runId), next: page.nextCursor }
+    },
+    readFold,
+    1_000,
+  )
+  if (stuck.length === 0) return
+  ctx.log.warn(
+    { attempts: stuck.length, first: stuck.slice(0, 10) },
+    `${stuck.length} worker attempt(s) are dispatched or started with no deadline: nothing times them out. If their worker is gone, requeue or fail them (skein requeue <runId> <effectId> [--fail], docs/workers.md "Stuck attempts"); give worker effects scheduleToStartMs and startToCloseMs`,
+  )
 }

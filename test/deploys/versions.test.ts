@@ -67,6 +67,7 @@ describe.each(kinds)('the drift report on $name', (kind) => {
         isDefault: false,
         fingerprint: expect.stringMatching(/^(match|unrecorded)$/),
         safeToDelete: false,
+        live: true,
       },
       {
         kind: 'workflow',
@@ -77,6 +78,7 @@ describe.each(kinds)('the drift report on $name', (kind) => {
         isDefault: true,
         fingerprint: expect.stringMatching(/^(match|unrecorded)$/),
         safeToDelete: false,
+        live: true,
       },
     ])
 
@@ -162,10 +164,14 @@ describe.each(kinds)('the drift report on $name', (kind) => {
       expect(code).toBe(0)
       const lines = stdout.trim().split('\n')
       expect(lines[0]).toMatch(
-        /^KIND\s+NAME\s+VERSION\s+ACTIVE RUNS\s+HERE\s+SHAPE\s+SAFE TO REMOVE$/,
+        /^KIND\s+NAME\s+VERSION\s+ACTIVE RUNS\s+HERE\s+FLEET\s+SHAPE\s+SAFE TO REMOVE$/,
       )
-      expect(lines[1]).toMatch(/^workflow\s+order\s+v1\s+1\s+missing\s+-\s+no$/)
-      expect(lines[2]).toMatch(/^workflow\s+order\s+v2\*\s+0\s+registered\s+-\s+no$/)
+      // The older host advertises v1 where hosts share the store with ownership (not memory).
+      const fleet = kind.name === 'memory' ? 'STRANDED' : 'live'
+      expect(lines[1]).toMatch(
+        new RegExp(`^workflow\\s+order\\s+v1\\s+1\\s+missing\\s+${fleet}\\s+-\\s+no$`),
+      )
+      expect(lines[2]).toMatch(/^workflow\s+order\s+v2\*\s+0\s+registered\s+live\s+-\s+no$/)
       expect(lines[3]).toBe('1 run(s) wait for a host that registers their version')
       const client = createEngineClient({ baseUrl: server.url })
       expect((await client.versions()).unexecutableRuns).toBe(1)

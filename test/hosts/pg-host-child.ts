@@ -43,6 +43,28 @@ const relay = defineWorkflow({
 })
 
 /**
+ * The rolling-deploy proofs' workflow, in the versions PG_HOST_ORDER lists (`v1`, `v1,v2`,
+ * `v2`; none by default): parked on `ord.paid` or, with `timerMs`, a timer; then `done` names
+ * the version and the host that finished it. v2 adds a node (another shape, a new version).
+ */
+const orderVersions = (process.env.PG_HOST_ORDER ?? '').split(',').filter(Boolean)
+const order = (version: string) =>
+  defineWorkflow({
+    name: 'order',
+    version,
+    nodes: {
+      park: {
+        run: (ctx) => {
+          const { timerMs } = (ctx.input ?? {}) as { timerMs?: number }
+          return timerMs ? ctx.sleep(timerMs) : ctx.waitFor('ord.paid')
+        },
+      },
+      ...(version === 'v2' && { audit: { after: ['park'], run: () => 'audited' } }),
+      done: { after: ['park'], run: () => ({ version, host: hostName }) },
+    },
+  })
+
+/**
  * Engine options from PG_HOST_ENGINE_OPTIONS (JSON). `ownership.remote: true` stands for hosts
  * on other machines: no owner counts as gone before its lease expires (no pid check).
  */
@@ -79,7 +101,7 @@ const watched: EventStore = {
 }
 const engine = createEngine({
   store: watched,
-  modules: [workflow({ definitions: [relay] }), effects],
+  modules: [workflow({ definitions: [relay, ...orderVersions.map(order)] }), effects],
   ...engineOptions(),
 })
 await engine.ready()

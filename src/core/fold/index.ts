@@ -20,5 +20,5 @@ export {
   commandOf,
   type ThreadBook,
 } from './thread-book.js'
-export { type ThreadRuntime, threadContext } from './thread-context.js'
+export { readingRegistry, type ThreadRuntime, threadContext } from './thread-context.js'
 export type { TimerRecord, WaitRecord } from './wait-record.js'

@@ -2,6 +2,7 @@ import type { Outcome } from '../commands.js'
 import type { Definition } from '../definition.js'
 import { definitionLabel } from '../definition.js'
 import { DeterminismError } from '../errors.js'
+import type { Json } from '../json.js'
 import type { DecideContext, KindContext, KindDefinition } from '../kind.js'
 import type { Registry } from '../registry.js'
 import type { RunFold } from './run-fold.js'
@@ -41,13 +42,16 @@ export function threadContext(registry: Registry, fold: RunFold, threadId: strin
   const thread = fold.state.threads[threadId]
   const ref = { kind: thread.kind, name: thread.definitionName, version: thread.definitionVersion }
   const kind = registry.kinds.get(thread.kind)
+  const definition = registry.resolve(ref)
+  if ((!kind || !definition) && READING in registry) {
+    return remember(book, inertRuntime(fold, threadId, thread.parentThreadId, book.input, ref))
+  }
   if (!kind) {
     throw new DeterminismError(
       `run ${fold.state.runId}: thread ${threadId} is of kind "${thread.kind}", which no registered module provides; register the module that provides it`,
       { runId: fold.state.runId, threadId, kind: thread.kind, missing: definitionLabel(ref) },
     )
   }
-  const definition = registry.resolve(ref)
   if (!definition) {
     throw new DeterminismError(
       `run ${fold.state.runId}: thread ${threadId} was started from ${definitionLabel(ref)}, which is not registered; register that definition version to continue this run`,
@@ -73,6 +77,47 @@ export function threadContext(registry: Registry, fold: RunFold, threadId: strin
     },
   }
   const runtime: ThreadRuntime = { kind, ctx, decideCtx, ephemeral: undefined }
+  return remember(book, runtime)
+}
+
+function remember(book: ThreadBook, runtime: ThreadRuntime): ThreadRuntime {
   Object.defineProperty(book, CACHE, { value: runtime, enumerable: false, writable: true })
   return runtime
+}
+
+const READING = Symbol('skein.reading')
+const readingRegistries = new WeakMap<Registry, Registry>()
+
+/**
+ * The registry a fold for reading only uses (getRun, summaries, SSE, result): a thread whose
+ * kind or definition version this host does not register folds its runtime events (statuses,
+ * waits, effects, output) and keeps no kind state, so a host without a run's version can still
+ * show it (docs/deploys.md). A writer never folds with it: it could not decide.
+ */
+export function readingRegistry(registry: Registry): Registry {
+  let reading = readingRegistries.get(registry)
+  if (!reading) {
+    reading = Object.create(registry, { [READING]: { value: true } }) as Registry
+    readingRegistries.set(registry, reading)
+  }
+  return reading
+}
+
+/** A thread this host cannot execute, folded for reading: no kind state, nothing to decide. */
+function inertRuntime(
+  fold: RunFold,
+  threadId: string,
+  parentThreadId: string | null,
+  input: Json,
+  ref: { kind: string; name: string; version: string },
+): ThreadRuntime {
+  const definition = { kind: ref.kind, name: ref.name, version: ref.version } as Definition
+  const kind = {
+    kind: ref.kind,
+    initialState: () => null,
+    decide: () => [],
+  } as unknown as KindDefinition
+  const ctx: KindContext = { runId: fold.state.runId, threadId, parentThreadId, definition, input }
+  const decideCtx: DecideContext = { ...ctx, outcome: () => NONE }
+  return { kind, ctx, decideCtx, ephemeral: undefined }
 }

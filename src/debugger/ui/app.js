@@ -8,11 +8,13 @@ import { QueuesPage } from './queues-page.js'
 import { RunPage } from './run-page.js'
 import { RunsPage } from './runs-page.js'
 import { SchedulesPage } from './schedules-page.js'
+import { VersionsPage } from './versions-page.js'
 
 const parseRoute = () => {
   const hash = location.hash.replace(/^#/, '')
   if (hash.startsWith('/schedules')) return { page: 'schedules' }
   if (hash.startsWith('/queues')) return { page: 'queues' }
+  if (hash.startsWith('/versions')) return { page: 'versions' }
   const match = /^\/runs\/([^?]+)/.exec(hash)
   return match ? { page: 'run', runId: decodeURIComponent(match[1]) } : { page: 'runs' }
 }
@@ -69,7 +71,7 @@ function App() {
   return html`<header class="top">
       <a class="brand" href="#/">${config.title}</a>
       <nav aria-label="Main"><a href="#/">Runs</a> <a href="#/schedules">Schedules</a>
-        <a href="#/queues">Queues</a></nav>
+        <a href="#/queues">Queues</a> <a href="#/versions">Versions</a></nav>
       <${TokenForm} onChange=${() => setGeneration((g) => g + 1)} />
     </header>
     <main id="main">
@@ -81,7 +83,9 @@ function App() {
               ? html`<${SchedulesPage} />`
               : route.page === 'queues'
                 ? html`<${QueuesPage} />`
-                : html`<${RunsPage} />`
+                : route.page === 'versions'
+                  ? html`<${VersionsPage} />`
+                  : html`<${RunsPage} />`
         }
       <//>
     </main>`

@@ -161,6 +161,8 @@ export function RunPage({ runId }) {
         <dt>Live</dt><dd>${stream.live ? 'connected' : stream.error ? `disconnected (${describe(stream.error)})` : 'connecting…'}</dd>
       </dl>
       <${ForkedFrom} runId=${runId} />
+      ${state.stranded && html`<p class="error" data-testid="run-stranded">Stranded: ${state.reason}</p>`}
+      ${!state.stranded && state.executing === false && html`<p data-testid="run-elsewhere">${state.reason}</p>`}
       ${
         waits.length > 0 &&
         html`<p class="facts-title">Waiting on</p><ul class="waiting-list" data-testid="waiting-on">${waits.map(

@@ -112,7 +112,7 @@ export function RunsPage() {
               ${page.runs.map(
                 (run) => html`<tr key=${run.runId} data-run-id=${run.runId}>
                   <td><a href=${`#/runs/${enc(run.runId)}`}>${run.runId}</a></td>
-                  <td><span class=${`badge status-${run.status}`}>${run.status}</span></td>
+                  <td><span class=${`badge status-${run.status}`}>${run.status}</span>${run.stranded && html` <span class="badge fleet-stranded" title="no live host registers this version">stranded</span>`}</td>
                   <td>${run.kind}:${run.definitionName}@${run.definitionVersion}</td>
                   <td class="attributes-cell"><${Attributes} attributes=${run.attributes} /></td>
                   <td class="waiting-on">${waitingOn(run).map(
