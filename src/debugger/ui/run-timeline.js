@@ -8,14 +8,15 @@ import { buildTimeline, duration } from './timeline-spans.js'
 
 const TICKS = 5
 
-const pct = (value, start, span) => `${((value - start) / span) * 100}%`
+/** Where a bar starts on the track; one that starts at the very end stays visible (2 px wide). */
+const left = (value, start, span) => `min(${((value - start) / span) * 100}%, calc(100% - 2px))`
 
 function Bar({ segment, start, span }) {
   const took = segment.to - segment.from
   const text = `${segment.label}: ${duration(took)} (${time(segment.from)} → ${time(segment.to)})`
   return html`<span class=${`span-bar status-${segment.status}`} title=${text}
     data-status=${segment.status} data-duration-ms=${Math.round(took)}
-    style=${{ left: pct(segment.from, start, span), width: `${(took / span) * 100}%` }}>
+    style=${{ left: left(segment.from, start, span), width: `${(took / span) * 100}%` }}>
     <span class="visually-hidden">${text}</span>
   </span>`
 }
