@@ -167,7 +167,7 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     .description('list runs, newest first, a page at a time from the server')
     .option(
       '--status <list>',
-      'only runs with one of these statuses, comma-separated (running, completed, failed, cancelled)',
+      'only runs with one of these statuses, comma-separated (queued, running, completed, failed, cancelled)',
     )
     .option('--definition <name>', 'only runs of this definition name')
     .option('--definition-version <version>', 'only runs of this definition version')

@@ -27,6 +27,14 @@ export class CliError extends Error {
   }
 }
 
+/** The exit code of a usage error: an unknown command or option, a missing or conflicting argument. */
+export const USAGE_EXIT_CODE = 2
+
+/** A usage error the CLI checks itself (arguments that go together or exclude each other). */
+export function usageError(message: string): CliError {
+  return new CliError(message, USAGE_EXIT_CODE)
+}
+
 /** One clear line for any error: a server's code and message, or why it was unreachable. */
 export function describeError(error: unknown, url?: string): string {
   if (error instanceof CliError) return error.message
