@@ -19,7 +19,14 @@ import {
   formatVersions,
   table,
 } from './format.js'
-import { CliError, type CliIo, describeError, parseCount, parseJsonOption } from './io.js'
+import {
+  CliError,
+  type CliIo,
+  describeError,
+  parseCount,
+  parseJsonOption,
+  parseTime,
+} from './io.js'
 
 export const DEFAULT_URL = 'http://127.0.0.1:8787'
 /** Runs fetched per request by `skein runs`. */
@@ -60,17 +67,6 @@ function attributeFilters(texts: readonly string[]): SummaryQuery['attributes'] 
     }
   }
   return out as SummaryQuery['attributes']
-}
-
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}/
-
-/** An option's time: epoch ms, or an ISO 8601 time. */
-function parseTime(name: string, text: string): number {
-  const at = /^\d+$/.test(text) ? Number(text) : ISO_DATE.test(text) ? Date.parse(text) : Number.NaN
-  if (!Number.isSafeInteger(at) || at < 0) {
-    throw new CliError(`${name} must be an ISO 8601 time or epoch ms, got "${text}"`)
-  }
-  return at
 }
 
 interface GlobalOptions {
@@ -167,7 +163,7 @@ export function registerClientCommands(program: Command, io: CliIo): void {
     .description('list runs, newest first, a page at a time from the server')
     .option(
       '--status <list>',
-      'only runs with one of these statuses, comma-separated (running, completed, failed, cancelled)',
+      'only runs with one of these statuses, comma-separated (queued, running, completed, failed, cancelled)',
     )
     .option('--definition <name>', 'only runs of this definition name')
     .option('--definition-version <version>', 'only runs of this definition version')

@@ -27,6 +27,25 @@ export class CliError extends Error {
   }
 }
 
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}/
+
+/** An option's time: epoch ms, or an ISO 8601 time. */
+export function parseTime(name: string, text: string): number {
+  const at = /^\d+$/.test(text) ? Number(text) : ISO_DATE.test(text) ? Date.parse(text) : Number.NaN
+  if (!Number.isSafeInteger(at) || at < 0) {
+    throw new CliError(`${name} must be an ISO 8601 time or epoch ms, got "${text}"`)
+  }
+  return at
+}
+
+/** The exit code of a usage error: an unknown command or option, a missing or conflicting argument. */
+export const USAGE_EXIT_CODE = 2
+
+/** A usage error the CLI checks itself (arguments that go together or exclude each other). */
+export function usageError(message: string): CliError {
+  return new CliError(message, USAGE_EXIT_CODE)
+}
+
 /** One clear line for any error: a server's code and message, or why it was unreachable. */
 export function describeError(error: unknown, url?: string): string {
   if (error instanceof CliError) return error.message

@@ -8,7 +8,7 @@ import type { MigrationDifference } from '../core/kind.js'
 import type { RunMigration } from '../core/migration-types.js'
 import { clientAction } from './client-commands.js'
 import { table } from './format.js'
-import { CliError, type CliIo, describeError, parseCount } from './io.js'
+import { CliError, type CliIo, describeError, parseCount, usageError } from './io.js'
 
 interface MigrateCliOptions {
   to: string
@@ -72,7 +72,7 @@ export function registerMigrateCommand(program: Command, io: CliIo): void {
       action(async (ctx, runId: string | undefined, o: MigrateCliOptions) => {
         const dryRun = o.dryRun === true
         if ((runId === undefined) === (o.definition === undefined)) {
-          throw new CliError('give a run id, or --definition <name> (not both)')
+          throw usageError('give a run id, or --definition <name> (not both)')
         }
         if (runId !== undefined) {
           try {

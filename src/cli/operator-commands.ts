@@ -5,7 +5,7 @@ import type { ForkOptions } from '../core/fork-types.js'
 import type { Json } from '../core/json.js'
 import { clientAction } from './client-commands.js'
 import { formatState } from './format.js'
-import { CliError, type CliIo, parseCount, parseJsonOption } from './io.js'
+import { type CliIo, parseCount, parseJsonOption, usageError } from './io.js'
 
 interface CancelOptions {
   thread?: string
@@ -47,10 +47,10 @@ export function registerOperatorCommands(program: Command, io: CliIo): void {
     .action(
       action(async (ctx, runId: string | undefined, o: CancelOptions) => {
         if ((runId === undefined) === (o.filter === undefined)) {
-          throw new CliError('give a run id, or --filter (not both)')
+          throw usageError('give a run id, or --filter (not both)')
         }
         if (o.filter !== undefined) {
-          if (o.thread !== undefined) throw new CliError('--thread needs a run id, not --filter')
+          if (o.thread !== undefined) throw usageError('--thread needs a run id, not --filter')
           const filter = parseJsonOption('--filter', o.filter) as RunFilter
           const bulk: { dryRun?: boolean; maxRuns?: number } = {}
           if (o.dryRun) bulk.dryRun = true
@@ -60,7 +60,7 @@ export function registerOperatorCommands(program: Command, io: CliIo): void {
           return
         }
         if (o.dryRun || o.maxRuns !== undefined) {
-          throw new CliError('--dry-run and --max-runs go with --filter')
+          throw usageError('--dry-run and --max-runs go with --filter')
         }
         const id = runId as string
         const result = await ctx.client.cancel(id, o.thread ? { threadId: o.thread } : {})
@@ -81,7 +81,7 @@ export function registerOperatorCommands(program: Command, io: CliIo): void {
     .action(
       action(async (ctx, runId: string, o: ForkFlags) => {
         if ((o.atSeq === undefined) === (o.atNode === undefined)) {
-          throw new CliError('give one of --at-seq and --at-node')
+          throw usageError('give one of --at-seq and --at-node')
         }
         const options: ForkOptions & { input?: Json } = {}
         if (o.atSeq !== undefined) options.atSeq = parseCount('--at-seq', o.atSeq)

@@ -3,7 +3,7 @@ import type { Command } from 'commander'
 import type { ArchivedRun } from '../core/archive-types.js'
 import { readArchive } from '../runtime/jsonl-archive.js'
 import { clientAction } from './client-commands.js'
-import { CliError, type CliIo, describeError } from './io.js'
+import { CliError, type CliIo, describeError, usageError } from './io.js'
 
 interface RestoreOptions {
   stream?: string
@@ -19,7 +19,7 @@ async function* archivedRuns(archive: string | undefined, o: RestoreOptions) {
     yield* await readNatsArchive({ servers: o.nats ?? '127.0.0.1:4222', stream: o.stream }, o.run)
     return
   }
-  if (!archive) throw new CliError('give an archive (a .jsonl.gz file or a directory) or --stream')
+  if (!archive) throw usageError('give an archive (a .jsonl.gz file or a directory) or --stream')
   for await (const run of readArchive(archive)) if (!o.run || run.runId === o.run) yield run
 }
 

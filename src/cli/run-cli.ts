@@ -2,7 +2,7 @@ import { createRequire } from 'node:module'
 import { Command, CommanderError } from 'commander'
 import { registerActorCommand } from './actor-command.js'
 import { registerClientCommands } from './client-commands.js'
-import { CliError, type CliIo, describeError, maskPasswords } from './io.js'
+import { CliError, type CliIo, describeError, maskPasswords, USAGE_EXIT_CODE } from './io.js'
 import { registerMigrateCommand } from './migrate-command.js'
 import { registerOperatorCommands } from './operator-commands.js'
 import { registerRestoreCommand } from './restore-command.js'
@@ -50,7 +50,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } catch (error) {
     if (error instanceof CommanderError) {
       // Commander already printed its message (or the help / version).
-      return error.exitCode === 0 ? 0 : 2
+      return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE
     }
     io.stderr.write(`skein: ${maskPasswords(describeError(error))}\n`)
     return error instanceof CliError ? error.exitCode : 1

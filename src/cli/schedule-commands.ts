@@ -4,7 +4,7 @@ import type { JsonObject } from '../core/json.js'
 import type { ScheduleInfo } from '../core/schedule-types.js'
 import { clientAction } from './client-commands.js'
 import { table } from './format.js'
-import { CliError, type CliIo, parseJsonOption } from './io.js'
+import { CliError, type CliIo, parseJsonOption, parseTime } from './io.js'
 
 const when = (at: number | null) => (at === null ? '-' : new Date(at).toISOString())
 
@@ -144,10 +144,9 @@ export function registerScheduleCommands(program: Command, io: CliIo): void {
     .requiredOption('--to <time>', 'ISO 8601 time or epoch ms')
     .action(
       action(async (ctx, name: string, opts: { from: string; to: string }) => {
-        const time = (text: string) => (/^\d+$/.test(text) ? Number(text) : text)
         const result = await ctx.client.schedules.backfill(name, {
-          from: time(opts.from),
-          to: time(opts.to),
+          from: parseTime('--from', opts.from),
+          to: parseTime('--to', opts.to),
         })
         ctx.print(
           result,

@@ -29,6 +29,7 @@ interface ServeOptions {
   token?: string
   log: string
   logFormat: string
+  cancelRoutes?: boolean
   debugger: string | boolean
 }
 
@@ -50,6 +51,10 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     )
     .option('--log <level>', 'debug, info, warn, error, or off', 'info')
     .option('--log-format <format>', "'pretty' or 'json' (JSON lines)", 'pretty')
+    .option(
+      '--cancel-routes',
+      'serve the cancel routes (`skein cancel`; operations access, so it needs --token)',
+    )
   addDebuggerOption(serve).action(
     async (modulePath: string | undefined, _o: unknown, command: Command) => {
       const o = command.optsWithGlobals<ServeOptions>()
@@ -57,6 +62,12 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       const port = parseCount('--port', o.port)!
       if (o.synchronous !== 'full' && o.synchronous !== 'normal') {
         throw new CliError(`--synchronous must be 'full' or 'normal', got "${o.synchronous}"`)
+      }
+      const token = o.token ?? io.env?.SKEIN_TOKEN
+      if (o.cancelRoutes && !token) {
+        throw new CliError(
+          '--cancel-routes needs --token (or SKEIN_TOKEN): cancelling is an operations route, off without a token',
+        )
       }
       const logger = serveLogger(o, io)
       const debuggerHost = debuggerOf(o.debugger)
@@ -74,12 +85,12 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       } catch (error) {
         throw new CliError(`cannot open ${db}: ${describeError(error)}`)
       }
-      const token = o.token ?? io.env?.SKEIN_TOKEN
       const engine = createEngine({
         store,
         modules,
         projectors,
         ...(logger ? { logger } : {}),
+        ...(o.cancelRoutes ? { http: { cancelRoutes: true } } : {}),
         ...(debuggerHost ? { debugger: debuggerHost } : {}),
         ...(token
           ? {

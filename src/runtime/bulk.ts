@@ -185,7 +185,7 @@ function checkBulk(filter: RunFilter, options: BulkOptions) {
   }
   if (!FILTERS.some((name) => filter[name] !== undefined)) {
     throw new InvalidRequestError(
-      'a bulk action refuses an empty filter: name the runs (a status, a definition, a time range, an id prefix)',
+      'a bulk action refuses an empty filter: name the runs (a status, a definition, a time range, an id prefix, an attribute)',
     )
   }
   const maxRuns = options.maxRuns ?? DEFAULT_BULK_MAX_RUNS

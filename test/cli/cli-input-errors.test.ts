@@ -77,3 +77,32 @@ describe('CLI input errors: one clear line, exit 1, nothing left spinning', () =
     expect(missing.stderr).toMatch(/^skein: cannot load \/nope\/mods\.ts: no such file\n$/)
   })
 })
+
+describe('CLI usage errors the commands check themselves: one line, exit 2, no request', () => {
+  // The server is unreachable: exit 2 (not 1, "cannot reach") proves nothing was sent.
+  const env = { SKEIN_URL: 'http://127.0.0.1:1' }
+  it.each([
+    [['cancel'], 'give a run id, or --filter (not both)'],
+    [['cancel', 'r1', '--filter', '{}'], 'give a run id, or --filter (not both)'],
+    [['cancel', '--filter', '{}', '--thread', 't1'], '--thread needs a run id, not --filter'],
+    [['cancel', 'r1', '--dry-run'], '--dry-run and --max-runs go with --filter'],
+    [['fork', 'r1'], 'give one of --at-seq and --at-node'],
+    [['fork', 'r1', '--at-seq', '3', '--at-node', 'a'], 'give one of --at-seq and --at-node'],
+    [['migrate', '--to', 'v2'], 'give a run id, or --definition <name> (not both)'],
+    [['restore'], 'give an archive (a .jsonl.gz file or a directory) or --stream'],
+  ])('skein %j', async (args, message) => {
+    const r = await cli(args, env)
+    expect(r).toEqual({ code: 2, stdout: '', stderr: `skein: ${message}\n` })
+  })
+})
+
+it('schedules backfill checks --from and --to as skein runs checks its times, before any request', async () => {
+  const r = await cli(['schedules', 'backfill', 'report', '--from', 'yesterday', '--to', '1'], {
+    SKEIN_URL: 'http://127.0.0.1:1',
+  })
+  expect(r).toEqual({
+    code: 1,
+    stdout: '',
+    stderr: 'skein: --from must be an ISO 8601 time or epoch ms, got "yesterday"\n',
+  })
+})

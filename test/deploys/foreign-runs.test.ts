@@ -5,13 +5,16 @@
 import {
   createEngine,
   defineEffect,
+  defineInput,
   defineModule,
   type Engine,
   type EngineOptions,
   TerminalError,
+  type WaitUrl,
 } from 'skein'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { storeKinds } from '../support/store-kinds.js'
 
 const kinds = storeKinds('deploy-foreign-runs').filter((k) => k.name !== 'memory')
@@ -123,6 +126,68 @@ describe.each(kinds)('a host without the run’s version on $name', (kind) => {
     )
     expect(retried).toMatchObject({ status: 'completed', output: { done: { version: 'v1' } } })
     expect(await newHost.result('settle')).toMatchObject({ done: { version: 'v1' } })
+  })
+
+  it('completes a wait URL posted to the host without the version through the host with it', async () => {
+    const storage = kind.fresh()
+    const sent = new Map<string, WaitUrl>()
+    const mail = defineModule({
+      namespace: 'mail',
+      events: { answered: defineInput(z.object({ approved: z.boolean() })) },
+      effects: {
+        send: defineEffect({
+          execute: (input: { waitUrl: WaitUrl }, ctx) => {
+            sent.set(ctx.runId, input.waitUrl)
+            return {}
+          },
+        }),
+      },
+    })
+    const expense = (version: string) =>
+      defineWorkflow({
+        name: 'expense',
+        version,
+        nodes: {
+          ask: {
+            run: (ctx) =>
+              ctx.waitForUrl({
+                send: 'mail.send',
+                input: {},
+                event: 'mail.answered',
+                expiresInMs: 60_000,
+              }),
+          },
+          done: { after: ['ask'], run: ({ results }) => ({ version, ...results.ask }) },
+        },
+      })
+    const v1 = expense('v1')
+    const ownership = { pollMs: 10 }
+    const oldHost = createEngine({
+      store: storage.open(),
+      modules: [mail, workflow({ definitions: [v1] })],
+      ownership: { ...ownership, owner: 'old' },
+    })
+    const newHost = createEngine({
+      store: storage.open(),
+      modules: [mail, workflow({ definitions: [expense('v2')] })],
+      ownership: { ...ownership, owner: 'new' },
+    })
+    engines.push(oldHost, newHost)
+    await oldHost.start(v1, undefined, { runId: 'exp', wait: 'settled' })
+    const res = (await newHost.fetch(
+      new Request(`http://x${sent.get('exp')!.url}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ approved: true }),
+      }),
+    ))!
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ completed: true, executing: false })
+    const done = await until(
+      () => oldHost.getRun('exp'),
+      (s) => s.status === 'completed',
+    )
+    expect(done.output).toMatchObject({ done: { version: 'v1', approved: true } })
   })
 
   it('shows a run no live host registers as stranded; it resumes when a host with it starts', async () => {

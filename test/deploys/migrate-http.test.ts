@@ -109,5 +109,5 @@ it('skein migrate moves one run or a definition’s runs, and prints what differ
   expect(moved.stdout).toMatch(/2 migrated, 0 refused of 2 matched/)
   expect((await engine.getRun('c2')).definitionVersion).toBe('v2')
   const usage = await cli(['migrate', '--to', 'v2'])
-  expect(usage).toMatchObject({ code: 1, stderr: expect.stringMatching(/give a run id/) })
+  expect(usage).toMatchObject({ code: 2, stderr: expect.stringMatching(/give a run id/) })
 })

@@ -101,7 +101,7 @@ it('with http.cancelRoutes: one run, a thread, a filter, under operations access
   expect(bulk.code, bulk.stderr).toBe(0)
   expect(JSON.parse(bulk.stdout)).toMatchObject({ matched: 1, done: [{ runId: third.runId }] })
   expect((await engine.getRun(third.runId)).status).toBe('cancelled')
-  expect((await cli(['cancel'], server.url)).code).toBe(1)
+  expect((await cli(['cancel'], server.url)).code).toBe(2)
 })
 
 it('skein fork: a failed run forked at its failed node over HTTP', async () => {
@@ -126,5 +126,5 @@ it('skein fork: a failed run forked at its failed node over HTTP', async () => {
   // The node still throws (no fix deployed): the fork fails at it again, on its own log.
   expect((await engine.getRun('again')).status).toBe('failed')
   expect(JSON.stringify(await engine.getEvents(runId))).toBe(before)
-  expect((await cli(['fork', runId], server.url)).code).toBe(1)
+  expect((await cli(['fork', runId], server.url)).code).toBe(2)
 })
