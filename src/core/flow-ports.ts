@@ -32,8 +32,9 @@ export interface AdmitRequest {
   enqueue?: FlowEntry
   /**
    * Runs to queue, in order, instead of `enqueue` (starts of one key that one process
-   * gathered while its previous round ran): each is queued and admitted as `enqueue` would be
-   * in a round of its own, all in this call. Not with `skipIfLive`.
+   * gathered while its previous round ran), all in this call: every one is queued, and the
+   * key's free slots admit waiting runs by priority, then queueing order (a store may run a
+   * round per entry, in order; Postgres runs one round for them all). Not with `skipIfLive`.
    */
   enqueueAll?: readonly FlowEntry[]
   /**

@@ -195,19 +195,20 @@ export class FlowAdmission implements FlowAdmissions {
   }
 
   /**
-   * Queues a start's entry in a round of its key: at once when this process has no round of
-   * the key in the store, else in the next round, with every other start of the key that
-   * arrives meanwhile (one store call for all of them: `enqueueAll`).
+   * Queues a start's entry (or, without one, asks for a round: `kick`) in a round of its key:
+   * at once when this process has no round of the key in the store, else in the next round,
+   * with every other start and kick of the key that arrives meanwhile (one store call for all
+   * of them: `enqueueAll`, which admits what a round without entries would).
    */
-  private enqueue(queue: string, key: string, entry: FlowEntry): Promise<AdmitResult> {
+  private enqueue(queue: string, key: string, entry?: FlowEntry): Promise<AdmitResult> {
     const id = `${queue}\n${key}`
     const gathering = this.gathering.get(id)
     if (gathering) {
-      gathering.push(entry)
+      if (entry) gathering.push(entry)
       return this.gathered.get(id) as Promise<AdmitResult>
     }
-    if (!this.turns.has(id)) return this.round(queue, key, { enqueue: entry })
-    const entries = [entry]
+    if (!this.turns.has(id)) return this.round(queue, key, entry ? { enqueue: entry } : {})
+    const entries = entry ? [entry] : []
     this.gathering.set(id, entries)
     const result = this.round(queue, key, { enqueueAll: entries }, () => {
       this.gathering.delete(id)
@@ -240,9 +241,9 @@ export class FlowAdmission implements FlowAdmissions {
   }
 
   /**
-   * A slot of the key may be free (a run ended) or a run was queued: one admission round,
-   * after the one running for the key, if any. Never throws (a failed round is logged; the
-   * sweep tries again).
+   * A slot of the key may be free (a run ended) or a run was queued: one admission round
+   * (joining the starts gathered for the key's next round, if any), after the one running for
+   * the key, if any. Never throws (a failed round is logged; the sweep tries again).
    */
   kick(queue: string, key: string): void {
     if (this.stopped) return
@@ -258,7 +259,7 @@ export class FlowAdmission implements FlowAdmissions {
       try {
         do {
           state.again = false
-          await this.round(queue, key)
+          await this.enqueue(queue, key)
         } while (state.again && !this.stopped)
       } catch (error) {
         const fields = errorFields(error)
@@ -306,6 +307,8 @@ export class FlowAdmission implements FlowAdmissions {
   private async roundNow(queue: string, key: string, extra: RoundExtra): Promise<AdmitResult> {
     const now = this.ctx.clock.now()
     const rate = this.rateOf(queue)
+    // A gathered round that only kicks queues nothing: a round without entries.
+    if (extra.enqueueAll?.length === 0) extra = {}
     const result = await this.store.admit({
       queue,
       key,

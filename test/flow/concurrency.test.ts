@@ -249,3 +249,49 @@ describe('flow control: run deadlines', () => {
     expect(types).not.toContain(RuntimeEvents.threadStarted)
   })
 })
+
+describe('flow control: admission rounds of one process', () => {
+  it("a run's end joins the round of the starts gathered meanwhile instead of making its own", async () => {
+    const store = memoryStore()
+    const flow = store.flow as FlowStore
+    const admit = flow.admit.bind(flow)
+    const calls: Array<Parameters<FlowStore['admit']>[0]> = []
+    let release = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let holding = false
+    flow.admit = async (request) => {
+      calls.push(request)
+      if (holding) await held
+      return admit(request)
+    }
+    const engine = createEngine({ store, modules })
+    engines.push(engine)
+    await engine.start(gated, { tenant: 'g' }, { runId: 'g0' })
+    await engine.start(gated, { tenant: 'g' }, { runId: 'g1' })
+    calls.length = 0
+    holding = true
+    // g2's round is in the store (held); g0's end and g3's start wait for it.
+    const g2 = engine.start(gated, { tenant: 'g' }, { runId: 'g2' })
+    await until(
+      async () => calls.length,
+      (n) => n === 1,
+    )
+    await engine.signal('g0', [{ type: 'app.go' }])
+    await until(
+      () => engine.getRun('g0'),
+      (s) => s.status === 'completed',
+    )
+    const g3 = engine.start(gated, { tenant: 'g' }, { runId: 'g3' })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    holding = false
+    release()
+    expect((await g2).state.status).toBe('running')
+    expect((await g3).state.status).toBe('queued')
+    // g2's round, then one round for g3's start and g0's end together (then the round g3's
+    // start asks for as it ends queued).
+    const rounds = calls.map((c) => c.enqueue?.runId ?? c.enqueueAll?.map((e) => e.runId))
+    expect(rounds.slice(0, 2)).toEqual(['g2', ['g3']])
+  })
+})

@@ -208,4 +208,23 @@ describe.each(kinds)('FlowStore ($name)', (kind) => {
     await writeRun(store, 'a', 'completed')
     expect(await round(store, 3, 1300)).toEqual(['c'])
   })
+
+  it('enqueueAll under a rate: admits what the window leaves and answers when it admits again', async () => {
+    const store = kind.fresh().open()
+    const flow = store.flow as FlowStore
+    const all = ['a', 'b', 'c'].map((runId, i) => entry(runId, { enqueuedAt: 1000 + i }))
+    const result = await flow.admit({
+      ...{ queue: 'workflow:q', key: 'k', limit: 10, now: 1100, holdUntil: 1200 },
+      enqueueAll: all,
+      rate: { limit: 2, periodMs: 1000 },
+    })
+    expect(result).toEqual({ admitted: ['a', 'b'], retryAt: 2100 })
+    for (const runId of ['a', 'b']) await writeRun(store, runId, 'completed')
+    await writeRun(store, 'c', 'queued')
+    const later = await flow.admit({
+      ...{ queue: 'workflow:q', key: 'k', limit: 10, now: 2100, holdUntil: 2200 },
+      rate: { limit: 2, periodMs: 1000 },
+    })
+    expect(later.admitted).toEqual(['c'])
+  })
 })

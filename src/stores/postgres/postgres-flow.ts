@@ -78,20 +78,16 @@ export function flowMigration(s: string): string {
 }
 
 /**
- * Flow control's queues in a Postgres schema (migrations 10 and 13; see `flowMigration` and
- * `flowControlsMigration`).
+ * Flow control's queues in a Postgres schema (migrations 10, 13 and 16; see `flowMigration`,
+ * `flowControlsMigration` and `flowAdmitAllMigration`).
  */
 export function postgresFlow(s: string, read: Read): FlowStore {
   const sql = {
     admit: `SELECT run_id, existing, retry_at
       FROM ${s}.skein_flow_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-    // One call of the round per entry, in order, in one statement (so one transaction: the
-    // key's lock is taken once, and each call sees what the previous ones wrote).
-    admitAll: `SELECT a.run_id, a.existing, a.retry_at
-      FROM unnest($6::text[], $7::double precision[], $8::bigint[], $9::bigint[])
-        WITH ORDINALITY AS e(run_id, priority, start_at, enqueued_at, n)
-      CROSS JOIN LATERAL ${s}.skein_flow_admit($1, $2, $3, $4, $5, e.run_id, e.priority,
-        e.start_at, e.enqueued_at, $10, $11, false) a`,
+    // The gathered starts in one round (migration 16: `flowAdmitAllMigration`).
+    admitAll: `SELECT run_id, existing, retry_at
+      FROM ${s}.skein_flow_admit_all($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
     debounce: `SELECT run_id, opened, ends_at
       FROM ${s}.skein_flow_debounce_start($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     admission: `SELECT f.admitted_at, d.input FROM ${s}.skein_flow f

@@ -5,6 +5,7 @@ import {
   appendFunctionWithLeases,
 } from './append-function.js'
 import { deleteRunsFunction } from './delete-function.js'
+import { flowAdmitAllMigration } from './flow-admit-all-migration.js'
 import { flowControlsMigration, flowWindowsMigration } from './flow-controls-migration.js'
 import { flowMigration } from './postgres-flow.js'
 
@@ -318,6 +319,9 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   // v15 (flow control's debounce windows; docs/flow-control.md): a window goes with its run's
   // queue entry, and a start takes back its own run's window (flow-controls-migration.ts).
   (s) => flowWindowsMigration(s),
+  // v16 (flow control; docs/flow-control.md): a batch of starts gathered for one key is
+  // admitted in one round (flow-admit-all-migration.ts).
+  (s) => flowAdmitAllMigration(s),
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length
