@@ -22,7 +22,7 @@ import { requireJson } from './validate.js'
 import type { DeferWaitUrl } from './wait-url-complete.js'
 import { waitUrlValue } from './wait-url-seed.js'
 import { urlWaitOf } from './wait-urls.js'
-import { openAttempt } from './worker-callback.js'
+import { callbackWrites, openAttempt } from './worker-callback.js'
 import { releaseStuckAttemptSeed, type StuckAttemptAction } from './worker-operator.js'
 
 /** How long `wait: 'settled'` waits for a host with the run's version to apply recorded input. */
@@ -118,9 +118,11 @@ export async function deferAction(
     releaseStuckAttemptSeed(runId, fold, action.effectId, action.action, caller)
   }
   if (action.type === 'workerCallback') {
-    // A stale callback is ignored, as a host with the version ignores it. The callback must be
-    // JSON within the event size limit; a completion's events are checked where it is applied.
-    if (!openAttempt(runId, fold, action.callback)) return read()
+    // A stale callback, or one that changes nothing, is ignored as a host with the version
+    // ignores it. The callback must be JSON within the event size limit; a completion's
+    // events are checked where it is applied.
+    const effect = openAttempt(runId, fold, action.callback)
+    if (!effect || !callbackWrites(effect, action.callback, ctx.clock.now())) return read()
     const max = ctx.options.maxEventBytes
     const callback = requireJson(action.callback, 'worker callback', max) as unknown
     const operation = { type: 'workerCallback', callback } as DeferredOperation

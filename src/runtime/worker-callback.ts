@@ -44,12 +44,12 @@ export async function workerCallbackSeed(
   const effect = openAttempt(runId, fold, input)
   if (!effect) return null
   const prepared = input.kind === 'complete' ? await prepareCompletion(ctx, effect, input) : null
-  if (!writes(effect, input, ctx.clock.now())) return null
+  if (!callbackWrites(effect, input, ctx.clock.now())) return null
   return (pass) => {
     // Checked again where it is recorded: input another host recorded for the run may have
     // settled the attempt in this pass first (the outcome is recorded once).
     const open = openAttempt(runId, pass.fold, input)
-    if (open && writes(open, input, pass.now)) recordCallback(pass, open, input, prepared)
+    if (open && callbackWrites(open, input, pass.now)) recordCallback(pass, open, input, prepared)
   }
 }
 
@@ -128,7 +128,11 @@ export async function startClaimedOp(
 }
 
 /** Whether a callback for the current attempt changes anything (else nothing is written). */
-function writes(effect: EffectRecord, input: WorkerCallbackInput, now: number): boolean {
+export function callbackWrites(
+  effect: EffectRecord,
+  input: WorkerCallbackInput,
+  now: number,
+): boolean {
   switch (input.kind) {
     case 'started':
       return effect.status === 'dispatched' && !effect.cancelRequested

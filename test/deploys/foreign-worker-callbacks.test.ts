@@ -96,6 +96,12 @@ describe.each(kinds)('worker callbacks on a host without the run’s version on 
       result: 'stale',
     })
     expect(stale.status).toBe(200)
+    // A heartbeat for an effect without a heartbeat timeout changes nothing: nothing written.
+    const beat = await post(other.url, `/runs/j1/effects/${task.effectId}/callback`, {
+      attempt: 1,
+      kind: 'heartbeat',
+    })
+    expect(beat.status).toBe(200)
     expect((await typesOf(capable.engine, 'j1')).length).toBe(before)
     // Not JSON-shaped: refused there, nothing written.
     const bad = await post(other.url, `/runs/j1/effects/${task.effectId}/callback`, {
