@@ -51,7 +51,8 @@ export interface ScheduleDefinition extends Readonly<ScheduleOptions> {
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/
 const OVERLAP: readonly OverlapPolicy[] = ['skip', 'buffer-one', 'allow', 'cancel-previous']
 const CATCH_UP: readonly CatchUpPolicy[] = ['none', 'latest', 'all']
-const FIELDS = new Set([
+/** The fields a schedule spec may carry (HTTP bodies are checked against the same list). */
+export const SCHEDULE_FIELDS: readonly string[] = [
   'name',
   'cron',
   'every',
@@ -63,7 +64,8 @@ const FIELDS = new Set([
   'jitterMs',
   'paused',
   'description',
-])
+]
+const FIELDS = new Set(SCHEDULE_FIELDS)
 const MAX_CATCH_UP = 1000
 const DAY_MS = 86_400_000
 

@@ -61,13 +61,13 @@ it('is off by default: 503 NOT_CONFIGURED, nothing cancelled, no Cancel in the d
   expect(byCli.code).toBe(1)
   expect(byCli.stderr).toContain('NOT_CONFIGURED')
   expect((await engine.getEvents(runId)).length).toBe(tail)
-  expect(await capabilities()).toEqual({ cancel: false })
+  expect(await capabilities()).toEqual({ cancel: false, operations: true })
   expect(() => createEngine({ http: { cancelRoutes: 'yes' as never } })).toThrow(/cancelRoutes/)
 })
 
 it('with http.cancelRoutes: one run, a thread, a filter, under operations access', async () => {
   const { engine, server, ops, capabilities } = await host(true)
-  expect(await capabilities()).toEqual({ cancel: true })
+  expect(await capabilities()).toEqual({ cancel: true, operations: true })
   const reader = createEngineClient({ baseUrl: server.url })
   const first = await engine.start(waits)
   const denied = (await reader.cancel(first.runId).catch((e) => e)) as ClientError

@@ -188,7 +188,7 @@ describe('the packed package in a fresh app', () => {
         injected: 'STORE_ERROR',
         contracts: 'ERR_MODULE_NOT_FOUND', // skein/testing/vitest needs vitest; skein/testing did not
         options: { largePayloadBytes: 1024 },
-        actorListing: 501,
+        actorListing: 200,
       })
     })
   })

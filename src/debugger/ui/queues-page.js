@@ -1,38 +1,15 @@
 // The Queues page: flow control's queues and keys (engine.queues(), GET /queues), live: read
 // again every second while the page is open.
-import { useEffect, useState } from 'preact/hooks'
-import { api } from './api.js'
 import { html } from './html.js'
+import { usePolled } from './polled.js'
 
 const REFRESH_MS = 1000
 const wait = (ms) => (ms === null || ms === undefined ? '—' : `${(ms / 1000).toFixed(1)} s`)
 const dash = (value) => (value === null || value === undefined ? '—' : String(value))
 
 export function QueuesPage() {
-  const [queues, setQueues] = useState(null)
-  const [error, setError] = useState('')
-  useEffect(() => {
-    const controller = new AbortController()
-    let timer
-    const read = () =>
-      api('/queues', { signal: controller.signal }).then(
-        (body) => {
-          setError('')
-          setQueues(body.queues)
-          timer = setTimeout(read, REFRESH_MS)
-        },
-        (failure) => {
-          if (failure.name === 'AbortError') return
-          setError(`${failure.code ?? 'ERROR'}: ${failure.message}`)
-          timer = setTimeout(read, REFRESH_MS)
-        },
-      )
-    read()
-    return () => {
-      controller.abort()
-      clearTimeout(timer)
-    }
-  }, [])
+  const { body, error } = usePolled('/queues', REFRESH_MS)
+  const queues = body?.queues ?? null
   if (error && queues === null) return html`<div class="error-state" role="alert">${error}</div>`
   if (queues === null) return html`<p>Loading queues…</p>`
   return html`<h2>Queues</h2>

@@ -1,39 +1,15 @@
 // The Versions page: the drift report (engine.versions(), GET /definitions/versions), runs not
 // yet finished per definition version, which versions no live host registers (stranded runs)
 // and which are safe to remove (docs/deploys.md). Read again every few seconds while open.
-import { useEffect, useState } from 'preact/hooks'
-import { api } from './api.js'
 import { html } from './html.js'
+import { usePolled } from './polled.js'
 
 const REFRESH_MS = 3000
 
 const fleet = (v) => (v.live ? 'live' : v.activeRuns > 0 ? 'stranded' : 'none')
 
 export function VersionsPage() {
-  const [report, setReport] = useState(null)
-  const [error, setError] = useState('')
-  useEffect(() => {
-    const controller = new AbortController()
-    let timer
-    const read = () =>
-      api('/definitions/versions', { signal: controller.signal }).then(
-        (body) => {
-          setError('')
-          setReport(body)
-          timer = setTimeout(read, REFRESH_MS)
-        },
-        (failure) => {
-          if (failure.name === 'AbortError') return
-          setError(`${failure.code ?? 'ERROR'}: ${failure.message}`)
-          timer = setTimeout(read, REFRESH_MS)
-        },
-      )
-    read()
-    return () => {
-      controller.abort()
-      clearTimeout(timer)
-    }
-  }, [])
+  const { body: report, error } = usePolled('/definitions/versions', REFRESH_MS)
   if (error && report === null) return html`<div class="error-state" role="alert">${error}</div>`
   if (report === null) return html`<p>Loading versions…</p>`
   return html`<h2>Versions</h2>

@@ -1,6 +1,6 @@
 import { InvalidRequestError } from '../../core/errors.js'
 import type { Json, JsonObject } from '../../core/json.js'
-import type { ScheduleOptions } from '../../runtime/schedule-spec.js'
+import { SCHEDULE_FIELDS, type ScheduleOptions } from '../../runtime/schedule-spec.js'
 import { jsonResponse } from '../error-response.js'
 import type { Route, RouteContext } from '../route-types.js'
 import { expectObject } from '../validate.js'
@@ -11,19 +11,7 @@ import { expectObject } from '../validate.js'
  * checks every field (INVALID_SCHEDULE), so a typo is refused, never dropped.
  */
 const body = async (ctx: RouteContext): Promise<JsonObject> =>
-  expectObject(await ctx.body(), [
-    'name',
-    'cron',
-    'every',
-    'timezone',
-    'start',
-    'overlap',
-    'catchUp',
-    'maxCatchUp',
-    'jitterMs',
-    'paused',
-    'description',
-  ])
+  expectObject(await ctx.body(), SCHEDULE_FIELDS)
 
 const timeOf = (body: JsonObject, key: string): number => {
   const value: Json | undefined = body[key]

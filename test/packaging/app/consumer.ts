@@ -129,7 +129,7 @@ const storages: MakeEngineStorage[] = [
 const embedHost: MakeHttpHost = (setup) => createEngine(setup)
 const actorHttpHost: MakeHttpHost = (setup) => createActorHost(setup)
 void [storages, embedHost, actorHttpHost]
-// The actor host (memory cells): no global listing.
+// The actor host (memory cells) lists runs from its registry.
 const actor = createActorHost({ modules: [workflow({ definitions: [order] })] })
 const actorListing = (await actor.fetch(new Request('http://skein.local/runs')))?.status
 await actor.stop()
