@@ -183,9 +183,12 @@ export function hostEngine(p: HostEngineParts): Engine {
     wakeMany: (filter, options) => bulkAction(engine, 'wake', filter, options),
     cancelMany: (filter, options) => bulkAction(engine, 'cancel', filter, options),
     migrateRuns: (filter, options, caller) => migrateMany(engine, filter, options, caller),
-    migrateRun: on((e, runId, options: MigrateOptions, caller) =>
-      e.migrateRun(runId, options, caller),
-    ),
+    migrateRun: on(async (e, runId, options: MigrateOptions, caller) => {
+      const migration = await e.migrateRun(runId, options, caller)
+      // The registry's version filters the listing: it follows the run's.
+      if (migration.migrated) await p.registry.setVersion?.(runId, migration.toVersion)
+      return migration
+    }),
     listRunSummaries: (query) =>
       registrySummaryPage(
         p.registry,

@@ -37,6 +37,13 @@ export function postgresRegistry(options: { store: EventStore }): RunRegistry {
     async forget(runId) {
       await query('forget a run', `DELETE FROM ${s}.skein_actor_runs WHERE run_id = $1`, [runId])
     },
+    async setVersion(runId, definitionVersion) {
+      await query(
+        'record a run version',
+        `UPDATE ${s}.skein_actor_runs SET definition_version = $1 WHERE run_id = $2`,
+        [definitionVersion, runId],
+      )
+    },
     async list({ cursor, limit = 100, order = 'oldest' } = {}) {
       const size = Math.max(1, Math.min(limit, 1000))
       const rows = await query(

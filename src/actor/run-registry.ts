@@ -43,6 +43,12 @@ export interface RunRegistry {
   /** Forgets a run whose start was refused before anything was written. */
   forget(runId: string): Promise<void>
   /**
+   * Records the version a run moved to (`migrateRun`, docs/deploys.md "Migrating runs"), so
+   * run summaries filtered by version find it. A registry without it keeps the start's version:
+   * a filter by the new version then misses the run.
+   */
+  setVersion?(runId: string, definitionVersion: string): Promise<void>
+  /**
    * Known runs in the order they were recorded, oldest first (or newest first with `order:
    * 'newest'`), page by page (at most `limit`, default 100). Run summaries on an actor host
    * page through it and need the cursor to be the position of the page's last run (a positive
@@ -76,6 +82,10 @@ export function memoryRegistry(): RunRegistry {
     async forget(runId) {
       runs.delete(runId)
       wakes.delete(runId)
+    },
+    async setVersion(runId, definitionVersion) {
+      const entry = runs.get(runId)
+      if (entry) entry.run = { ...entry.run, definitionVersion }
     },
     async list({ cursor, limit = 100, order = 'oldest' } = {}) {
       const after = cursor === undefined ? undefined : Number(cursor)

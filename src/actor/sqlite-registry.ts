@@ -64,6 +64,9 @@ export function sqliteRegistry(options: { path: string }): RunRegistry {
      VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
   )
   const remove = db.prepare<[string]>('DELETE FROM actor_runs WHERE run_id = ?')
+  const setVersion = db.prepare<[string, string]>(
+    'UPDATE actor_runs SET definition_version = ? WHERE run_id = ?',
+  )
   const page = db.prepare<[number, number], Row>(
     'SELECT * FROM actor_runs WHERE run_no > ? ORDER BY run_no LIMIT ?',
   )
@@ -83,6 +86,9 @@ export function sqliteRegistry(options: { path: string }): RunRegistry {
     },
     async forget(runId) {
       remove.run(runId)
+    },
+    async setVersion(runId, definitionVersion) {
+      setVersion.run(definitionVersion, runId)
     },
     async list({ cursor, limit = 100, order = 'oldest' } = {}) {
       const size = Math.max(1, Math.min(limit, 1000))

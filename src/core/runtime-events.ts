@@ -2,6 +2,7 @@ import type { RunAttributes, RunAttributeValue } from './attributes.js'
 import type { EventEnvelope } from './envelope.js'
 import type { ErrorInfo } from './errors.js'
 import type { Json } from './json.js'
+import type { WorkerCallbackInput } from './ports.js'
 
 // The catalog of the runtime's own events (docs/http.md, "Event types"; public surface: the names and the listed
 // fields; more fields may be added): every `runtime.*` type with its payload. The runtime
@@ -326,6 +327,8 @@ export type DeferredOperation =
   | { type: 'cancel'; threadId?: string }
   | { type: 'retryEffect'; effectId: string }
   | { type: 'waitUrl'; tokenId: string; threadId: string; waitKey: string; value: Json }
+  | { type: 'workerCallback'; callback: WorkerCallbackInput }
+  | { type: 'releaseAttempt'; effectId: string; action: 'requeue' | 'fail' }
 
 /**
  * An operator moved the run to another version of its definition (docs/deploys.md, "Migrating

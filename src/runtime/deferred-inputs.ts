@@ -19,6 +19,8 @@ import { validateSignalEvents } from './validate.js'
 import { waitUrlSeed } from './wait-url-seed.js'
 import { urlWaitOf } from './wait-urls.js'
 import type { PassOwner, Seed } from './wake-pass.js'
+import { workerCallbackSeed } from './worker-callback.js'
+import { releaseStuckAttemptSeed } from './worker-operator.js'
 
 /**
  * What a call resolves with on a host that does not register the run's definition version:
@@ -186,6 +188,14 @@ async function applicationOf(
   if (operation?.type === 'retryEffect') {
     const caller = input.identity === undefined ? {} : { identity: input.identity }
     return retryEffectSeed(fold.state.runId, fold, operation.effectId, caller)
+  }
+  if (operation?.type === 'workerCallback') {
+    return workerCallbackSeed(ctx, fold.state.runId, fold, operation.callback)
+  }
+  if (operation?.type === 'releaseAttempt') {
+    const caller = input.identity === undefined ? {} : { identity: input.identity }
+    const { effectId, action } = operation
+    return releaseStuckAttemptSeed(fold.state.runId, fold, effectId, action, caller)
   }
   if (operation?.type === 'waitUrl') {
     const wait = urlWaitOf(fold, operation)

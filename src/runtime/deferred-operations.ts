@@ -3,6 +3,7 @@ import type { RunState } from '../core/envelope.js'
 import { ResultTimeoutError } from '../core/errors.js'
 import type { RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
+import type { WorkerCallbackInput } from '../core/ports.js'
 import { type DeferredOperation, type InputDeferredPayload, RT } from '../core/runtime-events.js'
 import type { EngineContext } from './context.js'
 import {
@@ -17,9 +18,12 @@ import {
 import type { CallerContext } from './engine-types.js'
 import { cancelSeed, retryEffectSeed } from './operator-seeds.js'
 import type { CheckedEvent } from './validate.js'
+import { requireJson } from './validate.js'
 import type { DeferWaitUrl } from './wait-url-complete.js'
 import { waitUrlValue } from './wait-url-seed.js'
 import { urlWaitOf } from './wait-urls.js'
+import { callbackWrites, openAttempt } from './worker-callback.js'
+import { releaseStuckAttemptSeed, type StuckAttemptAction } from './worker-operator.js'
 
 /** How long `wait: 'settled'` waits for a host with the run's version to apply recorded input. */
 export const DEFERRED_SETTLE_MS = 30_000
@@ -79,6 +83,8 @@ export type ForeignAction =
   | { type: 'wake' }
   | { type: 'cancel'; threadId?: string }
   | { type: 'retryEffect'; effectId: string }
+  | { type: 'workerCallback'; callback: WorkerCallbackInput }
+  | { type: 'releaseAttempt'; effectId: string; action: StuckAttemptAction }
 
 /**
  * An operator action on a run this host cannot execute (docs/deploys.md): checked against the
@@ -108,6 +114,21 @@ export async function deferAction(
   // Nothing left to cancel: answered as a host with the version answers it.
   if (action.type === 'cancel' && !cancelSeed(fold, action.threadId)) return read()
   if (action.type === 'retryEffect') retryEffectSeed(runId, fold, action.effectId, caller)
+  if (action.type === 'releaseAttempt') {
+    releaseStuckAttemptSeed(runId, fold, action.effectId, action.action, caller)
+  }
+  if (action.type === 'workerCallback') {
+    // A stale callback, or one that changes nothing, is ignored as a host with the version
+    // ignores it. The callback must be JSON within the event size limit; a completion's
+    // events are checked where it is applied.
+    const effect = openAttempt(runId, fold, action.callback)
+    if (!effect || !callbackWrites(effect, action.callback, ctx.clock.now())) return read()
+    const max = ctx.options.maxEventBytes
+    const callback = requireJson(action.callback, 'worker callback', max) as unknown
+    const operation = { type: 'workerCallback', callback } as DeferredOperation
+    await record(ctx, controller, operation, undefined, missing)
+    return deferredState(await read(), missing)
+  }
   await record(ctx, controller, action, caller.identity, missing)
   return deferredState(await read(), missing)
 }

@@ -391,8 +391,10 @@ export class RuntimeEngine implements EngineRuntime {
     action: StuckAttemptAction,
     caller: CallerContext,
   ): Promise<RunState> {
-    return this.mutate(runId, `${action}Effect`, (fold, controller) =>
-      releaseStuckAttemptOp(controller.writer, fold, effectId, action, caller),
+    return orDefer(this, runId, { type: 'releaseAttempt', effectId, action }, caller, () =>
+      this.mutate(runId, `${action}Effect`, (fold, controller) =>
+        releaseStuckAttemptOp(controller.writer, fold, effectId, action, caller),
+      ),
     )
   }
 
@@ -406,8 +408,10 @@ export class RuntimeEngine implements EngineRuntime {
   }
 
   workerCallback(runId: string, input: WorkerCallbackInput): Promise<RunState> {
-    return this.mutate(runId, 'workerCallback', (fold, controller) =>
-      workerCallbackOp(controller.writer, fold, input),
+    return orDefer(this, runId, { type: 'workerCallback', callback: input }, {}, () =>
+      this.mutate(runId, 'workerCallback', (fold, controller) =>
+        workerCallbackOp(controller.writer, fold, input),
+      ),
     )
   }
 

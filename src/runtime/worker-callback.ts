@@ -8,6 +8,7 @@ import { failAttempt } from './attempt-outcomes.js'
 import type { EngineContext, Pass } from './context.js'
 import type { RunWriter } from './run-writer.js'
 import { recordableError, requireJson, validateEmittedEvent } from './validate.js'
+import type { Seed } from './wake-pass.js'
 
 const KINDS = new Set(['started', 'heartbeat', 'complete', 'fail', 'cancelled'])
 
@@ -25,7 +26,42 @@ export async function workerCallbackOp(
   fold: RunFold | null,
   input: WorkerCallbackInput,
 ): Promise<void> {
-  const { ctx, runId } = writer
+  const seed = await workerCallbackSeed(writer.ctx, writer.runId, fold, input)
+  if (seed) await writer.pass(fold!, seed)
+}
+
+/**
+ * What a worker's callback records, checked against `fold`; null when it changes nothing
+ * (a stale attempt, a finished run). Also applied by a host with the run's version to a
+ * callback another host recorded for it (deferred-inputs.ts).
+ */
+export async function workerCallbackSeed(
+  ctx: EngineContext,
+  runId: string,
+  fold: RunFold | null,
+  input: WorkerCallbackInput,
+): Promise<Seed | null> {
+  const effect = openAttempt(runId, fold, input)
+  if (!effect) return null
+  const prepared = input.kind === 'complete' ? await prepareCompletion(ctx, effect, input) : null
+  if (!callbackWrites(effect, input, ctx.clock.now())) return null
+  return (pass) => {
+    // Checked again where it is recorded: input another host recorded for the run may have
+    // settled the attempt in this pass first (the outcome is recorded once).
+    const open = openAttempt(runId, pass.fold, input)
+    if (open && callbackWrites(open, input, pass.now)) recordCallback(pass, open, input, prepared)
+  }
+}
+
+/**
+ * The effect whose current, open worker attempt a callback reports on (what a host without
+ * the run's version checks too, docs/deploys.md); undefined when the callback is stale.
+ */
+export function openAttempt(
+  runId: string,
+  fold: RunFold | null,
+  input: WorkerCallbackInput,
+): EffectRecord | undefined {
   if (!fold) throw new RunNotFoundError(`run ${runId} not found`, { runId })
   if (
     !input ||
@@ -43,13 +79,10 @@ export async function workerCallbackOp(
     effect.execution === 'worker' &&
     effect.attempt === input.attempt &&
     (effect.status === 'dispatched' || effect.status === 'started')
-  if (!current) return
+  if (!current) return undefined
   // A finished run only takes the answer to a cancel request it made.
-  if (isTerminal(fold.state.status) && !effect.cancelRequested) return
-  const prepared = input.kind === 'complete' ? await prepareCompletion(ctx, effect, input) : null
-  const now = ctx.clock.now()
-  if (!writes(effect, input, now)) return
-  await writer.pass(fold, (pass) => recordCallback(pass, effect, input, prepared))
+  if (isTerminal(fold.state.status) && !effect.cancelRequested) return undefined
+  return effect
 }
 
 /**
@@ -95,7 +128,11 @@ export async function startClaimedOp(
 }
 
 /** Whether a callback for the current attempt changes anything (else nothing is written). */
-function writes(effect: EffectRecord, input: WorkerCallbackInput, now: number): boolean {
+export function callbackWrites(
+  effect: EffectRecord,
+  input: WorkerCallbackInput,
+  now: number,
+): boolean {
   switch (input.kind) {
     case 'started':
       return effect.status === 'dispatched' && !effect.cancelRequested

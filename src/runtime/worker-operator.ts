@@ -10,6 +10,7 @@ import type { EngineContext } from './context.js'
 import type { CallerContext } from './engine-types.js'
 import { effectForOperator } from './operator-seeds.js'
 import type { RunWriter } from './run-writer.js'
+import type { Seed } from './wake-pass.js'
 import { cancelAfterCommit } from './worker-dispatch.js'
 
 /** What the operator does with the stuck attempt. */
@@ -30,7 +31,22 @@ export async function releaseStuckAttemptOp(
   action: StuckAttemptAction,
   caller: CallerContext,
 ): Promise<void> {
-  const { runId, fold: run, effect } = effectForOperator(writer.runId, fold, effectId)
+  await writer.pass(fold!, releaseStuckAttemptSeed(writer.runId, fold, effectId, action, caller))
+}
+
+/**
+ * What a requeue or fail of a stuck attempt records, checked against `fold` (refused as
+ * `releaseStuckAttemptOp` says). Also the check a host without the run's version makes before
+ * it records the action for a host with it (deferred-operations.ts).
+ */
+export function releaseStuckAttemptSeed(
+  runId: string,
+  fold: RunFold | null,
+  effectId: string,
+  action: StuckAttemptAction,
+  caller: CallerContext,
+): Seed {
+  const { fold: run, effect } = effectForOperator(runId, fold, effectId)
   const inHands = effect.status === 'dispatched' || effect.status === 'started'
   if (effect.execution !== 'worker' || !inHands || isTerminal(run.state.status)) {
     throw new EffectNotRetryableError(
@@ -46,7 +62,7 @@ export async function releaseStuckAttemptOp(
   }
   const attempt = effect.attempt
   const by = caller.identity ?? null
-  await writer.pass(run, (pass) => {
+  return (pass) => {
     cancelAfterCommit(pass, effect)
     const meta = { threadId: effect.threadId, effectId, origin: 'operator' as const }
     if (action === 'fail') {
@@ -78,7 +94,7 @@ export async function releaseStuckAttemptOp(
       },
       meta,
     )
-  })
+  }
 }
 
 /** A worker attempt in a worker's hands that nothing will time out. */
