@@ -47,6 +47,13 @@ export interface PassOwner {
   ): Promise<void>
 }
 
+/** What an operation needs of a run's writer to record a seed (run-writer.ts implements it). */
+export interface SeedWriter {
+  readonly ctx: EngineContext
+  readonly runId: string
+  pass(fold: RunFold, seed?: Seed): Promise<WakeResult>
+}
+
 export interface WakeResult {
   state: RunState
   /** Events appended by this pass. */

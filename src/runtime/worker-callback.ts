@@ -6,9 +6,8 @@ import type { WorkerCallbackInput, WorkerTask } from '../core/ports.js'
 import { type EffectAttemptStartedPayload, RT } from '../core/runtime-events.js'
 import { failAttempt } from './attempt-outcomes.js'
 import type { EngineContext, Pass } from './context.js'
-import type { RunWriter } from './run-writer.js'
 import { recordableError, requireJson, validateEmittedEvent } from './validate.js'
-import type { Seed } from './wake-pass.js'
+import type { Seed, SeedWriter } from './wake-pass.js'
 
 const KINDS = new Set(['started', 'heartbeat', 'complete', 'fail', 'cancelled'])
 
@@ -22,7 +21,7 @@ type Prepared = { result: Json; events: Array<{ type: string; payload: Json }> }
  * request; while one is pending, `complete` and `fail` settle it too (the outcome is known).
  */
 export async function workerCallbackOp(
-  writer: RunWriter,
+  writer: SeedWriter,
   fold: RunFold | null,
   input: WorkerCallbackInput,
 ): Promise<void> {
@@ -92,7 +91,7 @@ export function openAttempt(
  * ended, was cancelled, or the run finished) and are dropped.
  */
 export async function startClaimedOp(
-  writer: RunWriter,
+  writer: SeedWriter,
   fold: RunFold | null,
   tasks: readonly WorkerTask[],
 ): Promise<{ ready: WorkerTask[]; stale: WorkerTask[] }> {

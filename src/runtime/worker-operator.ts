@@ -3,14 +3,13 @@
 import { isTerminal } from '../core/envelope.js'
 import { EffectNotRetryableError } from '../core/errors.js'
 import type { RunFold } from '../core/fold/index.js'
+import type { Json } from '../core/json.js'
 import type { SummaryPage, SummaryQuery } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
 import { failAttempt } from './attempt-outcomes.js'
 import type { EngineContext } from './context.js'
-import type { CallerContext } from './engine-types.js'
 import { effectForOperator } from './operator-seeds.js'
-import type { RunWriter } from './run-writer.js'
-import type { Seed } from './wake-pass.js'
+import type { Seed, SeedWriter } from './wake-pass.js'
 import { cancelAfterCommit } from './worker-dispatch.js'
 
 /** What the operator does with the stuck attempt. */
@@ -25,11 +24,11 @@ export type StuckAttemptAction = 'requeue' | 'fail'
  * with EFFECT_NOT_RETRYABLE and nothing is written.
  */
 export async function releaseStuckAttemptOp(
-  writer: RunWriter,
+  writer: SeedWriter,
   fold: RunFold | null,
   effectId: string,
   action: StuckAttemptAction,
-  caller: CallerContext,
+  caller: { identity?: Json },
 ): Promise<void> {
   await writer.pass(fold!, releaseStuckAttemptSeed(writer.runId, fold, effectId, action, caller))
 }
@@ -44,7 +43,7 @@ export function releaseStuckAttemptSeed(
   fold: RunFold | null,
   effectId: string,
   action: StuckAttemptAction,
-  caller: CallerContext,
+  caller: { identity?: Json },
 ): Seed {
   const { fold: run, effect } = effectForOperator(runId, fold, effectId)
   const inHands = effect.status === 'dispatched' || effect.status === 'started'
