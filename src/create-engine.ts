@@ -57,6 +57,7 @@ import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/syst
 import { runOf } from './runtime/typed-reads.js'
 import { versionReport } from './runtime/versions.js'
 import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
+import { warnUndeadlinedAttempts } from './runtime/worker-operator.js'
 import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 import { memoryStore } from './stores/memory/memory-store.js'
@@ -179,7 +180,10 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
     )
     await warnOfDrift(ctx)
     // In the background: reading the running runs must not hold up the boot.
-    if (ctx.worker) rt.warnUndeadlinedAttempts().catch(() => {})
+    if (ctx.worker) {
+      const list = (query: SummaryQuery) => rt.listRunSummaries(query)
+      warnUndeadlinedAttempts(ctx, list, (runId) => rt.readFold(runId)).catch(() => {})
+    }
     projectors.start()
     const sweeper = retention
       ? new RetentionSweeper(ctx, retention, (runId) => rt.forgetDeleted(runId))

@@ -72,11 +72,7 @@ import { completeByWaitUrl, type InRunQueueOp } from './wait-url-complete.js'
 import type { WaitUrlOutcome, WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
 import { startClaimedOp, workerCallbackOp } from './worker-callback.js'
-import {
-  releaseStuckAttemptOp,
-  type StuckAttemptAction,
-  warnUndeadlinedAttempts,
-} from './worker-operator.js'
+import { releaseStuckAttemptOp, type StuckAttemptAction } from './worker-operator.js'
 
 /** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
@@ -395,15 +391,6 @@ export class RuntimeEngine implements EngineRuntime {
       this.mutate(runId, `${action}Effect`, (fold, controller) =>
         releaseStuckAttemptOp(controller.writer, fold, effectId, action, caller),
       ),
-    )
-  }
-
-  /** Warns (boot log) about worker attempts no deadline bounds (worker-operator.ts). */
-  warnUndeadlinedAttempts(): Promise<void> {
-    return warnUndeadlinedAttempts(
-      this.ctx,
-      (query) => this.listRunSummaries(query),
-      this.readRunFold,
     )
   }
 
