@@ -186,6 +186,7 @@ export type {
   StoreSummaryQuery,
   SummaryPage,
   SummaryQuery,
+  TrimmedLog,
   WaitUrlRecord,
   WaitUrlStore,
   WakeScheduler,
