@@ -72,10 +72,9 @@ function trimmedSnapshot(ctx: EngineContext, run: ArchivedRun): Snapshot {
   }
   const stored = run.snapshot!
   const codec = ctx.codec
-  const snapshot =
-    codec && codec.encoded(stored.data)
-      ? { ...stored, data: codec.decode(stored.data, snapshotContext(stored)) }
-      : stored
+  const snapshot = codec?.encoded(stored.data)
+    ? { ...stored, data: codec.decode(stored.data, snapshotContext(stored)) }
+    : stored
   if (snapshot.runId !== runId) refuse(`its snapshot is of run ${snapshot.runId}`)
   // The fold starts from it: a format this Skein cannot read cannot be checked by a fold.
   let fold: RunFold | null = null
