@@ -56,9 +56,9 @@ export function appendFunctionSetBased(s: string, channel: string): string {
     v_set text;
   BEGIN
     IF p_isolated OR n = 0 OR cardinality(array_remove(p_keys, NULL)) > 0
-      OR EXISTS (SELECT 1 FROM unnest(p_counts, p_status, p_lease_owner) AS w(count, status, owner)
-        WHERE w.count = 0 AND w.status IS NULL AND w.owner IS NULL)
-      OR (SELECT count(DISTINCT x) FROM unnest(p_run_ids) x) <> n THEN
+      OR NOT (SELECT count(DISTINCT w.id) = n
+          AND bool_and(w.count > 0 OR w.status IS NOT NULL OR w.owner IS NOT NULL)
+        FROM unnest(p_run_ids, p_counts, p_status, p_lease_owner) AS w(id, count, status, owner)) THEN
       RETURN QUERY SELECT * FROM ${s}.skein_append_each(${args});
       RETURN;
     END IF;
