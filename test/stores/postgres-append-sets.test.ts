@@ -68,10 +68,19 @@ function randomGroup(next: () => number): unknown[] {
       claim ? 500 : null,
       claim ? pick([10, 50, 60, 100, 200]) : null,
     ]
-    row.forEach((value, c) => cols[c].push(value))
+    for (const [c, value] of row.entries()) cols[c].push(value)
     for (let k = 1; k <= count; k++) {
       const seq = expected + k
-      events.push({ r: i + 1, s: seq, id: `${id}-${seq}-${i}`, ts: 5, t: 'x', th: 't', o: 'o', p: `{"k":${k}}` })
+      events.push({
+        r: i + 1,
+        s: seq,
+        id: `${id}-${seq}-${i}`,
+        ts: 5,
+        t: 'x',
+        th: 't',
+        o: 'o',
+        p: `{"k":${k}}`,
+      })
     }
   })
   return [...cols, JSON.stringify(events), [], [], [], [], []]
