@@ -77,48 +77,51 @@ const kinds: Array<{ name: string; open(): EventStore }> = [
   },
 ]
 
-describe.each(kinds)('per-event AES-GCM payloads written before batch sealing, on $name', (kind) => {
-  it('read, resume and finish under the key; the stored events are not rewritten', async () => {
-    const store = kind.open()
-    await store.append(runId, fixture.events, { expectedSeq: 0 })
-    const before = JSON.stringify(await store.read(runId))
-    expect(before.includes(MARKER)).toBe(false)
+describe.each(kinds)(
+  'per-event AES-GCM payloads written before batch sealing, on $name',
+  (kind) => {
+    it('read, resume and finish under the key; the stored events are not rewritten', async () => {
+      const store = kind.open()
+      await store.append(runId, fixture.events, { expectedSeq: 0 })
+      const before = JSON.stringify(await store.read(runId))
+      expect(before.includes(MARKER)).toBe(false)
 
-    const engine = newEngine({ store, modules, codec, authorize: () => true })
-    const events = await engine.getEvents(runId)
-    expect(events.map((e) => e.seq)).toEqual(fixture.events.map((e) => e.seq))
-    expect(JSON.stringify(events[0]?.payload)).toContain(MARKER)
-    expect(JSON.stringify(events.find((e) => e.type === 'runtime.effect.requested'))).toContain(
-      MARKER,
-    )
+      const engine = newEngine({ store, modules, codec, authorize: () => true })
+      const events = await engine.getEvents(runId)
+      expect(events.map((e) => e.seq)).toEqual(fixture.events.map((e) => e.seq))
+      expect(JSON.stringify(events[0]?.payload)).toContain(MARKER)
+      expect(JSON.stringify(events.find((e) => e.type === 'runtime.effect.requested'))).toContain(
+        MARKER,
+      )
 
-    await engine.signal(runId, [{ type: 'pay.confirm', payload: { note: MARKER } }], {
-      wait: 'settled',
+      await engine.signal(runId, [{ type: 'pay.confirm', payload: { note: MARKER } }], {
+        wait: 'settled',
+      })
+      const state = await engine.getRun(runId)
+      expect(state.status).toBe('completed')
+      expect(state.output).toMatchObject({ done: { card: MARKER } })
+      const all = await engine.getEvents(runId)
+      expect(all.length).toBeGreaterThan(fixture.events.length)
+      expect(JSON.stringify(all.find((e) => e.type === 'pay.confirm')?.payload)).toContain(MARKER)
+
+      const stored = await store.read(runId)
+      expect(JSON.stringify(stored.slice(0, fixture.events.length))).toBe(before)
+      expect(JSON.stringify(stored).includes(MARKER)).toBe(false)
     })
-    const state = await engine.getRun(runId)
-    expect(state.status).toBe('completed')
-    expect(state.output).toMatchObject({ done: { card: MARKER } })
-    const all = await engine.getEvents(runId)
-    expect(all.length).toBeGreaterThan(fixture.events.length)
-    expect(JSON.stringify(all.find((e) => e.type === 'pay.confirm')?.payload)).toContain(MARKER)
 
-    const stored = await store.read(runId)
-    expect(JSON.stringify(stored.slice(0, fixture.events.length))).toBe(before)
-    expect(JSON.stringify(stored).includes(MARKER)).toBe(false)
-  })
-
-  it('without the key, the read fails naming the key id', async () => {
-    const store = kind.open()
-    await store.append(runId, fixture.events, { expectedSeq: 0 })
-    const other = aesGcmCodec({ keys: { other: Buffer.alloc(32, 7) }, current: 'other' })
-    const engine = newEngine({ store, modules, codec: other, authorize: () => true })
-    const failure = await engine.getEvents(runId).then(
-      () => null,
-      (error) => error,
-    )
-    expect(failure).toMatchObject({
-      code: 'PAYLOAD_UNDECODABLE',
-      details: { runId, part: 'event', keyId: fixture.key.id },
+    it('without the key, the read fails naming the key id', async () => {
+      const store = kind.open()
+      await store.append(runId, fixture.events, { expectedSeq: 0 })
+      const other = aesGcmCodec({ keys: { other: Buffer.alloc(32, 7) }, current: 'other' })
+      const engine = newEngine({ store, modules, codec: other, authorize: () => true })
+      const failure = await engine.getEvents(runId).then(
+        () => null,
+        (error) => error,
+      )
+      expect(failure).toMatchObject({
+        code: 'PAYLOAD_UNDECODABLE',
+        details: { runId, part: 'event', keyId: fixture.key.id },
+      })
     })
-  })
-})
+  },
+)
