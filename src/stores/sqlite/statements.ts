@@ -34,7 +34,6 @@ export interface Statements {
   dataVersion: Statement<[], number>
   keyExists: Statement<[string, string], number>
   insertKey: Statement<[string, string, number]>
-  insertEvent: Statement<unknown[]>
   insertRun: Statement<unknown[]>
   setTail: Statement<[number, number]>
   /** The row's one UPDATE of an append with meta, by `metaSetBits` (`metaParams`). */
@@ -144,10 +143,6 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
     insertKey: db.prepare<[string, string, number]>(
       'INSERT INTO skein_idempotency (run_id, key, seq) VALUES (?, ?, ?)',
     ),
-    insertEvent: db.prepare<unknown[]>(
-      `INSERT INTO skein_events (run_no, seq, id, ts, type, thread_id, origin, causation_id,
-        effect_id, idempotency_key, event_key, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
     // A new run's row is inserted before its first events, which carry its run_no.
     insertRun: db.prepare<unknown[]>(
       `INSERT INTO skein_runs (run_id, tail, ${META_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -222,12 +217,35 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
   }))
 }
 
-/** Positional parameters of `insertEvent` (kept beside the SQL so the order cannot drift). */
-/** The index of the payload's JSON text among `eventParams`. */
-export const PAYLOAD_PARAM = 11
+const EVENT_COLUMNS = `run_no, seq, id, ts, type, thread_id, origin, causation_id, effect_id,
+  idempotency_key, event_key, payload`
+const EVENT_ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+/** Parameters per event row (`pushEventParams`). */
+export const EVENT_PARAMS = 12
+/** Rows per multi-row event `INSERT`: a group's events are written in statements this size. */
+export const EVENT_ROWS_PER_INSERT = 16
 
-export function eventParams(runNo: number, e: EventEnvelope): unknown[] {
-  return [
+/**
+ * The multi-row event `INSERT` for `rows` rows (1 to EVENT_ROWS_PER_INSERT), each prepared at
+ * its first use and kept. One statement call per 16 events instead of one per event: a call's
+ * fixed cost (binding, stepping, resetting, its result object) is most of an insert's CPU in
+ * JavaScript (decisions.md, "SQLite appends insert a group's events 16 rows per statement").
+ */
+export function eventInserts(db: SqliteDatabase): (rows: number) => Statement<unknown[]> {
+  const prepared: Array<Statement<unknown[]>> = []
+  return (rows) =>
+    (prepared[rows] ??= db.prepare<unknown[]>(
+      `INSERT INTO skein_events (${EVENT_COLUMNS}) VALUES ${Array(rows).fill(EVENT_ROW).join(', ')}`,
+    ))
+}
+
+/**
+ * Pushes the event's row parameters (in `eventInserts`' column order, kept beside the SQL so
+ * the order cannot drift) onto `params`; returns the length of its payload's JSON text.
+ */
+export function pushEventParams(params: unknown[], runNo: number, e: EventEnvelope): number {
+  const payload = JSON.stringify(e.payload)
+  params.push(
     runNo,
     e.seq,
     e.id,
@@ -239,8 +257,16 @@ export function eventParams(runNo: number, e: EventEnvelope): unknown[] {
     e.effectId ?? null,
     e.idempotencyKey ?? null,
     e.key ?? null,
-    JSON.stringify(e.payload),
-  ]
+    payload,
+  )
+  return payload.length
+}
+
+/** One event's row parameters as an array (a raw one-row insert's, in tests and benchmarks). */
+export function eventParams(runNo: number, e: EventEnvelope): unknown[] {
+  const params: unknown[] = []
+  pushEventParams(params, runNo, e)
+  return params
 }
 
 const metaValues = (m: RunMeta): unknown[] => [
