@@ -43,8 +43,9 @@ describe('sqlite store: events inserted several rows per statement', () => {
       .all()
     db.close()
     expect(stored).toHaveLength(46)
-    expect(served.map((e) => ({ position: e.position, runId: e.event.runId, seq: e.event.seq })))
-      .toEqual(stored)
+    expect(
+      served.map((e) => ({ position: e.position, runId: e.event.runId, seq: e.event.seq })),
+    ).toEqual(stored)
     for (const [runId, n] of Object.entries(sizes)) {
       const seqs = (stored as Array<{ runId: string; seq: number }>)
         .filter((row) => row.runId === runId)

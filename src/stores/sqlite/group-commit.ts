@@ -54,6 +54,7 @@ type AppendRow = Pick<
   | 'run_no'
   | 'tail'
   | 'status'
+  | 'definition_name'
   | 'next_deadline_at'
   | 'lease_owner'
   | 'lease_epoch'
@@ -178,6 +179,7 @@ export function createGroupCommit(
       run_no: row.run_no,
       tail: row.tail,
       status: row.status,
+      definition_name: row.definition_name,
       next_deadline_at: row.next_deadline_at,
       lease_owner: row.lease_owner,
       lease_epoch: row.lease_epoch,
@@ -254,16 +256,19 @@ export function createGroupCommit(
     }
     let deadline = row ? row.next_deadline_at : (meta?.nextDeadlineAt ?? null)
     let status = row ? row.status : (meta?.status ?? null)
+    let definitionName = row ? row.definition_name : (meta?.definitionName ?? null)
     if (row) {
       if (meta) {
         const bits = metaSetBits(
           lease !== undefined,
           meta.status !== row.status,
           meta.nextDeadlineAt !== row.next_deadline_at,
+          meta.definitionName !== row.definition_name,
         )
         st.setMeta[bits].run(...metaParams(runNo, newTail, meta, lease, bits))
         status = meta.status
         deadline = meta.nextDeadlineAt
+        definitionName = meta.definitionName
       } else if (lease)
         st.setTailLease.run(newTail, lease.owner, lease.epoch, lease.expiresAt, runNo)
       else st.setTail.run(newTail, runNo)
@@ -272,6 +277,7 @@ export function createGroupCommit(
       run_no: runNo,
       tail: newTail,
       status,
+      definition_name: definitionName,
       next_deadline_at: deadline,
       lease_owner: lease ? lease.owner : (row?.lease_owner ?? null),
       lease_epoch: lease ? lease.epoch : (row?.lease_epoch ?? 0),

@@ -13,6 +13,7 @@ export interface RunRow {
   head: number
   tail: number
   status: RunMeta['status'] | null
+  definition_name: string | null
   next_deadline_at: number | null
   lease_owner: string | null
   lease_epoch: number
@@ -131,8 +132,8 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
     release: db.prepare('RELEASE skein_append'),
     rollbackTo: db.prepare('ROLLBACK TO skein_append'),
     run: db.prepare<[string], RunRow>(
-      `SELECT run_no, head, tail, status, next_deadline_at, lease_owner, lease_epoch,
-        lease_expires_at FROM skein_runs WHERE run_id = ?`,
+      `SELECT run_no, head, tail, status, definition_name, next_deadline_at, lease_owner,
+        lease_epoch, lease_expires_at FROM skein_runs WHERE run_id = ?`,
     ),
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     keyExists: db
@@ -160,7 +161,10 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
     ),
     // One statement per variant, so the row is updated once per append whatever changed.
     setMeta: Object.fromEntries(
-      [0, 1, 2, 3, 4, 5, 6, 7].map((bits) => [bits, db.prepare<unknown[]>(setMetaSql(bits))]),
+      Array.from({ length: 16 }, (_, bits) => bits).map((bits) => [
+        bits,
+        db.prepare<unknown[]>(setMetaSql(bits)),
+      ]),
     ),
     read: db.prepare<[string, number, number], EventRow>(
       `SELECT seq, id, ts, type, thread_id, origin, causation_id, effect_id, idempotency_key,
@@ -277,19 +281,27 @@ const metaValues = (m: RunMeta): unknown[] => [
   m.updatedAt,
 ]
 
-/** Bits of a `setMeta` variant: it also writes the lease (1), the status (2), the deadline (4). */
-export const metaSetBits = (lease: boolean, status: boolean, deadline: boolean): number =>
-  (lease ? 1 : 0) | (status ? 2 : 0) | (deadline ? 4 : 0)
+/**
+ * Bits of a `setMeta` variant: it also writes the lease (1), the status (2), the deadline (4),
+ * the definition's name (8).
+ */
+export const metaSetBits = (
+  lease: boolean,
+  status: boolean,
+  deadline: boolean,
+  definition: boolean,
+): number => (lease ? 1 : 0) | (status ? 2 : 0) | (deadline ? 4 : 0) | (definition ? 8 : 0)
 
 /**
- * The `setMeta` variant's SQL. The status and the deadline are named only when they change:
- * naming an indexed column in SET rewrites its index entry, one more page in the commit's WAL
- * write, although most appends change neither. Every variant is one statement, so an append
- * that also moves the status or the deadline updates its row once, not two or three times.
+ * The `setMeta` variant's SQL. The status, the deadline and the definition's name are named
+ * only when they change: naming an indexed column in SET rewrites its index entry (one more
+ * page in the commit's WAL write, and an index delete and insert per run), although most
+ * appends change none of them. Every variant is one statement, so an append that also moves
+ * the status or the deadline updates its row once, not two or three times.
  */
 function setMetaSql(bits: number): string {
-  return `UPDATE skein_runs SET tail = ?, kind = ?, definition_name = ?, definition_version = ?,
-    created_at = ?, updated_at = ?${bits & 1 ? ', lease_owner = ?, lease_epoch = ?, lease_expires_at = ?' : ''}${
+  return `UPDATE skein_runs SET tail = ?, kind = ?${bits & 8 ? ', definition_name = ?' : ''},
+    definition_version = ?, created_at = ?, updated_at = ?${bits & 1 ? ', lease_owner = ?, lease_epoch = ?, lease_expires_at = ?' : ''}${
       bits & 2 ? ', status = ?' : ''
     }${bits & 4 ? ', next_deadline_at = ?' : ''} WHERE run_no = ?`
 }
@@ -302,7 +314,9 @@ export function metaParams(
   lease: LeaseClaim | undefined,
   bits: number,
 ): unknown[] {
-  const params = [tail, ...metaValues(m)]
+  const params: unknown[] = [tail, m.kind]
+  if (bits & 8) params.push(m.definitionName)
+  params.push(m.definitionVersion, m.createdAt, m.updatedAt)
   if (bits & 1) params.push(lease!.owner, lease!.epoch, lease!.expiresAt)
   if (bits & 2) params.push(m.status)
   if (bits & 4) params.push(m.nextDeadlineAt)
