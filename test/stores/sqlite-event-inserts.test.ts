@@ -72,4 +72,52 @@ describe('sqlite store: events inserted several rows per statement', () => {
     expect(await store.tail('x')).toBe(1)
     await store.close()
   })
+
+  it("finds a run by its definition and status after its row's name changed and after it did not", async () => {
+    const store = sqliteStore({ path: join(dir, `inserts-${++files}.db`) })
+    const meta = (definitionName: string, status: 'running' | 'completed', updatedAt: number) => ({
+      status,
+      kind: 'workflow',
+      definitionName,
+      definitionVersion: '1',
+      createdAt: 1,
+      updatedAt,
+      nextDeadlineAt: null,
+    })
+    const byDefinition = async (definitionName: string, status: 'running' | 'completed') =>
+      (await store.listSummaries({ definitionName, status: [status], limit: 10 })).runs.map(
+        (run) => run.runId,
+      )
+    await store.append('r', makeEnvelopes('r', 1, 1), {
+      expectedSeq: 0,
+      meta: meta('a', 'running', 1),
+    })
+    // Same name (the UPDATE leaves the definition's index entry alone), then a new name.
+    await store.append('r', makeEnvelopes('r', 2, 1), {
+      expectedSeq: 1,
+      meta: meta('a', 'running', 2),
+    })
+    expect(await byDefinition('a', 'running')).toEqual(['r'])
+    await store.append('r', makeEnvelopes('r', 3, 1), {
+      expectedSeq: 2,
+      meta: meta('b', 'running', 3),
+    })
+    expect(await byDefinition('a', 'running')).toEqual([])
+    expect(await byDefinition('b', 'running')).toEqual(['r'])
+    await store.append('r', makeEnvelopes('r', 4, 1), {
+      expectedSeq: 3,
+      meta: meta('b', 'completed', 4),
+    })
+    expect(await byDefinition('b', 'running')).toEqual([])
+    expect(await byDefinition('b', 'completed')).toEqual(['r'])
+    // A fresh connection reads the row (no cached copy) and compares against it.
+    await store.close()
+    const reopened = sqliteStore({ path: store.path })
+    await reopened.append('r', makeEnvelopes('r', 5, 1), {
+      expectedSeq: 4,
+      meta: meta('c', 'completed', 5),
+    })
+    expect((await reopened.listSummaries({ definitionName: 'c', limit: 10 })).runs).toHaveLength(1)
+    await reopened.close()
+  })
 })
