@@ -3,11 +3,11 @@ import type { TrimmedLog } from '../../core/ports.js'
 import { checkTrimmedLog, runHeldError } from '../shared/trimmed-log.js'
 import type { SqliteDatabase } from './driver.js'
 import {
-  eventParams,
+  eventInserts,
   metaParams,
   metaSetBits,
   newRunParams,
-  PAYLOAD_PARAM,
+  pushEventParams,
   type Statements,
 } from './statements.js'
 
@@ -31,6 +31,8 @@ export function sqliteRestore(db: SqliteDatabase, st: Statements, committed: Res
     `INSERT OR REPLACE INTO skein_snapshots (run_id, seq, created_at, format, data)
       VALUES (?, ?, ?, ?, ?)`,
   )
+  // One row per statement: a restore is rare, and each row's position is its insert's rowid.
+  const insertEvent = eventInserts(db)(1)
   const dropAttributes = db.prepare<[number]>('DELETE FROM skein_run_attributes WHERE run_no = ?')
   // The attribute rows as the events' trigger writes them (schema v14).
   const setAttributes = db.prepare<[number, string]>(
@@ -46,7 +48,7 @@ export function sqliteRestore(db: SqliteDatabase, st: Statements, committed: Res
     let runNo: number
     if (row) {
       runNo = row.run_no
-      const bits = metaSetBits(false, true, true)
+      const bits = metaSetBits(false, true, true, true)
       st.setMeta[bits].run(...metaParams(runNo, tail, meta, undefined, bits))
     } else {
       runNo = Number(st.insertRun.run(...newRunParams(runId, tail, meta)).lastInsertRowid)
@@ -55,9 +57,9 @@ export function sqliteRestore(db: SqliteDatabase, st: Statements, committed: Res
     let position = 0
     let bytes = 0
     for (const event of events) {
-      const params = eventParams(runNo, event)
-      bytes += (params[PAYLOAD_PARAM] as string).length
-      position = Number(st.insertEvent.run(...params).lastInsertRowid)
+      const params: unknown[] = []
+      bytes += pushEventParams(params, runNo, event)
+      position = Number(insertEvent.run(params).lastInsertRowid)
     }
     const { seq, createdAt, format, data } = snapshot
     saveSnapshot.run(runId, seq, createdAt, format, JSON.stringify(data))
