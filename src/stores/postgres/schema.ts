@@ -7,6 +7,7 @@ import {
 import { deleteRunsFunction } from './delete-function.js'
 import { flowAdmitAllMigration } from './flow-admit-all-migration.js'
 import { flowControlsMigration, flowWindowsMigration } from './flow-controls-migration.js'
+import { flowTakeMigration } from './flow-take-migration.js'
 import { flowMigration } from './postgres-flow.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
@@ -322,6 +323,9 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   // v16 (flow control; docs/flow-control.md): a batch of starts gathered for one key is
   // admitted in one round (flow-admit-all-migration.ts).
   (s) => flowAdmitAllMigration(s),
+  // v17 (flow control; docs/flow-control.md): a new run takes its slot in its first append
+  // (flow-take-migration.ts).
+  (s) => flowTakeMigration(s),
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length
