@@ -3,7 +3,7 @@ import { FLOW_LOCK_SEED } from './flow-controls-migration.js'
 const FINISHED = `('completed', 'failed', 'cancelled')`
 
 /**
- * Migration 17 (flow control; docs/flow-control.md, "Across processes and hosts"; decisions.md,
+ * Migration 18 (flow control; docs/flow-control.md, "Across processes and hosts"; decisions.md,
  * "A new run takes its flow slot in its first append"): `skein_flow_take`, the admissions a
  * group commit makes for the new runs it writes (`AppendOptions.admit`). It is an argument of
  * the group's `skein_append` call (`Statements.appendAdmitting`), so it runs first, in the same

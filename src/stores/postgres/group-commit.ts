@@ -295,7 +295,7 @@ export function createGroupCommit(
     const { group, params, admitting } = groupParams(queued, snapshots)
     // Snapshots alone are a cache: they commit relaxed too (a later durable commit covers them).
     const relaxed = group.every((r) => r.options.durability === 'deferred')
-    // With new runs taking flow slots, the same call through skein_flow_take (migration 17).
+    // With new runs taking flow slots, the same call through skein_flow_take (migration 18).
     const groupCall = (isolated: boolean) =>
       admitting === null
         ? query(sql.append, [...params, relaxed, isolated])

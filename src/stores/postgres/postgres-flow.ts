@@ -78,7 +78,7 @@ export function flowMigration(s: string): string {
 }
 
 /**
- * Flow control's queues in a Postgres schema (migrations 10, 13, 16 and 17; see
+ * Flow control's queues in a Postgres schema (migrations 10, 13, 16 and 18; see
  * `flowMigration`, `flowControlsMigration`, `flowAdmitAllMigration` and `flowTakeMigration`).
  */
 export function postgresFlow(s: string, read: Read): FlowStore {
@@ -121,7 +121,7 @@ export function postgresFlow(s: string, read: Read): FlowStore {
       GROUP BY f.queue, f.flow_key ORDER BY f.queue COLLATE "C", f.flow_key COLLATE "C"`,
   }
   return {
-    // A new run's first append takes its slot (migration 17, `flowTakeMigration`).
+    // A new run's first append takes its slot (migration 18, `flowTakeMigration`).
     admitsInAppend: true,
     async admit({ queue, key, limit, now, holdUntil, enqueue: e, enqueueAll, rate, skipIfLive }) {
       if (enqueueAll !== undefined) {

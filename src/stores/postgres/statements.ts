@@ -2,7 +2,7 @@
 export interface Statements {
   append: string
   /**
-   * `append` whose expected tails first go through `skein_flow_take` (migration 17): the
+   * `append` whose expected tails first go through `skein_flow_take` (migration 18): the
    * group's new runs that take a flow slot; its parameters follow `append`'s (`FLOW_TAKE_TYPES`).
    */
   appendAdmitting: string
