@@ -154,6 +154,28 @@ describe('one seal per appended batch', () => {
   })
 })
 
+describe('a listener of another process on one SQLite file', () => {
+  it('gets the events of each commit decoded, in order', async () => {
+    const file = join(dir, `sub-${Math.random().toString(36).slice(2)}.db`)
+    const writer = sqliteStore({ path: file })
+    const reader = sqliteStore({ path: file, changePollMs: 5 })
+    opened.push(writer, reader)
+    const readerEngine = newEngine({ store: reader, modules, codec })
+    const view = await readerEngine.store
+    const got: EventEnvelope[] = []
+    const off = view.subscribe!('r2', (events) => got.push(...events))
+    try {
+      const engine = newEngine({ store: writer, modules, codec })
+      await engine.start(three, { customer: MARKER }, { runId: 'r2', wait: 'settled' })
+      const decoded = await engine.getEvents('r2')
+      await expect.poll(() => got.length, { timeout: 5000 }).toBe(decoded.length)
+      expect(got).toEqual(decoded)
+    } finally {
+      off()
+    }
+  })
+})
+
 function expectFailure(fn: () => unknown): Error & { code?: string } {
   try {
     fn()
