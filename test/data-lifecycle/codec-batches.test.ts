@@ -14,6 +14,7 @@ import {
 import { sqliteStore } from 'skein/sqlite'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { codecStore } from '../../src/runtime/codec-store.js'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 
 // One seal per appended batch, kept on its last event (docs/data-lifecycle.md, "Payloads
@@ -173,6 +174,28 @@ describe('a listener of another process on one SQLite file', () => {
     } finally {
       off()
     }
+  })
+})
+
+describe('a delivery cut inside a batch', () => {
+  it('waits for the batch read from the store; later deliveries keep their order', async () => {
+    const raw = memoryStore()
+    // A store that hands its listeners each event of a commit on its own.
+    const oneByOne: EventStore = Object.assign(Object.create(raw), {
+      subscribe: (runId: string, listener: (events: readonly EventEnvelope[]) => void) =>
+        raw.subscribe!(runId, (events) => {
+          for (const e of events) listener([e])
+        }),
+    })
+    const view = codecStore(oneByOne, codec)
+    const got: EventEnvelope[] = []
+    const off = view.subscribe!('r3', (events) => got.push(...events))
+    const engine = newEngine({ store: raw, modules, codec })
+    await engine.start(three, { customer: MARKER }, { runId: 'r3', wait: 'settled' })
+    const decoded = await engine.getEvents('r3')
+    await expect.poll(() => got.length, { timeout: 5000 }).toBe(decoded.length)
+    off()
+    expect(got).toEqual(decoded)
   })
 })
 
