@@ -77,7 +77,7 @@ if (postgresAvailable('postgres-batched-reads')) {
         .slice(before)
         .filter(
           (t) =>
-            /^\s*SELECT[^]*\.skein_(events|snapshots)\b/.test(t) && !t.includes('skein_append'),
+            /^\s*SELECT[\s\S]*\.skein_(events|snapshots)\b/.test(t) && !t.includes('skein_append'),
         )
       expect(reads).toHaveLength(2)
       expect(reads.every((t) => t.includes('WITH ORDINALITY'))).toBe(true)
