@@ -3,13 +3,13 @@ import { resolve } from 'node:path'
 import type { Command } from 'commander'
 import { createActorHost, postgresRegistry, sharedCells } from '../actor/index.js'
 import { PortInUseError } from '../core/errors.js'
-import { bearerAuth } from '../http/bearer-auth.js'
 import { approval } from '../modules/approval/index.js'
 import { workflow } from '../modules/workflow/index.js'
 import { type PostgresStore, postgresStore } from '../stores/postgres/postgres-store.js'
 import { addDebuggerOption, debuggerLine, debuggerOf } from './debugger-option.js'
 import { CliError, type CliIo, describeError, parseCount } from './io.js'
 import { loadModules, STOP_GRACE_MS } from './serve-command.js'
+import { tokenAuth } from './token-auth.js'
 
 export const DEFAULT_ACTOR_DIR = '.skein/actor'
 
@@ -80,16 +80,7 @@ export function registerActorCommand(program: Command, io: CliIo): void {
           maxOpenCells,
           idleTimeoutMs,
           ...(debuggerHost ? { debugger: debuggerHost } : {}),
-          ...(token
-            ? {
-                authorize: bearerAuth({
-                  read: token,
-                  write: token,
-                  worker: token,
-                  operations: token,
-                }),
-              }
-            : {}),
+          ...tokenAuth(token),
         })
       } catch (error) {
         await store?.close().catch(() => {})

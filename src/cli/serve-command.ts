@@ -7,7 +7,6 @@ import { PortInUseError } from '../core/errors.js'
 import type { Module } from '../core/module.js'
 import type { ProjectorDefinition } from '../core/projector.js'
 import { createEngine } from '../create-engine.js'
-import { bearerAuth } from '../http/bearer-auth.js'
 import { approval } from '../modules/approval/index.js'
 import { workflow } from '../modules/workflow/index.js'
 import { consoleLogger } from '../runtime/console-logger.js'
@@ -15,6 +14,7 @@ import { isLogLevel, type Logger } from '../runtime/logger.js'
 import { sqliteStore } from '../stores/sqlite/sqlite-store.js'
 import { addDebuggerOption, debuggerLine, debuggerOf } from './debugger-option.js'
 import { CliError, type CliIo, describeError, parseCount } from './io.js'
+import { tokenAuth } from './token-auth.js'
 
 export const DEFAULT_DB = '.skein/skein.db'
 
@@ -92,16 +92,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         ...(logger ? { logger } : {}),
         ...(o.cancelRoutes ? { http: { cancelRoutes: true } } : {}),
         ...(debuggerHost ? { debugger: debuggerHost } : {}),
-        ...(token
-          ? {
-              authorize: bearerAuth({
-                read: token,
-                write: token,
-                worker: token,
-                operations: token,
-              }),
-            }
-          : {}),
+        ...tokenAuth(token),
       })
       try {
         const server = await engine.serve({ port, hostname: o.host })
