@@ -78,7 +78,7 @@ describe('ownership: a due wake of a run this process let go', () => {
       await engine.start(nap, {}, { runId: 'r1' })
       expect((await inner.leases!.readLease('r1'))?.expiresAt).toBeLessThanOrEqual(Date.now())
       reads.length = 0
-      await engine.result('r1', undefined, { timeoutMs: 10_000 })
+      await engine.result('r1', { timeoutMs: 10_000 })
       expect((await engine.getRun('r1')).status).toBe('completed')
       expect(reads).toEqual([])
       expect(after).toBe(1)
@@ -116,7 +116,7 @@ describe('ownership: a due wake of a run this process let go', () => {
       // Let go by the other process: the next wake takes it (epoch 3) and the timer fires once.
       await inner.leases!.releaseLease('r2', 'b', 2)
       await held.wake('r2')
-      await a.result('r2', undefined, { timeoutMs: 10_000 })
+      await a.result('r2', { timeoutMs: 10_000 })
       expect(after).toBe(1)
       expect((await inner.read('r2')).filter((e) => e.type.endsWith('timer.fired'))).toHaveLength(1)
       expect((await inner.leases!.readLease('r2'))?.epoch).toBe(3)
