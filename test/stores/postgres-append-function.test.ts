@@ -5,6 +5,7 @@ import {
   appendFunctionNullSafe,
   appendFunctionWithLeases,
 } from '../../src/stores/postgres/append-function.js'
+import { appendFunctionSetBased } from '../../src/stores/postgres/append-function-sets.js'
 
 // Migrations 1 and 3 of the Postgres store generate `skein_append` from one text
 // (src/stores/postgres/append-function.ts). A shipped migration must never change: every
@@ -36,6 +37,12 @@ describe('skein_append as shipped', () => {
     expect(v5).toContain('coalesce(l_owners[j] = p_lease_owner[i]')
   })
 
+  it('migration 17 generates the function it shipped with (set-based, migration 5 kept)', () => {
+    const v17 = appendFunctionSetBased('"sch"', 'chan')
+    expect(digest(v17)).toBe(MIGRATION_17)
+    expect(v17).toMatch(/RENAME TO skein_append_each;\s*CREATE FUNCTION "sch"\.skein_append\(/)
+  })
+
   it('only migrations 3 and 5 check leases and notify', () => {
     expect(sql(appendFunction('"sch"'))).not.toMatch(/lease|pg_notify|DROP FUNCTION/)
     const v3 = appendFunctionWithLeases('"sch"', 'chan')
@@ -47,3 +54,4 @@ describe('skein_append as shipped', () => {
 const MIGRATION_1 = '0ba7e446acbe6a72520f0c51573d48f47f384ba1d1a486955c27932dd132b197'
 const MIGRATION_3 = '495c8c1735363801eb3233c355a5dc978e8c8c37adb278034025a2f7964e3164'
 const MIGRATION_5 = '224400e7727a8ae4ccf861b1116f6937bf96da2c6368b2ee9e6a05664c0d10bf'
+const MIGRATION_17 = '3c9edd356087e84c849fe8c4c394e4bab3c9c9a6bd765d9d1a865c0ddc64fdb2'

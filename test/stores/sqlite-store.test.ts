@@ -96,10 +96,14 @@ function instrumentedDriver(hooks: {
         }
       } else if (source.startsWith('INSERT INTO skein_events')) {
         statement.run = (...args: unknown[]) => {
-          // Rows carry the run's integer key; the event id (third column) names the run.
-          const eventId = String(args[2])
-          if (hooks.failInsertFor && eventId.startsWith(`${hooks.failInsertFor}-e`)) {
-            throw new Error('injected insert failure')
+          // Rows (several per statement, 12 parameters each) carry the run's integer key; the
+          // event id (third column) names the run.
+          const params = args.flat()
+          for (let i = 2; i < params.length; i += 12) {
+            const eventId = String(params[i])
+            if (hooks.failInsertFor && eventId.startsWith(`${hooks.failInsertFor}-e`)) {
+              throw new Error('injected insert failure')
+            }
           }
           return run(...args)
         }

@@ -4,6 +4,7 @@ import {
   appendFunctionNullSafe,
   appendFunctionWithLeases,
 } from './append-function.js'
+import { appendFunctionSetBased } from './append-function-sets.js'
 import { deleteRunsFunction } from './delete-function.js'
 import { flowAdmitAllMigration } from './flow-admit-all-migration.js'
 import { flowControlsMigration, flowWindowsMigration } from './flow-controls-migration.js'
@@ -322,6 +323,10 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   // v16 (flow control; docs/flow-control.md): a batch of starts gathered for one key is
   // admitted in one round (flow-admit-all-migration.ts).
   (s) => flowAdmitAllMigration(s),
+  // v17: skein_append takes the common group (every request writes, to a run no other request
+  // names, without a key) set-based; migration 5's function stays as skein_append_each for the
+  // rest (append-function-sets.ts).
+  (s, channel) => appendFunctionSetBased(s, channel),
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

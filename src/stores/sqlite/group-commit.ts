@@ -10,11 +10,13 @@ import type { AppendRequest } from '../shared/append-batch.js'
 import { checkClaim } from '../shared/lease-rule.js'
 import type { SqliteDatabase } from './driver.js'
 import {
-  eventParams,
+  EVENT_PARAMS,
+  EVENT_ROWS_PER_INSERT,
+  eventInserts,
   metaParams,
   metaSetBits,
   newRunParams,
-  PAYLOAD_PARAM,
+  pushEventParams,
   type RunRow,
   type Statements,
 } from './statements.js'
@@ -52,6 +54,7 @@ type AppendRow = Pick<
   | 'run_no'
   | 'tail'
   | 'status'
+  | 'definition_name'
   | 'next_deadline_at'
   | 'lease_owner'
   | 'lease_epoch'
@@ -100,9 +103,48 @@ export function createGroupCommit(
 ) {
   let queue: AppendRequest[] = []
   let scheduled = false
-  /** Feed position of each written request's last event (its rowid). */
   /** Each written request's last feed position and the length of its stored payloads. */
   const lastPositions = new Map<AppendRequest, { position: number; bytes: number }>()
+  const insertEvents = eventInserts(db)
+  /**
+   * Events written but not yet inserted: their parameters in statements' worth of rows
+   * (`chunks`), and for each request with events the index of its last row (`lastRows`).
+   * The fast path inserts a whole group's events after its run rows; an isolated request
+   * inserts its own inside its savepoint.
+   */
+  const pending = {
+    chunks: [[]] as unknown[][],
+    owners: [] as AppendRequest[],
+    lastRows: [] as number[],
+    rows: 0,
+  }
+  const clearPending = () => {
+    pending.chunks = [[]]
+    pending.owners.length = 0
+    pending.lastRows.length = 0
+    pending.rows = 0
+  }
+  /**
+   * Inserts the pending events. A statement's rows get consecutive positions (the events'
+   * AUTOINCREMENT rowid, under this connection's write lock), so the statement's last rowid
+   * gives every row's position, as one row per statement did for a request's events.
+   */
+  const insertPending = (): void => {
+    const { chunks, owners, lastRows } = pending
+    let owner = 0
+    let first = 0
+    for (const params of chunks) {
+      const rows = params.length / EVENT_PARAMS
+      if (rows === 0) break
+      const last = Number(insertEvents(rows).run(params).lastInsertRowid)
+      const end = first + rows
+      for (; owner < owners.length && lastRows[owner] < end; owner++) {
+        lastPositions.get(owners[owner])!.position = last - (end - 1 - lastRows[owner])
+      }
+      first = end
+    }
+    clearPending()
+  }
   /** Deferred groups committed so far, and how many of them a FULL commit or sync covered. */
   const deferred = { committed: 0, synced: 0 }
   /** Set if the connection could not be put back to FULL: it must not commit again. */
@@ -137,6 +179,7 @@ export function createGroupCommit(
       run_no: row.run_no,
       tail: row.tail,
       status: row.status,
+      definition_name: row.definition_name,
       next_deadline_at: row.next_deadline_at,
       lease_owner: row.lease_owner,
       lease_epoch: row.lease_epoch,
@@ -199,26 +242,33 @@ export function createGroupCommit(
           ).lastInsertRowid,
         )
     if (idempotencyKey !== undefined) st.insertKey.run(runId, idempotencyKey, newTail)
-    let position = 0
-    let bytes = 0
-    for (const event of events) {
-      const params = eventParams(runNo, event)
-      bytes += (params[PAYLOAD_PARAM] as string).length
-      position = Number(st.insertEvent.run(...params).lastInsertRowid)
+    if (events.length > 0) {
+      let bytes = 0
+      let chunk = pending.chunks[pending.chunks.length - 1]
+      for (const event of events) {
+        if (chunk.length === EVENT_ROWS_PER_INSERT * EVENT_PARAMS) pending.chunks.push((chunk = []))
+        bytes += pushEventParams(chunk, runNo, event)
+      }
+      pending.rows += events.length
+      pending.owners.push(request)
+      pending.lastRows.push(pending.rows - 1)
+      lastPositions.set(request, { position: 0, bytes })
     }
-    if (events.length > 0) lastPositions.set(request, { position, bytes })
     let deadline = row ? row.next_deadline_at : (meta?.nextDeadlineAt ?? null)
     let status = row ? row.status : (meta?.status ?? null)
+    let definitionName = row ? row.definition_name : (meta?.definitionName ?? null)
     if (row) {
       if (meta) {
         const bits = metaSetBits(
           lease !== undefined,
           meta.status !== row.status,
           meta.nextDeadlineAt !== row.next_deadline_at,
+          meta.definitionName !== row.definition_name,
         )
         st.setMeta[bits].run(...metaParams(runNo, newTail, meta, lease, bits))
         status = meta.status
         deadline = meta.nextDeadlineAt
+        definitionName = meta.definitionName
       } else if (lease)
         st.setTailLease.run(newTail, lease.owner, lease.epoch, lease.expiresAt, runNo)
       else st.setTail.run(newTail, runNo)
@@ -227,6 +277,7 @@ export function createGroupCommit(
       run_no: runNo,
       tail: newTail,
       status,
+      definition_name: definitionName,
       next_deadline_at: deadline,
       lease_owner: lease ? lease.owner : (row?.lease_owner ?? null),
       lease_epoch: lease ? lease.epoch : (row?.lease_epoch ?? 0),
@@ -261,6 +312,7 @@ export function createGroupCommit(
         try {
           write(request, row)
         } catch (error) {
+          clearPending()
           return { failed, redo: storeError(`append to run ${request.runId}`, error) }
         }
         continue
@@ -268,14 +320,26 @@ export function createGroupCommit(
       st.savepoint.run()
       try {
         write(request, row)
+        insertPending()
         st.release.run()
       } catch (error) {
         const wrapped = storeError(`append to run ${request.runId}`, error)
         failed.set(request, wrapped)
+        clearPending()
+        lastPositions.delete(request)
         rows.clear()
         if (!db.inTransaction) return { failed, aborted: wrapped }
         st.rollbackTo.run()
         st.release.run()
+      }
+    }
+    if (!isolated && pending.rows > 0) {
+      try {
+        insertPending()
+      } catch (error) {
+        clearPending()
+        const runs = group.length === 1 ? `run ${group[0].runId}` : `${group.length} runs`
+        return { failed, redo: storeError(`append to ${runs}`, error) }
       }
     }
     return { failed }

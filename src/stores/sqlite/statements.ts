@@ -13,6 +13,7 @@ export interface RunRow {
   head: number
   tail: number
   status: RunMeta['status'] | null
+  definition_name: string | null
   next_deadline_at: number | null
   lease_owner: string | null
   lease_epoch: number
@@ -34,7 +35,6 @@ export interface Statements {
   dataVersion: Statement<[], number>
   keyExists: Statement<[string, string], number>
   insertKey: Statement<[string, string, number]>
-  insertEvent: Statement<unknown[]>
   insertRun: Statement<unknown[]>
   setTail: Statement<[number, number]>
   /** The row's one UPDATE of an append with meta, by `metaSetBits` (`metaParams`). */
@@ -132,8 +132,8 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
     release: db.prepare('RELEASE skein_append'),
     rollbackTo: db.prepare('ROLLBACK TO skein_append'),
     run: db.prepare<[string], RunRow>(
-      `SELECT run_no, head, tail, status, next_deadline_at, lease_owner, lease_epoch,
-        lease_expires_at FROM skein_runs WHERE run_id = ?`,
+      `SELECT run_no, head, tail, status, definition_name, next_deadline_at, lease_owner,
+        lease_epoch, lease_expires_at FROM skein_runs WHERE run_id = ?`,
     ),
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     keyExists: db
@@ -143,10 +143,6 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
       .pluck(),
     insertKey: db.prepare<[string, string, number]>(
       'INSERT INTO skein_idempotency (run_id, key, seq) VALUES (?, ?, ?)',
-    ),
-    insertEvent: db.prepare<unknown[]>(
-      `INSERT INTO skein_events (run_no, seq, id, ts, type, thread_id, origin, causation_id,
-        effect_id, idempotency_key, event_key, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // A new run's row is inserted before its first events, which carry its run_no.
     insertRun: db.prepare<unknown[]>(
@@ -165,7 +161,10 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
     ),
     // One statement per variant, so the row is updated once per append whatever changed.
     setMeta: Object.fromEntries(
-      [0, 1, 2, 3, 4, 5, 6, 7].map((bits) => [bits, db.prepare<unknown[]>(setMetaSql(bits))]),
+      Array.from({ length: 16 }, (_, bits) => bits).map((bits) => [
+        bits,
+        db.prepare<unknown[]>(setMetaSql(bits)),
+      ]),
     ),
     read: db.prepare<[string, number, number], EventRow>(
       `SELECT seq, id, ts, type, thread_id, origin, causation_id, effect_id, idempotency_key,
@@ -222,12 +221,35 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
   }))
 }
 
-/** Positional parameters of `insertEvent` (kept beside the SQL so the order cannot drift). */
-/** The index of the payload's JSON text among `eventParams`. */
-export const PAYLOAD_PARAM = 11
+const EVENT_COLUMNS = `run_no, seq, id, ts, type, thread_id, origin, causation_id, effect_id,
+  idempotency_key, event_key, payload`
+const EVENT_ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+/** Parameters per event row (`pushEventParams`). */
+export const EVENT_PARAMS = 12
+/** Rows per multi-row event `INSERT`: a group's events are written in statements this size. */
+export const EVENT_ROWS_PER_INSERT = 16
 
-export function eventParams(runNo: number, e: EventEnvelope): unknown[] {
-  return [
+/**
+ * The multi-row event `INSERT` for `rows` rows (1 to EVENT_ROWS_PER_INSERT), each prepared at
+ * its first use and kept. One statement call per 16 events instead of one per event: a call's
+ * fixed cost (binding, stepping, resetting, its result object) is most of an insert's CPU in
+ * JavaScript (decisions.md, "SQLite appends insert a group's events 16 rows per statement").
+ */
+export function eventInserts(db: SqliteDatabase): (rows: number) => Statement<unknown[]> {
+  const prepared: Array<Statement<unknown[]>> = []
+  return (rows) =>
+    (prepared[rows] ??= db.prepare<unknown[]>(
+      `INSERT INTO skein_events (${EVENT_COLUMNS}) VALUES ${Array(rows).fill(EVENT_ROW).join(', ')}`,
+    ))
+}
+
+/**
+ * Pushes the event's row parameters (in `eventInserts`' column order, kept beside the SQL so
+ * the order cannot drift) onto `params`; returns the length of its payload's JSON text.
+ */
+export function pushEventParams(params: unknown[], runNo: number, e: EventEnvelope): number {
+  const payload = JSON.stringify(e.payload)
+  params.push(
     runNo,
     e.seq,
     e.id,
@@ -239,8 +261,16 @@ export function eventParams(runNo: number, e: EventEnvelope): unknown[] {
     e.effectId ?? null,
     e.idempotencyKey ?? null,
     e.key ?? null,
-    JSON.stringify(e.payload),
-  ]
+    payload,
+  )
+  return payload.length
+}
+
+/** One event's row parameters as an array (a raw one-row insert's, in tests and benchmarks). */
+export function eventParams(runNo: number, e: EventEnvelope): unknown[] {
+  const params: unknown[] = []
+  pushEventParams(params, runNo, e)
+  return params
 }
 
 const metaValues = (m: RunMeta): unknown[] => [
@@ -251,19 +281,27 @@ const metaValues = (m: RunMeta): unknown[] => [
   m.updatedAt,
 ]
 
-/** Bits of a `setMeta` variant: it also writes the lease (1), the status (2), the deadline (4). */
-export const metaSetBits = (lease: boolean, status: boolean, deadline: boolean): number =>
-  (lease ? 1 : 0) | (status ? 2 : 0) | (deadline ? 4 : 0)
+/**
+ * Bits of a `setMeta` variant: it also writes the lease (1), the status (2), the deadline (4),
+ * the definition's name (8).
+ */
+export const metaSetBits = (
+  lease: boolean,
+  status: boolean,
+  deadline: boolean,
+  definition: boolean,
+): number => (lease ? 1 : 0) | (status ? 2 : 0) | (deadline ? 4 : 0) | (definition ? 8 : 0)
 
 /**
- * The `setMeta` variant's SQL. The status and the deadline are named only when they change:
- * naming an indexed column in SET rewrites its index entry, one more page in the commit's WAL
- * write, although most appends change neither. Every variant is one statement, so an append
- * that also moves the status or the deadline updates its row once, not two or three times.
+ * The `setMeta` variant's SQL. The status, the deadline and the definition's name are named
+ * only when they change: naming an indexed column in SET rewrites its index entry (one more
+ * page in the commit's WAL write, and an index delete and insert per run), although most
+ * appends change none of them. Every variant is one statement, so an append that also moves
+ * the status or the deadline updates its row once, not two or three times.
  */
 function setMetaSql(bits: number): string {
-  return `UPDATE skein_runs SET tail = ?, kind = ?, definition_name = ?, definition_version = ?,
-    created_at = ?, updated_at = ?${bits & 1 ? ', lease_owner = ?, lease_epoch = ?, lease_expires_at = ?' : ''}${
+  return `UPDATE skein_runs SET tail = ?, kind = ?${bits & 8 ? ', definition_name = ?' : ''},
+    definition_version = ?, created_at = ?, updated_at = ?${bits & 1 ? ', lease_owner = ?, lease_epoch = ?, lease_expires_at = ?' : ''}${
       bits & 2 ? ', status = ?' : ''
     }${bits & 4 ? ', next_deadline_at = ?' : ''} WHERE run_no = ?`
 }
@@ -276,7 +314,9 @@ export function metaParams(
   lease: LeaseClaim | undefined,
   bits: number,
 ): unknown[] {
-  const params = [tail, ...metaValues(m)]
+  const params: unknown[] = [tail, m.kind]
+  if (bits & 8) params.push(m.definitionName)
+  params.push(m.definitionVersion, m.createdAt, m.updatedAt)
   if (bits & 1) params.push(lease!.owner, lease!.epoch, lease!.expiresAt)
   if (bits & 2) params.push(m.status)
   if (bits & 4) params.push(m.nextDeadlineAt)
