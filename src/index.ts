@@ -222,6 +222,7 @@ export {
   type RunIndexQuery,
   type TenantOf,
 } from './core/run-index.js'
+export { decodeEvents } from './core/sealed-batches.js'
 export {
   CAPABILITY_MEMBERS,
   type StoreCapability,

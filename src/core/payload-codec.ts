@@ -1,4 +1,5 @@
 import type { EventEnvelope } from './envelope.js'
+import { PayloadUndecodableError } from './errors.js'
 import type { Json } from './json.js'
 
 /**
@@ -45,9 +46,9 @@ export const eventContext = (e: EventEnvelope): CodecContext => ({
  * The events whose `attributes` the stores index for search (docs/operating-runs.md,
  * "Attributes"): stored beside their sealed payload, in clear, as `{ attributes, $sealed }`.
  */
-const ATTRIBUTE_EVENTS = new Set(['runtime.run.started', 'runtime.run.attributes'])
+export const ATTRIBUTE_EVENTS = new Set(['runtime.run.started', 'runtime.run.attributes'])
 
-const attributesOf = (payload: Json): Json | undefined =>
+export const attributesOf = (payload: Json): Json | undefined =>
   typeof payload === 'object' && payload !== null && !Array.isArray(payload)
     ? payload.attributes
     : undefined
@@ -62,16 +63,49 @@ export function encodeEvent(codec: PayloadCodec, e: EventEnvelope): EventEnvelop
   return { ...e, payload: attributes === undefined ? sealed : { attributes, $sealed: sealed } }
 }
 
-/** The event as readers see it; a payload the codec did not write is returned as it is. */
-export function decodeEvent(codec: PayloadCodec, e: EventEnvelope): EventEnvelope {
+/** What the codec wrote for the event: its payload, or `$sealed` beside a start's attributes. */
+export function storedPayloadOf(e: EventEnvelope): Json {
   const { payload } = e
-  const stored =
-    ATTRIBUTE_EVENTS.has(e.type) &&
+  return ATTRIBUTE_EVENTS.has(e.type) &&
     typeof payload === 'object' &&
     payload !== null &&
     !Array.isArray(payload) &&
     payload.$sealed !== undefined
-      ? payload.$sealed
-      : payload
+    ? payload.$sealed
+    : payload
+}
+
+/** The seq of the batch's last event, when the stored payload was sealed with its batch. */
+export function batchMemberOf(stored: Json): number | undefined {
+  if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) return undefined
+  const seq = stored.$inBatch
+  return typeof seq === 'number' && Object.keys(stored).length === 1 ? seq : undefined
+}
+
+/** The stored payload of a batch's last event: the batch's sealed payloads and its first seq. */
+export function batchHolderOf(
+  codec: PayloadCodec,
+  stored: Json,
+): { $batch: Json; $from: number } | undefined {
+  if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) return undefined
+  return typeof stored.$from === 'number' &&
+    stored.$batch !== undefined &&
+    codec.encoded(stored.$batch)
+    ? { $batch: stored.$batch, $from: stored.$from }
+    : undefined
+}
+
+/**
+ * The event as readers see it; a payload the codec did not write is returned as it is. An event
+ * sealed with its append's batch (`{ $inBatch }` or `{ $batch, $from }`) needs the batch's last
+ * event: read it with `decodeEvents(codec, events)`, which this refuses to guess.
+ */
+export function decodeEvent(codec: PayloadCodec, e: EventEnvelope): EventEnvelope {
+  const stored = storedPayloadOf(e)
+  if (batchMemberOf(stored) !== undefined || batchHolderOf(codec, stored))
+    throw new PayloadUndecodableError(
+      `cannot decode the event payload of run ${e.runId} at ${e.seq} alone: it is sealed with its batch; decode the run's events together (decodeEvents)`,
+      { runId: e.runId, part: 'event', id: String(e.seq), keyId: null },
+    )
   return codec.encoded(stored) ? { ...e, payload: codec.decode(stored, eventContext(e)) } : e
 }

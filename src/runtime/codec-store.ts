@@ -1,10 +1,5 @@
 import type { EventEnvelope } from '../core/envelope.js'
-import {
-  type CodecContext,
-  decodeEvent,
-  encodeEvent,
-  type PayloadCodec,
-} from '../core/payload-codec.js'
+import type { CodecContext, PayloadCodec } from '../core/payload-codec.js'
 import type {
   EventStore,
   FeedEntry,
@@ -16,6 +11,7 @@ import type {
   WorkerTask,
   WorkerTaskStore,
 } from '../core/ports.js'
+import { decodeEvents, encodeEvents, missingHolders } from '../core/sealed-batches.js'
 
 const taskContext = (t: WorkerTask): CodecContext => ({
   part: 'task',
@@ -23,8 +19,26 @@ const taskContext = (t: WorkerTask): CodecContext => ({
   id: `${t.effectId}:${t.attempt}`,
 })
 
-const decodeEvents = (codec: PayloadCodec, events: readonly EventEnvelope[]) =>
-  events.map((e) => decodeEvent(codec, e))
+/**
+ * The events decoded, with the batch holders they point at and do not hold read from the store
+ * (a page cut inside a batch: one more row, docs/data-lifecycle.md, "Payloads encrypted at rest").
+ */
+async function decodeRead(
+  store: EventStore,
+  codec: PayloadCodec,
+  events: readonly EventEnvelope[],
+): Promise<EventEnvelope[]> {
+  const missing = missingHolders(codec, events)
+  if (missing.length === 0) return decodeEvents(codec, events)
+  const holders = await Promise.all(
+    missing.map(async ({ runId, seq }) => (await store.read(runId, { fromSeq: seq, limit: 1 }))[0]),
+  )
+  return decodeEvents(
+    codec,
+    events,
+    holders.filter((e) => e !== undefined),
+  )
+}
 
 /**
  * The store the engine works with when `createEngine({ codec })` is given (docs/data-lifecycle.md,
@@ -36,21 +50,36 @@ const decodeEvents = (codec: PayloadCodec, events: readonly EventEnvelope[]) =>
 export function codecStore(store: EventStore, codec: PayloadCodec): EventStore {
   const wrapped: EventStore = {
     ...bindAll(store),
-    append: (runId, events, options) =>
-      store.append(
-        runId,
-        events.map((e) => encodeEvent(codec, e)),
-        options,
-      ),
-    read: async (runId, options) => decodeEvents(codec, await store.read(runId, options)),
+    // One seal per append (decisions.md, "One seal per appended batch, kept on its last event").
+    append: (runId, events, options) => store.append(runId, encodeEvents(codec, events), options),
+    read: async (runId, options) => decodeRead(store, codec, await store.read(runId, options)),
   }
   const subscribe = store.subscribe?.bind(store)
   if (subscribe)
-    wrapped.subscribe = (runId, listener) =>
-      subscribe(runId, (events) => listener(decodeEvents(codec, events)))
+    wrapped.subscribe = (runId, listener) => {
+      // A commit arrives whole, so its batches' holders come with it; a delivery cut inside a
+      // batch waits for the holder's read, and later deliveries queue behind it, in order.
+      let queue: Promise<void> | undefined
+      return subscribe(runId, (events) => {
+        if (!queue && missingHolders(codec, events).length === 0)
+          return listener(decodeEvents(codec, events))
+        const next = (queue ?? Promise.resolve())
+          .then(async () => listener(await decodeRead(store, codec, events)))
+          .catch((error) =>
+            console.error(
+              `skein codec store: events of run ${runId} could not be delivered`,
+              error,
+            ),
+          )
+          .finally(() => {
+            if (queue === next) queue = undefined
+          })
+        queue = next
+      })
+    }
   if (store.snapshots)
     (wrapped as { snapshots?: SnapshotStore }).snapshots = codecSnapshots(store.snapshots, codec)
-  if (store.feed) (wrapped as { feed?: ProjectionFeed }).feed = codecFeed(store.feed, codec)
+  if (store.feed) (wrapped as { feed?: ProjectionFeed }).feed = codecFeed(store, store.feed, codec)
   if (store.flow) (wrapped as { flow?: FlowStore }).flow = codecFlow(store.flow, codec)
   if (store.workerTasks)
     (wrapped as { workerTasks?: WorkerTaskStore }).workerTasks = codecTasks(
@@ -79,14 +108,21 @@ export function codecSnapshots(snapshots: SnapshotStore, codec: PayloadCodec): S
   }
 }
 
-function codecFeed(feed: ProjectionFeed, codec: PayloadCodec): ProjectionFeed {
+function codecFeed(store: EventStore, feed: ProjectionFeed, codec: PayloadCodec): ProjectionFeed {
   return {
     ...bindAll(feed),
-    readAfter: async (...page) =>
-      (await feed.readAfter(...page)).map((entry): FeedEntry => {
-        const event = decodeEvent(codec, entry.event)
+    async readAfter(...page) {
+      const entries = await feed.readAfter(...page)
+      const events = await decodeRead(
+        store,
+        codec,
+        entries.map((entry) => entry.event),
+      )
+      return entries.map((entry, i): FeedEntry => {
+        const event = events[i] as EventEnvelope
         return event === entry.event ? entry : { ...entry, event }
-      }),
+      })
+    },
   }
 }
 
