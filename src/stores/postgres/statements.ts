@@ -46,7 +46,7 @@ const SNAPSHOT_ARRAY_TYPES = ['text', 'bigint', 'bigint', 'integer', 'text']
 /** `skein_flow_take`'s own parameters: request, queue, key, limit, priority; now, hold. */
 const FLOW_TAKE_TYPES = ['integer[]', 'text[]', 'text[]', 'integer[]', 'double precision[]']
 
-const EVENT_COLUMNS =
+export const EVENT_COLUMNS =
   'seq, id, ts, type, thread_id, origin, causation_id, effect_id, idempotency_key, event_key, payload'
 export const META_COLUMNS =
   'status, kind, definition_name, definition_version, created_at, updated_at, next_deadline_at'
