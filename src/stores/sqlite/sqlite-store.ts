@@ -31,7 +31,7 @@ import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteClaims } from './sqlite-claims.js'
 import { sqliteDeletion } from './sqlite-deletion.js'
 import { sqliteFeed } from './sqlite-feed.js'
-import { sqliteFlow } from './sqlite-flow.js'
+import { sqliteFlow, sqliteSlotTaker } from './sqlite-flow.js'
 import { sqliteLeases } from './sqlite-leases.js'
 import { sqliteRestore } from './sqlite-restore.js'
 import { sqliteSchedules } from './sqlite-schedules.js'
@@ -169,6 +169,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
     () => snapshots.writePending(),
     synchronous === 'full' && walPath !== undefined,
+    sqliteSlotTaker(db),
   )
   const restore = sqliteRestore(db, st, (runId, events, lastPosition, payloadBytes) => {
     listeners.notify(runId, events)
