@@ -39,8 +39,14 @@ const three = defineWorkflow({
   },
 })
 
-/** Runs per second of `RUNS` 3-step runs, `CONCURRENCY` at a time. */
-async function rate(store: EventStore, withCodec: boolean): Promise<number> {
+/**
+ * Runs per second of `RUNS` 3-step runs, `CONCURRENCY` at a time, and the process's CPU time per
+ * run (steadier than the rate on a shared machine).
+ */
+async function rate(
+  store: EventStore,
+  withCodec: boolean,
+): Promise<{ perSecond: number; cpuMicros: number }> {
   const engine = createEngine({
     store,
     modules: [workflow({ definitions: [three] }), benchEffects],
@@ -48,6 +54,7 @@ async function rate(store: EventStore, withCodec: boolean): Promise<number> {
   })
   await engine.ready()
   let next = 0
+  const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
@@ -59,8 +66,9 @@ async function rate(store: EventStore, withCodec: boolean): Promise<number> {
     }),
   )
   const perSecond = RUNS / ((performance.now() - t0) / 1000)
+  const cpu = process.cpuUsage(cpu0)
   await engine.stop()
-  return perSecond
+  return { perSecond, cpuMicros: (cpu.user + cpu.system) / RUNS }
 }
 
 async function pgReachable(): Promise<boolean> {
@@ -106,6 +114,8 @@ const postgresTarget = (admin: pg.Pool): Target => ({
 async function measure(target: Target): Promise<Row[]> {
   const plain: number[] = []
   const coded: number[] = []
+  const plainCpu: number[] = []
+  const codedCpu: number[] = []
   let n = 0
   const loadBefore = loadavg()[0]
   // Interleaved, alternating which goes first: drift of a shared machine hits both alike.
@@ -113,7 +123,9 @@ async function measure(target: Target): Promise<Row[]> {
     for (const withCodec of round % 2 ? [true, false] : [false, true]) {
       const { store, drop } = await target.open(n++)
       try {
-        ;(withCodec ? coded : plain).push(await rate(store, withCodec))
+        const { perSecond, cpuMicros } = await rate(store, withCodec)
+        ;(withCodec ? coded : plain).push(perSecond)
+        ;(withCodec ? codedCpu : plainCpu).push(cpuMicros)
       } finally {
         await drop()
       }
@@ -122,7 +134,7 @@ async function measure(target: Target): Promise<Row[]> {
   const base = median(plain)
   const value = median(coded)
   console.log(
-    `SCORE codec-throughput store=${target.label} runs=${RUNS} rounds=${ROUNDS} plain_runs_per_s=${base.toFixed(1)} codec_runs_per_s=${value.toFixed(1)} ratio=${(value / base).toFixed(3)} plain=${plain.map((r) => r.toFixed(0)).join('/')} codec=${coded.map((r) => r.toFixed(0)).join('/')} load1=${loadBefore.toFixed(2)}..${loadavg()[0].toFixed(2)}`,
+    `SCORE codec-throughput store=${target.label} runs=${RUNS} rounds=${ROUNDS} plain_runs_per_s=${base.toFixed(1)} codec_runs_per_s=${value.toFixed(1)} ratio=${(value / base).toFixed(3)} cpu_us_per_run_plain=${median(plainCpu).toFixed(0)} cpu_us_per_run_codec=${median(codedCpu).toFixed(0)} plain=${plain.map((r) => r.toFixed(0)).join('/')} codec=${coded.map((r) => r.toFixed(0)).join('/')} load1=${loadBefore.toFixed(2)}..${loadavg()[0].toFixed(2)}`,
   )
   return [
     {

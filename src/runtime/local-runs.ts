@@ -13,6 +13,8 @@ import type { FoldCache } from './run-writer.js'
 const WAKE_RETRY: Backoff = { initialMs: 1000, maxMs: 60_000 }
 /** A drive that failed on the store, which may hold finished work not yet recorded. */
 const DRIVE_RETRY: Backoff = { initialMs: 250, maxMs: 30_000 }
+/** Released seats remembered for runs waiting on a deadline (`LocalRuns.releasedSeats`). */
+const RELEASED_SEATS = 100_000
 
 /**
  * The runs this process is serving: one controller per active run, made on first use and
@@ -39,7 +41,9 @@ export class LocalRuns {
       stopped: false,
       cache,
       released: (c) => {
-        if (this.controllers.get(c.runId) === c) this.controllers.delete(c.runId)
+        if (this.controllers.get(c.runId) !== c) return
+        this.controllers.delete(c.runId)
+        this.rememberReleased(c)
       },
     }
   }
@@ -49,9 +53,31 @@ export class LocalRuns {
     let controller = this.controllers.get(runId)
     if (!controller) {
       controller = new RunController(this.host, runId)
+      const epoch = this.releasedSeats.get(runId)
+      if (epoch !== undefined) {
+        this.releasedSeats.delete(runId)
+        controller.writer.seat?.resumeReleased(epoch)
+      }
       this.controllers.set(runId, controller)
     }
     return controller
+  }
+
+  /**
+   * A dropped writer's seat this process let go, kept (by run, its epoch) while the run waits
+   * for a deadline: the wake takes it back without reading the lease first, one round trip
+   * less per due wake (decisions.md, "A due wake reads what it folds, once"). At most
+   * RELEASED_SEATS, oldest forgotten first (a forgotten one costs that read again).
+   */
+  private readonly releasedSeats = new Map<string, number>()
+
+  private rememberReleased(controller: RunController): void {
+    const { seat, mem } = controller.writer
+    if (seat?.state.state !== 'released' || mem.deadlineAt === null) return
+    this.releasedSeats.delete(controller.runId)
+    this.releasedSeats.set(controller.runId, seat.state.epoch)
+    if (this.releasedSeats.size > RELEASED_SEATS)
+      this.releasedSeats.delete(this.releasedSeats.keys().next().value as string)
   }
 
   /** The run's controller if it is active. */
@@ -207,6 +233,7 @@ export class LocalRuns {
   /** A deleted run: its cached fold goes. */
   forget(runId: string): void {
     this.folds.delete(runId)
+    this.releasedSeats.delete(runId)
   }
 
   /** A cached fold, without touching its place in the LRU (reads only peek). */

@@ -121,11 +121,16 @@ export class RunWriter {
       this.generated = false
       return null
     }
-    const tail = await ctx.store.tail(this.runId)
     let fold = this.mem.fold ?? this.cache.get(this.runId) ?? null
-    if (fold && fold.state.lastSeq > tail) fold = null
-    if (fold && fold.state.lastSeq < tail) fold = await catchUp(ctx, fold)
-    if (!fold && tail > 0) {
+    // Only a fold in memory needs the tail (to check it is current). Without one, the newest
+    // snapshot and the events after it are the run as stored: no read of the tail first (a
+    // cold wake's round trip: decisions.md, "A due wake reads what it folds, once").
+    if (fold) {
+      const tail = await ctx.store.tail(this.runId)
+      if (fold.state.lastSeq > tail) fold = null
+      else if (fold.state.lastSeq < tail) fold = await catchUp(ctx, fold)
+    }
+    if (!fold) {
       const loaded = await loadFold(ctx, this.runId)
       fold = loaded?.fold ?? null
       // The events folded after the snapshot are not in it: the next park must snapshot them.

@@ -14,6 +14,7 @@ import {
 import { sqliteStore } from 'skein/sqlite'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { codecStore } from '../../src/runtime/codec-store.js'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 
 // One seal per appended batch, kept on its last event (docs/data-lifecycle.md, "Payloads
@@ -151,6 +152,50 @@ describe('one seal per appended batch', () => {
     )
     expect(failure).toMatchObject({ code: 'PAYLOAD_UNDECODABLE', details: { keyId: 'k1' } })
     expect(await raw.read('r1')).toEqual(stored)
+  })
+})
+
+describe('a listener of another process on one SQLite file', () => {
+  it('gets the events of each commit decoded, in order', async () => {
+    const file = join(dir, `sub-${Math.random().toString(36).slice(2)}.db`)
+    const writer = sqliteStore({ path: file })
+    const reader = sqliteStore({ path: file, changePollMs: 5 })
+    opened.push(writer, reader)
+    const readerEngine = newEngine({ store: reader, modules, codec })
+    const view = await readerEngine.store
+    const got: EventEnvelope[] = []
+    const off = view.subscribe!('r2', (events) => got.push(...events))
+    try {
+      const engine = newEngine({ store: writer, modules, codec })
+      await engine.start(three, { customer: MARKER }, { runId: 'r2', wait: 'settled' })
+      const decoded = await engine.getEvents('r2')
+      await expect.poll(() => got.length, { timeout: 5000 }).toBe(decoded.length)
+      expect(got).toEqual(decoded)
+    } finally {
+      off()
+    }
+  })
+})
+
+describe('a delivery cut inside a batch', () => {
+  it('waits for the batch read from the store; later deliveries keep their order', async () => {
+    const raw = memoryStore()
+    // A store that hands its listeners each event of a commit on its own.
+    const oneByOne: EventStore = Object.assign(Object.create(raw), {
+      subscribe: (runId: string, listener: (events: readonly EventEnvelope[]) => void) =>
+        raw.subscribe!(runId, (events) => {
+          for (const e of events) listener([e])
+        }),
+    })
+    const view = codecStore(oneByOne, codec)
+    const got: EventEnvelope[] = []
+    const off = view.subscribe!('r3', (events) => got.push(...events))
+    const engine = newEngine({ store: raw, modules, codec })
+    await engine.start(three, { customer: MARKER }, { runId: 'r3', wait: 'settled' })
+    const decoded = await engine.getEvents('r3')
+    await expect.poll(() => got.length, { timeout: 5000 }).toBe(decoded.length)
+    off()
+    expect(got).toEqual(decoded)
   })
 })
 

@@ -35,7 +35,7 @@ describe('engine findings', () => {
     })
     try {
       const { runId } = await engine.start(nap)
-      store.failNext('tail', 'before') // the timer wake's first read
+      store.failNext('read', 'before') // the timer wake's first read of the log
       await clock.advance(1000)
       await (await engine.runtime).idle()
       expect(store.injected).toHaveLength(1)

@@ -65,6 +65,17 @@ export class RunSeat {
   }
 
   /**
+   * A seat this process let go in an earlier writer of the run (the writer was dropped once
+   * the run parked): taken back at `epoch` + 1 without reading the lease, as a seat released
+   * in this writer is. Stale (another process took the run since): the commit is refused, the
+   * seat is lost and the next attempt reads the lease (decisions.md, "A due wake reads what it
+   * folds, once").
+   */
+  resumeReleased(epoch: number): void {
+    if (this.seat.state === 'none') this.seat = { state: 'released', epoch, expiresAt: 0 }
+  }
+
+  /**
    * claimDue gave this process the run at `epoch`. Ignored when this writer is already there:
    * it took the run back at that epoch itself and committed it (perhaps released since: a store
    * whose claim resolves late, as over a network), or went past it.

@@ -17,11 +17,13 @@ export interface SnapshotIo {
   scheduleWrite(): void
   /** Resolves once the buffer (and anything in flight) is committed. */
   drain(): Promise<void>
+  /** The newest stored snapshot row of `runId` at or before a seq (batched across runs). */
+  latest(runId: string, atOrBefore: number): Promise<SnapshotRow | undefined>
   /** Throws if the store is closed. */
   guard(): void
   /** Resolves once the schema is migrated (the buffer is written through `skein_append`). */
   ready(): Promise<void>
-  sql: { latest: string; list: string; prune: string }
+  sql: { list: string; prune: string }
 }
 
 /**
@@ -77,11 +79,7 @@ export function postgresSnapshotStore(io: SnapshotIo): SnapshotStore & {
     async latest(runId, atOrBefore = Number.MAX_SAFE_INTEGER) {
       io.guard()
       const buffered = bufferedLatest(runId, atOrBefore)
-      const [row] = (await io.read('read snapshot', io.sql.latest, [
-        runId,
-        atOrBefore,
-      ])) as SnapshotRow[]
-      return newerSnapshot(runId, buffered, row)
+      return newerSnapshot(runId, buffered, await io.latest(runId, atOrBefore))
     },
     async list(runId) {
       io.guard()

@@ -19,6 +19,7 @@ import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import { runListeners } from '../shared/run-listeners.js'
 import { type AttributeRow, pageAttributesSql, summaryPageSql } from '../shared/summary-filter.js'
 import { attachAttributes, rowToSummary, type SummaryRow } from '../shared/summary-rows.js'
+import { postgresBatchedReads } from './batched-reads.js'
 import { createChangeFeed } from './change-feed.js'
 import {
   createOwnPool,
@@ -281,13 +282,15 @@ export function postgresStore(
   const leases = postgresLeases(sql, read)
   const claims = postgresClaims(schema.sql, read)
 
+  const batched = postgresBatchedReads(schema.sql, read, sql)
   const snapshots = postgresSnapshotStore({
     read,
+    latest: batched.latestSnapshot,
     guard,
     ready,
     scheduleWrite: () => group.scheduleSnapshots(),
     drain: () => group.drain(),
-    sql: { latest: sql.snapshotLatest, list: sql.snapshotList, prune: sql.snapshotPrune },
+    sql: { list: sql.snapshotList, prune: sql.snapshotPrune },
   })
   const projection = postgresFeed(schema.sql, read)
   const { schedules, waitUrls } = postgresSchedules(schema.sql, read)
@@ -341,8 +344,10 @@ export function postgresStore(
     leases,
     claims,
     read: async (runId, { fromSeq = 1, limit } = {}) => {
-      const bounded = limit === undefined ? null : Math.max(0, limit)
-      const rows = await read(`read run ${runId}`, sql.read, [runId, fromSeq, bounded])
+      const rows =
+        limit === undefined
+          ? await batched.events(runId, fromSeq)
+          : await read(`read run ${runId}`, sql.read, [runId, fromSeq, Math.max(0, limit)])
       return rows.map((row: EventRow) => rowToEnvelope(runId, row))
     },
     tail: async (runId) => {

@@ -39,7 +39,7 @@ const ARRAY_TYPES = [
 ]
 const SNAPSHOT_ARRAY_TYPES = ['text', 'bigint', 'bigint', 'integer', 'text']
 
-const EVENT_COLUMNS =
+export const EVENT_COLUMNS =
   'seq, id, ts, type, thread_id, origin, causation_id, effect_id, idempotency_key, event_key, payload'
 export const META_COLUMNS =
   'status, kind, definition_name, definition_version, created_at, updated_at, next_deadline_at'
