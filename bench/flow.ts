@@ -263,31 +263,9 @@ function rowsOf(f: Figures, kinds: StoreKind[], peer: boolean): Row[] {
   const rows: Row[] = []
   for (const kind of kinds) {
     const store = kind === 'sqlite' ? 'SQLite' : 'Postgres'
-    if (!f.has(`${kind} limited par`)) continue
-    // Each round measures both sides back to back: the ratio is the median of the rounds'
-    // ratios, which a load average swinging between rounds moves less than a ratio of medians.
-    const limitedRuns = f.get(`${kind} limited par`) ?? []
-    const ratios = limitedRuns.map((v, i) => v / (f.get(`${kind} plain par`) ?? [])[i])
-    rows.push({
-      name: `${store}: 3-step workflow, concurrency limit 16, 16 concurrent, vs no flow control`,
-      value: m(`${kind} limited par`),
-      unit: 'runs/s',
-      baseline: m(`${kind} plain par`),
-      ratio: median(ratios),
-      target: 0.8,
-      note: `ratio: median of the rounds' ratios, ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`,
-    })
-    for (const p of ['p50', 'p99']) {
-      const added = m(`${kind} limited seq ${p}`) - m(`${kind} plain seq ${p}`)
-      rows.push({
-        name: `${store}: queue wait added to an unloaded start, ${p} (limited − plain, one at a time)`,
-        value: added,
-        unit: 'ms',
-        baseline: m(`${kind} plain seq ${p}`),
-        ...(p === 'p50' && kind === 'sqlite' ? { target: 2 } : {}),
-        note: `baseline: the plain start's ${p}`,
-      })
-    }
+    // Only the parts measured (SKEIN_FLOW_PARTS): a skipped part prints no row.
+    if (f.has(`${kind} limited par`)) rows.push(...limitRows(f, kind, store))
+    if (!f.has(`${kind} backlog admitted`)) continue
     rows.push({
       name: `${store}: backlog of ${BACKLOG.toLocaleString('en')} queued runs over ${BACKLOG_KEYS} keys (limit ${BACKLOG_LIMIT} per key), admitted as slots free`,
       value: m(`${kind} backlog admitted`),
@@ -300,6 +278,7 @@ function rowsOf(f: Figures, kinds: StoreKind[], peer: boolean): Row[] {
       ['dbos default', 'DBOS queue (default 1 s polling)'],
       ['dbos 10ms', 'DBOS queue (minPollingIntervalMs 10)'],
     ] as const) {
+      if (!f.has(key) || !f.has('postgres limited par')) continue
       rows.push({
         name: `Postgres: Skein concurrency limit 16 vs ${label}, limit 16, 16 concurrent`,
         value: m('postgres limited par'),
@@ -310,6 +289,37 @@ function rowsOf(f: Figures, kinds: StoreKind[], peer: boolean): Row[] {
         note: `DBOS ${DBOS_RUNS} runs per round`,
       })
     }
+  }
+  return rows
+}
+
+/** The limit comparison's rows of one store: runs/s at 16 concurrent, then the unloaded start. */
+function limitRows(f: Figures, kind: StoreKind, store: string): Row[] {
+  const m = (key: string) => median(f.get(key) ?? [Number.NaN])
+  const rows: Row[] = []
+  // Each round measures both sides back to back: the ratio is the median of the rounds'
+  // ratios, which a load average swinging between rounds moves less than a ratio of medians.
+  const limitedRuns = f.get(`${kind} limited par`) ?? []
+  const ratios = limitedRuns.map((v, i) => v / (f.get(`${kind} plain par`) ?? [])[i])
+  rows.push({
+    name: `${store}: 3-step workflow, concurrency limit 16, 16 concurrent, vs no flow control`,
+    value: m(`${kind} limited par`),
+    unit: 'runs/s',
+    baseline: m(`${kind} plain par`),
+    ratio: median(ratios),
+    target: 0.8,
+    note: `ratio: median of the rounds' ratios, ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`,
+  })
+  for (const p of ['p50', 'p99']) {
+    const added = m(`${kind} limited seq ${p}`) - m(`${kind} plain seq ${p}`)
+    rows.push({
+      name: `${store}: queue wait added to an unloaded start, ${p} (limited − plain, one at a time)`,
+      value: added,
+      unit: 'ms',
+      baseline: m(`${kind} plain seq ${p}`),
+      ...(p === 'p50' && kind === 'sqlite' ? { target: 2 } : {}),
+      note: `baseline: the plain start's ${p}`,
+    })
   }
   return rows
 }

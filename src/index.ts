@@ -52,6 +52,7 @@ export {
   EffectNotFoundError,
   EffectNotRetryableError,
   EngineStoppedError,
+  FlowKeyFullError,
   IdempotencyConflictError,
   InvalidEventError,
   InvalidRequestError,
@@ -154,6 +155,7 @@ export {
 } from './core/payload-codec.js'
 export type {
   AdmitRequest,
+  AppendAdmission,
   AppendOptions,
   Claim,
   ClaimStore,

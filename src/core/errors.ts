@@ -92,6 +92,7 @@ export type EngineErrorCode =
   | 'RUN_FAILED'
   | 'RUN_CANCELLED'
   | 'PAYLOAD_UNDECODABLE'
+  | 'FLOW_KEY_FULL'
 
 const define = <C extends EngineErrorCode>(code: C, name: string): SkeinErrorClass<C> => {
   const cls = class extends SkeinError {
@@ -179,6 +180,13 @@ export const LeaseLostError = define('LEASE_LOST', 'LeaseLostError')
  * (event, snapshot, task), its seq or id and the key id; the read fails and nothing is rewritten.
  */
 export const PayloadUndecodableError = define('PAYLOAD_UNDECODABLE', 'PayloadUndecodableError')
+
+/**
+ * A new run's first append that was to take its flow-control slot (`AppendOptions.admit`) found
+ * the key full, or runs waiting in it: nothing was written. The engine then queues the run the
+ * ordinary way (docs/flow-control.md, "Across processes and hosts"); callers never see it.
+ */
+export const FlowKeyFullError = define('FLOW_KEY_FULL', 'FlowKeyFullError')
 
 /**
  * Thrown by an effect handler to fail without retrying. Any other throw is retried by the

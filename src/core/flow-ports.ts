@@ -134,6 +134,13 @@ export interface FlowStore {
    */
   orphanedWindows(before: number, limit: number): Promise<OrphanedWindow[]>
   /**
+   * Forgets the entries of starts that died before writing their run's log: no log, no debounce
+   * window (`orphanedWindows`: those are started instead), queued before `before` (admitted or
+   * not). Returns how many. The sweep calls it with the hold's time: a start still alive has
+   * written its log by then.
+   */
+  forgetAbandoned(before: number): Promise<number>
+  /**
    * The keys with a run waiting to be admitted whose `startAt <= now` (their log written), by
    * queue then key (code unit order), after `after` when given, at most `limit`; and runs
    * admitted before `stalledBefore` whose log still says `queued` (the process that admitted
@@ -150,4 +157,9 @@ export interface FlowStore {
    * recorded after `since`.
    */
   keys(since: number): Promise<FlowKeyState[]>
+  /**
+   * The store's `append` takes `AppendOptions.admit`: a new run with a free slot is admitted in
+   * its first append, with no admission round of its own.
+   */
+  readonly admitsInAppend?: boolean
 }

@@ -45,6 +45,26 @@ export interface AppendOptions {
    * Without it the store checks nothing about ownership (one process, or the memory store).
    */
   lease?: LeaseClaim
+  /**
+   * A new run (`expectedSeq` 0) of a flow-controlled definition takes its slot in this append's
+   * transaction (only when `flow.admitsInAppend`; docs/flow-control.md): atomically with every
+   * admission round of the key, the store forgets the key's finished entries and, when no run
+   * of the key waits (its log says `queued`, its `startAt` due) and fewer than `limit` are
+   * admitted and not finished, records the run's entry admitted at `now`. Otherwise nothing
+   * of the append is written and it fails with FlowKeyFullError.
+   */
+  admit?: AppendAdmission
+}
+
+/** What a new run's first append admits (`AppendOptions.admit`). */
+export interface AppendAdmission {
+  queue: string
+  key: string
+  limit: number
+  priority: number
+  now: number
+  /** The entry's hold (`AdmitRequest.holdUntil`). */
+  holdUntil: number
 }
 
 /**

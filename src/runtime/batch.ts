@@ -4,7 +4,7 @@ import { isTerminal } from '../core/envelope.js'
 import { applyEvent, type RunFold, type ThreadRuntime } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import { matchesWait } from '../core/matching.js'
-import type { Ids } from '../core/ports.js'
+import type { AppendAdmission, Ids } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
 import {
   asRuntimeEvent,
@@ -48,6 +48,8 @@ export class Batch {
   private ephemeralThreads: ThreadRuntime[] | undefined
   readonly expectedSeq: number
   idempotencyKey: string | undefined
+  /** A new run's first commit takes its flow slot (`AppendOptions.admit`). */
+  admit: AppendAdmission | undefined
   ts: number
 
   constructor(

@@ -7,6 +7,7 @@ import type { RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import type { PayloadCodec } from '../core/payload-codec.js'
 import type {
+  AppendAdmission,
   Claim,
   Clock,
   EventStore,
@@ -123,8 +124,16 @@ export interface EffectAdmissions {
  * 'concurrency', 'rate', 'debounce'), or joined to another run (`joined`: its id).
  */
 export type FlowEntered =
-  | { admitted: boolean; reason: string; startAt: number; at: number; joined?: undefined }
-  | { joined: string }
+  | {
+      admitted: boolean
+      reason: string
+      startAt: number
+      at: number
+      joined?: undefined
+      /** Admitted by the run's first append, which takes the slot (`AppendOptions.admit`). */
+      admit?: AppendAdmission
+    }
+  | { joined: string; admit?: undefined }
 
 /** What the operations and passes ask of flow control (flow-admission.ts implements it). */
 export interface FlowAdmissions {
@@ -140,9 +149,11 @@ export interface FlowAdmissions {
   limitOf(queue: string): number
   /**
    * Queues a new run and admits what free slots allow, or joins the run a singleton `skip` or
-   * a debounce window gives the start.
+   * a debounce window gives the start. Unless `inAppend` is false, a start that only waits for
+   * a concurrency slot and whose store admits in the append is answered at once, admitted by
+   * its first append (`admit`; when that finds the key full it enters again with `false`).
    */
-  enter(runId: string, place: FlowPlace, input: Json): Promise<FlowEntered>
+  enter(runId: string, place: FlowPlace, input: Json, inAppend?: boolean): Promise<FlowEntered>
   /** A slot of the key may be free: one admission round, soon. */
   kick(queue: string, key: string): void
   /** At boot: starts the sweep if a definition declares flow control or runs are queued. */

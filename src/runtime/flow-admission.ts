@@ -3,7 +3,13 @@ import type { Definition } from '../core/definition.js'
 import { CompositionError } from '../core/errors.js'
 import { type FlowPlace, flowKey, flowQueue, queueKeyOf } from '../core/flow.js'
 import type { Json } from '../core/json.js'
-import type { AdmitResult, FlowEntry, FlowStore, OrphanedWindow } from '../core/ports.js'
+import type {
+  AdmitResult,
+  AppendAdmission,
+  FlowEntry,
+  FlowStore,
+  OrphanedWindow,
+} from '../core/ports.js'
 import type { EngineContext, FlowAdmissions, FlowEntered } from './context.js'
 import { errorFields } from './logger.js'
 
@@ -59,7 +65,8 @@ const SWEEP_KEYS = 256
  * call), when a run of a key ends (its slot is free: the next one is admitted here, whichever
  * process queued it), and in a sweep every second under the claim `flow:admit` (waiting runs
  * no round reached, admitted runs whose admitter died before starting them, debounce windows
- * whose start died before writing their run's log). Every run a round admits is woken here;
+ * whose start died before writing their run's log, and the other entries of such starts,
+ * forgotten). Every run a round admits is woken here;
  * its first pass records `runtime.run.admitted` and starts it.
  */
 export class FlowAdmission implements FlowAdmissions {
@@ -162,8 +169,10 @@ export class FlowAdmission implements FlowAdmissions {
    * key has a live run is not queued: the answer names that run (`joined`). A debounced start
    * joins its key's open window (`joined`: the window's run) or opens one with this run.
    */
-  async enter(runId: string, place: FlowPlace, input: Json): Promise<FlowEntered> {
+  async enter(runId: string, place: FlowPlace, input: Json, inAppend = true): Promise<FlowEntered> {
     const now = this.ctx.clock.now()
+    const admit = inAppend ? this.appendAdmission(place, now) : undefined
+    if (admit) return { admitted: true, reason: 'concurrency', startAt: now, at: now, admit }
     const entry = { runId, ...this.entryOf(place), enqueuedAt: now }
     if (place.debounce) {
       const { key, periodMs, maxWaitMs } = place.debounce
@@ -192,6 +201,19 @@ export class FlowAdmission implements FlowAdmissions {
     const reason =
       place.startAt > now ? 'startAt' : result.retryAt !== undefined ? 'rate' : 'concurrency'
     return { admitted, reason, startAt: place.startAt, at: now }
+  }
+
+  /**
+   * The admission a start's first append makes (`AppendOptions.admit`), when its store admits in
+   * the append and the start waits only for a concurrency slot (no rate window, singleton
+   * `skip`, debounce window or later `startAt`): no store call before the run's log, one
+   * transaction for the entry and the log. Undefined otherwise.
+   */
+  private appendAdmission(place: FlowPlace, now: number): AppendAdmission | undefined {
+    if (!this.store.admitsInAppend || place.skip || place.debounce || place.startAt > now) return
+    if (this.rateOf(place.queue)) return
+    const { queue, key, priority } = place
+    return { queue, key, limit: this.limitOf(queue), priority, now, holdUntil: now + this.holdMs }
   }
 
   /**
@@ -363,6 +385,9 @@ export class FlowAdmission implements FlowAdmissions {
     for (const window of await this.store.orphanedWindows(now - this.holdMs, SWEEP_KEYS)) {
       this.restartWindow(window)
     }
+    // Other entries of starts that died before their log: nobody was given their run's id
+    // (a caller that named it retries the start, which queues it again), so they are dropped.
+    await this.store.forgetAbandoned(now - this.holdMs)
     if (this.ctx.observing) await this.observeDepth(now)
   }
 

@@ -4,6 +4,7 @@ import type { Definition } from '../core/definition.js'
 import { digest128 } from '../core/digest.js'
 import type { EventInput } from '../core/envelope.js'
 import {
+  FlowKeyFullError,
   IdempotencyConflictError,
   InvalidEventError,
   InvalidRequestError,
@@ -30,6 +31,7 @@ import {
   validateSignalEvents,
   validateWith,
 } from './validate.js'
+import type { Seed } from './wake-pass.js'
 
 interface PreparedStart {
   definition: Definition
@@ -83,7 +85,7 @@ export const startOp = {
     options: StartOptions,
   ): Promise<{ threadId: string }> {
     const { ctx, runId } = writer
-    const { definition, input, timeoutMs, attributes } = prepared
+    const { definition, input } = prepared
     if (fold) {
       const mismatched: string[] = []
       if (fold.state.kind !== definition.kind) mismatched.push('kind')
@@ -112,71 +114,99 @@ export const startOp = {
     const flow = place ? (ctx.flow as FlowAdmissions) : undefined
     // Queued (and, when a slot is free, admitted) in the store before the log is written: a
     // start that dies in between leaves an entry without a log, which is never admitted, or
-    // an admitted one whose hold lapses (flow-admission.ts).
-    const entered =
-      !flow || !place ? undefined : (prepared.entered ?? (await flow.enter(runId, place, input)))
-    if (entered?.joined !== undefined) {
-      throw new StartConflictError(
-        `run ${runId} was started concurrently with another start of it; retry the start`,
-        { runId, fields: [] },
-      )
-    }
-    const admitted = entered === undefined || entered.admitted
-    const fresh = writer.create()
+    // an admitted one whose hold lapses (flow-admission.ts). A start whose slot its first
+    // append takes (`entered.admit`) writes both in one transaction.
+    let entered =
+      !flow || !place
+        ? undefined
+        : placed(runId, prepared.entered ?? (await flow.enter(runId, place, input)))
     ctx.observe({
       type: 'run.started',
       runId,
       kind: definition.kind,
       definitionName: definition.name,
     })
-    await writer.pass(
-      fresh,
-      ({ batch, now }) => {
-        batch.idempotencyKey = options.idempotencyKey
-        const started: RunStartedPayload & Record<string, Json> = {
-          kind: definition.kind,
-          definitionName: definition.name,
-          definitionVersion: definition.version,
-          input,
-          rootThreadId: threadId,
-          protocolVersion: LOG_PROTOCOL_VERSION,
-        }
-        if (timeoutMs !== undefined) {
-          started.timeoutMs = timeoutMs
-          started.deadlineAt = now + timeoutMs
-        }
-        if (attributes !== undefined) started.attributes = attributes
-        batch.add(RT.runStarted, ctx.fingerprints.stamp(definition, started), {
-          threadId: null,
-          origin: 'external',
-          idempotencyKey: options.idempotencyKey,
-        })
-        if (place && entered && !entered.admitted) {
-          const limit = (flow as FlowAdmissions).limitOf(place.queue)
-          const { queue, key, priority } = place
-          const queued = { queue, key, priority, startAt: entered.startAt, reason: entered.reason }
-          batch.add(RT.runQueued, { ...queued, limit }, { threadId: null })
-          return
-        }
-        if (place) {
-          const queue = {
-            queue: place.queue,
-            key: place.key,
-            waitedMs: 0,
-            admittedAt: entered?.at ?? now,
-          }
-          batch.add(RT.runAdmitted, queue, { threadId: null })
-          if (ctx.observing)
-            ctx.observe({ type: 'flow.admitted', runId, queue: place.queue, waitedMs: 0 })
-        }
-        addRootThread(ctx, batch, definition, threadId, input)
-      },
-      'input',
-    )
+    const seed = { prepared, options, threadId }
+    try {
+      await writer.pass(writer.create(), startSeed(writer, seed, entered), 'input')
+    } catch (error) {
+      if (!flow || !place || !entered?.admit || !FlowKeyFullError.is(error)) throw error
+      // The key was full (or runs wait in it): the run queues the ordinary way.
+      writer.discard()
+      entered = placed(runId, await flow.enter(runId, place, input, false))
+      await writer.pass(writer.create(), startSeed(writer, seed, entered), 'input')
+    }
+    const admitted = entered === undefined || entered.admitted
+    if (place && admitted && ctx.observing)
+      ctx.observe({ type: 'flow.admitted', runId, queue: place.queue, waitedMs: 0 })
     // A slot freed between the store's answer and this commit found no run to admit: ask again.
     if (flow && place && !admitted) flow.kick(place.queue, place.key)
     return { threadId }
   },
+}
+
+/** Where flow control put a new run: its own place (another run's is a retry's conflict). */
+type Placed = Exclude<FlowEntered, { joined: string }>
+
+function placed(runId: string, entered: FlowEntered): Placed {
+  if (entered.joined === undefined) return entered
+  throw new StartConflictError(
+    `run ${runId} was started concurrently with another start of it; retry the start`,
+    { runId, fields: [] },
+  )
+}
+
+/**
+ * The first commit of a new run: `runtime.run.started`, then `runtime.run.queued`, or (admitted,
+ * or without flow control) `runtime.run.admitted` and the root thread. A run whose slot its
+ * first append takes carries the admission in that append (`AppendOptions.admit`).
+ */
+function startSeed(
+  writer: RunWriter,
+  {
+    prepared,
+    options,
+    threadId,
+  }: { prepared: PreparedStart; options: StartOptions; threadId: string },
+  entered: Placed | undefined,
+): Seed {
+  const { ctx } = writer
+  const { definition, input, timeoutMs, attributes, place } = prepared
+  return ({ batch, now }) => {
+    batch.idempotencyKey = options.idempotencyKey
+    if (entered?.admit) batch.admit = entered.admit
+    const started: RunStartedPayload & Record<string, Json> = {
+      kind: definition.kind,
+      definitionName: definition.name,
+      definitionVersion: definition.version,
+      input,
+      rootThreadId: threadId,
+      protocolVersion: LOG_PROTOCOL_VERSION,
+    }
+    if (timeoutMs !== undefined) {
+      started.timeoutMs = timeoutMs
+      started.deadlineAt = now + timeoutMs
+    }
+    if (attributes !== undefined) started.attributes = attributes
+    batch.add(RT.runStarted, ctx.fingerprints.stamp(definition, started), {
+      threadId: null,
+      origin: 'external',
+      idempotencyKey: options.idempotencyKey,
+    })
+    if (place && entered && !entered.admitted) {
+      const limit = (ctx.flow as FlowAdmissions).limitOf(place.queue)
+      const { queue, key, priority } = place
+      const queued = { queue, key, priority, startAt: entered.startAt, reason: entered.reason }
+      batch.add(RT.runQueued, { ...queued, limit }, { threadId: null })
+      return
+    }
+    if (place) {
+      const admittedAt = entered?.at ?? now
+      const queue = { queue: place.queue, key: place.key, waitedMs: 0, admittedAt }
+      batch.add(RT.runAdmitted, queue, { threadId: null })
+    }
+    addRootThread(ctx, batch, definition, threadId, input)
+  }
 }
 
 /**

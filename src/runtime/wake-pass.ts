@@ -425,6 +425,7 @@ export class WakePass implements Pass {
       expectedSeq: batch.expectedSeq,
       idempotencyKey: batch.idempotencyKey,
       meta: metaOf(fold, stored),
+      admit: batch.admit,
       durability: deferSync ? 'deferred' : 'immediate',
       lease: undefined,
     }

@@ -184,6 +184,16 @@ export function memoryFlow(statusOf: (runId: string) => RunStatus | undefined): 
         .slice(0, limit)
         .map(({ w }) => ({ runId: w.runId, queue: w.queue, input: w.input }))
     },
+    async forgetAbandoned(before) {
+      let forgotten = 0
+      for (const r of [...rows.values()]) {
+        if (r.enqueuedAt > before || windows.has(r.runId) || statusOf(r.runId) !== undefined)
+          continue
+        rows.delete(r.runId)
+        forgotten++
+      }
+      return forgotten
+    },
     async pending(now, stalledBefore, limit, after) {
       const keys = new Map<string, { queue: string; key: string }>()
       const stalled: string[] = []

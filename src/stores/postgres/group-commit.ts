@@ -1,6 +1,7 @@
 import { claimGranted, decideClaim, type HeldClaim } from '../../core/claim-rule.js'
 import type { EventEnvelope } from '../../core/envelope.js'
 import {
+  FlowKeyFullError,
   IdempotencyConflictError,
   LeaseLostError,
   SeqConflictError,
@@ -54,7 +55,7 @@ interface EventRecord {
 function groupParams(
   queued: readonly AppendRequest[],
   snapshots: PendingSnapshots,
-): { group: AppendRequest[]; params: unknown[] } {
+): { group: AppendRequest[]; params: unknown[]; admitting: unknown[] | null } {
   const group: AppendRequest[] = []
   const cols: unknown[][] = Array.from({ length: 15 }, () => [])
   // A request has meta exactly when its status is not null (RunMeta.status is required), and
@@ -63,6 +64,10 @@ function groupParams(
     cols
   const [owner, epoch, expires, now] = cols.slice(11)
   const events: EventRecord[] = []
+  // New runs taking a flow slot (skein_flow_take): request, queue, key, limit, priority.
+  const take: unknown[][] = [[], [], [], [], []]
+  let takeNow = 0
+  let takeHold = 0
   for (const request of queued) {
     const { runId, events: batch, options } = request
     let records: EventRecord[]
@@ -87,6 +92,19 @@ function groupParams(
     }
     group.push(request)
     for (const record of records) events.push(record)
+    const admit = options.admit
+    if (admit) {
+      for (const [i, value] of [
+        group.length,
+        admit.queue,
+        admit.key,
+        admit.limit,
+        admit.priority,
+      ].entries())
+        take[i].push(value)
+      takeNow = Math.max(takeNow, admit.now)
+      takeHold = Math.max(takeHold, admit.holdUntil)
+    }
     const meta = options.meta
     ids.push(runId)
     expected.push(options.expectedSeq)
@@ -114,7 +132,8 @@ function groupParams(
     snapshots.formats,
     snapshots.data,
   ]
-  return { group, params }
+  const admitting = take[0].length === 0 ? null : [...take, takeNow, takeHold]
+  return { group, params, admitting }
 }
 
 /** A lone append `appendOne` can take: to a run that exists, with events, without a key. */
@@ -138,6 +157,14 @@ function conflictOf(request: AppendRequest, row: AppendResultRow): unknown {
   const { runId, options } = request
   if (row.o_outcome === 'seq') {
     const tail = Number(row.o_tail)
+    // skein_flow_take refused it (its expected tail became -1): a new run's tail 0 matches 0.
+    if (options.admit && options.expectedSeq === 0 && tail === 0) {
+      const { queue, key } = options.admit
+      return new FlowKeyFullError(
+        `run ${runId}: flow key ${queue} ${JSON.stringify(key)} has no free slot; nothing was written`,
+        { runId, queue, key },
+      )
+    }
     return new SeqConflictError(
       `run ${runId}: expected tail ${options.expectedSeq} but the log is at ${tail}`,
       { runId, expectedSeq: options.expectedSeq, tail },
@@ -197,7 +224,7 @@ export interface GroupCommitHooks {
  */
 export function createGroupCommit(
   query: Query,
-  sql: Pick<Statements, 'append' | 'appendOne' | 'runLease' | 'sync'>,
+  sql: Pick<Statements, 'append' | 'appendAdmitting' | 'appendOne' | 'runLease' | 'sync'>,
   hooks: GroupCommitHooks,
 ) {
   let queue: AppendRequest[] = []
@@ -265,17 +292,22 @@ export function createGroupCommit(
 
   const runGroup = async (queued: AppendRequest[]): Promise<void> => {
     const snapshots = hooks.takeSnapshots()
-    const { group, params } = groupParams(queued, snapshots)
-    if (group.length === 0 && snapshots.runIds.length === 0) return hooks.snapshotsSettled()
+    const { group, params, admitting } = groupParams(queued, snapshots)
     // Snapshots alone are a cache: they commit relaxed too (a later durable commit covers them).
     const relaxed = group.every((r) => r.options.durability === 'deferred')
+    // With new runs taking flow slots, the same call through skein_flow_take (migration 18).
+    const groupCall = (isolated: boolean) =>
+      admitting === null
+        ? query(sql.append, [...params, relaxed, isolated])
+        : query(sql.appendAdmitting, [...params, relaxed, isolated, ...admitting])
+    if (group.length === 0 && snapshots.runIds.length === 0) return hooks.snapshotsSettled()
     const action = group.length === 1 ? `append to run ${group[0].runId}` : 'group commit'
     let rows: AppendResultRow[]
     try {
       rows =
         group.length === 1 && snapshots.runIds.length === 0 && plain(group[0])
           ? await appendOne(group[0], params[15] as string, relaxed)
-          : (await query(sql.append, [...params, relaxed, false])).rows
+          : (await groupCall(false)).rows
     } catch (error) {
       if (isUnavailable(error) || group.length <= 1) {
         failAll(group, storeError(action, error))
@@ -283,7 +315,7 @@ export function createGroupCommit(
         return
       }
       try {
-        rows = (await query(sql.append, [...params, relaxed, true])).rows
+        rows = (await groupCall(true)).rows
       } catch (again) {
         failAll(group, storeError(action, again))
         hooks.snapshotsSettled()

@@ -78,8 +78,8 @@ export function flowMigration(s: string): string {
 }
 
 /**
- * Flow control's queues in a Postgres schema (migrations 10, 13 and 16; see `flowMigration`,
- * `flowControlsMigration` and `flowAdmitAllMigration`).
+ * Flow control's queues in a Postgres schema (migrations 10, 13, 16 and 18; see
+ * `flowMigration`, `flowControlsMigration`, `flowAdmitAllMigration` and `flowTakeMigration`).
  */
 export function postgresFlow(s: string, read: Read): FlowStore {
   const sql = {
@@ -104,6 +104,10 @@ export function postgresFlow(s: string, read: Read): FlowStore {
       JOIN ${s}.skein_flow f ON f.run_id = d.run_id LEFT JOIN ${s}.skein_runs r ON r.run_id = d.run_id
       WHERE f.admitted_at IS NULL AND r.status IS NULL AND f.enqueued_at <= $1
       ORDER BY f.seq LIMIT $2`,
+    abandoned: `WITH gone AS (DELETE FROM ${s}.skein_flow f WHERE f.enqueued_at <= $1
+        AND NOT EXISTS (SELECT 1 FROM ${s}.skein_runs r WHERE r.run_id = f.run_id)
+        AND NOT EXISTS (SELECT 1 FROM ${s}.skein_flow_debounce d WHERE d.run_id = f.run_id)
+        RETURNING 1) SELECT count(*)::int AS n FROM gone`,
     stalled: `SELECT f.run_id FROM ${s}.skein_flow f JOIN ${s}.skein_runs r ON r.run_id = f.run_id
       WHERE f.admitted_at IS NOT NULL AND f.admitted_at < $1 AND r.status = 'queued'`,
     keys: `SELECT f.queue, f.flow_key,
@@ -117,6 +121,8 @@ export function postgresFlow(s: string, read: Read): FlowStore {
       GROUP BY f.queue, f.flow_key ORDER BY f.queue COLLATE "C", f.flow_key COLLATE "C"`,
   }
   return {
+    // A new run's first append takes its slot (migration 18, `flowTakeMigration`).
+    admitsInAppend: true,
     async admit({ queue, key, limit, now, holdUntil, enqueue: e, enqueueAll, rate, skipIfLive }) {
       if (enqueueAll !== undefined) {
         const rows = await read(`admit ${queue} ${key}`, sql.admitAll, [
@@ -184,6 +190,10 @@ export function postgresFlow(s: string, read: Read): FlowStore {
         queue: r.queue as string,
         input: JSON.parse(r.input) as Json,
       }))
+    },
+    async forgetAbandoned(before) {
+      const [row] = await read('forget abandoned queue entries', sql.abandoned, [before])
+      return row.n as number
     },
     async pending(now, stalledBefore, limit, after) {
       const params = [now, limit, after?.queue ?? '', after?.key ?? '']

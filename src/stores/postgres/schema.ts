@@ -8,6 +8,7 @@ import { appendFunctionSetBased } from './append-function-sets.js'
 import { deleteRunsFunction } from './delete-function.js'
 import { flowAdmitAllMigration } from './flow-admit-all-migration.js'
 import { flowControlsMigration, flowWindowsMigration } from './flow-controls-migration.js'
+import { flowTakeMigration } from './flow-take-migration.js'
 import { flowMigration } from './postgres-flow.js'
 
 /** A validated Postgres schema name, and its quoted form for SQL text. */
@@ -327,6 +328,9 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
   // names, without a key) set-based; migration 5's function stays as skein_append_each for the
   // rest (append-function-sets.ts).
   (s, channel) => appendFunctionSetBased(s, channel),
+  // v18 (flow control; docs/flow-control.md): a new run takes its slot in its first append
+  // (flow-take-migration.ts).
+  (s) => flowTakeMigration(s),
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -1,6 +1,11 @@
 /** Every statement the store sends, with the schema's quoted name filled in. */
 export interface Statements {
   append: string
+  /**
+   * `append` whose expected tails first go through `skein_flow_take` (migration 18): the
+   * group's new runs that take a flow slot; its parameters follow `append`'s (`FLOW_TAKE_TYPES`).
+   */
+  appendAdmitting: string
   /** One append to an existing run, no key, no snapshots: one plain statement. */
   appendOne: string
   read: string
@@ -38,6 +43,8 @@ const ARRAY_TYPES = [
   ...['text', 'bigint', 'bigint', 'bigint'],
 ]
 const SNAPSHOT_ARRAY_TYPES = ['text', 'bigint', 'bigint', 'integer', 'text']
+/** `skein_flow_take`'s own parameters: request, queue, key, limit, priority; now, hold. */
+const FLOW_TAKE_TYPES = ['integer[]', 'text[]', 'text[]', 'integer[]', 'double precision[]']
 
 export const EVENT_COLUMNS =
   'seq, id, ts, type, thread_id, origin, causation_id, effect_id, idempotency_key, event_key, payload'
@@ -52,9 +59,17 @@ export function statements(s: string, channel: string): Statements {
   const casts = ARRAY_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')
   const snapshotCasts = SNAPSHOT_ARRAY_TYPES.map((type, i) => `$${n + 2 + i}::${type}[]`).join(', ')
   const m = n + 1 + SNAPSHOT_ARRAY_TYPES.length
+  const append = `SELECT o_req, o_outcome, o_tail, o_detail FROM ${s}.skein_append(${casts},
+      $${n + 1}::text::json, ${snapshotCasts}, $${m + 1}::boolean, $${m + 2}::boolean)`
+  const take = FLOW_TAKE_TYPES.map((type, i) => `$${m + 3 + i}::${type}`).join(', ')
+  const f = m + 3 + FLOW_TAKE_TYPES.length
   return {
-    append: `SELECT o_req, o_outcome, o_tail, o_detail FROM ${s}.skein_append(${casts},
-      $${n + 1}::text::json, ${snapshotCasts}, $${m + 1}::boolean, $${m + 2}::boolean)`,
+    append,
+    // The expected tails (the second array) pass through skein_flow_take first.
+    appendAdmitting: append.replace(
+      '$2::bigint[]',
+      `${s}.skein_flow_take($2::bigint[], $1::text[], ${take}, $${f}::bigint, $${f + 1}::bigint)`,
+    ),
     // The tail check is the UPDATE's own WHERE: the row it locks moved on, or it matched
     // nothing (a conflict, with run_no null). The lease check beside it is `decideClaim`
     // (core/claim-rule.ts) restated: a renewal, or a take-over of a free lease with a greater

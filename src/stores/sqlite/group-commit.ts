@@ -1,11 +1,13 @@
 import type { HeldClaim } from '../../core/claim-rule.js'
 import type { EventEnvelope } from '../../core/envelope.js'
 import {
+  FlowKeyFullError,
   IdempotencyConflictError,
   SeqConflictError,
   SkeinError,
   StoreError,
 } from '../../core/errors.js'
+import type { AppendAdmission } from '../../core/ports.js'
 import type { AppendRequest } from '../shared/append-batch.js'
 import { checkClaim } from '../shared/lease-rule.js'
 import type { SqliteDatabase } from './driver.js'
@@ -100,6 +102,8 @@ export function createGroupCommit(
   /** Extra writes that ride in the group's transaction (buffered snapshots). */
   beforeCommit: () => void = () => {},
   relaxDeferred = false,
+  /** Takes a new run's flow slot in the transaction (`AppendOptions.admit`); false: full. */
+  takeSlot: (runId: string, admit: AppendAdmission) => boolean = () => false,
 ) {
   let queue: AppendRequest[] = []
   let scheduled = false
@@ -218,6 +222,20 @@ export function createGroupCommit(
     return row
   }
 
+  /**
+   * A new run taking its flow slot: checked (and the slot recorded) in the transaction, before
+   * its write; a full key refuses the request alone. Rolled back with the group if a write
+   * fails; a redo takes it again.
+   */
+  const takeSlotOf = ({ runId, options }: AppendRequest): void => {
+    const admit = options.admit
+    if (!admit || options.expectedSeq !== 0 || takeSlot(runId, admit)) return
+    throw new FlowKeyFullError(
+      `run ${runId}: flow key ${admit.queue} ${JSON.stringify(admit.key)} has no free slot; nothing was written`,
+      { runId, queue: admit.queue, key: admit.key },
+    )
+  }
+
   const writesNothing = ({ events, options }: AppendRequest) =>
     events.length === 0 && !options.meta && !options.lease
 
@@ -303,6 +321,7 @@ export function createGroupCommit(
       let row: AppendRow | null
       try {
         row = check(request, assumeNew)
+        takeSlotOf(request)
       } catch (error) {
         failed.set(request, error)
         continue

@@ -1,5 +1,11 @@
 import type { Json } from '../../core/json.js'
-import type { AdmitRequest, AdmitResult, FlowKeyState, FlowStore } from '../../core/ports.js'
+import type {
+  AdmitRequest,
+  AdmitResult,
+  AppendAdmission,
+  FlowKeyState,
+  FlowStore,
+} from '../../core/ports.js'
 import { RATE_HISTORY_MS } from '../memory/memory-flow.js'
 import { mergeRounds } from '../shared/flow-rounds.js'
 import type { SqliteDatabase } from './driver.js'
@@ -104,6 +110,11 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
         JOIN skein_flow f ON f.run_id = d.run_id LEFT JOIN skein_runs r ON r.run_id = d.run_id
         WHERE f.admitted_at IS NULL AND r.status IS NULL AND f.enqueued_at <= ?
         ORDER BY f.seq LIMIT ?`,
+    ),
+    abandoned: lazy.prepare<[number]>(
+      `DELETE FROM skein_flow WHERE enqueued_at <= ?
+        AND NOT EXISTS (SELECT 1 FROM skein_runs r WHERE r.run_id = skein_flow.run_id)
+        AND NOT EXISTS (SELECT 1 FROM skein_flow_debounce d WHERE d.run_id = skein_flow.run_id)`,
     ),
     windowInput: lazy
       .prepare<[string], string>('SELECT input FROM skein_flow_debounce WHERE run_id = ?')
@@ -232,6 +243,8 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
     }
   }
   return {
+    // A new run's first append takes its slot (`sqliteSlotTaker`, in the group commit).
+    admitsInAppend: true,
     // A round with nothing to queue and no run waiting admits nothing: it is answered from a
     // read, with no write transaction (the next round of the key forgets the finished entries).
     admit: (request) =>
@@ -260,6 +273,8 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
           input: JSON.parse(r.input) as Json,
         })),
       ),
+    forgetAbandoned: (before) =>
+      call('forget abandoned queue entries', () => st.abandoned.run(before).changes),
     pending: (now, stalledBefore, limit, after) =>
       call('read pending admissions', () => ({
         keys: st.pendingKeys
@@ -280,5 +295,52 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
           }),
         ),
       ),
+  }
+}
+
+/**
+ * A new run's slot taken in its first append (`AppendOptions.admit`), inside the group
+ * commit's transaction (group-commit.ts): the append's write lock serializes it with every
+ * admission round on the file. Forgets the key's finished entries; admits when no run of the
+ * key waits and fewer than `limit` are admitted and not finished. False: nothing recorded.
+ */
+export function sqliteSlotTaker(
+  db: SqliteDatabase,
+): (runId: string, admit: AppendAdmission) => boolean {
+  const st = lazyStatements(db, (lazy) => ({
+    forget: lazy
+      .prepare<[{ queue: string; key: string; now: number }], string>(
+        `DELETE FROM skein_flow WHERE run_id IN (
+        SELECT f.run_id FROM skein_flow f LEFT JOIN skein_runs r ON r.run_id = f.run_id
+        WHERE f.queue = @queue AND f.flow_key = @key AND (r.status IN ${FINISHED}
+          OR (r.status IS NULL AND f.admitted_at IS NOT NULL AND f.hold_until <= @now)))
+        RETURNING run_id`,
+      )
+      .pluck(),
+    forgetWindow: lazy.prepare<[string]>('DELETE FROM skein_flow_debounce WHERE run_id = ?'),
+    anyWaiting: lazy
+      .prepare<[{ queue: string; key: string; now: number }], number>(
+        `SELECT 1 FROM skein_flow f JOIN skein_runs r ON r.run_id = f.run_id
+          WHERE f.queue = @queue AND f.flow_key = @key AND f.admitted_at IS NULL
+            AND f.start_at <= @now AND r.status = 'queued' LIMIT 1`,
+      )
+      .pluck(),
+    active: lazy
+      .prepare<[string, string], number>(
+        `SELECT count(*) FROM skein_flow
+          WHERE queue = ? AND flow_key = ? AND admitted_at IS NOT NULL`,
+      )
+      .pluck(),
+    take: lazy.prepare<[string, string, string, number, number, number, number, number]>(
+      `INSERT INTO skein_flow (run_id, queue, flow_key, priority, start_at, enqueued_at,
+          admitted_at, hold_until)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+    ),
+  }))
+  return (runId, { queue, key, limit, priority, now, holdUntil }) => {
+    for (const gone of st.forget.all({ queue, key, now })) st.forgetWindow.run(gone)
+    if (st.anyWaiting.get({ queue, key, now }) !== undefined) return false
+    if ((st.active.get(queue, key) ?? 0) >= limit) return false
+    return st.take.run(runId, queue, key, priority, now, now, now, holdUntil).changes > 0
   }
 }

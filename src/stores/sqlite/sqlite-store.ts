@@ -30,7 +30,7 @@ import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteClaims } from './sqlite-claims.js'
 import { sqliteDeletion } from './sqlite-deletion.js'
 import { sqliteFeed } from './sqlite-feed.js'
-import { sqliteFlow } from './sqlite-flow.js'
+import { sqliteFlow, sqliteSlotTaker } from './sqlite-flow.js'
 import { sqliteLeases } from './sqlite-leases.js'
 import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
@@ -166,6 +166,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
     () => snapshots.writePending(),
     synchronous === 'full' && walPath !== undefined,
+    sqliteSlotTaker(db),
   )
   let walFd: number | undefined
   // The head never passes tail + 1: trimming everything leaves an empty, still-fenced log.
