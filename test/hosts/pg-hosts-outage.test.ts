@@ -17,6 +17,13 @@ import {
 const RUNS = 18
 /** A call that takes longer than this counts as a hang (the store's own bound is 35 s). */
 const HANG_MS = 20_000
+/**
+ * How long a run's stream may take to show its charge completed. Past it the test fails naming
+ * the run and what its stream saw, instead of waiting for the test timeout: the run waits for
+ * `ph.go`, which is sent only once the stream showed the charge, so a stream that missed that
+ * event would otherwise wait forever.
+ */
+const CHARGE_SEEN_MS = 90_000
 
 if (postgresAvailable('pg-hosts-outage')) {
   const schemas = testSchemas('hosts_outage')
@@ -102,7 +109,22 @@ if (postgresAvailable('pg-hosts-outage')) {
               idempotencyKey: `start-${runId}`,
               input: {},
             })
-            await chargeDone
+            let timer: NodeJS.Timeout | undefined
+            await Promise.race([
+              chargeDone,
+              new Promise<never>((_, reject) => {
+                timer = setTimeout(
+                  () =>
+                    reject(
+                      new Error(
+                        `run ${runId}: its stream showed no runtime.effect.completed within ${CHARGE_SEEN_MS} ms (saw ${seen.map((e) => `${e.seq} ${e.type}`).join(', ')}); see the [outage] lines for the log`,
+                      ),
+                    ),
+                  CHARGE_SEEN_MS,
+                )
+                timer.unref()
+              }),
+            ]).finally(() => clearTimeout(timer))
             await until2xx(at(i + 2), `/runs/${runId}/events`, {
               events: [{ type: 'ph.go', payload: { runId } }],
               idempotencyKey: `go-${runId}`,
@@ -134,6 +156,7 @@ if (postgresAvailable('pg-hosts-outage')) {
       let workDone = 0
       for (const w of work) w.then(() => workDone++)
       const progress = setInterval(async () => {
+        if (workDone === RUNS) return
         const { rows } = await admin.query(
           `SELECT run_id, status, tail, lease_owner, lease_epoch, lease_expires_at, next_deadline_at
            FROM "${schema}".skein_runs WHERE status IS DISTINCT FROM 'completed' ORDER BY run_id`,

@@ -150,8 +150,11 @@ export async function followRun(
     resumes++
     hosts.push(host.name)
     try {
+      // Bounded by the deadline even inside a stream that stays open and silent (keepalive
+      // frames only): the read is aborted then, and the error below names what was seen.
       const res = await fetch(`${host.url}/runs/${runId}/events?live=true`, {
         headers: last > 0 ? { 'last-event-id': String(last) } : {},
+        signal: AbortSignal.timeout(Math.max(1, until - Date.now())),
       })
       if (!res.ok || !res.body) {
         await sleep(100)
@@ -186,7 +189,9 @@ export async function followRun(
     }
     await sleep(100)
   }
-  throw new Error(`run ${runId}: no end frame within ${deadlineMs} ms (saw ${events.length})`)
+  throw new Error(
+    `run ${runId}: no end frame within ${deadlineMs} ms from ${hosts.join(', ')} (saw ${events.length}: ${events.map((e) => `${e.seq} ${e.type}`).join(', ')})`,
+  )
 }
 
 /** POSTs JSON; retries on a refused connection or a 5xx (another host is picked each time). */

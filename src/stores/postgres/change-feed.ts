@@ -108,9 +108,16 @@ export function createChangeFeed(options: ChangeFeedOptions) {
     if (ids.length === 0) return
     for (const { runId, tail } of await options.readTails(ids)) {
       const seen = known.get(runId)
-      // The first tail read fixes where a new watcher starts.
-      if (seen === null) known.set(runId, tail)
-      else hint(runId, tail)
+      if (seen !== null) {
+        hint(runId, tail)
+        continue
+      }
+      // The watcher's own first tail read failed (an outage) or has not answered: this tail may
+      // be past events appended since it subscribed, which nothing would deliver (a run that
+      // then waits for its listener's reaction waits forever). Its last event is delivered:
+      // a listener skips a seq it has and reads a hole from the log (docs/storage.md).
+      known.set(runId, Math.max(0, tail - 1))
+      if (tail > 0) catchUp(runId)
     }
   }
   const pollSoon = () => void poll().catch(options.onError)
