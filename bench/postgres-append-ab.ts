@@ -32,7 +32,16 @@ const three = defineWorkflow({
 
 type Side = 'before' | 'after'
 
-/** runs/s and this process's CPU ms per run of the 3-step workflow on `side`'s function. */
+/** CPU time (user + system, ms) of a Postgres backend so far, from /proc (the server is local). */
+function backendCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+}
+
+/**
+ * runs/s, this process's CPU ms per run and the backend's (the client has one connection, so
+ * one backend serves every statement) of the 3-step workflow on `side`'s function.
+ */
 async function skeinRuns(side: Side, runs: number) {
   const client = rawClient('pg', PG_URL)
   const schema = `bench_ab_${side}`
@@ -47,6 +56,8 @@ async function skeinRuns(side: Side, runs: number) {
     modules: [workflow({ definitions: [three] }), benchEffects],
   })
   await engine.ready()
+  const { rows } = await client.query('SELECT pg_backend_pid() AS pid')
+  const backend0 = backendCpuMs(rows[0].pid)
   let next = 0
   const t0 = performance.now()
   const cpu0 = process.cpuUsage()
@@ -61,11 +72,12 @@ async function skeinRuns(side: Side, runs: number) {
   )
   const rate = runs / ((performance.now() - t0) / 1000)
   const cpu = process.cpuUsage(cpu0)
+  const backendMs = (backendCpuMs(rows[0].pid) - backend0) / runs
   await engine.stop()
   await store.close()
   await client.query(`DROP SCHEMA ${schema} CASCADE`)
   await client.end()
-  return { rate, cpuMs: (cpu.user + cpu.system) / 1000 / runs }
+  return { rate, cpuMs: (cpu.user + cpu.system) / 1000 / runs, backendMs }
 }
 
 async function floor(runs: number): Promise<number> {
@@ -83,13 +95,15 @@ await skeinRuns('before', 400)
 await skeinRuns('after', 400)
 const rates = { floor: [] as number[], before: [] as number[], after: [] as number[] }
 const cpu = { before: [] as number[], after: [] as number[] }
+const backend = { before: [] as number[], after: [] as number[] }
 for (let round = 0; round < ROUNDS; round++) {
   rates.floor.push(await floor(RUNS))
   const order: Side[] = round % 2 === 0 ? ['before', 'after'] : ['after', 'before']
   for (const side of order) {
-    const { rate, cpuMs } = await skeinRuns(side, RUNS)
+    const { rate, cpuMs, backendMs } = await skeinRuns(side, RUNS)
     rates[side].push(rate)
     cpu[side].push(cpuMs)
+    backend[side].push(backendMs)
   }
   const [f, b, a] = [rates.floor[round], rates.before[round], rates.after[round]]
   console.log(
@@ -99,5 +113,5 @@ for (let round = 0; round < ROUNDS; round++) {
 const paired = rates.after.map((a, i) => a / rates.before[i])
 const m = (values: number[]) => median(values)
 console.log(
-  `medians: raw loop ${m(rates.floor).toFixed(0)}, before ${m(rates.before).toFixed(0)} (${(m(rates.before) / m(rates.floor)).toFixed(2)}), after ${m(rates.after).toFixed(0)} (${(m(rates.after) / m(rates.floor)).toFixed(2)}) runs/s; paired after ÷ before ${m(paired).toFixed(2)} (${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)}); CPU ms per run before ${m(cpu.before).toFixed(3)}, after ${m(cpu.after).toFixed(3)}`,
+  `medians: raw loop ${m(rates.floor).toFixed(0)}, before ${m(rates.before).toFixed(0)} (${(m(rates.before) / m(rates.floor)).toFixed(2)}), after ${m(rates.after).toFixed(0)} (${(m(rates.after) / m(rates.floor)).toFixed(2)}) runs/s; paired after ÷ before ${m(paired).toFixed(2)} (${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)}); CPU ms per run, this process: before ${m(cpu.before).toFixed(3)}, after ${m(cpu.after).toFixed(3)}; the backend: before ${m(backend.before).toFixed(3)}, after ${m(backend.after).toFixed(3)} (paired after ÷ before ${m(backend.after.map((a, i) => a / backend.before[i])).toFixed(2)})`,
 )
