@@ -145,6 +145,7 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
       store,
       capabilities,
       snapshots,
+      snapshotsInStore: !options.snapshotStore && capabilities.snapshots,
       codec,
       scheduler,
       worker: isClaimable(options.worker)

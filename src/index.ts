@@ -188,6 +188,7 @@ export type {
   StoreSummaryQuery,
   SummaryPage,
   SummaryQuery,
+  TrimmedLog,
   WaitUrlRecord,
   WaitUrlStore,
   WakeScheduler,

@@ -414,6 +414,21 @@ export interface StoreCapabilities {
   readonly deleteFinished: boolean
   /** `countActiveRuns`: runs not yet finished per definition version (the boot's drift warning). */
   readonly countActiveRuns: boolean
+  /** `restoreTrimmed`: writes a trimmed log back with its snapshot (restoring its archive). */
+  readonly restoreTrimmed: boolean
+}
+
+/**
+ * A log trimmed behind a snapshot, as `restoreTrimmed` writes it back: the snapshot covering
+ * `events[0].seq - 1`, the events from there to the tail (their own seqs, ids and times) and the
+ * meta the fold of both gives.
+ */
+export interface TrimmedLog {
+  snapshot: Snapshot
+  events: readonly EventEnvelope[]
+  meta: RunMeta
+  /** The run's attributes after its last event (the events that set them may be trimmed). */
+  attributes?: RunAttributes
 }
 
 /**
@@ -448,6 +463,13 @@ export interface EventStore {
   listRunsWithDeadlines?(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
   /** Runs not yet terminal, counted per definition version (the drift report, docs/deploys.md). */
   countActiveRuns?(): Promise<ActiveRunCount[]>
+  /**
+   * Writes a trimmed log back (restoring an archived run, docs/data-lifecycle.md "Restoring"):
+   * the snapshot into the attached snapshot store, the events with their own seqs, the log's
+   * head at `snapshot.seq + 1` and the meta, all in one transaction. Only for a run the store
+   * holds no event of: otherwise SeqConflictError, and nothing is written.
+   */
+  restoreTrimmed?(runId: string, log: TrimmedLog): Promise<void>
   /**
    * Makes every append that resolved with `durability: 'deferred'` durable. Stores whose
    * appends are always durable (or never, like memory) leave it out.

@@ -20,6 +20,7 @@ export const CAPABILITY_MEMBERS: Readonly<Record<StoreCapability, keyof EventSto
   deleteRun: 'deleteRun',
   deleteFinished: 'deleteFinished',
   countActiveRuns: 'countActiveRuns',
+  restoreTrimmed: 'restoreTrimmed',
 }
 
 const NAMES = Object.keys(CAPABILITY_MEMBERS) as StoreCapability[]

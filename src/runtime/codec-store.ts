@@ -79,6 +79,17 @@ export function codecStore(store: EventStore, codec: PayloadCodec): EventStore {
     }
   if (store.snapshots)
     (wrapped as { snapshots?: SnapshotStore }).snapshots = codecSnapshots(store.snapshots, codec)
+  const restoreTrimmed = store.restoreTrimmed?.bind(store)
+  if (restoreTrimmed)
+    wrapped.restoreTrimmed = (runId, log) =>
+      restoreTrimmed(runId, {
+        ...log,
+        events: encodeEvents(codec, log.events),
+        snapshot: {
+          ...log.snapshot,
+          data: codec.encode(log.snapshot.data, snapshotContext(log.snapshot)),
+        },
+      })
   if (store.feed) (wrapped as { feed?: ProjectionFeed }).feed = codecFeed(store, store.feed, codec)
   if (store.flow) (wrapped as { flow?: FlowStore }).flow = codecFlow(store.flow, codec)
   if (store.workerTasks)
@@ -89,13 +100,16 @@ export function codecStore(store: EventStore, codec: PayloadCodec): EventStore {
   return wrapped
 }
 
+/** What a snapshot's data is encoded and decoded with. */
+export const snapshotContext = (s: Snapshot): CodecContext => ({
+  part: 'snapshot',
+  runId: s.runId,
+  id: String(s.seq),
+})
+
 /** Snapshot data encoded whole: a snapshot holds the run's folded state, payloads included. */
 export function codecSnapshots(snapshots: SnapshotStore, codec: PayloadCodec): SnapshotStore {
-  const context = (s: Snapshot): CodecContext => ({
-    part: 'snapshot',
-    runId: s.runId,
-    id: String(s.seq),
-  })
+  const context = snapshotContext
   return {
     save: (s) => snapshots.save({ ...s, data: codec.encode(s.data, context(s)) }),
     async latest(runId, atOrBefore, options) {

@@ -42,6 +42,11 @@ export interface EngineContext {
   capabilities: StoreCapabilities
   snapshots: SnapshotStore
   /**
+   * Whether `snapshots` are the store's own (not `snapshotStore`, not the engine's memory): only
+   * then can a trimmed log be restored with its snapshot in one transaction.
+   */
+  snapshotsInStore?: boolean
+  /**
    * The payload codec the store is wrapped with (docs/data-lifecycle.md): the store reads and
    * writes decoded payloads; what leaves the process as the store holds it (an archive) is
    * encoded with it again.

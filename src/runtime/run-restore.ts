@@ -1,17 +1,20 @@
 import { checkArchivedRun } from '../core/archive-check.js'
 import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
-import { InvalidRequestError, StartConflictError } from '../core/errors.js'
-import { emptyFold, foldEvents, type RunFold } from '../core/fold/index.js'
+import { InvalidRequestError, SkeinError, StartConflictError } from '../core/errors.js'
+import { emptyFold, foldEvents, foldFromSnapshot, type RunFold } from '../core/fold/index.js'
 import { decodeEvent } from '../core/payload-codec.js'
+import type { Snapshot } from '../core/ports.js'
+import { snapshotContext } from './codec-store.js'
 import type { EngineContext } from './context.js'
 import { metaOf } from './wake-pass.js'
 
 /**
  * `restoreRun` in the run's queue (docs/data-lifecycle.md, "Restoring"): an archived run is
  * checked whole, folded (so a log this Skein cannot fold is refused before anything is
- * written), then appended as one batch with its own seqs, ids and times, and the meta the fold
- * gives. The store must not hold the run: the same run already there (same first event, same
- * tail) is a no-op, anything else START_CONFLICT with nothing written.
+ * written), then written with its own seqs, ids and times, and the meta the fold gives: a whole
+ * log as one append, a log trimmed behind a snapshot (`head > 1`) with that snapshot in one
+ * transaction (`restoreTrimmed`). The store must not hold the run: the same run already there
+ * (same first event, same tail) is a no-op, anything else START_CONFLICT with nothing written.
  */
 export async function restoreRunOp(
   ctx: EngineContext,
@@ -23,12 +26,7 @@ export async function restoreRunOp(
   // An archive holds payloads as the store did (encoded by the codec): the fold reads them decoded.
   const codec = ctx.codec
   const events = codec ? run.events.map((e) => decodeEvent(codec, e)) : run.events
-  if (run.head > 1) {
-    throw new InvalidRequestError(
-      `archived run ${runId} was trimmed (its log starts at seq ${run.head}): restoring a trimmed log is not supported; nothing was restored`,
-      { runId, head: run.head },
-    )
-  }
+  const snapshot = run.head > 1 ? trimmedSnapshot(ctx, run) : null
   if (fold) {
     const [first] = await ctx.store.read(runId, { fromSeq: 1, limit: 1 })
     if (first?.id === events[0].id && fold.state.lastSeq === run.tail) {
@@ -39,9 +37,56 @@ export async function restoreRunOp(
       { runId, tail: fold.state.lastSeq, archivedTail: run.tail },
     )
   }
-  const restored = emptyFold(runId)
+  const restored = snapshot ? foldFromSnapshot(snapshot)! : emptyFold(runId)
   foldEvents(ctx.registry, runId, events, restored)
-  await ctx.store.append(runId, events, { expectedSeq: 0, meta: metaOf(restored) })
-  ctx.log.info({ runId, tail: run.tail }, `run ${runId} restored from its archive`)
+  if (snapshot) {
+    await ctx.store.restoreTrimmed!(runId, {
+      snapshot,
+      events,
+      meta: metaOf(restored),
+      attributes: restored.state.attributes,
+    })
+  } else {
+    await ctx.store.append(runId, events, { expectedSeq: 0, meta: metaOf(restored) })
+  }
+  ctx.log.info({ runId, head: run.head, tail: run.tail }, `run ${runId} restored from its archive`)
   return { runId, tail: run.tail, status: restored.state.status, restored: true }
+}
+
+/**
+ * The snapshot a trimmed archive carries, decoded, once this engine can write it back with the
+ * log in one transaction and read it; otherwise INVALID_REQUEST, nothing written.
+ */
+function trimmedSnapshot(ctx: EngineContext, run: ArchivedRun): Snapshot {
+  const { runId, head } = run
+  const refuse = (why: string): never => {
+    throw new InvalidRequestError(
+      `archived run ${runId} was trimmed (its log starts at seq ${head}): ${why}; nothing was restored`,
+      { runId, head },
+    )
+  }
+  if (!ctx.capabilities.restoreTrimmed || !ctx.snapshotsInStore) {
+    refuse(
+      "this engine's store cannot write a trimmed log back with its snapshot (memoryStore, sqliteStore and postgresStore can, with their own snapshots)",
+    )
+  }
+  const stored = run.snapshot!
+  const codec = ctx.codec
+  const snapshot = codec?.encoded(stored.data)
+    ? { ...stored, data: codec.decode(stored.data, snapshotContext(stored)) }
+    : stored
+  if (snapshot.runId !== runId) refuse(`its snapshot is of run ${snapshot.runId}`)
+  // The fold starts from it: a format this Skein cannot read cannot be checked by a fold.
+  let fold: RunFold | null = null
+  try {
+    fold = foldFromSnapshot(snapshot)
+  } catch (error) {
+    if (SkeinError.is(error)) throw error
+    refuse(`its snapshot at seq ${snapshot.seq} is not a run's fold (${String(error)})`)
+  }
+  if (!fold) refuse(`its snapshot has format ${snapshot.format}, which this Skein does not read`)
+  if (fold?.state?.lastSeq !== snapshot.seq) {
+    refuse(`its snapshot at seq ${snapshot.seq} does not hold a fold through that seq`)
+  }
+  return snapshot
 }

@@ -157,6 +157,7 @@ export function faultyStore(inner: EventStore, plan?: FaultPlan): FaultyStore {
       deleteRun: false,
       deleteFinished: false,
       countActiveRuns: false,
+      restoreTrimmed: false,
     },
     append: wrap('append', inner.append.bind(inner)),
     read: wrap('read', inner.read.bind(inner)),

@@ -12,7 +12,7 @@ import { storeKinds } from '../support/store-kinds.js'
 
 // The edges of archiving (docs/data-lifecycle.md, "Archives" and "Restoring"): runs that
 // cannot be archived do not hold the sweep back, a killed write's temporary files go, and a
-// trimmed archive is refused whole.
+// trimmed archive whose snapshot is not a fold is refused whole.
 
 const kinds = storeKinds('archive-gaps')
 const newEngine = enginesStoppedAfterEach()
@@ -108,11 +108,11 @@ describe('a JSONL archive', () => {
 })
 
 describe('restoring', () => {
-  it('refuses a trimmed archive (its log starts past seq 1) and writes nothing', async () => {
+  it('refuses a trimmed archive whose snapshot is not a fold, and writes nothing', async () => {
     const engine = newEngine({ modules })
     await expect(engine.restoreRun(archivedRun('trimmed-1', 3, 4))).rejects.toMatchObject({
       code: 'INVALID_REQUEST',
-      message: expect.stringMatching(/trimmed/),
+      message: expect.stringMatching(/trimmed .*snapshot at seq 2/),
     })
     await expect(engine.getRun('trimmed-1')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' })
   })

@@ -100,6 +100,7 @@ describe('store capabilities', () => {
       deleteRun: true,
       deleteFinished: true,
       countActiveRuns: true,
+      restoreTrimmed: true,
     })
   })
 })

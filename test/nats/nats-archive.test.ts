@@ -157,6 +157,44 @@ if (natsAvailable('test/nats/nats-archive.test.ts')) {
       expect(await streamMessages(stream)).toBe(eventsIn(logs))
     })
 
+    it('a log trimmed behind a snapshot comes back from the stream with its snapshot, head, state and replay', async () => {
+      const stream = streamFor('trimmed')
+      const store = sqliteStore({ path: join(dir, `${++files}.db`) })
+      const { engine, clock } = engineWith(sinkFor(stream), {
+        store,
+        snapshotEvery: 2,
+        trimAfterSnapshot: { keepSnapshots: 2 },
+      })
+      const originals = new Map<string, unknown>()
+      for (let i = 0; i < 3; i++) {
+        const runId = `trim-${i}`
+        await engine.start(chain, undefined, { runId, wait: 'settled' })
+        const bounds = await store.bounds(runId)
+        expect(bounds.head).toBeGreaterThan(1)
+        originals.set(runId, {
+          bounds,
+          events: await engine.getEvents(runId),
+          snapshot: await store.snapshots.latest(runId, bounds.head - 1),
+          state: await engine.getRun(runId),
+          replay: await engine.replayTo(runId, bounds.tail),
+        })
+      }
+      await clock.advance(61_000)
+      await until(async () => (await engine.retention()).deletedTotal === 3)
+      const runs = await readNatsArchive({ servers: NATS_URL, stream })
+      for (const run of runs) expect((await engine.restoreRun(run)).restored).toBe(true)
+      for (const [runId, original] of originals) {
+        const bounds = await store.bounds(runId)
+        expect({
+          bounds,
+          events: await engine.getEvents(runId),
+          snapshot: await store.snapshots.latest(runId, bounds.head - 1),
+          state: await engine.getRun(runId),
+          replay: await engine.replayTo(runId, bounds.tail),
+        }).toEqual(original)
+      }
+    })
+
     it('a run id used again after deletion: the stream gives back the latest run', async () => {
       const stream = streamFor('reuse')
       const { engine, clock } = engineWith(sinkFor(stream))

@@ -23,6 +23,7 @@ import { EVERY_CAPABILITY } from '../../core/store-capabilities.js'
 import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../core/summaries.js'
 import { attributesAfter } from '../shared/attribute-events.js'
 import { checkClaim, toLease } from '../shared/lease-rule.js'
+import { checkTrimmedLog, runHeldError } from '../shared/trimmed-log.js'
 import { memoryClaims } from './memory-claims.js'
 import { memoryFeed } from './memory-feed.js'
 import { memoryFlow } from './memory-flow.js'
@@ -177,6 +178,34 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
             listener(events)
           } catch {}
         }
+      }
+    },
+    async restoreTrimmed(runId, trimmed) {
+      const head = checkTrimmedLog(runId, trimmed)
+      const held = runs.get(runId)
+      if (held && held.tail > 0) throw runHeldError(runId, held.tail)
+      // One process: the snapshot's save starts and the log is written in the same turn (the
+      // memory snapshot store saves at once), so no reader sees one without the other.
+      const saved = snapshots.save(trimmed.snapshot)
+      const { events } = trimmed
+      const target = held ?? logOf(runId)
+      if (target.position === 0) target.position = created.push(runId)
+      target.events = [...events]
+      target.head = head
+      target.tail = events[events.length - 1].seq
+      target.meta = { ...trimmed.meta }
+      target.attributes = trimmed.attributes ?? attributesAfter(undefined, events)
+      try {
+        await saved
+      } catch (error) {
+        Object.assign(target, { events: [], head: 1, tail: 0, meta: undefined })
+        throw error
+      }
+      feed.committed(events)
+      for (const listener of target.listeners) {
+        try {
+          listener(events)
+        } catch {}
       }
     },
     async read(runId, { fromSeq = 1, limit } = {}) {

@@ -11,6 +11,7 @@ import type {
   SnapshotStore,
   StoreSummaryQuery,
   SummaryPage,
+  TrimmedLog,
 } from '../../core/ports.js'
 import { EVERY_CAPABILITY } from '../../core/store-capabilities.js'
 import { decodeSummaryCursor, encodeSummaryCursor } from '../../core/summaries.js'
@@ -33,6 +34,7 @@ import { postgresClaims } from './postgres-claims.js'
 import { postgresFeed } from './postgres-feed.js'
 import { postgresFlow } from './postgres-flow.js'
 import { postgresLeases } from './postgres-leases.js'
+import { checkRestored, restoreTrimmedParams, restoreTrimmedSql } from './postgres-restore.js'
 import { postgresSchedules } from './postgres-schedules.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
 import { postgresWorkerTasks } from './postgres-worker-tasks.js'
@@ -98,6 +100,7 @@ export interface PostgresStore extends EventStore {
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
   countActiveRuns(): Promise<ActiveRunCount[]>
+  restoreTrimmed(runId: string, log: TrimmedLog): Promise<void>
   readonly leases: LeaseStore
   /** Named claims shared by every host on this schema (docs/storage.md, "Claims"). */
   readonly claims: ClaimStore
@@ -164,6 +167,7 @@ export function postgresStore(
   }
   const channel = notifyChannel(schema)
   const sql = statements(schema.sql, channel)
+  const restoreSql = restoreTrimmedSql(schema.sql, channel)
   const answerWithinMs = statementTimeoutMs + connectTimeoutMs
   let closed = false
   const guard = () => {
@@ -409,6 +413,15 @@ export function postgresStore(
             sql.deleteAtTails,
           )
         : deleteRuns('delete finished runs', [null, statuses, updatedBefore, limit, at, reason]),
+    restoreTrimmed: async (runId, log) => {
+      const params = restoreTrimmedParams(runId, log)
+      if (!migrated) await ready()
+      await group.drain()
+      const [row] = await read(`restore run ${runId}`, restoreSql, params)
+      checkRestored(runId, row)
+      feed.local(runId, log.events)
+      projection.committed()
+    },
     listRunsWithDeadlines: async () =>
       (await read('list deadlines', sql.deadlines, [])).map((r) => ({
         runId: r.run_id,

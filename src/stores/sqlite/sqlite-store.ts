@@ -13,6 +13,7 @@ import type {
   SnapshotStore,
   StoreSummaryQuery,
   SummaryPage,
+  TrimmedLog,
 } from '../../core/ports.js'
 import { EVERY_CAPABILITY } from '../../core/store-capabilities.js'
 import { checkBatch } from '../shared/append-batch.js'
@@ -32,6 +33,7 @@ import { sqliteDeletion } from './sqlite-deletion.js'
 import { sqliteFeed } from './sqlite-feed.js'
 import { sqliteFlow, sqliteSlotTaker } from './sqlite-flow.js'
 import { sqliteLeases } from './sqlite-leases.js'
+import { sqliteRestore } from './sqlite-restore.js'
 import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { sqliteWorkerTasks } from './sqlite-worker-tasks.js'
@@ -82,6 +84,7 @@ export interface SqliteStore extends EventStore {
   listSummaries(query: StoreSummaryQuery): Promise<SummaryPage>
   listRunsWithDeadlines(): Promise<Array<{ runId: string; nextDeadlineAt: number }>>
   countActiveRuns(): Promise<ActiveRunCount[]>
+  restoreTrimmed(runId: string, log: TrimmedLog): Promise<void>
   /** fsyncs the WAL if a deferred append committed since the last fsync. */
   flush(): Promise<void>
   close(): Promise<void>
@@ -168,6 +171,10 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     synchronous === 'full' && walPath !== undefined,
     sqliteSlotTaker(db),
   )
+  const restore = sqliteRestore(db, st, (runId, events, lastPosition, payloadBytes) => {
+    listeners.notify(runId, events)
+    feed.committed(events, lastPosition, payloadBytes)
+  })
   let walFd: number | undefined
   // The head never passes tail + 1: trimming everything leaves an empty, still-fenced log.
   const trimTx = db.transaction((runId: string, beforeSeq: number): number => {
@@ -254,6 +261,12 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       call('delete finished runs', () => {
         group.flush()
         return deletion.deleteFinished(query)
+      }),
+    restoreTrimmed: (runId, log) =>
+      call(`restore run ${runId}`, () => {
+        group.flush()
+        group.forget(runId)
+        return restore(runId, log)
       }),
     listSummaries: (query) => call('list summaries', () => summaryPage(query)),
     listRunsWithDeadlines: () => call('list deadlines', () => st.deadlines.all()),

@@ -1,0 +1,77 @@
+import type { EventEnvelope } from '../../core/envelope.js'
+import type { TrimmedLog } from '../../core/ports.js'
+import { checkTrimmedLog, runHeldError } from '../shared/trimmed-log.js'
+import type { SqliteDatabase } from './driver.js'
+import {
+  eventInserts,
+  metaParams,
+  metaSetBits,
+  newRunParams,
+  pushEventParams,
+  type Statements,
+} from './statements.js'
+
+/** What a restored log tells the store's listeners and feed after its commit. */
+export type RestoredCommit = (
+  runId: string,
+  events: readonly EventEnvelope[],
+  lastPosition: number,
+  payloadBytes: number,
+) => void
+
+/**
+ * `restoreTrimmed` of the SQLite store (docs/data-lifecycle.md, "Restoring"): the run's row
+ * (meta, head past the snapshot, tail), its events, its snapshot and its attributes in one
+ * `BEGIN IMMEDIATE` transaction, only while the file holds no event of the run (a row without
+ * events, a lease taken before any append, is reused). The snapshot is written at once, not
+ * buffered: a trimmed log is never readable without it.
+ */
+export function sqliteRestore(db: SqliteDatabase, st: Statements, committed: RestoredCommit) {
+  const saveSnapshot = db.prepare<[string, number, number, number, string]>(
+    `INSERT OR REPLACE INTO skein_snapshots (run_id, seq, created_at, format, data)
+      VALUES (?, ?, ?, ?, ?)`,
+  )
+  // One row per statement: a restore is rare, and each row's position is its insert's rowid.
+  const insertEvent = eventInserts(db)(1)
+  const dropAttributes = db.prepare<[number]>('DELETE FROM skein_run_attributes WHERE run_no = ?')
+  // The attribute rows as the events' trigger writes them (schema v14).
+  const setAttributes = db.prepare<[number, string]>(
+    `INSERT INTO skein_run_attributes (run_no, name, value, is_bool)
+      SELECT ?, key, atom, type IN ('true', 'false') FROM json_each(?)
+      WHERE type IN ('true', 'false', 'integer', 'real', 'text')`,
+  )
+  const write = db.transaction((runId: string, log: TrimmedLog, head: number) => {
+    const row = st.run.get(runId)
+    if (row && row.tail > 0) throw runHeldError(runId, row.tail)
+    const { events, meta, snapshot } = log
+    const tail = events[events.length - 1].seq
+    let runNo: number
+    if (row) {
+      runNo = row.run_no
+      const bits = metaSetBits(false, true, true, true)
+      st.setMeta[bits].run(...metaParams(runNo, tail, meta, undefined, bits))
+    } else {
+      runNo = Number(st.insertRun.run(...newRunParams(runId, tail, meta)).lastInsertRowid)
+    }
+    st.setHead.run(head, runNo)
+    let position = 0
+    let bytes = 0
+    for (const event of events) {
+      const params: unknown[] = []
+      bytes += pushEventParams(params, runNo, event)
+      position = Number(insertEvent.run(params).lastInsertRowid)
+    }
+    const { seq, createdAt, format, data } = snapshot
+    saveSnapshot.run(runId, seq, createdAt, format, JSON.stringify(data))
+    if (log.attributes) {
+      dropAttributes.run(runNo)
+      setAttributes.run(runNo, JSON.stringify(log.attributes))
+    }
+    return { position, bytes }
+  })
+  return (runId: string, log: TrimmedLog): void => {
+    const head = checkTrimmedLog(runId, log)
+    const { position, bytes } = write.immediate(runId, log, head)
+    committed(runId, log.events, position, bytes)
+  }
+}
