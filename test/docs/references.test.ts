@@ -66,7 +66,10 @@ describe('references inside the repository', () => {
     const citations = decisionCitations()
     expect(citations.length).toBeGreaterThan(5)
     const missing = citations.filter(({ cited }) => {
-      const parts = cited.split('…').map((part) => part.trim())
+      const parts = cited
+        .replaceAll('`', '')
+        .split('…')
+        .map((part) => part.trim())
       return !headings.some((heading) =>
         parts.every((part) => heading.replaceAll('`', '').includes(part)),
       )
