@@ -83,6 +83,8 @@ export class WakePass implements Pass {
   private deferred = false
   private iterations = 0
   private appended = 0
+  /** Permits of attempts recorded in the batch being written, launched only once it is. */
+  private readonly unlaunched: EffectPermit[] = []
 
   constructor(
     readonly ctx: EngineContext,
@@ -188,7 +190,14 @@ export class WakePass implements Pass {
         mem.notices.length === 0 &&
         mem.carryDirty.size === 0 &&
         this.batch.afterCommit.length === 0
-      await this.commit(deferSync, parking)
+      try {
+        await this.commit(deferSync, parking)
+      } catch (error) {
+        this.releaseUnlaunched()
+        throw error
+      }
+      if (mem.stopped) this.releaseUnlaunched()
+      this.unlaunched.length = 0
       this.deferred = deferSync
       this.appended += this.batch.size
       // A stopped engine starts no handler (attempts recorded as started run again after a
@@ -400,7 +409,13 @@ export class WakePass implements Pass {
       { effectId: effect.effectId, attempt },
       { threadId: effect.threadId, effectId: effect.effectId },
     )
+    if (permit) this.unlaunched.push(permit)
     launches.push(() => launchAttempt(ctx, mem, runId, effect, attempt, started.seq, permit))
+  }
+
+  /** An attempt whose start was not written (or that a stopped engine does not launch) holds no slot. */
+  private releaseUnlaunched(): void {
+    for (const permit of this.unlaunched.splice(0)) this.ctx.effectLimits?.release(permit)
   }
 
   dispatchWorkers(launches: Array<() => void>): void {
