@@ -31,11 +31,11 @@ describe.each(kinds)('an effect slot and a failed commit ($name)', (kind) => {
     const store = faultyStore(kind.fresh().open())
     // The first commit that records an attempt start fails before it is written.
     let failed = 0
-    store.failWhen((call) =>
-      call.method === 'append' && failed === 0 && startsAttempt(call.args)
-        ? (failed++, 'before')
-        : undefined,
-    )
+    store.failWhen((call) => {
+      if (call.method !== 'append' || failed > 0 || !startsAttempt(call.args)) return undefined
+      failed++
+      return 'before'
+    })
     const engine = createEngine({ store, modules: [workflow({ definitions: [flow] }), api] })
     engines.push(engine)
     await expect(engine.start(flow, undefined, { wait: 'settled' })).rejects.toThrow()
