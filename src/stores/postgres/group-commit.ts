@@ -31,8 +31,10 @@ const SNAPSHOT_DELAY_MS = 5
 type Query = (text: string, params: unknown[]) => Promise<{ rows: any[] }>
 
 /** One event as `skein_append` reads it from its JSON array (absent fields read as NULL). */
-interface EventRecord {
-  r: number
+/** An event as `skein_append` and the restore statement read it (append-function.ts). */
+export interface EventRecord {
+  /** The request's place in its group (absent outside a group commit). */
+  r?: number
   s: number
   id: string
   ts: number
@@ -72,20 +74,8 @@ function groupParams(
     const { runId, events: batch, options } = request
     let records: EventRecord[]
     try {
-      records = batch.map((e) => ({
-        r: group.length + 1,
-        s: e.seq,
-        id: e.id,
-        ts: e.ts,
-        t: e.type,
-        th: e.threadId,
-        o: e.origin,
-        c: e.causationId,
-        e: e.effectId,
-        ik: e.idempotencyKey,
-        k: e.key,
-        p: JSON.stringify(e.payload),
-      }))
+      const r = group.length + 1
+      records = batch.map((e) => eventRecord(e, r))
     } catch (error) {
       request.reject(storeError(`append to run ${runId}`, error))
       continue
@@ -390,5 +380,23 @@ export function createGroupCommit(
       }
       if (mark > deferred.synced) deferred.synced = mark
     },
+  }
+}
+
+/** The event's row as the Postgres statements take it: `r` names its request in a group. */
+export function eventRecord(e: EventEnvelope, r?: number): EventRecord {
+  return {
+    r,
+    s: e.seq,
+    id: e.id,
+    ts: e.ts,
+    t: e.type,
+    th: e.threadId,
+    o: e.origin,
+    c: e.causationId,
+    e: e.effectId,
+    ik: e.idempotencyKey,
+    k: e.key,
+    p: JSON.stringify(e.payload),
   }
 }

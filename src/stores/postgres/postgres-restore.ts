@@ -1,6 +1,7 @@
 import type { EventEnvelope } from '../../core/envelope.js'
 import type { TrimmedLog } from '../../core/ports.js'
 import { checkTrimmedLog, runHeldError } from '../shared/trimmed-log.js'
+import { eventRecord } from './group-commit.js'
 
 /**
  * `restoreTrimmed`'s one statement (one statement is one transaction through any driver's plain
@@ -58,19 +59,7 @@ export function restoreTrimmedSql(s: string, channel: string): string {
 export function restoreTrimmedParams(runId: string, log: TrimmedLog): unknown[] {
   const head = checkTrimmedLog(runId, log)
   const { events, meta, snapshot } = log
-  const records = events.map((e: EventEnvelope) => ({
-    s: e.seq,
-    id: e.id,
-    ts: e.ts,
-    t: e.type,
-    th: e.threadId,
-    o: e.origin,
-    c: e.causationId,
-    e: e.effectId,
-    ik: e.idempotencyKey,
-    k: e.key,
-    p: JSON.stringify(e.payload),
-  }))
+  const records = events.map((e: EventEnvelope) => eventRecord(e))
   return [
     runId,
     head,

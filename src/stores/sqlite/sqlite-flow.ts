@@ -14,6 +14,15 @@ import { lazyStatements } from './statements.js'
 type Call = <T>(action: string, fn: () => T) => Promise<T>
 
 const FINISHED = `('completed', 'failed', 'cancelled')`
+/**
+ * A key's entries whose run finished, or whose admitted start never wrote its log within the
+ * hold: forgotten before a key is counted (by an admission round and by a first append).
+ */
+const FORGET_FINISHED = `DELETE FROM skein_flow WHERE run_id IN (
+  SELECT f.run_id FROM skein_flow f LEFT JOIN skein_runs r ON r.run_id = f.run_id
+  WHERE f.queue = @queue AND f.flow_key = @key AND (r.status IN ${FINISHED}
+    OR (r.status IS NULL AND f.admitted_at IS NOT NULL AND f.hold_until <= @now)))
+  RETURNING run_id`
 
 interface KeyRow {
   queue: string
@@ -49,13 +58,7 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
     ),
     forget: lazy
-      .prepare<[{ queue: string; key: string; now: number }], string>(
-        `DELETE FROM skein_flow WHERE run_id IN (
-        SELECT f.run_id FROM skein_flow f LEFT JOIN skein_runs r ON r.run_id = f.run_id
-        WHERE f.queue = @queue AND f.flow_key = @key AND (r.status IN ${FINISHED}
-          OR (r.status IS NULL AND f.admitted_at IS NOT NULL AND f.hold_until <= @now)))
-        RETURNING run_id`,
-      )
+      .prepare<[{ queue: string; key: string; now: number }], string>(FORGET_FINISHED)
       .pluck(),
     forgetWindow: lazy.prepare<[string]>('DELETE FROM skein_flow_debounce WHERE run_id = ?'),
     live: lazy
@@ -309,13 +312,7 @@ export function sqliteSlotTaker(
 ): (runId: string, admit: AppendAdmission) => boolean {
   const st = lazyStatements(db, (lazy) => ({
     forget: lazy
-      .prepare<[{ queue: string; key: string; now: number }], string>(
-        `DELETE FROM skein_flow WHERE run_id IN (
-        SELECT f.run_id FROM skein_flow f LEFT JOIN skein_runs r ON r.run_id = f.run_id
-        WHERE f.queue = @queue AND f.flow_key = @key AND (r.status IN ${FINISHED}
-          OR (r.status IS NULL AND f.admitted_at IS NOT NULL AND f.hold_until <= @now)))
-        RETURNING run_id`,
-      )
+      .prepare<[{ queue: string; key: string; now: number }], string>(FORGET_FINISHED)
       .pluck(),
     forgetWindow: lazy.prepare<[string]>('DELETE FROM skein_flow_debounce WHERE run_id = ?'),
     anyWaiting: lazy
