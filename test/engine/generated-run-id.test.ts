@@ -2,17 +2,23 @@ import { createEngine, type EventStore, memoryStore } from 'skein'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { describe, expect, it } from 'vitest'
 
-// A run id the engine generates cannot be in the store yet, so starting it reads no tail
-// first; the append's expected tail of 0 still fences an id that collides.
+// A run id the engine generates cannot be in the store yet, so starting it reads nothing of
+// the run first; the append's expected tail of 0 still fences an id that collides. A caller's
+// id may name a stored run, so its start looks the run up (its tail or its log).
 
 const hello = defineWorkflow({ name: 'hello', nodes: { a: { run: () => 'hi' } } })
 
-function countingTails(store: EventStore) {
+/** `store` noting each run whose tail or log is read. */
+function countingLookups(store: EventStore) {
   const tails: string[] = []
   const counted: EventStore = Object.assign(Object.create(store), {
     tail: (runId: string) => {
       tails.push(runId)
       return store.tail(runId)
+    },
+    read: (runId: string, ...rest: unknown[]) => {
+      tails.push(runId)
+      return (store.read as (...args: unknown[]) => unknown)(runId, ...rest)
     },
   })
   return { store: counted, tails }
@@ -29,8 +35,8 @@ const ids = (fixedRunId?: string) => ({
 })
 
 describe('generated run ids', () => {
-  it('a start with a generated id reads no tail; one with a caller id does', async () => {
-    const { store, tails } = countingTails(memoryStore())
+  it('a start with a generated id reads nothing of its run; one with a caller id looks it up', async () => {
+    const { store, tails } = countingLookups(memoryStore())
     const engine = createEngine({ modules: [workflow({ definitions: [hello] })], store })
     await engine.ready()
     const generated = await engine.start(hello)
