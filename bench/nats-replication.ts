@@ -6,11 +6,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { connect } from '@nats-io/transport-node'
-import { createEngine, defineEffect, defineModule, defineProjector } from 'skein'
+import { createEngine, defineProjector } from 'skein'
 import { natsReplica } from 'skein/nats'
 import { sqliteStore } from 'skein/sqlite'
-import { defineWorkflow, workflow } from 'skein/workflow'
+import { workflow } from 'skein/workflow'
 import { median, percentile, type Row } from './table.js'
+import { benchEffects, three } from './three-steps.js'
 
 const NATS_URL = process.env.SKEIN_NATS_URL ?? '127.0.0.1:4222'
 const CONCURRENCY = 16
@@ -19,19 +20,6 @@ const ROUNDS = Number(process.env.SKEIN_BENCH_NATS_ROUNDS ?? 3)
 /** An offered load the replica can keep up with here (a fraction of its backfill rate). */
 const PACED_RUNS_PER_SECOND = Number(process.env.SKEIN_BENCH_NATS_PACE ?? 100)
 const now = () => performance.now()
-
-const benchEffects = defineModule({
-  namespace: 'bench',
-  effects: { step: defineEffect<{ i: number }, { i: number }>({ execute: async (x) => x }) },
-})
-const three = defineWorkflow({
-  name: 'three',
-  nodes: {
-    s0: { run: (ctx) => ctx.invoke('bench.step', { i: 0 }) },
-    s1: { after: ['s0'], run: (ctx) => ctx.invoke('bench.step', { i: 1 }) },
-    s2: { after: ['s1'], run: (ctx) => ctx.invoke('bench.step', { i: 2 }) },
-  },
-})
 
 const ctx = { projector: 'bench', attempt: 1, signal: new AbortController().signal }
 

@@ -5,30 +5,18 @@
 // and the load average. Run directly, on the built package:
 //   node --import tsx bench/postgres-append-ab.ts [rounds] [runs] [concurrency]
 import { readFileSync } from 'node:fs'
-import { createEngine, defineEffect, defineModule } from 'skein'
+import { createEngine } from 'skein'
 import { postgresStore } from 'skein/postgres'
-import { defineWorkflow, workflow } from 'skein/workflow'
+import { workflow } from 'skein/workflow'
 import { floorRuns, freshSchema, rawClient } from './postgres-floor.js'
 import { median } from './table.js'
+import { benchEffects, three } from './three-steps.js'
 
 const PG_URL = process.env.SKEIN_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const [ROUNDS, RUNS, CONCURRENCY] = [5, 1600, 16].map((d, i) => Number(process.argv[2 + i] ?? d))
 const APPEND_ARGS = `text[], bigint[], text[], integer[], text[], text[], text[], text[], bigint[],
   bigint[], bigint[], text[], bigint[], bigint[], bigint[], json, text[], bigint[], bigint[],
   integer[], text[], boolean, boolean`
-
-const benchEffects = defineModule({
-  namespace: 'bench',
-  effects: { step: defineEffect<{ i: number }, { i: number }>({ execute: async (x) => x }) },
-})
-const three = defineWorkflow({
-  name: 'three',
-  nodes: {
-    s0: { run: (ctx) => ctx.invoke('bench.step', { i: 0 }) },
-    s1: { after: ['s0'], run: (ctx) => ctx.invoke('bench.step', { i: 1 }) },
-    s2: { after: ['s1'], run: (ctx) => ctx.invoke('bench.step', { i: 2 }) },
-  },
-})
 
 type Side = 'before' | 'after'
 

@@ -6,11 +6,12 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { createEngine, defineEffect, defineModule } from 'skein'
+import { createEngine } from 'skein'
 import { type PostgresQueryable, postgresStore } from 'skein/postgres'
-import { defineWorkflow, workflow } from 'skein/workflow'
+import { workflow } from 'skein/workflow'
 import { floorRuns, freshSchema, type RawDriver, rawClient } from './postgres-floor.js'
 import { median, printRows, type Row } from './table.js'
+import { benchEffects, three } from './three-steps.js'
 
 const PG_URL = process.env.SKEIN_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const CONCURRENCY = 16
@@ -18,19 +19,6 @@ const ROUNDS = 5
 const SEQ_RUNS = 300
 const PAR_RUNS = 1600
 const DRIVERS: RawDriver[] = ['pg', 'postgres']
-
-const benchEffects = defineModule({
-  namespace: 'bench',
-  effects: { step: defineEffect<{ i: number }, { i: number }>({ execute: async (x) => x }) },
-})
-const three = defineWorkflow({
-  name: 'three',
-  nodes: {
-    s0: { run: (ctx) => ctx.invoke('bench.step', { i: 0 }) },
-    s1: { after: ['s0'], run: (ctx) => ctx.invoke('bench.step', { i: 1 }) },
-    s2: { after: ['s1'], run: (ctx) => ctx.invoke('bench.step', { i: 2 }) },
-  },
-})
 
 /** `runs` 3-step runs on a fresh schema, `concurrency` at a time, through `driver`. */
 async function skeinRuns(driver: RawDriver, runs: number, concurrency: number) {

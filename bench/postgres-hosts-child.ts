@@ -3,23 +3,12 @@
 // stdio: prints `ready` after a warm-up; on `go` runs `runs` runs, `concurrency` at a time,
 // and prints `{ runs, ms, cpuMs }`; on `exit` stops.
 import { createInterface } from 'node:readline'
-import { createEngine, defineEffect, defineModule } from 'skein'
+import { createEngine } from 'skein'
 import { postgresStore } from 'skein/postgres'
-import { defineWorkflow, workflow } from 'skein/workflow'
+import { workflow } from 'skein/workflow'
+import { benchEffects, three } from './three-steps.js'
 
 const [url, schema, runsText, concurrencyText] = process.argv.slice(2)
-const benchEffects = defineModule({
-  namespace: 'bench',
-  effects: { step: defineEffect<{ i: number }, { i: number }>({ execute: async (x) => x }) },
-})
-const three = defineWorkflow({
-  name: 'three',
-  nodes: {
-    s0: { run: (ctx) => ctx.invoke('bench.step', { i: 0 }) },
-    s1: { after: ['s0'], run: (ctx) => ctx.invoke('bench.step', { i: 1 }) },
-    s2: { after: ['s1'], run: (ctx) => ctx.invoke('bench.step', { i: 2 }) },
-  },
-})
 const store = postgresStore({ connectionString: url }, { schema, maxConnections: 4 })
 // Ownership on: what several hosts on one schema need (every commit carries the lease).
 const engine = createEngine({
