@@ -2,6 +2,7 @@ import type { EventEnvelope } from '../../core/envelope.js'
 import type { TrimmedLog } from '../../core/ports.js'
 import { checkTrimmedLog, runHeldError } from '../shared/trimmed-log.js'
 import { eventRecord } from './group-commit.js'
+import { insertEventRecords } from './statements.js'
 
 /**
  * `restoreTrimmed`'s one statement (one statement is one transaction through any driver's plain
@@ -23,11 +24,7 @@ export function restoreTrimmedSql(s: string, channel: string): string {
       WHERE ${s}.skein_runs.tail = 0
       RETURNING run_no
     ), written AS (
-      INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin,
-        causation_id, effect_id, idempotency_key, event_key, payload)
-      SELECT run.run_no, u.s, u.id, u.ts, u.t, u.th, u.o, u.c, u.e, u.ik, u.k, u.p
-      FROM run, json_to_recordset($11::text::json) AS u(s bigint, id text, ts bigint,
-        t text, th text, o text, c text, e text, ik text, k text, p text)
+      ${insertEventRecords(s, 11)}
       RETURNING 1
     ), snapshot AS (
       INSERT INTO ${s}.skein_snapshots (run_id, seq, created_at, format, data)

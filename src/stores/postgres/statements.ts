@@ -92,11 +92,7 @@ export function statements(s: string, channel: string): Statements {
           OR ((lease_owner IS NULL OR lease_expires_at <= $16::bigint) AND $14::bigint > lease_epoch))
         RETURNING run_no
       ), written AS (
-        INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin,
-          causation_id, effect_id, idempotency_key, event_key, payload)
-        SELECT run.run_no, u.s, u.id, u.ts, u.t, u.th, u.o, u.c, u.e, u.ik, u.k, u.p
-        FROM run, json_to_recordset($11::text::json) AS u(s bigint, id text, ts bigint,
-          t text, th text, o text, c text, e text, ik text, k text, p text)
+        ${insertEventRecords(s, 11)}
         RETURNING 1
       ) SELECT (SELECT run_no FROM run) AS run_no,
         CASE WHEN $12::boolean THEN set_config('synchronous_commit', 'off', true) END AS relaxed,
@@ -181,4 +177,16 @@ export function statements(s: string, channel: string): Statements {
         WHERE r.tail = w.tail ORDER BY r.run_no FOR UPDATE OF r),
       $3::text[], NULL, NULL, $4::bigint, $5::text)`,
   }
+}
+
+/**
+ * The events of one run (its row is the CTE `run`) from a JSON array of `eventRecord`s in
+ * parameter `$param`: shared by the single-run append and the trimmed restore.
+ */
+export function insertEventRecords(s: string, param: number): string {
+  return `INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin,
+        causation_id, effect_id, idempotency_key, event_key, payload)
+      SELECT run.run_no, u.s, u.id, u.ts, u.t, u.th, u.o, u.c, u.e, u.ik, u.k, u.p
+      FROM run, json_to_recordset($${param}::text::json) AS u(s bigint, id text, ts bigint,
+        t text, th text, o text, c text, e text, ik text, k text, p text)`
 }
