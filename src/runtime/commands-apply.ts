@@ -273,13 +273,10 @@ function applyEmit(
 ): MaybePromise<ErrorInfo | undefined> {
   const { ctx, batch } = pass
   if (command.key !== undefined && commandOf(pass.fold.books[threadId], command.key)) return
-  const add = (event: { type: string; payload: Json }) => {
-    batch.add(event.type, event.payload, { threadId, key: command.key })
-    return undefined
-  }
+  let event: MaybePromise<{ type: string; payload: Json }>
   try {
     const kind = pass.fold.state.threads[threadId].kind
-    const event = validateEmittedEvent(
+    event = validateEmittedEvent(
       ctx.registry,
       ctx.registry.kindNamespaces.get(kind),
       command.event,
@@ -287,10 +284,18 @@ function applyEmit(
       ctx.options.maxEventBytes,
       'any-module',
     )
-    return event instanceof Promise ? event.then(add, toErrorInfo) : add(event)
   } catch (error) {
     return toErrorInfo(error)
   }
+  // A closure only for a schema that answers later (most emits are checked at once).
+  if (event instanceof Promise) {
+    return event.then((checked) => {
+      batch.add(checked.type, checked.payload, { threadId, key: command.key })
+      return undefined
+    }, toErrorInfo)
+  }
+  batch.add(event.type, event.payload, { threadId, key: command.key })
+  return undefined
 }
 
 /**

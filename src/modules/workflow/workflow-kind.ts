@@ -379,7 +379,11 @@ function startNode(
   const directive = body.status === 'completed' ? (body.value as BodyResult).directive : undefined
   const started: Record<string, Json> = { nodeId: id }
   if (directive) started.directive = directive as unknown as Json
-  return [commands.emit('workflow.node.started', started), ...bodyStep(def, id, results, ctx, body)]
+  const rest = bodyStep(def, id, results, ctx, body)
+  // A loop, not a spread (a node starts once per step of every run); `rest` may be shared.
+  const step: Command[] = [commands.emit('workflow.node.started', started)]
+  for (let i = 0; i < rest.length; i++) step.push(rest[i])
+  return step
 }
 
 /** A started node: on from its recorded directive, or (older logs, retried bodies) its body. */
