@@ -33,5 +33,14 @@ export function checkArchivedRun(value: unknown, source: string): ArchivedRun {
   if (run.head > 1 && run.snapshot?.seq !== run.head - 1) {
     fail(`the log starts at seq ${run.head} but no snapshot covers seq ${run.head - 1}`)
   }
+  if (run.keys !== undefined) {
+    if (!Array.isArray(run.keys)) fail('keys must be a list')
+    run.keys.forEach((k, i) => {
+      if (typeof k?.key !== 'string' || k.key === '') fail(`key ${i + 1} has no key`)
+      if (!Number.isInteger(k.seq) || k.seq < 1 || k.seq > run.tail) {
+        fail(`key ${i + 1} (${k.key}) has seq ${k.seq}, not one of the run's (1 to ${run.tail})`)
+      }
+    })
+  }
   return { ...run, snapshot: run.snapshot ?? null }
 }

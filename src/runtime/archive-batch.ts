@@ -50,6 +50,7 @@ async function readRun(
         }
       : stored
   const last = events.at(-1)
+  const keys = ctx.capabilities.idempotencyKeys ? await ctx.store.idempotencyKeys!.list(runId) : []
   const run = {
     format: ARCHIVE_FORMAT,
     runId,
@@ -61,6 +62,7 @@ async function readRun(
     archivedAt: at,
     events,
     snapshot,
+    keys,
   }
   try {
     return checkArchivedRun(run, `run ${runId}`)

@@ -30,6 +30,8 @@ export async function restoreRunOp(
   if (fold) {
     const [first] = await ctx.store.read(runId, { fromSeq: 1, limit: 1 })
     if (first?.id === events[0].id && fold.state.lastSeq === run.tail) {
+      // A restore cut short between the log and its keys is finished by restoring it again.
+      await restoreKeys(ctx, run)
       return { runId, tail: run.tail, status: fold.state.status, restored: false }
     }
     throw new StartConflictError(
@@ -49,6 +51,7 @@ export async function restoreRunOp(
   } else {
     await ctx.store.append(runId, events, { expectedSeq: 0, meta: metaOf(restored) })
   }
+  await restoreKeys(ctx, run)
   ctx.log.info({ runId, head: run.head, tail: run.tail }, `run ${runId} restored from its archive`)
   return { runId, tail: run.tail, status: restored.state.status, restored: true }
 }
@@ -89,4 +92,15 @@ function trimmedSnapshot(ctx: EngineContext, run: ArchivedRun): Snapshot {
     refuse(`its snapshot at seq ${snapshot.seq} does not hold a fold through that seq`)
   }
   return snapshot
+}
+
+/**
+ * The run's recorded append keys back in the store (format 2), after its log: another process's
+ * retry of an append the original took is refused again. A store without the capability, or an
+ * archive without keys (format 1, a JetStream archive), restores as before: the fold's own keys
+ * come back with the events either way.
+ */
+async function restoreKeys(ctx: EngineContext, run: ArchivedRun): Promise<void> {
+  if (!run.keys?.length || !ctx.capabilities.idempotencyKeys) return
+  await ctx.store.idempotencyKeys!.restore(run.runId, run.keys)
 }
