@@ -5,9 +5,9 @@
 // A peer that is not installed (bash bench/peers/install.sh) prints "skipped: not installed";
 // Postgres engines are skipped when SKEIN_PG_URL does not answer. `--smoke` (or
 // SKEIN_PEER_SMOKE=1): one round of tiny workloads, what CI runs. SKEIN_PEER_ENGINES=a,b picks
-// engines (skein-sqlite, skein-postgres, dbos, restate); SKEIN_PEER_WORKLOADS=rounds,sleepers,
-// recovery picks workload groups (default all); SKEIN_PEER_RECOVERIES=n repeats the recovery
-// (median). docs/benchmarks.md has the method.
+// engines (skein-sqlite, skein-postgres, dbos, restate); SKEIN_PEER_WORKLOADS=par runs only the
+// 16-in-flight workload (harness.ts `picked`); SKEIN_PEER_RECOVERIES=n repeats the recovery
+// (the table shows the median). docs/benchmarks.md has the method.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -15,14 +15,12 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import pg from 'pg'
+import { picked } from './peers/harness.js'
 import { median, printRows, type Row } from './table.js'
 
 const PG_URL = process.env.SKEIN_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const SMOKE = process.argv.includes('--smoke') || process.env.SKEIN_PEER_SMOKE === '1'
 const ROUNDS = SMOKE ? 1 : Number(process.env.SKEIN_PEER_ROUNDS ?? 3)
-const WORKLOADS = new Set(
-  (process.env.SKEIN_PEER_WORKLOADS ?? 'rounds,sleepers,recovery').split(','),
-)
 const RECOVERIES = SMOKE ? 1 : Number(process.env.SKEIN_PEER_RECOVERIES ?? 1)
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 
@@ -252,8 +250,10 @@ async function recovery(engine: Engine, dir: string, n: number) {
 }
 
 type Figures = Map<string, number[]>
-const add = (figures: Figures, key: string, value: number) =>
-  figures.set(key, [...(figures.get(key) ?? []), value])
+/** Records a round's figure; a skipped workload's (NaN, null once through JSON) is left out. */
+const add = (figures: Figures, key: string, value: number | null) => {
+  if (value !== null && !Number.isNaN(value)) figures.set(key, [...(figures.get(key) ?? []), value])
+}
 
 export async function benchPeers(): Promise<Row[]> {
   const pgUp = await postgresReachable()
@@ -271,7 +271,7 @@ export async function benchPeers(): Promise<Row[]> {
   const figures = new Map<string, Figures>(engines.map((e) => [e.key, new Map()]))
   const loads: string[] = [loadavg()]
   try {
-    for (let round = 0; round < (WORKLOADS.has('rounds') ? ROUNDS : 0); round++) {
+    for (let round = 0; round < ROUNDS; round++) {
       const order = engines.map((_, i) => engines[(i + round) % engines.length])
       for (const engine of order) {
         const r = await runChild(engine, await freshEnv(engine, dir, round + 1, 'round'))
@@ -282,7 +282,7 @@ export async function benchPeers(): Promise<Row[]> {
         add(f, 'par runs/s', r.par.rate)
         add(f, 'par p50', r.par.p50)
         add(f, 'par p99', r.par.p99)
-        add(f, 'ten ms/step', r.ten.p50 / 10)
+        add(f, 'ten ms/step', r.ten.p50 === null ? null : r.ten.p50 / 10)
         add(f, 'fan runs/s', r.fan.rate)
         add(f, 'fan p50', r.fan.p50)
         add(f, 'signal p50', r.signal.p50)
@@ -290,14 +290,14 @@ export async function benchPeers(): Promise<Row[]> {
         add(f, 'cpu ms/run', r.cpuMsPerRun)
         add(f, 'bytes/step', r.bytesPerStep)
         console.log(
-          `round ${round + 1} ${engine.label}: ${r.seq.rate.toFixed(0)} / ${r.par.rate.toFixed(0)} runs/s (load ${loadavg()})`,
+          `round ${round + 1} ${engine.label}: ${fmt(r.seq.rate ?? Number.NaN)} / ${fmt(r.par.rate)} runs/s (load ${loadavg()})`,
         )
       }
       loads.push(loadavg())
     }
     for (const engine of engines) {
       const f = figures.get(engine.key)!
-      if (WORKLOADS.has('sleepers')) {
+      if (picked('sleepers')) {
         const nap = await runChild(engine, await freshEnv(engine, dir, 100, 'sleepers'))
         add(f, 'sleep late p50', nap.p50)
         add(f, 'sleep late p99', nap.p99)
@@ -305,7 +305,7 @@ export async function benchPeers(): Promise<Row[]> {
           `${engine.label}: wake lateness p50 ${nap.p50.toFixed(0)} ms (load ${loadavg()})`,
         )
       }
-      for (let i = 0; i < (WORKLOADS.has('recovery') ? RECOVERIES : 0); i++) {
+      for (let i = 0; picked('recovery') && i < RECOVERIES; i++) {
         const rec = await recovery(engine, dir, i)
         add(f, 'recovery wall ms', rec.wallMs)
         add(f, 'recovery open ms', rec.fromOpenMs)
