@@ -42,6 +42,11 @@ export interface ArchivedRun {
 export interface ArchiveSink {
   /** Names the sink in logs and `GET /operations/retention`. */
   readonly name: string
+  /**
+   * True when the sink stores a run with no event (a log trimmed to nothing: its snapshot and
+   * head alone). A sink without it is never handed one: the sweep keeps such runs.
+   */
+  readonly emptyLogs?: boolean
   write(runs: readonly ArchivedRun[]): Promise<void>
   close?(): Promise<void>
 }

@@ -24,7 +24,7 @@ import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../
 import { attributesAfter } from '../shared/attribute-events.js'
 import { checkClaim, toLease } from '../shared/lease-rule.js'
 import { sortKeys } from '../shared/recorded-keys.js'
-import { checkTrimmedLog, runHeldError } from '../shared/trimmed-log.js'
+import { checkTrimmedLog, runHeldError, trimmedTail } from '../shared/trimmed-log.js'
 import { memoryClaims } from './memory-claims.js'
 import { memoryFeed } from './memory-feed.js'
 import { memoryFlow } from './memory-flow.js'
@@ -206,7 +206,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       if (target.position === 0) target.position = created.push(runId)
       target.events = [...events]
       target.head = head
-      target.tail = events[events.length - 1].seq
+      target.tail = trimmedTail(trimmed)
       target.meta = { ...trimmed.meta }
       target.attributes = trimmed.attributes ?? attributesAfter(undefined, events)
       try {
@@ -215,6 +215,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
         Object.assign(target, { events: [], head: 1, tail: 0, meta: undefined })
         throw error
       }
+      if (events.length === 0) return
       feed.committed(events)
       for (const listener of target.listeners) {
         try {

@@ -1,6 +1,6 @@
 import type { EventEnvelope } from '../../core/envelope.js'
 import type { TrimmedLog } from '../../core/ports.js'
-import { checkTrimmedLog, runHeldError } from '../shared/trimmed-log.js'
+import { checkTrimmedLog, runHeldError, trimmedTail } from '../shared/trimmed-log.js'
 import { eventRecord } from './group-commit.js'
 import { insertEventRecords } from './statements.js'
 
@@ -60,7 +60,7 @@ export function restoreTrimmedParams(runId: string, log: TrimmedLog): unknown[] 
   return [
     runId,
     head,
-    events[events.length - 1].seq,
+    trimmedTail(log),
     meta.status,
     meta.kind,
     meta.definitionName,

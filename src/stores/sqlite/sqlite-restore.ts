@@ -1,6 +1,6 @@
 import type { EventEnvelope } from '../../core/envelope.js'
 import type { RecordedKey, TrimmedLog } from '../../core/ports.js'
-import { checkTrimmedLog, runHeldError } from '../shared/trimmed-log.js'
+import { checkTrimmedLog, runHeldError, trimmedTail } from '../shared/trimmed-log.js'
 import type { SqliteDatabase } from './driver.js'
 import {
   eventInserts,
@@ -44,7 +44,7 @@ export function sqliteRestore(db: SqliteDatabase, st: Statements, committed: Res
     const row = st.run.get(runId)
     if (row && row.tail > 0) throw runHeldError(runId, row.tail)
     const { events, meta, snapshot } = log
-    const tail = events[events.length - 1].seq
+    const tail = trimmedTail(log)
     let runNo: number
     if (row) {
       runNo = row.run_no

@@ -172,6 +172,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     sqliteSlotTaker(db),
   )
   const restore = sqliteRestore(db, st, (runId, events, lastPosition, payloadBytes) => {
+    if (events.length === 0) return
     listeners.notify(runId, events)
     feed.committed(events, lastPosition, payloadBytes)
   })
