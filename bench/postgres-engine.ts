@@ -3,12 +3,15 @@
 // postgres.js, and (c) the peer, DBOS Transact, running the same workflow on the same database
 // (bench/peers/dbos, installed by bench/peers/install.sh). Every figure is a median over
 // interleaved rounds of one run; the database is SKEIN_PG_URL (default: the local server).
+// CPU per run is this process's and, on a local server, the one backend's that served it (each
+// side has a one-connection client; /proc, 10 ms ticks).
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createEngine } from 'skein'
 import { type PostgresQueryable, postgresStore } from 'skein/postgres'
 import { workflow } from 'skein/workflow'
+import { processCpuMs } from './peers/harness.js'
 import { floorRuns, freshSchema, type RawDriver, rawClient } from './postgres-floor.js'
 import { median, printRows, type Row } from './table.js'
 import { benchEffects, three } from './three-steps.js'
@@ -19,6 +22,12 @@ const ROUNDS = 5
 const SEQ_RUNS = 300
 const PAR_RUNS = 1600
 const DRIVERS: RawDriver[] = ['pg', 'postgres']
+
+/** The backend serving a one-connection client (its CPU is read from /proc: a local server). */
+async function backendPid(client: PostgresQueryable): Promise<number> {
+  const { rows } = await client.query('SELECT pg_backend_pid() AS pid', [])
+  return Number(rows[0].pid)
+}
 
 /** `runs` 3-step runs on a fresh schema, `concurrency` at a time, through `driver`. */
 async function skeinRuns(driver: RawDriver, runs: number, concurrency: number) {
@@ -40,6 +49,8 @@ async function skeinRuns(driver: RawDriver, runs: number, concurrency: number) {
   groups = 0
   let next = 0
   const times: number[] = []
+  const pid = await backendPid(client)
+  const backend0 = processCpuMs([pid])
   const t0 = performance.now()
   const cpu0 = process.cpuUsage()
   await Promise.all(
@@ -55,25 +66,30 @@ async function skeinRuns(driver: RawDriver, runs: number, concurrency: number) {
   )
   const rate = runs / ((performance.now() - t0) / 1000)
   const cpu = process.cpuUsage(cpu0)
+  const backendMs = (processCpuMs([pid]) - backend0) / runs
   await engine.stop()
   await store.close()
   await client.end()
-  return { rate, times, groupsPerRun: groups / runs, cpuMs: (cpu.user + cpu.system) / 1000 / runs }
+  const cpuMs = (cpu.user + cpu.system) / 1000 / runs
+  return { rate, times, groupsPerRun: groups / runs, cpuMs, backendMs }
 }
 
-/** The raw loop's runs/s and this process's CPU ms per run. */
+/** The raw loop's runs/s, and this process's and its backend's CPU ms per run. */
 async function floor(
   driver: RawDriver,
   runs: number,
   concurrency: number,
-): Promise<{ rate: number; cpuMs: number }> {
+): Promise<{ rate: number; cpuMs: number; backendMs: number }> {
   const client = rawClient(driver, PG_URL)
   try {
     await freshSchema(client, 'bench_floor')
+    const pid = await backendPid(client)
+    const backend0 = processCpuMs([pid])
     const cpu0 = process.cpuUsage()
     const rate = await floorRuns(client, 'bench_floor', runs, concurrency)
     const cpu = process.cpuUsage(cpu0)
-    return { rate, cpuMs: (cpu.user + cpu.system) / 1000 / runs }
+    const backendMs = (processCpuMs([pid]) - backend0) / runs
+    return { rate, cpuMs: (cpu.user + cpu.system) / 1000 / runs, backendMs }
   } finally {
     await client.end()
   }
@@ -156,9 +172,11 @@ async function measure(): Promise<Row[]> {
       const floorPar = await floor(driver, PAR_RUNS, CONCURRENCY)
       add(`floor ${driver} par`, floorPar.rate)
       add(`floor ${driver} cpu`, floorPar.cpuMs)
+      add(`floor ${driver} backend`, floorPar.backendMs)
       const par = await skeinRuns(driver, PAR_RUNS, CONCURRENCY)
       add(`skein ${driver} par`, par.rate)
       add(`skein ${driver} cpu`, par.cpuMs)
+      add(`skein ${driver} backend`, par.backendMs)
       if (driver === 'pg') {
         add('skein p50', median(seq.times))
         groups.seq = seq.groupsPerRun
@@ -206,7 +224,15 @@ async function measure(): Promise<Row[]> {
       unit: 'ms',
       baseline: m(`floor ${driver} cpu`),
       ratio: m(`skein ${driver} cpu`) / m(`floor ${driver} cpu`),
-      note: `baseline: the raw ${driver} loop's; the Postgres backends' CPU is not counted`,
+      note: `baseline: the raw ${driver} loop's; the Postgres backend's CPU is the next row`,
+    })
+    rows.push({
+      name: `CPU per run, ${CONCURRENCY} concurrent, postgresStore (${driver}), its Postgres backend`,
+      value: m(`skein ${driver} backend`),
+      unit: 'ms',
+      baseline: m(`floor ${driver} backend`),
+      ratio: m(`skein ${driver} backend`) / m(`floor ${driver} backend`),
+      note: `baseline: the raw ${driver} loop's backend; /proc of the local server, 10 ms ticks`,
     })
   }
   rows.push({

@@ -164,10 +164,22 @@ export interface RoundResult {
   bytesPerStep: number
 }
 
+/**
+ * Whether SKEIN_PEER_WORKLOADS (comma-separated: seq, ten, fan, signal, sleepers, recovery)
+ * names `workload`; unset, every workload runs. The 16-in-flight workload (and its CPU and
+ * bytes, workload 7) runs in every round: `SKEIN_PEER_WORKLOADS=par` runs it alone.
+ */
+export function picked(workload: string): boolean {
+  const only = process.env.SKEIN_PEER_WORKLOADS
+  return only === undefined || only.split(',').includes(workload)
+}
+
+const SKIPPED = { rate: Number.NaN, p50: Number.NaN, p99: Number.NaN }
+
 async function round(system: PeerSystem, sizes: Sizes): Promise<RoundResult> {
   // Warm-up: JIT, pools, plan caches.
   await timed(Math.max(4, sizes.par >> 3), CONCURRENCY, () => system.threeSteps())
-  const seq = await timed(sizes.seq, 1, () => system.threeSteps())
+  const seq = picked('seq') ? await timed(sizes.seq, 1, () => system.threeSteps()) : SKIPPED
   const pids = await system.serverPids()
   const bytes0 = await system.storeBytes()
   const cpu0 = process.cpuUsage()
@@ -176,10 +188,10 @@ async function round(system: PeerSystem, sizes: Sizes): Promise<RoundResult> {
   const cpu = process.cpuUsage(cpu0)
   const cpuMs = (cpu.user + cpu.system) / 1000 + processCpuMs(pids) - other0
   const bytes = (await system.storeBytes()) - bytes0
-  const ten = await timed(sizes.ten, 1, () => system.tenSteps())
-  const fan = await timed(sizes.fan, 1, () => system.fanOut())
+  const ten = picked('ten') ? await timed(sizes.ten, 1, () => system.tenSteps()) : SKIPPED
+  const fan = picked('fan') ? await timed(sizes.fan, 1, () => system.fanOut()) : SKIPPED
   const signalTimes: number[] = []
-  for (let i = 0; i < sizes.signal; i++) {
+  for (let i = 0; picked('signal') && i < sizes.signal; i++) {
     const send = await system.parkForSignal(`sig-${process.pid}-${i}`)
     const t0 = now()
     await send()
@@ -190,7 +202,9 @@ async function round(system: PeerSystem, sizes: Sizes): Promise<RoundResult> {
     par,
     ten,
     fan,
-    signal: { p50: percentile(signalTimes, 50), p99: percentile(signalTimes, 99) },
+    signal: picked('signal')
+      ? { p50: percentile(signalTimes, 50), p99: percentile(signalTimes, 99) }
+      : SKIPPED,
     cpuMsPerRun: cpuMs / sizes.par,
     bytesPerStep: bytes / (sizes.par * 3),
   }

@@ -1,8 +1,11 @@
 import type { EventEnvelope, RunStatus } from './envelope.js'
-import type { Snapshot } from './ports.js'
+import type { RecordedKey, Snapshot } from './ports.js'
 
-/** The format of an archived run; a reader refuses a newer one. */
-export const ARCHIVE_FORMAT = 1
+/**
+ * The format of an archived run; a reader refuses a newer one. 2: the run's recorded append
+ * keys (`keys`) come with it; 1 (archives written before) carries none, and restores without.
+ */
+export const ARCHIVE_FORMAT = 2
 
 /**
  * One run as an archive holds it (docs/data-lifecycle.md, "Archives"): every event the store
@@ -23,6 +26,11 @@ export interface ArchivedRun {
   events: EventEnvelope[]
   /** The snapshot covering `head - 1`, for a trimmed log; null otherwise. */
   snapshot: Snapshot | null
+  /**
+   * The idempotency keys the store recorded for the run's appends (format 2), written back on
+   * restore; absent from format 1 and from sinks that do not carry them.
+   */
+  keys?: RecordedKey[]
 }
 
 /**
@@ -34,6 +42,11 @@ export interface ArchivedRun {
 export interface ArchiveSink {
   /** Names the sink in logs and `GET /operations/retention`. */
   readonly name: string
+  /**
+   * True when the sink stores a run with no event (a log trimmed to nothing: its snapshot and
+   * head alone). A sink without it is never handed one: the sweep keeps such runs.
+   */
+  readonly emptyLogs?: boolean
   write(runs: readonly ArchivedRun[]): Promise<void>
   close?(): Promise<void>
 }

@@ -416,6 +416,26 @@ export interface StoreCapabilities {
   readonly countActiveRuns: boolean
   /** `restoreTrimmed`: writes a trimmed log back with its snapshot (restoring its archive). */
   readonly restoreTrimmed: boolean
+  /** `idempotencyKeys`: lists and restores a run's recorded append keys (archives carry them). */
+  readonly idempotencyKeys: boolean
+}
+
+/** An append's idempotency key as the store records it: the tail that append left. */
+export interface RecordedKey {
+  key: string
+  seq: number
+}
+
+/**
+ * A run's recorded append keys (docs/data-lifecycle.md, "Archives"): the archive reads them
+ * with the log, and a restore writes them back, so another process's retry of an append the
+ * original run took is refused by the store as it was before the run was deleted.
+ */
+export interface IdempotencyKeyStore {
+  /** The run's keys, ordered by seq then key; none for a run the store does not hold. */
+  list(runId: string): Promise<RecordedKey[]>
+  /** Records the keys the run lacks (those it holds stay); nothing for a run not held. */
+  restore(runId: string, keys: readonly RecordedKey[]): Promise<void>
 }
 
 /**
@@ -470,6 +490,8 @@ export interface EventStore {
    * holds no event of: otherwise SeqConflictError, and nothing is written.
    */
   restoreTrimmed?(runId: string, log: TrimmedLog): Promise<void>
+  /** The run's recorded append keys (`idempotencyKeys` capability). */
+  readonly idempotencyKeys?: IdempotencyKeyStore
   /**
    * Makes every append that resolved with `durability: 'deferred'` durable. Stores whose
    * appends are always durable (or never, like memory) leave it out.

@@ -21,6 +21,7 @@ export const CAPABILITY_MEMBERS: Readonly<Record<StoreCapability, keyof EventSto
   deleteFinished: 'deleteFinished',
   countActiveRuns: 'countActiveRuns',
   restoreTrimmed: 'restoreTrimmed',
+  idempotencyKeys: 'idempotencyKeys',
 }
 
 const NAMES = Object.keys(CAPABILITY_MEMBERS) as StoreCapability[]

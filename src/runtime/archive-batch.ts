@@ -50,17 +50,20 @@ async function readRun(
         }
       : stored
   const last = events.at(-1)
+  const keys = ctx.capabilities.idempotencyKeys ? await ctx.store.idempotencyKeys!.list(runId) : []
   const run = {
     format: ARCHIVE_FORMAT,
     runId,
     head,
-    tail: last?.seq ?? 0,
+    // A log trimmed to nothing holds no event: its tail is the store's (its snapshot's seq).
+    tail: last?.seq ?? tail,
     status: null,
     kind: null,
     definitionName: null,
     archivedAt: at,
     events,
     snapshot,
+    keys,
   }
   try {
     return checkArchivedRun(run, `run ${runId}`)
@@ -108,6 +111,13 @@ export async function archiveBatch(
     const run = read[i]
     if (typeof run === 'string') {
       if (run !== 'gone') kept.push({ runId: summary.runId, why: run })
+      continue
+    }
+    if (run.events.length === 0 && sink.emptyLogs !== true) {
+      kept.push({
+        runId: summary.runId,
+        why: `its log is trimmed to nothing (a snapshot at ${run.tail}), which sink ${sink.name} does not store`,
+      })
       continue
     }
     runs.push({

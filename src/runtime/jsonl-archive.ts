@@ -22,12 +22,17 @@ const token = (text: string) =>
  * Where a run's archive lives under `dir`: `<day the run started>/<runId>.<first event id>
  * .jsonl.gz`. The name is the same each time this run is archived (a sweep resumed after a
  * crash rewrites the same file, never a second copy), and a later run that reuses the id gets
- * its own file (its first event differs). Days let an operator expire archives by age.
+ * its own file (its first event differs). Days let an operator expire archives by age. A log
+ * trimmed to nothing is `<day of its snapshot>/<runId>.snapshot-<seq>-<snapshot time>.jsonl.gz`.
  */
 export function archivePath(dir: string, run: ArchivedRun): string {
   const first = run.events[0]
-  const day = new Date(first.ts).toISOString().slice(0, 10)
-  return join(dir, day, `${token(run.runId)}.${token(first.id)}.jsonl.gz`)
+  // A log trimmed to nothing is named by its snapshot (seq and time), as stable as an event.
+  const snapshot = run.snapshot!
+  const ts = first?.ts ?? snapshot.createdAt
+  const day = new Date(ts).toISOString().slice(0, 10)
+  const incarnation = first ? token(first.id) : `snapshot-${snapshot.seq}-${snapshot.createdAt}`
+  return join(dir, day, `${token(run.runId)}.${incarnation}.jsonl.gz`)
 }
 
 /** Writes the file and makes it durable: a temporary file, fsync, rename over the final name. */
@@ -84,6 +89,7 @@ export function jsonlArchive(options: JsonlArchiveOptions): ArchiveSink {
   const cleaned = new Set<string>()
   return {
     name: `jsonl:${dir}`,
+    emptyLogs: true,
     async write(runs) {
       const days = new Set<string>()
       const pending = runs.map((run) => ({ run, path: archivePath(dir, run) }))

@@ -1,5 +1,6 @@
 import { checkArchivedRun } from '../core/archive-check.js'
 import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
+import type { EventEnvelope } from '../core/envelope.js'
 import { InvalidRequestError, SkeinError, StartConflictError } from '../core/errors.js'
 import { emptyFold, foldEvents, foldFromSnapshot, type RunFold } from '../core/fold/index.js'
 import { decodeEvent } from '../core/payload-codec.js'
@@ -28,8 +29,9 @@ export async function restoreRunOp(
   const events = codec ? run.events.map((e) => decodeEvent(codec, e)) : run.events
   const snapshot = run.head > 1 ? trimmedSnapshot(ctx, run) : null
   if (fold) {
-    const [first] = await ctx.store.read(runId, { fromSeq: 1, limit: 1 })
-    if (first?.id === events[0].id && fold.state.lastSeq === run.tail) {
+    if (fold.state.lastSeq === run.tail && (await sameRun(ctx, run, events))) {
+      // A restore cut short between the log and its keys is finished by restoring it again.
+      await restoreKeys(ctx, run)
       return { runId, tail: run.tail, status: fold.state.status, restored: false }
     }
     throw new StartConflictError(
@@ -49,6 +51,7 @@ export async function restoreRunOp(
   } else {
     await ctx.store.append(runId, events, { expectedSeq: 0, meta: metaOf(restored) })
   }
+  await restoreKeys(ctx, run)
   ctx.log.info({ runId, head: run.head, tail: run.tail }, `run ${runId} restored from its archive`)
   return { runId, tail: run.tail, status: restored.state.status, restored: true }
 }
@@ -89,4 +92,28 @@ function trimmedSnapshot(ctx: EngineContext, run: ArchivedRun): Snapshot {
     refuse(`its snapshot at seq ${snapshot.seq} does not hold a fold through that seq`)
   }
   return snapshot
+}
+
+/**
+ * The run's recorded append keys back in the store (format 2), after its log: another process's
+ * retry of an append the original took is refused again. A store without the capability, or an
+ * archive without keys (format 1, a JetStream archive), restores as before: the fold's own keys
+ * come back with the events either way.
+ */
+async function restoreKeys(ctx: EngineContext, run: ArchivedRun): Promise<void> {
+  if (!run.keys?.length || !ctx.capabilities.idempotencyKeys) return
+  await ctx.store.idempotencyKeys!.restore(run.runId, run.keys)
+}
+
+/**
+ * Whether the store's run of this id is the archived one: the same first event held, or, for a
+ * log trimmed to nothing, the same snapshot at its tail (seq and time).
+ */
+async function sameRun(ctx: EngineContext, run: ArchivedRun, events: EventEnvelope[]) {
+  if (events.length > 0) {
+    const [first] = await ctx.store.read(run.runId, { fromSeq: events[0].seq, limit: 1 })
+    return first?.id === events[0].id
+  }
+  const held = await ctx.snapshots.latest(run.runId, run.tail)
+  return held?.seq === run.snapshot?.seq && held?.createdAt === run.snapshot?.createdAt
 }

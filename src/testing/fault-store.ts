@@ -158,6 +158,7 @@ export function faultyStore(inner: EventStore, plan?: FaultPlan): FaultyStore {
       deleteFinished: false,
       countActiveRuns: false,
       restoreTrimmed: false,
+      idempotencyKeys: false,
     },
     append: wrap('append', inner.append.bind(inner)),
     read: wrap('read', inner.read.bind(inner)),

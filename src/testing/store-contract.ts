@@ -188,6 +188,35 @@ export function describeEventStore(
       expect(await store.tail('r2')).toBe(1)
     })
 
+    it("lists a run's recorded keys and restores the ones it lacks (idempotencyKeys)", async (ctx) => {
+      const store = await open()
+      const keys = store.idempotencyKeys
+      if (!keys) return ctx.skip()
+      await store.append('r1', makeEnvelopes('r1', 1, 2), { expectedSeq: 0, idempotencyKey: 'b' })
+      await store.append('r1', makeEnvelopes('r1', 3, 1), { expectedSeq: 2, idempotencyKey: 'a' })
+      expect(await keys.list('r1')).toEqual([
+        { key: 'b', seq: 2 },
+        { key: 'a', seq: 3 },
+      ])
+      expect(await keys.list('nope')).toEqual([])
+      // A run not held gets nothing; a held one gets the keys it lacks, the others stay.
+      await keys.restore('nope', [{ key: 'x', seq: 1 }])
+      expect(await keys.list('nope')).toEqual([])
+      await keys.restore('r1', [
+        { key: 'b', seq: 1 },
+        { key: 'c', seq: 1 },
+      ])
+      expect(await keys.list('r1')).toEqual([
+        { key: 'c', seq: 1 },
+        { key: 'b', seq: 2 },
+        { key: 'a', seq: 3 },
+      ])
+      const error = await rejection(
+        store.append('r1', makeEnvelopes('r1', 4, 1), { expectedSeq: 3, idempotencyKey: 'c' }),
+      )
+      expect(IdempotencyConflictError.is(error)).toBe(true)
+    })
+
     it('rejects a batch whose seqs or runIds do not continue the log, atomically', async () => {
       const store = await open()
       await store.append('r1', makeEnvelopes('r1', 1, 2), { expectedSeq: 0 })

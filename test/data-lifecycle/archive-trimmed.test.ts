@@ -51,6 +51,8 @@ const job = defineWorkflow({
 const modules = [fx, workflow({ definitions: [job] })]
 /** Snapshots every 4 events, two kept, events behind the older trimmed (the newer covers the tail). */
 const trimming = { snapshotEvery: 4, trimAfterSnapshot: { keepSnapshots: 2 } }
+/** One snapshot kept: a finished run's log is its last snapshot alone, no event after it. */
+const toNothing = { snapshotEvery: 4, trimAfterSnapshot: { keepSnapshots: 1 } }
 
 const until = async (check: () => Promise<boolean>, state?: () => Promise<unknown>) => {
   for (let i = 0; i < 3000; i++) {
@@ -93,6 +95,7 @@ async function finishTrimmed(
   n: number,
   prefix: string,
   codec?: PayloadCodec,
+  empty = false,
 ) {
   const originals = new Map<string, Awaited<ReturnType<typeof picture>>>()
   for (let i = 0; i < n; i++) {
@@ -109,12 +112,20 @@ async function finishTrimmed(
     // Trimmed behind its snapshot: the start event (which set the attributes) is gone.
     expect(shown.bounds.head).toBeGreaterThan(1)
     expect(shown.snapshot?.seq).toBe(shown.bounds.head - 1)
+    // Trimmed to nothing: the snapshot covers the tail.
+    if (empty) expect([shown.events, shown.bounds.head]).toEqual([[], shown.bounds.tail + 1])
     originals.set(runId, shown)
   }
   return originals
 }
 
-async function roundTrip(kind: StoreKind, prefix: string, codec?: PayloadCodec) {
+async function roundTrip(
+  kind: StoreKind,
+  prefix: string,
+  codec?: PayloadCodec,
+  options: { empty?: boolean } = {},
+) {
+  const empty = options.empty === true
   const clock = manualClock()
   const archiveDir = freshDir()
   const store = kind.fresh().open()
@@ -122,7 +133,7 @@ async function roundTrip(kind: StoreKind, prefix: string, codec?: PayloadCodec) 
     store,
     modules,
     clock,
-    ...trimming,
+    ...(empty ? toNothing : trimming),
     codec,
     retention: {
       finishedAfterMs: 60_000,
@@ -131,7 +142,7 @@ async function roundTrip(kind: StoreKind, prefix: string, codec?: PayloadCodec) 
       archive: jsonlArchive({ dir: archiveDir }),
     },
   })
-  const originals = await finishTrimmed(engine, store, 4, `${prefix}-${kind.name}`, codec)
+  const originals = await finishTrimmed(engine, store, 4, `${prefix}-${kind.name}`, codec, empty)
   await clock.advance(61_000)
   await until(
     async () => (await engine.retention()).deletedTotal === originals.size,
@@ -149,6 +160,7 @@ async function roundTrip(kind: StoreKind, prefix: string, codec?: PayloadCodec) 
     const original = originals.get(run.runId)!
     expect(run.head).toBe(original.bounds.head)
     expect(run.snapshot?.seq).toBe(run.head - 1)
+    if (empty) expect([run.events, run.tail]).toEqual([[], run.head - 1])
     expect(await engine.restoreRun(run)).toEqual({
       runId: run.runId,
       tail: original.bounds.tail,
@@ -170,6 +182,19 @@ describe.each(kinds)('a trimmed run archived and restored on $name', (kind) => {
 
   it('comes back the same under a payload codec (the archive and the store hold sealed payloads)', async () => {
     await roundTrip(kind, 'sealed', aesGcmCodec({ keys: { k1: randomBytes(32) }, current: 'k1' }))
+  }, 60_000)
+
+  it('comes back trimmed to nothing (one snapshot kept): its snapshot, its head past the tail, its state and replay', async () => {
+    await roundTrip(kind, 'empty', undefined, { empty: true })
+  }, 60_000)
+
+  it('comes back trimmed to nothing under a payload codec', async () => {
+    await roundTrip(
+      kind,
+      'empty-sealed',
+      aesGcmCodec({ keys: { k1: randomBytes(32) }, current: 'k1' }),
+      { empty: true },
+    )
   }, 60_000)
 
   it('refuses a trimmed archive without its snapshot, or over a run the store holds: nothing written', async () => {

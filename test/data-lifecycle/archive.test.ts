@@ -221,7 +221,7 @@ describe('restore refuses what it cannot restore whole', () => {
     await expect(
       engine.restoreRun({ ...run, runId: 'gap', events: moved(1) }),
     ).rejects.toMatchObject({ code: 'INVALID_REQUEST' })
-    await expect(engine.restoreRun({ ...run, format: 2 })).rejects.toThrow(/newer/)
+    await expect(engine.restoreRun({ ...run, format: 3 })).rejects.toThrow(/newer/)
     await expect(engine.getRun('gap')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' })
   })
 

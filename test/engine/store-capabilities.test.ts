@@ -101,6 +101,7 @@ describe('store capabilities', () => {
       deleteFinished: true,
       countActiveRuns: true,
       restoreTrimmed: true,
+      idempotencyKeys: true,
     })
   })
 })

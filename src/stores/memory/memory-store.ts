@@ -23,7 +23,8 @@ import { EVERY_CAPABILITY } from '../../core/store-capabilities.js'
 import { decodeSummaryCursor, encodeSummaryCursor, summaryMatches } from '../../core/summaries.js'
 import { attributesAfter } from '../shared/attribute-events.js'
 import { checkClaim, toLease } from '../shared/lease-rule.js'
-import { checkTrimmedLog, runHeldError } from '../shared/trimmed-log.js'
+import { sortKeys } from '../shared/recorded-keys.js'
+import { checkTrimmedLog, runHeldError, trimmedTail } from '../shared/trimmed-log.js'
 import { memoryClaims } from './memory-claims.js'
 import { memoryFeed } from './memory-feed.js'
 import { memoryFlow } from './memory-flow.js'
@@ -36,7 +37,8 @@ interface RunLog {
   events: EventEnvelope[]
   head: number
   tail: number
-  keys: Set<string>
+  /** Append keys, each with the tail its append left. */
+  keys: Map<string, number>
   meta?: RunMeta
   /** The attributes its events set (`attributesAfter`). */
   attributes?: RunAttributes
@@ -119,7 +121,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
   const logOf = (runId: string): RunLog => {
     let log = runs.get(runId)
     if (!log) {
-      log = { events: [], head: 1, tail: 0, keys: new Set(), listeners: new Set(), position: 0 }
+      log = { events: [], head: 1, tail: 0, keys: new Map(), listeners: new Set(), position: 0 }
       runs.set(runId, log)
     }
     return log
@@ -167,7 +169,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       if (target.position === 0) target.position = created.push(runId)
       for (const event of events) target.events.push(event)
       target.tail = expectedSeq + events.length
-      if (idempotencyKey !== undefined) target.keys.add(idempotencyKey)
+      if (idempotencyKey !== undefined) target.keys.set(idempotencyKey, target.tail)
       if (meta) target.meta = { ...meta }
       target.attributes = attributesAfter(target.attributes, events)
       if (events.length > 0) feed.committed(events)
@@ -179,6 +181,18 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
           } catch {}
         }
       }
+    },
+    idempotencyKeys: {
+      async list(runId) {
+        const log = runs.get(runId)
+        if (!log || log.tail === 0) return []
+        return sortKeys([...log.keys].map(([key, seq]) => ({ key, seq })))
+      },
+      async restore(runId, keys) {
+        const log = runs.get(runId)
+        if (!log || log.tail === 0) return
+        for (const { key, seq } of keys) if (!log.keys.has(key)) log.keys.set(key, seq)
+      },
     },
     async restoreTrimmed(runId, trimmed) {
       const head = checkTrimmedLog(runId, trimmed)
@@ -192,7 +206,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
       if (target.position === 0) target.position = created.push(runId)
       target.events = [...events]
       target.head = head
-      target.tail = events[events.length - 1].seq
+      target.tail = trimmedTail(trimmed)
       target.meta = { ...trimmed.meta }
       target.attributes = trimmed.attributes ?? attributesAfter(undefined, events)
       try {
@@ -201,6 +215,7 @@ export function memoryStore(options: { snapshots?: SnapshotStore } = {}): EventS
         Object.assign(target, { events: [], head: 1, tail: 0, meta: undefined })
         throw error
       }
+      if (events.length === 0) return
       feed.committed(events)
       for (const listener of target.listeners) {
         try {

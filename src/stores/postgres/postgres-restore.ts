@@ -1,6 +1,6 @@
 import type { EventEnvelope } from '../../core/envelope.js'
 import type { TrimmedLog } from '../../core/ports.js'
-import { checkTrimmedLog, runHeldError } from '../shared/trimmed-log.js'
+import { checkTrimmedLog, runHeldError, trimmedTail } from '../shared/trimmed-log.js'
 import { eventRecord } from './group-commit.js'
 import { insertEventRecords } from './statements.js'
 
@@ -60,7 +60,7 @@ export function restoreTrimmedParams(runId: string, log: TrimmedLog): unknown[] 
   return [
     runId,
     head,
-    events[events.length - 1].seq,
+    trimmedTail(log),
     meta.status,
     meta.kind,
     meta.definitionName,
@@ -80,4 +80,21 @@ export function restoreTrimmedParams(runId: string, log: TrimmedLog): unknown[] 
 /** Throws SEQ_CONFLICT when the statement's row says the store holds the run's log already. */
 export function checkRestored(runId: string, row: { run_no: unknown; held_tail: unknown }): void {
   if (row.run_no === null) throw runHeldError(runId, Number(row.held_tail ?? 0))
+}
+
+/**
+ * A run's recorded append keys (`idempotencyKeys`): listed in seq order; restored in one
+ * statement, only for a run the store holds events of, each key the run lacks.
+ */
+export function keyRowsSql(s: string): { list: string; restore: string } {
+  return {
+    list: `SELECT k.key, k.seq FROM ${s}.skein_idempotency k
+      JOIN ${s}.skein_runs r ON r.run_no = k.run_no
+      WHERE r.run_id = $1 AND r.tail > 0 ORDER BY k.seq, k.key`,
+    restore: `INSERT INTO ${s}.skein_idempotency (run_no, key, seq)
+      SELECT r.run_no, k.key, k.seq FROM ${s}.skein_runs r,
+        json_to_recordset($2::text::json) AS k(key text, seq bigint)
+      WHERE r.run_id = $1 AND r.tail > 0
+      ON CONFLICT (run_no, key) DO NOTHING`,
+  }
 }

@@ -34,7 +34,12 @@ import { postgresClaims } from './postgres-claims.js'
 import { postgresFeed } from './postgres-feed.js'
 import { postgresFlow } from './postgres-flow.js'
 import { postgresLeases } from './postgres-leases.js'
-import { checkRestored, restoreTrimmedParams, restoreTrimmedSql } from './postgres-restore.js'
+import {
+  checkRestored,
+  keyRowsSql,
+  restoreTrimmedParams,
+  restoreTrimmedSql,
+} from './postgres-restore.js'
 import { postgresSchedules } from './postgres-schedules.js'
 import { postgresSnapshotStore } from './postgres-snapshot-store.js'
 import { postgresWorkerTasks } from './postgres-worker-tasks.js'
@@ -168,6 +173,7 @@ export function postgresStore(
   const channel = notifyChannel(schema)
   const sql = statements(schema.sql, channel)
   const restoreSql = restoreTrimmedSql(schema.sql, channel)
+  const keySql = keyRowsSql(schema.sql)
   const answerWithinMs = statementTimeoutMs + connectTimeoutMs
   let closed = false
   const guard = () => {
@@ -413,6 +419,17 @@ export function postgresStore(
             sql.deleteAtTails,
           )
         : deleteRuns('delete finished runs', [null, statuses, updatedBefore, limit, at, reason]),
+    idempotencyKeys: {
+      list: async (runId) => {
+        if (!migrated) await ready()
+        const rows = await read(`list keys of run ${runId}`, keySql.list, [runId])
+        return rows.map((r) => ({ key: r.key as string, seq: Number(r.seq) }))
+      },
+      restore: async (runId, keys) => {
+        if (!migrated) await ready()
+        await read(`restore keys of run ${runId}`, keySql.restore, [runId, JSON.stringify(keys)])
+      },
+    },
     restoreTrimmed: async (runId, log) => {
       const params = restoreTrimmedParams(runId, log)
       if (!migrated) await ready()

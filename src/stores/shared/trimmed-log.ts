@@ -4,7 +4,7 @@ import type { TrimmedLog } from '../../core/ports.js'
 /**
  * Throws unless `log` is a trimmed log of `runId` a store can write back (`restoreTrimmed`):
  * a snapshot of the run past seq 0, and events of the run numbered from the seq after it
- * without a gap. Returns the log's head.
+ * without a gap (none for a log trimmed to nothing). Returns the log's head.
  */
 export function checkTrimmedLog(runId: string, log: TrimmedLog): number {
   const { snapshot, events } = log
@@ -15,7 +15,6 @@ export function checkTrimmedLog(runId: string, log: TrimmedLog): number {
     fail('needs a snapshot of the run past seq 0')
   }
   if (!log.meta) fail('needs the run meta')
-  if (events.length === 0) fail('needs events after its snapshot')
   const head = snapshot.seq + 1
   events.forEach((e, i) => {
     if (e.seq !== head + i || e.runId !== runId || e.payload === undefined) {
@@ -31,4 +30,9 @@ export function runHeldError(runId: string, tail: number): Error {
     `run ${runId}: the store holds its log already (tail ${tail}); a trimmed log is restored only into a store without the run`,
     { runId, expectedSeq: 0, tail },
   )
+}
+
+/** The tail a restored trimmed log leaves: its last event, or its snapshot when it has none. */
+export function trimmedTail(log: TrimmedLog): number {
+  return log.events.at(-1)?.seq ?? log.snapshot.seq
 }

@@ -1,6 +1,6 @@
 import type { EventEnvelope } from '../../core/envelope.js'
-import type { TrimmedLog } from '../../core/ports.js'
-import { checkTrimmedLog, runHeldError } from '../shared/trimmed-log.js'
+import type { RecordedKey, TrimmedLog } from '../../core/ports.js'
+import { checkTrimmedLog, runHeldError, trimmedTail } from '../shared/trimmed-log.js'
 import type { SqliteDatabase } from './driver.js'
 import {
   eventInserts,
@@ -44,7 +44,7 @@ export function sqliteRestore(db: SqliteDatabase, st: Statements, committed: Res
     const row = st.run.get(runId)
     if (row && row.tail > 0) throw runHeldError(runId, row.tail)
     const { events, meta, snapshot } = log
-    const tail = events[events.length - 1].seq
+    const tail = trimmedTail(log)
     let runNo: number
     if (row) {
       runNo = row.run_no
@@ -73,5 +73,28 @@ export function sqliteRestore(db: SqliteDatabase, st: Statements, committed: Res
     const head = checkTrimmedLog(runId, log)
     const { position, bytes } = write.immediate(runId, log, head)
     committed(runId, log.events, position, bytes)
+  }
+}
+
+/**
+ * A run's recorded append keys (`idempotencyKeys`): listed in seq order, and restored in one
+ * transaction, only for a run the file holds events of, each key the run lacks.
+ */
+export function sqliteKeyRows(db: SqliteDatabase) {
+  const list = db.prepare<[string], RecordedKey>(
+    `SELECT k.key, k.seq FROM skein_idempotency k JOIN skein_runs r ON r.run_id = k.run_id
+      WHERE k.run_id = ? AND r.tail > 0 ORDER BY k.seq, k.key`,
+  )
+  const held = db.prepare<[string], number>('SELECT tail FROM skein_runs WHERE run_id = ?').pluck()
+  const insert = db.prepare<[string, string, number]>(
+    'INSERT OR IGNORE INTO skein_idempotency (run_id, key, seq) VALUES (?, ?, ?)',
+  )
+  const restore = db.transaction((runId: string, keys: readonly RecordedKey[]) => {
+    if (!((held.get(runId) ?? 0) > 0)) return
+    for (const { key, seq } of keys) insert.run(runId, key, seq)
+  })
+  return {
+    list,
+    restore: (runId: string, keys: readonly RecordedKey[]) => restore.immediate(runId, keys),
   }
 }

@@ -33,7 +33,7 @@ import { sqliteDeletion } from './sqlite-deletion.js'
 import { sqliteFeed } from './sqlite-feed.js'
 import { sqliteFlow, sqliteSlotTaker } from './sqlite-flow.js'
 import { sqliteLeases } from './sqlite-leases.js'
-import { sqliteRestore } from './sqlite-restore.js'
+import { sqliteKeyRows, sqliteRestore } from './sqlite-restore.js'
 import { sqliteSchedules } from './sqlite-schedules.js'
 import { sqliteSnapshotStore } from './sqlite-snapshot-store.js'
 import { sqliteWorkerTasks } from './sqlite-worker-tasks.js'
@@ -172,9 +172,11 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     sqliteSlotTaker(db),
   )
   const restore = sqliteRestore(db, st, (runId, events, lastPosition, payloadBytes) => {
+    if (events.length === 0) return
     listeners.notify(runId, events)
     feed.committed(events, lastPosition, payloadBytes)
   })
+  const keyRows = sqliteKeyRows(db)
   let walFd: number | undefined
   // The head never passes tail + 1: trimming everything leaves an empty, still-fenced log.
   const trimTx = db.transaction((runId: string, beforeSeq: number): number => {
@@ -262,6 +264,14 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
         group.flush()
         return deletion.deleteFinished(query)
       }),
+    idempotencyKeys: {
+      list: (runId) => call(`list keys of run ${runId}`, () => keyRows.list.all(runId)),
+      restore: (runId, keys) =>
+        call(`restore keys of run ${runId}`, () => {
+          group.flush()
+          keyRows.restore(runId, keys)
+        }),
+    },
     restoreTrimmed: (runId, log) =>
       call(`restore run ${runId}`, () => {
         group.flush()
