@@ -54,10 +54,11 @@ it('a settled start whose run a sweep deleted before it settled gets the finishe
   for (let i = 0; i < 500 && !saveStarted; i++) await new Promise((r) => setTimeout(r, 2))
   expect(saveStarted).toBe(true)
   await clock.advance(5000)
-  for (let i = 0; i < 500 && (await engine.retention()).deletedTotal < 1; i++) {
+  const deletedTotal = async () => (await engine.retention()).deletedTotal ?? 0
+  for (let i = 0; i < 500 && (await deletedTotal()) < 1; i++) {
     await new Promise((r) => setTimeout(r, 5))
   }
-  expect((await engine.retention()).deletedTotal).toBe(1)
+  expect(await deletedTotal()).toBe(1)
   saving()
   const { state } = await started
   expect(state?.status).toBe('completed')
