@@ -43,12 +43,14 @@ const job = defineWorkflow({
 })
 const modules = [fx, workflow({ definitions: [job] })]
 
-const until = async (check: () => Promise<boolean>) => {
-  for (let i = 0; i < 1000; i++) {
+// Waits by the clock, not by a count of polls: a sweep of many runs on Postgres took over 10 s
+// on the loaded 2-core machine.
+const until = async (check: () => Promise<boolean>, ms = 25_000) => {
+  for (const end = Date.now() + ms; Date.now() < end; ) {
     if (await check()) return
     await new Promise((r) => setTimeout(r, 10))
   }
-  throw new Error('never happened')
+  throw new Error(`never happened within ${ms} ms`)
 }
 
 /** Runs `n` jobs to completion; their logs, states and last replay steps, by run id. */
