@@ -18,6 +18,13 @@ import { benchEffects, three } from './three-steps.js'
 
 const PG_URL = process.env.SKEIN_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const CONCURRENCY = 16
+// Schemas of this run only: two runs of this bench on one database (other sessions' included)
+// would otherwise drop each other's schemas mid-round.
+const SCHEMAS = {
+  skein: `bench_skein_${process.pid}`,
+  floor: `bench_floor_${process.pid}`,
+  dbos: `bench_dbos_${process.pid}`,
+}
 const ROUNDS = 5
 const SEQ_RUNS = 300
 const PAR_RUNS = 1600
@@ -32,7 +39,7 @@ async function backendPid(client: PostgresQueryable): Promise<number> {
 /** `runs` 3-step runs on a fresh schema, `concurrency` at a time, through `driver`. */
 async function skeinRuns(driver: RawDriver, runs: number, concurrency: number) {
   const client = rawClient(driver, PG_URL)
-  await freshSchema(client, 'bench_skein')
+  await freshSchema(client, SCHEMAS.skein)
   let groups = 0
   const counting: PostgresQueryable = {
     query(text, params) {
@@ -40,7 +47,7 @@ async function skeinRuns(driver: RawDriver, runs: number, concurrency: number) {
       return client.query(text, params)
     },
   }
-  const store = postgresStore({ pool: counting }, { schema: 'bench_skein' })
+  const store = postgresStore({ pool: counting }, { schema: SCHEMAS.skein })
   const engine = createEngine({
     store,
     modules: [workflow({ definitions: [three] }), benchEffects],
@@ -82,11 +89,11 @@ async function floor(
 ): Promise<{ rate: number; cpuMs: number; backendMs: number }> {
   const client = rawClient(driver, PG_URL)
   try {
-    await freshSchema(client, 'bench_floor')
+    await freshSchema(client, SCHEMAS.floor)
     const pid = await backendPid(client)
     const backend0 = processCpuMs([pid])
     const cpu0 = process.cpuUsage()
-    const rate = await floorRuns(client, 'bench_floor', runs, concurrency)
+    const rate = await floorRuns(client, SCHEMAS.floor, runs, concurrency)
     const cpu = process.cpuUsage(cpu0)
     const backendMs = (processCpuMs([pid]) - backend0) / runs
     return { rate, cpuMs: (cpu.user + cpu.system) / 1000 / runs, backendMs }
@@ -103,7 +110,7 @@ const dbosInstalled = () =>
 /** One round of DBOS in a child process (a process-wide singleton): runs/s and p50 ms. */
 function dbosRound(): { seq: number; par: number; p50: number } {
   const script = fileURLToPath(new URL('three-steps.ts', DBOS_DIR))
-  const args = [PG_URL, 'bench_dbos', '1', String(SEQ_RUNS), String(PAR_RUNS), String(CONCURRENCY)]
+  const args = [PG_URL, SCHEMAS.dbos, '1', String(SEQ_RUNS), String(PAR_RUNS), String(CONCURRENCY)]
   // NODE_NO_WARNINGS: DBOS's own use of pg prints a deprecation warning that is not ours.
   const child = spawnSync(process.execPath, ['--import', 'tsx', script, ...args], {
     encoding: 'utf8',
@@ -134,7 +141,7 @@ const spread = (values: number[], baseline: number[]) => {
 
 async function dropSchemas(): Promise<void> {
   const client = rawClient('pg', PG_URL)
-  for (const schema of ['bench_skein', 'bench_floor', 'bench_dbos']) {
+  for (const schema of Object.values(SCHEMAS)) {
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
   }
   await client.end()

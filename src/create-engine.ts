@@ -11,7 +11,7 @@ import { type Booted, EngineLifecycle } from './engine-lifecycle.js'
 import type { EngineOptions } from './engine-options.js'
 import { validateApiBasePath, validateDebuggerHost } from './http/debugger-path.js'
 import { errorResponse } from './http/error-response.js'
-import { createHttpHandler, type HttpHandler } from './http/handler.js'
+import type { HttpHandler } from './http/handler.js'
 import { markApiBasePath } from './http/node-middleware.js'
 import { checkCancelRoutes } from './http/routes/cancel.js'
 import { resolveSseLimits } from './http/sse-limits.js'
@@ -245,19 +245,23 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
   })
 
   const rt = () => lifecycle.call()
-  const handler = (): HttpHandler => {
-    http ??= createHttpHandler(engine, {
-      authorize: options.authorize,
-      debugger: options.debugger,
-      basePath: apiBasePath,
-      maxRequestBytes: resolved.maxRequestBytes,
-      maxEventBytes: resolved.maxEventBytes,
-      sse: options.http?.sse,
-      cancelRoutes: options.http?.cancelRoutes,
-      observing: sink ? { observe, causes } : undefined,
-    })
-    return http
-  }
+  // The HTTP handler and its routes are imported at the first request: an engine used only
+  // embedded (most hosts, and every restart that recovers runs) never loads them.
+  let loadingHttp: Promise<HttpHandler> | undefined
+  const handler = (): Promise<HttpHandler> =>
+    (loadingHttp ??= import('./http/handler.js').then(({ createHttpHandler }) => {
+      http = createHttpHandler(engine, {
+        authorize: options.authorize,
+        debugger: options.debugger,
+        basePath: apiBasePath,
+        maxRequestBytes: resolved.maxRequestBytes,
+        maxEventBytes: resolved.maxEventBytes,
+        sse: options.http?.sse,
+        cancelRoutes: options.http?.cancelRoutes,
+        observing: sink ? { observe, causes } : undefined,
+      })
+      return http
+    }))
 
   // The `serve` option's server: `ready()` resolves once it listens and rejects if it cannot.
   const serveOption = options.serve
@@ -373,10 +377,12 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
       } catch (error) {
         return errorResponse(error)
       }
-      return handler().fetch(request)
+      return (http ?? (await handler())).fetch(request)
     },
-    serve: (serveOptions: ServeOptions = {}) =>
-      lifecycle.serve((request) => handler().fetch(request), serveOptions),
+    serve: async (serveOptions: ServeOptions = {}) => {
+      await handler()
+      return lifecycle.serve((request) => http!.fetch(request), serveOptions)
+    },
     stop: (stopOptions?: StopOptions) =>
       lifecycle.stop(stopOptions).finally(() => {
         waits.stop()

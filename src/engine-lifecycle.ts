@@ -5,7 +5,6 @@ import {
   ServeError,
 } from './core/errors.js'
 import type { EventStore } from './core/ports.js'
-import { serveHandler } from './http/server.js'
 import type { RuntimeEngine } from './runtime/engine.js'
 import type { Schedules } from './runtime/engine-schedules.js'
 import type { ServeOptions, ServerHandle, StopOptions } from './runtime/engine-types.js'
@@ -91,6 +90,8 @@ export class EngineLifecycle {
     const hostname = options.hostname ?? '127.0.0.1'
     let server: ServerHandle
     try {
+      // Imported here: an engine that never serves never loads the Node server adapter.
+      const { serveHandler } = await import('./http/server.js')
       server = await serveHandler(fetch, {
         ...options,
         port,

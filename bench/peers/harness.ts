@@ -177,8 +177,9 @@ export function picked(workload: string): boolean {
 const SKIPPED = { rate: Number.NaN, p50: Number.NaN, p99: Number.NaN }
 
 async function round(system: PeerSystem, sizes: Sizes): Promise<RoundResult> {
-  // Warm-up: JIT, pools, plan caches.
-  await timed(Math.max(4, sizes.par >> 3), CONCURRENCY, () => system.threeSteps())
+  // Warm-up: JIT, pools, plan caches. SKEIN_PEER_WARMUP sets its runs (every engine alike).
+  const warmup = Number(process.env.SKEIN_PEER_WARMUP ?? Math.max(4, sizes.par >> 3))
+  await timed(warmup, CONCURRENCY, () => system.threeSteps())
   const seq = picked('seq') ? await timed(sizes.seq, 1, () => system.threeSteps()) : SKIPPED
   const pids = await system.serverPids()
   const bytes0 = await system.storeBytes()

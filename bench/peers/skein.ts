@@ -3,10 +3,10 @@
 // steps are nodes with the same `after`, a wait is `ctx.waitFor`, a sleep `ctx.sleep`.
 // SKEIN_PEER_STORE=sqlite (SKEIN_PEER_PATH: the file, synchronous FULL, the default) or
 // postgres (SKEIN_PG_URL, SKEIN_PEER_SCHEMA; synchronous_commit on, the server's default).
-import Database from 'better-sqlite3'
-import pg from 'pg'
+// The Postgres store and pg are imported only when used, as an application on SQLite would
+// not load them: the recovery figure counts the restarted process's imports.
+import type { Client } from 'pg'
 import { createEngine, defineEffect, defineModule } from 'skein'
-import { postgresStore } from 'skein/postgres'
 import { sqliteStore } from 'skein/sqlite'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { Counter, Marks, ownConnectionPorts, type PeerSystem, runPeer } from './harness.js'
@@ -110,16 +110,23 @@ async function make(): Promise<PeerSystem> {
   const path = process.env.SKEIN_PEER_PATH ?? 'bench-peer.db'
   const store =
     kind === 'postgres'
-      ? postgresStore({ connectionString: url }, { schema })
+      ? (await import('skein/postgres')).postgresStore({ connectionString: url }, { schema })
       : sqliteStore({ path })
   const engine = createEngine({
     store,
     modules: [workflow({ definitions: [three, ten, fan, signalled, nap, stuck] }), bench],
   })
   await engine.ready()
-  const admin = kind === 'postgres' ? new pg.Client({ connectionString: url }) : undefined
-  await admin?.connect()
-  const sizer = kind === 'sqlite' ? new Database(path, { readonly: true }) : undefined
+  let admin: Client | undefined
+  if (kind === 'postgres') {
+    admin = new (await import('pg')).default.Client({ connectionString: url })
+    await admin.connect()
+  }
+  // Store bytes, read apart from the engine's connection (round mode only).
+  const sizer =
+    kind === 'sqlite' && (process.env.SKEIN_PEER_MODE ?? 'round') === 'round'
+      ? new (await import('better-sqlite3')).default(path, { readonly: true })
+      : undefined
   const completed = async (run: Promise<{ state: { status: string } }>) => {
     const { state } = await run
     if (state.status !== 'completed') throw new Error(`run ended ${state.status}`)

@@ -61,7 +61,8 @@ export const commands = {
     input: unknown,
     options: { key: string; retry?: RetryPolicy; timeoutMs?: number },
   ): Command {
-    return { type: 'invoke', effect, input, ...options }
+    // Object.assign, not a spread after the literal's keys: V8's slow path (copy.ts).
+    return Object.assign({ type: 'invoke' as const, effect, input }, options)
   },
   spawn(definition: Definition | DefinitionRef, input: unknown, options: { key: string }): Command {
     return { type: 'spawn', definition, input, key: options.key }
@@ -69,8 +70,8 @@ export const commands = {
   wait(on: WaitCondition, options: { key: string }): Command {
     return { type: 'wait', on, key: options.key }
   },
-  emit(event: string, payload: Json = null, options: { key?: string } = {}): Command {
-    return { type: 'emit', event, payload, key: options.key }
+  emit(event: string, payload: Json = null, options?: { key?: string }): Command {
+    return { type: 'emit', event, payload, key: options?.key }
   },
   cancel(key: string, reason?: string): Command {
     return { type: 'cancel', key, reason }

@@ -1,6 +1,7 @@
 import type { EventEnvelope } from './envelope.js'
 import { PayloadUndecodableError } from './errors.js'
 import type { Json } from './json.js'
+import { jsonTextOf, withJsonText } from './json-text.js'
 
 /**
  * Which stored value a codec call is about. A codec may bind its output to it (the AES-GCM
@@ -59,8 +60,21 @@ export const attributesOf = (payload: Json): Json | undefined =>
  */
 export function encodeEvent(codec: PayloadCodec, e: EventEnvelope): EventEnvelope {
   const sealed = codec.encode(e.payload, eventContext(e))
+  return { ...e, payload: besideAttributes(e, sealed) }
+}
+
+/**
+ * What the store keeps as the payload of `e` for `stored`: it, or `{ attributes, $sealed }` for
+ * a start or an attribute change, with its JSON text (`withJsonText`) so the store serializes
+ * nothing twice.
+ */
+export function besideAttributes(e: EventEnvelope, stored: Json): Json {
   const attributes = ATTRIBUTE_EVENTS.has(e.type) ? attributesOf(e.payload) : undefined
-  return { ...e, payload: attributes === undefined ? sealed : { attributes, $sealed: sealed } }
+  if (attributes === undefined) return stored
+  return withJsonText(
+    { attributes, $sealed: stored },
+    `{"attributes":${JSON.stringify(attributes)},"$sealed":${jsonTextOf(stored)}}`,
+  )
 }
 
 /** What the codec wrote for the event: its payload, or `$sealed` beside a start's attributes. */

@@ -1,9 +1,9 @@
 import type { EventEnvelope } from './envelope.js'
 import { PayloadUndecodableError } from './errors.js'
 import type { Json } from './json.js'
+import { jsonTextOf, withJsonText } from './json-text.js'
 import {
-  ATTRIBUTE_EVENTS,
-  attributesOf,
+  besideAttributes,
   type CodecContext,
   decodeEvent,
   encodeEvent,
@@ -60,11 +60,15 @@ function sealBatch(codec: PayloadCodec, events: readonly EventEnvelope[]): Event
     events.map((e) => e.payload),
     batchContext(last.runId, first.seq, last.seq),
   )
-  return events.map((e) => {
-    const stored: Json = e === last ? { $batch: sealed, $from: first.seq } : { $inBatch: last.seq }
-    const attributes = ATTRIBUTE_EVENTS.has(e.type) ? attributesOf(e.payload) : undefined
-    return { ...e, payload: attributes === undefined ? stored : { attributes, $sealed: stored } }
-  })
+  // The holder with its JSON text, so the store does not serialize the sealed value again.
+  const holder = withJsonText(
+    { $batch: sealed, $from: first.seq },
+    `{"$batch":${jsonTextOf(sealed)},"$from":${first.seq}}`,
+  )
+  return events.map((e) => ({
+    ...e,
+    payload: besideAttributes(e, e === last ? holder : { $inBatch: last.seq }),
+  }))
 }
 
 const placeOf = (runId: string, seq: number) => `${runId}\u0000${seq}`

@@ -7,6 +7,7 @@ import {
 } from 'node:crypto'
 import { InvalidRequestError, PayloadUndecodableError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
+import { withJsonText } from '../core/json-text.js'
 import type { CodecContext, PayloadCodec } from '../core/payload-codec.js'
 
 /** The algorithm name a stored value carries (`$codec`). */
@@ -101,6 +102,10 @@ export function aesGcmCodec(options: AesGcmCodecOptions): PayloadCodec {
     )
 
   const nextIv = ivSource()
+  // The stored value's JSON text is written with it (its key id and base64 need no escapes), so
+  // the store does not scan the base64 again (decisions.md, "A sealed payload carries its JSON
+  // text to the store").
+  const textBefore = `{"$codec":"${AES_GCM}","kid":${JSON.stringify(current)},"data":"`
   return {
     encoded,
     encode(value, context) {
@@ -110,7 +115,7 @@ export function aesGcmCodec(options: AesGcmCodecOptions): PayloadCodec {
       const sealed = cipher.update(JSON.stringify(value), 'utf8')
       const final = cipher.final()
       const data = Buffer.concat([iv, cipher.getAuthTag(), sealed, final]).toString('base64')
-      return { $codec: AES_GCM, kid: current, data }
+      return withJsonText({ $codec: AES_GCM, kid: current, data }, `${textBefore}${data}"}`)
     },
     decode(stored, context) {
       if (!encoded(stored)) return stored

@@ -87,6 +87,22 @@ export class Batch {
     this.pendingEphemeral = undefined
   }
 
+  /** The threads of one decide round, reused from round to round of this batch. */
+  private readonly deciding: string[] = []
+
+  /**
+   * The dirty threads, in the order they became dirty, for one decide round; `dirty` is left
+   * empty for the threads the round makes dirty. The list is the batch's own, valid until the
+   * next call (rounds run one after another).
+   */
+  takeDirty(): readonly string[] {
+    const threads = this.deciding
+    threads.length = 0
+    for (const threadId of this.dirty) threads.push(threadId)
+    this.dirty.clear()
+    return threads
+  }
+
   get size(): number {
     return this.events.length
   }

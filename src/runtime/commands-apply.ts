@@ -14,7 +14,7 @@ import type { EffectDefinition } from '../core/effect.js'
 import { isTerminal } from '../core/envelope.js'
 import type { ErrorInfo } from '../core/errors.js'
 import { toErrorInfo } from '../core/errors.js'
-import { commandOf, threadContext } from '../core/fold/index.js'
+import { commandOf, type ThreadRuntime, threadContext } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
 import {
   type EffectExecution,
@@ -34,12 +34,17 @@ import {
 import { requestWorkerCancel } from './worker-dispatch.js'
 
 /** Validates and cleans an input; failures become an ErrorInfo instead of a throw. */
+interface CheckedInput {
+  input: Json
+  invalid?: ErrorInfo
+}
+
 function checkedInput(
   schema: Definition['input'],
   value: unknown,
   what: string,
   maxBytes: number,
-): MaybePromise<{ input: Json; invalid?: ErrorInfo }> {
+): MaybePromise<CheckedInput> {
   const fail = (error: unknown) => ({ input: null, invalid: toErrorInfo(error) })
   const ok = (v: unknown) => {
     try {
@@ -104,18 +109,18 @@ function applyInvoke(
   threadId: string,
   command: Extract<Command, { type: 'invoke' }>,
 ): MaybePromise<ErrorInfo | undefined> {
-  const { ctx, mem, batch } = pass
-  const resolved = resolveEffect(ctx, command.effect)
+  const { ctx, mem } = pass
+  const definition = effectDefinition(ctx, command.effect)
   const existing = commandOf(pass.fold.books[threadId], command.key)
   if (existing) {
-    if (existing.kind === 'invoke' && resolved.definition)
-      mem.executors.set(existing.id, resolved.definition)
+    if (existing.kind === 'invoke' && definition) mem.executors.set(existing.id, definition)
     return
   }
-  const ephemeral = resolved.definition?.ephemeral === true
+  const ephemeral = definition?.ephemeral === true
   const thread = ephemeral ? threadContext(ctx.registry, pass.fold, threadId) : null
   if (thread?.ephemeral?.has(command.key)) return
-  if (!resolved.type) {
+  const type = ctx.registry.effectType(command.effect)
+  if (!type) {
     return {
       code: 'EFFECT_NOT_FOUND',
       message:
@@ -124,38 +129,69 @@ function applyInvoke(
           : 'an effect object passed to invoke must be registered in a module or carry a `type`',
     }
   }
-  const definition = resolved.definition
-  const type = resolved.type
-  const what = `effect ${type} input`
-  const checking = checkedInput(definition?.input, command.input, what, ctx.options.maxEventBytes)
-  return andThen(checking, ({ input, invalid }) => {
-    const effectId = ctx.ids.effectId()
-    const payload: EffectRequestedPayload = {
-      effectId,
-      threadId,
-      type,
-      input,
-      key: command.key,
-      execution: placement(ctx, type, definition),
-    }
-    if (command.retry) payload.retry = command.retry as Json
-    if (command.timeoutMs !== undefined) payload.timeoutMs = command.timeoutMs
-    if (definition) mem.executors.set(effectId, definition)
-    if (thread && !invalid && payload.execution === 'inline') {
-      // Recorded only if the attempt fails (see decide-rounds.ts, runEphemeral).
-      batch.requestEphemeral(payload, thread)
-      return undefined
-    }
-    batch.add(RT.effectRequested, payload, { threadId, effectId })
-    if (invalid) {
-      batch.add(
-        RT.effectFailed,
-        { effectId, attempt: 0, error: invalid, final: true, reason: 'terminal' },
-        { threadId, effectId },
-      )
-    }
+  const schema = definition?.input
+  // No schema: checked at once, with no closure for a later answer (most effects).
+  if (!schema) {
+    const checked = checkedJson(command.input, type, ctx.options.maxEventBytes)
+    return recordInvoke(pass, threadId, command, definition, type, thread, checked)
+  }
+  const checking = checkedInput(
+    schema,
+    command.input,
+    `effect ${type} input`,
+    ctx.options.maxEventBytes,
+  )
+  return andThen(checking, (checked) =>
+    recordInvoke(pass, threadId, command, definition, type, thread, checked),
+  )
+}
+
+/** An effect input with no schema, as the log holds it (or why it cannot). */
+function checkedJson(value: unknown, type: string, maxBytes: number): CheckedInput {
+  try {
+    return { input: requireJson(value, `effect ${type} input`, maxBytes) }
+  } catch (error) {
+    return { input: null, invalid: toErrorInfo(error) }
+  }
+}
+
+/** Records an invoke whose input was checked: its request, or (ephemeral) its pending attempt. */
+function recordInvoke(
+  pass: Pass,
+  threadId: string,
+  command: Extract<Command, { type: 'invoke' }>,
+  definition: EffectDefinition | undefined,
+  type: string,
+  thread: ThreadRuntime | null,
+  { input, invalid }: CheckedInput,
+): undefined {
+  const { ctx, mem, batch } = pass
+  const effectId = ctx.ids.effectId()
+  const payload: EffectRequestedPayload = {
+    effectId,
+    threadId,
+    type,
+    input,
+    key: command.key,
+    execution: placement(ctx, type, definition),
+  }
+  if (command.retry) payload.retry = command.retry as Json
+  if (command.timeoutMs !== undefined) payload.timeoutMs = command.timeoutMs
+  if (definition) mem.executors.set(effectId, definition)
+  if (thread && !invalid && payload.execution === 'inline') {
+    // Recorded only if the attempt fails (see decide-rounds.ts, runEphemeral).
+    batch.requestEphemeral(payload, thread)
     return undefined
-  })
+  }
+  batch.add(RT.effectRequested, payload, { threadId, effectId })
+  if (invalid) {
+    batch.add(
+      RT.effectFailed,
+      { effectId, attempt: 0, error: invalid, final: true, reason: 'terminal' },
+      { threadId, effectId },
+    )
+  }
+  return undefined
 }
 
 function applySpawn(
@@ -237,13 +273,10 @@ function applyEmit(
 ): MaybePromise<ErrorInfo | undefined> {
   const { ctx, batch } = pass
   if (command.key !== undefined && commandOf(pass.fold.books[threadId], command.key)) return
-  const add = (event: { type: string; payload: Json }) => {
-    batch.add(event.type, event.payload, { threadId, key: command.key })
-    return undefined
-  }
+  let event: MaybePromise<{ type: string; payload: Json }>
   try {
     const kind = pass.fold.state.threads[threadId].kind
-    const event = validateEmittedEvent(
+    event = validateEmittedEvent(
       ctx.registry,
       ctx.registry.kindNamespaces.get(kind),
       command.event,
@@ -251,10 +284,18 @@ function applyEmit(
       ctx.options.maxEventBytes,
       'any-module',
     )
-    return event instanceof Promise ? event.then(add, toErrorInfo) : add(event)
   } catch (error) {
     return toErrorInfo(error)
   }
+  // A closure only for a schema that answers later (most emits are checked at once).
+  if (event instanceof Promise) {
+    return event.then((checked) => {
+      batch.add(checked.type, checked.payload, { threadId, key: command.key })
+      return undefined
+    }, toErrorInfo)
+  }
+  batch.add(event.type, event.payload, { threadId, key: command.key })
+  return undefined
 }
 
 /**
@@ -295,15 +336,15 @@ function applyAttributes(
   return undefined
 }
 
-function resolveEffect(
+/** The definition an invoke runs: the registered one, or the object it passed. */
+function effectDefinition(
   ctx: EngineContext,
   effect: string | EffectDefinition,
-): { type?: string; definition?: EffectDefinition } {
-  if (typeof effect === 'string')
-    return { type: ctx.registry.effectType(effect), definition: ctx.registry.effects.get(effect) }
+): EffectDefinition | undefined {
+  if (typeof effect === 'string') return ctx.registry.effects.get(effect)
   // An object that a registered effect stands in for (a test's fake) runs the stand-in.
   const type = ctx.registry.effectType(effect)
-  return { type, definition: (type && ctx.registry.effects.get(type)) || effect }
+  return (type && ctx.registry.effects.get(type)) || effect
 }
 
 function resolveDefinition(

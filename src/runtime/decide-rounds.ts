@@ -50,8 +50,7 @@ function roundsFrom(pass: Pass, from: number): MaybePromise<void> {
 
 /** One round: the dirty threads decide, then the inline and ephemeral attempts they asked for run. */
 function decideRound(pass: Pass): MaybePromise<void> {
-  const threads = [...pass.batch.dirty]
-  pass.batch.dirty.clear()
+  const threads = pass.batch.takeDirty()
   const deciding = eachInOrder(pass, threads, decideThread, undefined)
   if (deciding instanceof Promise) return deciding.then(() => runRoundAttempts(pass))
   return runRoundAttempts(pass)
@@ -150,16 +149,19 @@ function runEphemeral(
 }
 
 /** Effects run `mode`-wise that may start an attempt now: newly requested or with a retry due. */
-export function runnableEffects(pass: Pass, mode: EffectExecution): EffectRecord[] {
-  const out: EffectRecord[] = []
-  if (isTerminal(pass.fold.state.status)) return out
+export function runnableEffects(pass: Pass, mode: EffectExecution): readonly EffectRecord[] {
+  if (isTerminal(pass.fold.state.status)) return NONE_RUNNABLE
+  let out: EffectRecord[] | undefined
   const effects = pass.fold.effects
   for (const effectId in effects) {
     const effect = effects[effectId]
-    if (isRunnable(pass, mode, effect)) out.push(effect)
+    if (isRunnable(pass, mode, effect)) (out ??= []).push(effect)
   }
-  return out
+  return out ?? NONE_RUNNABLE
 }
+
+/** What most rounds find runnable: one shared empty list, not a new array per round. */
+const NONE_RUNNABLE: readonly EffectRecord[] = Object.freeze([])
 
 export function hasRunnable(pass: Pass, mode: EffectExecution): boolean {
   if (isTerminal(pass.fold.state.status)) return false

@@ -23,7 +23,11 @@ export interface AdmittedAttempt {
 }
 
 /** Whether any of these attempts (or a permit granted meanwhile) needs the gate. */
-export function needsGate(pass: Pass, limits: EffectAdmissions, effects: EffectRecord[]): boolean {
+export function needsGate(
+  pass: Pass,
+  limits: EffectAdmissions,
+  effects: readonly EffectRecord[],
+): boolean {
   if (pass.mem.permits.size > 0) return true
   for (const effect of effects)
     if (limits.limited(executorOf(pass.ctx, pass.mem, effect))) return true
@@ -41,7 +45,7 @@ export function needsGate(pass: Pass, limits: EffectAdmissions, effects: EffectR
 export async function admitAttempts(
   pass: Pass,
   limits: EffectAdmissions,
-  effects: EffectRecord[],
+  effects: readonly EffectRecord[],
 ): Promise<AdmittedAttempt[]> {
   const { ctx, mem } = pass
   const runId = pass.fold.state.runId

@@ -47,8 +47,15 @@ const isPlaceholder = (value: unknown): value is { [WAIT_URL_KEY]: JsonObject } 
 export function hasWaitUrl(value: unknown, depth = 0): boolean {
   if (typeof value !== 'object' || value === null || depth > 4) return false
   if (isPlaceholder(value)) return true
-  const items = Array.isArray(value) ? value : Object.values(value)
-  return items.some((item) => hasWaitUrl(item, depth + 1))
+  // Loops, not Object.values(…).some(…): every attempt of every effect asks, most answer no.
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (hasWaitUrl(value[i], depth + 1)) return true
+    return false
+  }
+  const record = value as Record<string, unknown>
+  for (const key in record)
+    if (Object.hasOwn(record, key) && hasWaitUrl(record[key], depth + 1)) return true
+  return false
 }
 
 /**

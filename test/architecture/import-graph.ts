@@ -9,6 +9,8 @@ export interface ImportEdge {
   to: string
   /** `import type` / `export type`: erased at build time, gone at run time. */
   typeOnly: boolean
+  /** `import()`: loaded when the code calls it, not when the importing module loads. */
+  dynamic?: boolean
 }
 
 const sourceFiles = (dir: string): string[] =>
@@ -19,9 +21,11 @@ const sourceFiles = (dir: string): string[] =>
   })
 
 /** The relative imports of one file: static, `export … from` and dynamic `import()`. */
-function importsOf(file: string): Array<{ specifier: string; typeOnly: boolean }> {
+function importsOf(
+  file: string,
+): Array<{ specifier: string; typeOnly: boolean; dynamic?: boolean }> {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest)
-  const found: Array<{ specifier: string; typeOnly: boolean }> = []
+  const found: Array<{ specifier: string; typeOnly: boolean; dynamic?: boolean }> = []
   const visit = (node: ts.Node) => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
       const clause = node.importClause
@@ -53,7 +57,7 @@ function importsOf(file: string): Array<{ specifier: string; typeOnly: boolean }
       node.arguments[0] &&
       ts.isStringLiteral(node.arguments[0])
     ) {
-      found.push({ specifier: node.arguments[0].text, typeOnly: false })
+      found.push({ specifier: node.arguments[0].text, typeOnly: false, dynamic: true })
     }
     ts.forEachChild(node, visit)
   }
@@ -65,10 +69,15 @@ function importsOf(file: string): Array<{ specifier: string; typeOnly: boolean }
 export function importGraph(root: string, cwd = process.cwd()): ImportEdge[] {
   const edges: ImportEdge[] = []
   for (const file of sourceFiles(resolve(cwd, root))) {
-    for (const { specifier, typeOnly } of importsOf(file)) {
+    for (const { specifier, typeOnly, dynamic } of importsOf(file)) {
       if (!specifier.startsWith('.')) continue
       const target = resolve(dirname(file), specifier).replace(/\.js$/, '.ts')
-      edges.push({ from: relative(cwd, file), to: relative(cwd, target), typeOnly })
+      edges.push({
+        from: relative(cwd, file),
+        to: relative(cwd, target),
+        typeOnly,
+        ...(dynamic ? { dynamic } : {}),
+      })
     }
   }
   return edges

@@ -424,6 +424,22 @@ describe('sqlite store', () => {
     for (let i = 0; i < 10; i++) expect(await store.tail(`r${i}`)).toBe(2)
   })
 
+  it('commits a lone append at the next loop turn: no timer, no window waiting for company', async () => {
+    // One run at a time, every step's commit sits between two fsyncs on the run's critical
+    // path (docs/performance.md, "Where a one-at-a-time run's time goes"): the flush queued by
+    // the append runs before an immediate queued after it, and its promise settles there.
+    const store = open({ path: freshPath() })
+    await store.append('warm', makeEnvelopes('warm', 1, 1), { expectedSeq: 0 })
+    let settled = false
+    const append = store.append('a', makeEnvelopes('a', 1, 2), { expectedSeq: 0 })
+    append.then(() => {
+      settled = true
+    })
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    expect(settled).toBe(true)
+    await append
+  })
+
   it('settles group-committed appends only after the commit is visible to others', async () => {
     const path = freshPath()
     const store = open({ path })

@@ -97,9 +97,13 @@ export function setCommand(book: ThreadBook, key: string, record: CommandRecord)
   book.fresh = 0
 }
 
+const PENDING: Outcome = Object.freeze({ status: 'pending' })
+
 /** What `ctx.outcome(key)` reports for a command record. */
 export function outcomeOf(record: CommandRecord | undefined): Outcome {
   if (!record) return { status: 'none' }
+  // The answer most decides get, shared (outcomes are read-only to kinds).
+  if (record.status === 'pending' && record.reopenedAt === undefined) return PENDING
   const outcome = settledOutcome(record)
   if (record.reopenedAt !== undefined) outcome.reopenedAt = record.reopenedAt
   return outcome

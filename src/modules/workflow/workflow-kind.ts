@@ -109,74 +109,112 @@ function next(
     : { nodes, results }
 }
 
+/**
+ * One decide's walk over the nodes: the commands so far, the results the later nodes see, and
+ * (with lookahead) the nodes this decide finishes or skips. A class with methods, not closures:
+ * a decide runs once per decide round of every run (decisions.md, "A decide allocates only what
+ * it returns").
+ */
+class NodesWalk {
+  readonly out: Command[] = []
+  /** Without fallbacks, a node this decide finishes or skips counts as done for the nodes
+   * after it (def.order is topological), so the next node starts in the same round. */
+  readonly lookahead: boolean
+  doneNow: Set<string> | undefined
+  running = 0
+  results: Record<string, Json>
+
+  constructor(
+    readonly def: WorkflowDefinition,
+    readonly state: WorkflowState,
+    readonly ctx: Ctx,
+  ) {
+    this.lookahead = def.fallbacks.size === 0
+    this.results = this.lookahead ? state.results : resultsOf(state, def)
+  }
+
+  isDone(id: string): boolean {
+    if (this.doneNow?.has(id)) return true
+    const node = this.state.nodes[id]
+    if (!node) return false
+    if (node.status === 'finished' || node.status === 'skipped') return true
+    return node.status === 'failed' && node.fallback !== undefined && this.isDone(node.fallback)
+  }
+
+  allDone(ids: readonly string[] | undefined): boolean {
+    if (ids) for (let i = 0; i < ids.length; i++) if (!this.isDone(ids[i])) return false
+    return true
+  }
+
+  add(step: readonly Command[]): void {
+    const out = this.out
+    for (let i = 0; i < step.length; i++) out.push(step[i])
+  }
+
+  /** Pushes a node's commands; with lookahead, notes the node finished or skipped by them. */
+  push(id: string, step: readonly Command[]): void {
+    this.add(step)
+    const out = this.out
+    const setAttributes = this.def.nodes[id].attributes
+    if (!this.lookahead && !setAttributes) return
+    const ended = endOf(step, id)
+    if (!ended) return
+    if (setAttributes && 'result' in ended) {
+      out.push(attributesOf(id, setAttributes, this.ctx.input, ended.result, this.results))
+    }
+    if (!this.lookahead) return
+    this.markDone(id)
+    this.running--
+    if ('result' in ended) this.results = Object.freeze(withEntry(this.results, id, ended.result))
+  }
+
+  markDone(id: string): void {
+    ;(this.doneNow ??= new Set()).add(id)
+  }
+}
+
 /** The nodes' commands: those of the nodes running, and of the nodes whose turn has come. */
 function decideNodes(def: WorkflowDefinition, recorded: WorkflowState, ctx: Ctx): Command[] {
   const state = liveNodes(recorded, ctx)
-  const out: Command[] = []
-  let results = def.fallbacks.size > 0 ? resultsOf(state, def) : state.results
-  // Without fallbacks, a node this decide finishes or skips counts as done for the nodes
-  // after it (def.order is topological), so the next node starts in the same round.
-  const lookahead = def.fallbacks.size === 0
-  let doneNow: Set<string> | undefined
-  const isDone = (id: string): boolean => {
-    if (doneNow?.has(id)) return true
-    const node = state.nodes[id]
-    if (!node) return false
-    if (node.status === 'finished' || node.status === 'skipped') return true
-    return node.status === 'failed' && node.fallback !== undefined && isDone(node.fallback)
-  }
+  const walk = new NodesWalk(def, state, ctx)
   let triggered: Set<string> | undefined
   if (def.fallbacks.size > 0) {
     triggered = new Set()
     for (const node of Object.values(state.nodes)) if (node.fallback) triggered.add(node.fallback)
   }
-  let running = 0
-  for (const id in state.nodes) if (state.nodes[id].status === 'started') running++
-  let progressing = running > 0
-  /** Pushes a node's commands; with lookahead, notes the node finished or skipped by them. */
-  const push = (id: string, step: Command[]) => {
-    out.push(...step)
-    const setAttributes = def.nodes[id].attributes
-    if (!lookahead && !setAttributes) return
-    const ended = endOf(step, id)
-    if (!ended) return
-    if (setAttributes && 'result' in ended) {
-      out.push(attributesOf(id, setAttributes, ctx.input, ended.result, results))
-    }
-    if (!lookahead) return
-    ;(doneNow ??= new Set()).add(id)
-    running--
-    if ('result' in ended) results = Object.freeze(withEntry(results, id, ended.result))
-  }
-  for (const id of def.order) {
+  for (const id in state.nodes) if (state.nodes[id].status === 'started') walk.running++
+  let progressing = walk.running > 0
+  const order = def.order
+  for (let i = 0; i < order.length; i++) {
+    const id = order[i]
     const node = state.nodes[id]
     if (node?.status === 'started') {
-      push(id, nodeStep(def, id, node, results, ctx))
+      walk.push(id, nodeStep(def, id, node, walk.results, ctx))
       continue
     }
     if (node) continue
     if (def.fallbacks.has(id) && !triggered?.has(id)) continue
     const spec = def.nodes[id]
-    if (!(spec.after ?? []).every(isDone)) continue
+    if (!walk.allDone(spec.after)) continue
     progressing = true
     let wanted: boolean
     try {
-      wanted = spec.when ? spec.when({ input: ctx.input, results }) !== false : true
+      wanted = spec.when ? spec.when({ input: ctx.input, results: walk.results }) !== false : true
     } catch (error) {
-      out.push(...failNode(def, id, toErrorInfo(error)))
+      walk.add(failNode(def, id, toErrorInfo(error)))
       continue
     }
     if (!wanted) {
-      out.push(commands.emit('workflow.node.skipped', { nodeId: id, reason: 'when' }))
-      if (lookahead) (doneNow ??= new Set()).add(id)
+      walk.out.push(commands.emit('workflow.node.skipped', { nodeId: id, reason: 'when' }))
+      if (walk.lookahead) walk.markDone(id)
       continue
     }
-    if (running >= def.concurrency) continue
-    running++
-    push(id, startNode(def, id, results, ctx))
+    if (walk.running >= def.concurrency) continue
+    walk.running++
+    walk.push(id, startNode(def, id, walk.results, ctx))
   }
-  if (out.length > 0 || progressing) return out
-  return [complete(def, ctx, results)]
+  if (walk.out.length > 0 || progressing) return walk.out
+  return [complete(def, ctx, walk.results)]
 }
 
 /**
@@ -233,7 +271,10 @@ function attributesOf(
 }
 
 /** Whether `step` finishes (with its result) or skips node `id`. */
-function endOf(step: Command[], id: string): { result: Json } | { skipped: true } | undefined {
+function endOf(
+  step: readonly Command[],
+  id: string,
+): { result: Json } | { skipped: true } | undefined {
   for (const command of step) {
     if (command.type !== 'emit' || (command.payload as { nodeId?: string })?.nodeId !== id) continue
     if (command.event === 'workflow.node.finished') {
@@ -338,7 +379,11 @@ function startNode(
   const directive = body.status === 'completed' ? (body.value as BodyResult).directive : undefined
   const started: Record<string, Json> = { nodeId: id }
   if (directive) started.directive = directive as unknown as Json
-  return [commands.emit('workflow.node.started', started), ...bodyStep(def, id, results, ctx, body)]
+  const rest = bodyStep(def, id, results, ctx, body)
+  // A loop, not a spread (a node starts once per step of every run); `rest` may be shared.
+  const step: Command[] = [commands.emit('workflow.node.started', started)]
+  for (let i = 0; i < rest.length; i++) step.push(rest[i])
+  return step
 }
 
 /** A started node: on from its recorded directive, or (older logs, retried bodies) its body. */

@@ -7,6 +7,7 @@ import {
   SeqConflictError,
   StoreError,
 } from '../../core/errors.js'
+import { jsonTextOf } from '../../core/json-text.js'
 import type { AppendRequest } from '../shared/append-batch.js'
 import type { PendingSnapshots } from './postgres-snapshot-store.js'
 import type { Statements } from './statements.js'
@@ -397,6 +398,6 @@ export function eventRecord(e: EventEnvelope, r?: number): EventRecord {
     e: e.effectId,
     ik: e.idempotencyKey,
     k: e.key,
-    p: JSON.stringify(e.payload),
+    p: jsonTextOf(e.payload),
   }
 }

@@ -1,3 +1,4 @@
+import { jsonTextOf } from '../../core/json-text.js'
 import type { Snapshot } from '../../core/ports.js'
 
 /** A buffered snapshot: `data` already as JSON text. */
@@ -21,7 +22,7 @@ export class SnapshotBuffer {
       seq: s.seq,
       createdAt: s.createdAt,
       format: s.format,
-      text: JSON.stringify(s.data),
+      text: jsonTextOf(s.data),
     }
     const at = rows.findIndex((r) => r.seq >= s.seq)
     if (at === -1) rows.push(row)

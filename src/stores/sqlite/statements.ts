@@ -1,4 +1,5 @@
 import type { EventEnvelope } from '../../core/envelope.js'
+import { jsonTextOf } from '../../core/json-text.js'
 import type { ActiveRunCount, LeaseClaim, RunMeta } from '../../core/ports.js'
 import type { EventRow } from '../shared/event-rows.js'
 import type { SqliteDatabase, SqliteStatement } from './driver.js'
@@ -248,7 +249,7 @@ export function eventInserts(db: SqliteDatabase): (rows: number) => Statement<un
  * the order cannot drift) onto `params`; returns the length of its payload's JSON text.
  */
 export function pushEventParams(params: unknown[], runNo: number, e: EventEnvelope): number {
-  const payload = JSON.stringify(e.payload)
+  const payload = jsonTextOf(e.payload)
   params.push(
     runNo,
     e.seq,
