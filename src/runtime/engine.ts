@@ -322,9 +322,10 @@ export class RuntimeEngine implements EngineRuntime {
     checkId(runId, 'runId')
     const { force = false } = checkDeleteOptions(options)
     const controller = this.controller(runId)
-    const deleted = await controller.enqueue('delete', (fold) =>
-      deleteRunOp(this.ctx, controller.writer, fold, runId, force),
-    )
+    const deleted = await controller.enqueue('delete', (fold) => {
+      controller.keepLastView()
+      return deleteRunOp(this.ctx, controller.writer, fold, runId, force)
+    })
     await controller.whenDrained().catch(() => {})
     return deleted
   }
@@ -361,7 +362,9 @@ export class RuntimeEngine implements EngineRuntime {
 
   /** Runs another part deleted (a retention sweep): this process forgets what it cached. */
   async forgetDeleted(runId: string): Promise<void> {
-    await forgetDeletedRun(this.ctx, this.runs.active(runId)?.writer, runId)
+    const active = this.runs.active(runId)
+    active?.keepLastView()
+    await forgetDeletedRun(this.ctx, active?.writer, runId)
     this.runs.forget(runId)
   }
 

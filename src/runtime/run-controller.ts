@@ -71,6 +71,16 @@ export class RunController {
     return this.view
   }
 
+  /**
+   * The run is being deleted: its fold becomes the view before the fold goes, so callers still
+   * waiting on it (a settled start whose operation was still saving a snapshot when a retention
+   * sweep deleted the finished run) are answered with that state, not with nothing. Also while
+   * an operation runs: only a finished run is swept, and a delete runs in the run's queue.
+   */
+  keepLastView(): void {
+    if ((this.viewStale || this.running) && this.writer.mem.fold) this.materializeView()
+  }
+
   private materializeView(): void {
     const fold = this.writer.mem.fold
     if (fold) this.view = viewState(fold)
