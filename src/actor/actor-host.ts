@@ -196,7 +196,15 @@ export function createActorHost(options: ActorHostOptions = {}): ActorHost {
       try {
         // No waiting for a cell another process holds: that process fires its deadlines.
         const cell = await table.acquire(runId, false, 0)
+        // Due, free (no call holds it, no process has its lock) and holding no event: a start
+        // or restore cut short before its log. Both its cell and its entry go.
+        const empty = cell.refs === 1 && (await cell.storage.store.tail(runId)) === 0
         table.release(cell)
+        if (empty && cell.refs === 0) {
+          log.warn({ runId }, 'actor host: a cell whose start or restore wrote nothing is removed')
+          await table.discard(runId)
+          continue
+        }
         opened++
       } catch (error) {
         if ((error as { code?: string })?.code === 'LEASE_LOST') {

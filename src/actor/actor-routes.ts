@@ -4,7 +4,7 @@ import { notSupported } from './host-engine.js'
 
 /**
  * The routes an actor host answers 501 NOT_SUPPORTED (docs/http.md, "Actor host"): the queues,
- * the drift report, restore, fork, and schedules (each run is its own cell: schedules live on
+ * the drift report, fork, and schedules (each run is its own cell: schedules live on
  * an engine over a shared store). Its run listings walk the run registry instead, and the bulk
  * actions start from them.
  */
@@ -12,9 +12,7 @@ export const NOT_SUPPORTED_ROUTES: readonly string[] = [
   'queues.list',
   // The drift report counts runs across the store; an actor host keeps no such count.
   'definitions.versions',
-  // A cell is created by a start; a restored run has none (docs/data-lifecycle.md, "Restoring").
-  'operations.restore',
-  // A fork is a new run written whole, as a restored one (docs/operating-runs.md, "Fork").
+  // A fork is a new run written whole (docs/operating-runs.md, "Fork"); no start records it.
   'runs.fork',
   ...ROUTES.filter((route) => route.name.startsWith('schedules.')).map((route) => route.name),
 ]

@@ -1,11 +1,14 @@
 import type { ResultOptions, StartOptions, StartRunArgs } from '../core/api-types.js'
+import { checkArchivedRun } from '../core/archive-check.js'
+import type { ArchivedRun, RestoredRun } from '../core/archive-types.js'
 import type { Definition } from '../core/definition.js'
 import type { EventEnvelope, EventInput, StartResult, TransientEvent } from '../core/envelope.js'
-import { RunNotFoundError, SkeinError } from '../core/errors.js'
+import { InvalidRequestError, RunNotFoundError, SkeinError } from '../core/errors.js'
 import type { Json } from '../core/json.js'
 import type { MigrateOptions } from '../core/migration-types.js'
 import type { Clock, EventStore, Ids, RunSummary } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
+import { RT } from '../core/runtime-events.js'
 import { normalizeSummaryQuery } from '../core/summaries.js'
 import { startKeyRunId } from '../core/uuid.js'
 import { bulkAction } from '../runtime/bulk.js'
@@ -108,6 +111,41 @@ export function hostEngine(p: HostEngineParts): Engine {
     } finally {
       table.release(cell)
       // A refused start (bad input, unknown definition) leaves no cell and no registry entry.
+      if (empty && cell.refs === 0) await table.discard(runId).catch(() => {})
+    }
+  }
+
+  /**
+   * An archived run into its own cell (docs/data-lifecycle.md, "Restoring"; decisions.md, "An
+   * actor host restores a run into a cell it holds, registry entry before the log"): the cell is
+   * made and held (its file's lock), the run recorded in the registry (due at once), then the
+   * cell's engine writes the log in one transaction. Cut short before the log, the entry is due
+   * and its cell empty: the host's next sweep (or boot) forgets both; an empty cell without an
+   * entry reads as no run. A refused restore leaves neither.
+   */
+  async function restoreIn(archived: ArchivedRun): Promise<RestoredRun> {
+    const run = checkArchivedRun(archived, `archived run ${String(archived?.runId)}`)
+    const { runId } = run
+    const named = definitionOf(run)
+    const cell = await table.acquire(runId, true)
+    let empty = false
+    try {
+      await p.registry.record({
+        runId,
+        owner: p.identity() ?? null,
+        ...named,
+        definitionVersion: null,
+        createdAt: p.clock.now(),
+      })
+      const restored = await cell.engine.restoreRun(run)
+      const state = await cell.engine.getRun(runId)
+      if (state.definitionVersion) await p.registry.setVersion?.(runId, state.definitionVersion)
+      return restored
+    } catch (error) {
+      empty = (await cell.storage.store.tail(runId).catch(() => 1)) === 0
+      throw error
+    } finally {
+      table.release(cell)
       if (empty && cell.refs === 0) await table.discard(runId).catch(() => {})
     }
   }
@@ -218,15 +256,8 @@ export function hostEngine(p: HostEngineParts): Engine {
       await table.discard(runId)
       return deleted
     },
-    // A cell is created by a start, which records the run in the registry first; a restored
-    // run has no start to record it (docs/data-lifecycle.md, "Restoring").
-    restoreRun: async () => {
-      throw new SkeinError(
-        'NOT_SUPPORTED',
-        'an actor host does not restore archived runs: restore into an engine over a shared store (sqliteStore, postgresStore)',
-      )
-    },
-    // A fork is a new run written whole, as a restored one is: no start records it.
+    restoreRun: (archived) => restoreIn(archived),
+    // A fork is a new run written whole: no start records it.
     fork: async () => {
       throw new SkeinError(
         'NOT_SUPPORTED',
@@ -282,4 +313,23 @@ export function hostEngine(p: HostEngineParts): Engine {
   // method; added beside the literal so the object fits the Engine type with or without it).
   const engine: Engine = Object.assign(routed, { projectors: async () => [] })
   return engine
+}
+
+/**
+ * The kind and definition an archived run is recorded under: the archive's header (the sweep
+ * writes them), else its start event's; an archive with neither cannot be listed, so it is
+ * refused before anything is written.
+ */
+function definitionOf(run: ArchivedRun): { kind: string; definitionName: string } {
+  const started = run.events[0]?.type === RT.runStarted ? run.events[0].payload : undefined
+  const payload = (started ?? {}) as { kind?: unknown; definitionName?: unknown }
+  const kind = run.kind ?? payload.kind
+  const definitionName = run.definitionName ?? payload.definitionName
+  if (typeof kind !== 'string' || typeof definitionName !== 'string') {
+    throw new InvalidRequestError(
+      `archived run ${run.runId}: an actor host records a run by its kind and definition name, and the archive has neither in its header nor a readable start event; nothing was restored`,
+      { runId: run.runId },
+    )
+  }
+  return { kind, definitionName }
 }

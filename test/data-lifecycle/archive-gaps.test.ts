@@ -119,21 +119,30 @@ describe('restoring', () => {
 })
 
 describe('restoring on an actor host', () => {
-  it('is refused as NOT_SUPPORTED over HTTP, and no cell is made', async () => {
+  it('refuses an archive without kind or definition, and one its cell cannot write: no cell, no registry entry', async () => {
     const hostDir = freshDir()
     const host = createActorHost({ modules, dir: hostDir, authorize: () => true })
-    try {
-      const res = await host.fetch(
+    const restore = (run: unknown) =>
+      host.fetch(
         new Request('http://actor.test/operations/restore', {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ run: archivedRun('to-cell', 1, 2) }),
+          body: JSON.stringify({ run }),
         }),
       )
-      expect(res?.status).toBe(501)
-      expect(await res?.json()).toMatchObject({ error: { code: 'NOT_SUPPORTED' } })
+    try {
+      const anonymous = await restore({ ...archivedRun('to-cell', 1, 2), kind: null })
+      expect(anonymous?.status).toBe(400)
+      expect(await anonymous?.json()).toMatchObject({
+        error: { code: 'INVALID_REQUEST', message: expect.stringMatching(/kind and definition/) },
+      })
+      // A trimmed log whose snapshot is not a fold: refused by the cell's engine.
+      const unfoldable = await restore(archivedRun('to-cell', 3, 4))
+      expect(unfoldable?.status).toBe(400)
       const missing = await host.fetch(new Request('http://actor.test/runs/to-cell'))
       expect(missing?.status).toBe(404)
+      expect((await host.registry.list()).runs).toEqual([])
+      expect(readdirSync(join(hostDir, 'runs'))).toEqual([])
     } finally {
       await host.stop()
     }
