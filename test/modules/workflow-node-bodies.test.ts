@@ -282,3 +282,40 @@ describe('workflow node bodies', () => {
     expect(bodyRuns['legacy.b']).toBe(1)
   })
 })
+
+describe('the results a node body sees', () => {
+  it('stay as they were when the body started, though nodes finish later in the same decide', async () => {
+    // a and b finish in one decide; c (after a) starts between them in that decide's walk, so
+    // its body gets the results with a only, frozen, and b's finish must not show up in them.
+    const seen: Array<{ keys: string[]; frozen: boolean; ref: Record<string, unknown> }> = []
+    const wf = defineWorkflow({
+      name: 'results-view',
+      nodes: {
+        a: { run: () => 'A' },
+        c: {
+          after: ['a'],
+          run: (ctx) => {
+            seen.push({
+              keys: Object.keys(ctx.results),
+              frozen: Object.isFrozen(ctx.results),
+              ref: ctx.results,
+            })
+            return 'C'
+          },
+        },
+        b: { run: () => 'B' },
+        d: { after: ['b', 'c'], run: (ctx) => Object.keys(ctx.results).sort().join('') },
+      },
+    })
+    const e = make([wf])
+    const { state } = await e.start(wf)
+    expect(state.status).toBe('completed')
+    expect(state.output).toEqual({ a: 'A', b: 'B', c: 'C', d: 'abc' })
+    expect(seen.length).toBeGreaterThan(0)
+    for (const s of seen) {
+      expect(s.frozen).toBe(true)
+      expect(Object.keys(s.ref)).toEqual(s.keys)
+    }
+    expect(seen[0].keys).toEqual(['a'])
+  })
+})

@@ -122,7 +122,14 @@ class NodesWalk {
   readonly lookahead: boolean
   doneNow: Set<string> | undefined
   running = 0
+  /** Read through `shared()` when handed out; `push` adds to it. */
   results: Record<string, Json>
+  /**
+   * `results` is this walk's own copy, not yet handed out (so not frozen): the nodes a decide
+   * finishes add to it in place, one copy per walk instead of one per node (a fan-out's
+   * branches all finish in one decide).
+   */
+  owned = false
 
   constructor(
     readonly def: WorkflowDefinition,
@@ -160,12 +167,29 @@ class NodesWalk {
     const ended = endOf(step, id)
     if (!ended) return
     if (setAttributes && 'result' in ended) {
-      out.push(attributesOf(id, setAttributes, this.ctx.input, ended.result, this.results))
+      out.push(attributesOf(id, setAttributes, this.ctx.input, ended.result, this.shared()))
     }
     if (!this.lookahead) return
     this.markDone(id)
     this.running--
-    if ('result' in ended) this.results = Object.freeze(withEntry(this.results, id, ended.result))
+    if (!('result' in ended)) return
+    if (!this.owned) {
+      this.results = Object.assign({}, this.results)
+      this.owned = true
+    }
+    this.results[id] = ended.result
+  }
+
+  /**
+   * The results as a node body, `when`, a hook or the completion sees them: frozen, and never
+   * changed after (a later finish copies again).
+   */
+  shared(): Record<string, Json> {
+    if (this.owned) {
+      Object.freeze(this.results)
+      this.owned = false
+    }
+    return this.results
   }
 
   markDone(id: string): void {
@@ -189,7 +213,7 @@ function decideNodes(def: WorkflowDefinition, recorded: WorkflowState, ctx: Ctx)
     const id = order[i]
     const node = state.nodes[id]
     if (node?.status === 'started') {
-      walk.push(id, nodeStep(def, id, node, walk.results, ctx))
+      walk.push(id, nodeStep(def, id, node, walk, ctx))
       continue
     }
     if (node) continue
@@ -199,7 +223,7 @@ function decideNodes(def: WorkflowDefinition, recorded: WorkflowState, ctx: Ctx)
     progressing = true
     let wanted: boolean
     try {
-      wanted = spec.when ? spec.when({ input: ctx.input, results: walk.results }) !== false : true
+      wanted = spec.when ? spec.when({ input: ctx.input, results: walk.shared() }) !== false : true
     } catch (error) {
       walk.add(failNode(def, id, toErrorInfo(error)))
       continue
@@ -211,10 +235,10 @@ function decideNodes(def: WorkflowDefinition, recorded: WorkflowState, ctx: Ctx)
     }
     if (walk.running >= def.concurrency) continue
     walk.running++
-    walk.push(id, startNode(def, id, walk.results, ctx))
+    walk.push(id, startNode(def, id, walk.shared(), ctx))
   }
   if (walk.out.length > 0 || progressing) return walk.out
-  return [complete(def, ctx, walk.results)]
+  return [complete(def, ctx, walk.shared())]
 }
 
 /**
@@ -391,11 +415,11 @@ function nodeStep(
   def: WorkflowDefinition,
   id: string,
   node: NodeState,
-  results: Record<string, Json>,
+  walk: NodesWalk,
   ctx: Ctx,
 ): Command[] {
   if (node.directive) return directiveStep(def, id, node.directive, ctx)
-  return bodyStep(def, id, results, ctx, ctx.outcome(runKey(id)))
+  return bodyStep(def, id, walk.shared(), ctx, ctx.outcome(runKey(id)))
 }
 
 function bodyStep(
