@@ -177,8 +177,10 @@ export function picked(workload: string): boolean {
 const SKIPPED = { rate: Number.NaN, p50: Number.NaN, p99: Number.NaN }
 
 async function round(system: PeerSystem, sizes: Sizes): Promise<RoundResult> {
-  // Warm-up: JIT, pools, plan caches. SKEIN_PEER_WARMUP sets its runs (every engine alike).
-  const warmup = Number(process.env.SKEIN_PEER_WARMUP ?? Math.max(4, sizes.par >> 3))
+  // Warm-up: JIT, pools, plan caches, to the steady state a long-lived server runs in (1,000
+  // runs for the full run's 800 measured; docs/benchmarks.md, "Method"). SKEIN_PEER_WARMUP sets
+  // its runs, every engine alike.
+  const warmup = Number(process.env.SKEIN_PEER_WARMUP ?? Math.max(4, (sizes.par * 5) >> 2))
   await timed(warmup, CONCURRENCY, () => system.threeSteps())
   const seq = picked('seq') ? await timed(sizes.seq, 1, () => system.threeSteps()) : SKIPPED
   const pids = await system.serverPids()

@@ -102,15 +102,23 @@ export function hostEngine(p: HostEngineParts): Engine {
       await p.registry.forget(runId).catch(() => {})
       throw error
     }
+    // A refused start (bad input, unknown definition) leaves no cell and no registry entry.
+    return withNewCell(cell, runId, () => begin(cell, runId))
+  }
+
+  /**
+   * `write` into a cell made for `runId` and held: the cell is let go after, and one that a
+   * failed `write` left empty is discarded (with its registry entry).
+   */
+  async function withNewCell<T>(cell: Cell, runId: string, write: () => Promise<T>): Promise<T> {
     let empty = false
     try {
-      return await begin(cell, runId)
+      return await write()
     } catch (error) {
       empty = (await cell.storage.store.tail(runId).catch(() => 1)) === 0
       throw error
     } finally {
       table.release(cell)
-      // A refused start (bad input, unknown definition) leaves no cell and no registry entry.
       if (empty && cell.refs === 0) await table.discard(runId).catch(() => {})
     }
   }
@@ -128,8 +136,7 @@ export function hostEngine(p: HostEngineParts): Engine {
     const { runId } = run
     const named = definitionOf(run)
     const cell = await table.acquire(runId, true)
-    let empty = false
-    try {
+    return withNewCell(cell, runId, async () => {
       await p.registry.record({
         runId,
         owner: p.identity() ?? null,
@@ -141,13 +148,7 @@ export function hostEngine(p: HostEngineParts): Engine {
       const state = await cell.engine.getRun(runId)
       if (state.definitionVersion) await p.registry.setVersion?.(runId, state.definitionVersion)
       return restored
-    } catch (error) {
-      empty = (await cell.storage.store.tail(runId).catch(() => 1)) === 0
-      throw error
-    } finally {
-      table.release(cell)
-      if (empty && cell.refs === 0) await table.discard(runId).catch(() => {})
-    }
+    })
   }
 
   /** A run's summary as its own cell's store has it (the cell opens for it). */

@@ -1,14 +1,14 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type ArchivedRun, jsonlArchive, readArchive } from 'skein'
 import { createActorHost } from 'skein/actor'
 import { makeEnvelopes } from 'skein/testing'
 import { workflow } from 'skein/workflow'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { appendRuns } from '../support/finished-runs.js'
 import { storeKinds } from '../support/store-kinds.js'
+import { tempDirs } from '../support/temp-dirs.js'
 
 // The edges of archiving (docs/data-lifecycle.md, "Archives" and "Restoring"): runs that
 // cannot be archived do not hold the sweep back, a killed write's temporary files go, and a
@@ -16,10 +16,7 @@ import { storeKinds } from '../support/store-kinds.js'
 
 const kinds = storeKinds('archive-gaps')
 const newEngine = enginesStoppedAfterEach()
-const dir = mkdtempSync(join(tmpdir(), 'skein-archive-gaps-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
-let dirs = 0
-const freshDir = () => join(dir, `${++dirs}`)
+const { fresh: freshDir } = tempDirs('skein-archive-gaps-')
 const modules = [workflow({ definitions: [] })]
 
 const until = async (check: () => Promise<boolean>) => {

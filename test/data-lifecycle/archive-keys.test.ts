@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import {
   type ArchivedRun,
@@ -15,10 +12,11 @@ import {
 } from 'skein'
 import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { storeKinds } from '../support/store-kinds.js'
+import { tempDirs } from '../support/temp-dirs.js'
 
 // A run started and signalled with idempotency keys, archived, deleted and restored, answers a
 // retry with those keys as it did before it was deleted (docs/data-lifecycle.md, "Restoring"):
@@ -28,10 +26,7 @@ import { storeKinds } from '../support/store-kinds.js'
 
 const kinds = storeKinds('archive-keys')
 const newEngine = enginesStoppedAfterEach()
-const dir = mkdtempSync(join(tmpdir(), 'skein-archive-keys-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
-let dirs = 0
-const freshDir = () => join(dir, `${++dirs}`)
+const { fresh: freshDir } = tempDirs('skein-archive-keys-')
 
 const fx = defineModule({
   namespace: 'ik',

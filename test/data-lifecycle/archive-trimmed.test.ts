@@ -1,7 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import {
   type ArchivedRun,
   aesGcmCodec,
@@ -17,10 +14,11 @@ import {
 } from 'skein'
 import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { type StoreKind, storeKinds } from '../support/store-kinds.js'
+import { tempDirs } from '../support/temp-dirs.js'
 
 // A log trimmed behind a snapshot, archived by the retention sweep and restored
 // (docs/data-lifecycle.md, "Restoring"): the same snapshot, the same events and seqs from the
@@ -29,10 +27,7 @@ import { type StoreKind, storeKinds } from '../support/store-kinds.js'
 
 const kinds = storeKinds('archive-trimmed')
 const newEngine = enginesStoppedAfterEach()
-const dir = mkdtempSync(join(tmpdir(), 'skein-archive-trimmed-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
-let dirs = 0
-const freshDir = () => join(dir, `${++dirs}`)
+const { fresh: freshDir } = tempDirs('skein-archive-trimmed-')
 
 const fx = defineModule({
   namespace: 'tr',

@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   type ArchivedRun,
@@ -13,10 +12,11 @@ import {
 } from 'skein'
 import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { storeKinds } from '../support/store-kinds.js'
+import { tempDirs } from '../support/temp-dirs.js'
 
 // Archive before delete (docs/data-lifecycle.md, "Archives"): the retention sweep writes each
 // run to the sink, deletes it only once the sink holds it, and restoreRun brings it back with
@@ -24,10 +24,7 @@ import { storeKinds } from '../support/store-kinds.js'
 
 const kinds = storeKinds('archive')
 const newEngine = enginesStoppedAfterEach()
-const dir = mkdtempSync(join(tmpdir(), 'skein-archive-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
-let dirs = 0
-const freshDir = () => join(dir, `${++dirs}`)
+const { fresh: freshDir } = tempDirs('skein-archive-')
 
 const fx = defineModule({
   namespace: 'ar',

@@ -2,6 +2,7 @@ import type { EventEnvelope } from '../../core/envelope.js'
 import type { TrimmedLog } from '../../core/ports.js'
 import { checkTrimmedLog, runHeldError, trimmedTail } from '../shared/trimmed-log.js'
 import { eventRecord } from './group-commit.js'
+import { ATTRIBUTE_COLUMNS } from './schema.js'
 import { insertEventRecords } from './statements.js'
 
 /**
@@ -35,12 +36,7 @@ export function restoreTrimmedSql(s: string, channel: string): string {
     ), attributes AS (
       INSERT INTO ${s}.skein_run_attributes (run_no, name, str_value, num_value, is_bool)
       SELECT run.run_no, a.key,
-        CASE json_typeof(a.value) WHEN 'string' THEN a.value #>> '{}' END,
-        CASE json_typeof(a.value)
-          WHEN 'number' THEN (a.value #>> '{}')::double precision
-          WHEN 'boolean' THEN CASE WHEN (a.value #>> '{}')::boolean THEN 1 ELSE 0 END
-        END,
-        json_typeof(a.value) = 'boolean'
+${ATTRIBUTE_COLUMNS}
       FROM run, json_each(coalesce($16::text, '{}')::json) a
       WHERE json_typeof(a.value) IN ('string', 'number', 'boolean')
       RETURNING 1

@@ -38,6 +38,18 @@ export function schemaName(name: string): SchemaName {
 const FEED_LOCK_CLASS = 0x736b66 // 'skf'
 
 /**
+ * A run attribute's value columns (str_value, num_value, is_bool) from the JSON value `a.value`
+ * of `json_each(...) a`: the one rule the attribute index is written by, for the index trigger
+ * and for a trimmed restore, which writes the rows itself (docs/operating-runs.md).
+ */
+export const ATTRIBUTE_COLUMNS = `        CASE json_typeof(a.value) WHEN 'string' THEN a.value #>> '{}' END,
+        CASE json_typeof(a.value)
+          WHEN 'number' THEN (a.value #>> '{}')::double precision
+          WHEN 'boolean' THEN CASE WHEN (a.value #>> '{}')::boolean THEN 1 ELSE 0 END
+        END,
+        json_typeof(a.value) = 'boolean'`
+
+/**
  * Schema migrations, in order; `skein_schema_version` records how many ran. Never edit a
  * shipped migration: append a new one, so every existing database upgrades the same way.
  *
@@ -302,12 +314,7 @@ const MIGRATIONS: ReadonlyArray<(s: string, channel: string) => string> = [
       (SELECT a.key FROM json_each(attrs) a WHERE json_typeof(a.value) = 'null');
     INSERT INTO ${s}.skein_run_attributes (run_no, name, str_value, num_value, is_bool)
       SELECT NEW.run_no, a.key,
-        CASE json_typeof(a.value) WHEN 'string' THEN a.value #>> '{}' END,
-        CASE json_typeof(a.value)
-          WHEN 'number' THEN (a.value #>> '{}')::double precision
-          WHEN 'boolean' THEN CASE WHEN (a.value #>> '{}')::boolean THEN 1 ELSE 0 END
-        END,
-        json_typeof(a.value) = 'boolean'
+${ATTRIBUTE_COLUMNS}
       FROM json_each(attrs) a WHERE json_typeof(a.value) IN ('string', 'number', 'boolean')
       ON CONFLICT (run_no, name) DO UPDATE SET str_value = EXCLUDED.str_value,
         num_value = EXCLUDED.num_value, is_bool = EXCLUDED.is_bool;
