@@ -1,10 +1,12 @@
 import type { RunAttributeFilter, RunAttributes, StoreAttributeFilter } from './attributes.js'
+import type { ClaimStore } from './claim-ports.js'
 import type { EventEnvelope, RunStatus } from './envelope.js'
 import type { FlowStore } from './flow-ports.js'
 import type { Json } from './json.js'
 import type { ScheduleStore, WaitUrlStore } from './schedule-ports.js'
 import type { WorkerTask, WorkerTaskStore } from './worker-task-ports.js'
 
+export type * from './claim-ports.js'
 export type * from './flow-ports.js'
 export type * from './schedule-ports.js'
 export type * from './worker-task-ports.js'
@@ -148,41 +150,6 @@ export interface DefinitionVersionKey {
   kind: string
   definitionName: string
   definitionVersion: string
-}
-
-/**
- * A keyed lease over an arbitrary name: 'projector:<name>', 'sweep:retention',
- * 'schedule:<name>', 'slot:<queue>:<key>'. `epoch` is the fencing token (bumped by each
- * take-over), `expiresAt` when it lapses (engine clock ms; 0 once let go).
- */
-export interface Claim {
-  name: string
-  owner: string
-  epoch: number
-  expiresAt: number
-}
-
-/**
- * Named claims in the store (docs/storage.md, "Claims"): how background work (projector rounds,
- * schedule ticks, sweeps, admissions) is done by one process at a time, and how a dead
- * process's claim expires. The rule is the run lease's (`decideClaim`, core/claim-rule.ts).
- */
-export interface ClaimStore {
-  /** Whether other processes reach these claims (SQLite file, Postgres). */
-  readonly shared: boolean
-  /**
-   * Takes or renews `name` for `owner` until `expiresAt` by decideClaim's rule: a renewal when
-   * `owner` holds it (same epoch); a take-over (stored epoch + 1) when it is free, released or
-   * expired before `now`. Returns the claim now held, or null when another owner holds it
-   * live. Atomic across processes.
-   */
-  claim(name: string, owner: string, now: number, expiresAt: number): Promise<Claim | null>
-  /** Lets it go (expiresAt 0, epoch kept) if `owner` at `epoch` still holds it; otherwise nothing. */
-  release(name: string, owner: string, epoch: number): Promise<void>
-  /** The stored claim, live, lapsed or let go; null if `name` was never claimed. */
-  read(name: string): Promise<Claim | null>
-  /** Stored claims whose name starts with `prefix`, by name. */
-  list(prefix: string): Promise<Claim[]>
 }
 
 /** A committed event with its place in the store's commit order. */
