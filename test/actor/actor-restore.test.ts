@@ -66,6 +66,14 @@ const newHost = (dir: string, realClock = false) =>
     authorize: bearerAuth({ operations: 'ops', read: 'ops' }),
   })
 
+/** `POST /operations/restore` of `run` on the host at `base`, with operations access. */
+const postRestore = (base: string, run: ArchivedRun) =>
+  fetch(`${base}/operations/restore`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth },
+    body: JSON.stringify({ run }),
+  })
+
 async function get(base: string, path: string) {
   const res = await fetch(`${base}${path}`, { headers: auth })
   return { status: res.status, body: (await res.json()) as any }
@@ -97,12 +105,7 @@ describe('restore on an actor host', () => {
     let host = newHost(dir)
     hosts.push(host)
     let server = await host.serve({ port: 0 })
-    const restore = () =>
-      fetch(`${server.url}/operations/restore`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...auth },
-        body: JSON.stringify({ run }),
-      })
+    const restore = () => postRestore(server.url, run)
     const res = await restore()
     expect(res.status).toBe(200)
     expect((await res.json()).restored).toEqual({
@@ -165,11 +168,7 @@ describe('restore on an actor host', () => {
     expect((await get(server.url, '/runs/cut-1')).status).toBe(404)
     expect((await get(server.url, '/runs/summaries?limit=10')).body.runs).toEqual([])
 
-    const res = await fetch(`${server.url}/operations/restore`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...auth },
-      body: JSON.stringify({ run }),
-    })
+    const res = await postRestore(server.url, run)
     expect(res.status).toBe(200)
     expect((await get(server.url, '/runs/cut-1/events')).body.events).toEqual(run.events)
   })
@@ -186,11 +185,7 @@ describe('restore on an actor host', () => {
     const server = await host.serve({ port: 0 })
     expect((await get(server.url, '/runs/cut-2')).status).toBe(404)
     expect((await get(server.url, '/runs/summaries?limit=10')).body.runs).toEqual([])
-    const res = await fetch(`${server.url}/operations/restore`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...auth },
-      body: JSON.stringify({ run }),
-    })
+    const res = await postRestore(server.url, run)
     expect(res.status).toBe(200)
     expect((await get(server.url, '/runs/cut-2/events')).body.events).toEqual(run.events)
     expect((await host.registry.list()).runs.map((r) => r.runId)).toEqual(['cut-2'])
