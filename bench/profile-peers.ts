@@ -91,7 +91,7 @@ const once = async () => {
   const { state } = await engine.start(def)
   if (state.status !== 'completed') throw new Error(`run ended ${state.status}`)
 }
-for (let i = 0; i < 1500; i++) await once()
+for (let i = 0; i < Number(process.env.PROFILE_WARMUP ?? 1500); i++) await once()
 counted = counting
 const cpu0 = process.cpuUsage()
 const t0 = performance.now()
