@@ -60,11 +60,11 @@ describe('sqlite event positions', () => {
     }
   })
 
-  it('keep the highest position a schema-13 file gave when it is upgraded', async () => {
+  it('keep the highest position a schema-14 file gave when it is upgraded', async () => {
     const path = join(dir, 'v13.db')
     const db = new Database(path)
     db.pragma('journal_mode = WAL')
-    migrate(db, { target: 13 })
+    migrate(db, { target: 14 })
     const insert = db.prepare(
       `INSERT INTO skein_events (run_no, seq, id, ts, type, thread_id, origin, causation_id,
         effect_id, idempotency_key, event_key, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -73,7 +73,7 @@ describe('sqlite event positions', () => {
       db.prepare("INSERT INTO skein_runs (run_id, tail) VALUES ('a', 2), ('b', 1)").run()
       for (const e of makeEnvelopes('a', 1, 2)) insert.run(...eventParams(1, e))
       for (const e of makeEnvelopes('b', 1, 1)) insert.run(...eventParams(2, e))
-      // b deleted the way schema 13 did: its events gone, its record at the sequence's next.
+      // b deleted the way schema 14 did: its events gone, its record at the sequence's next.
       db.prepare('DELETE FROM skein_events WHERE run_no = 2').run()
       db.prepare("DELETE FROM skein_runs WHERE run_id = 'b'").run()
       db.prepare(
