@@ -12,7 +12,13 @@ import { createEngine } from 'skein'
 import { type PostgresQueryable, postgresStore } from 'skein/postgres'
 import { workflow } from 'skein/workflow'
 import { processCpuMs } from './peers/harness.js'
-import { floorRuns, freshSchema, type RawDriver, rawClient } from './postgres-floor.js'
+import {
+  type FloorRows,
+  floorRuns,
+  freshSchema,
+  type RawDriver,
+  rawClient,
+} from './postgres-floor.js'
 import { median, printRows, type Row } from './table.js'
 import { benchEffects, three } from './three-steps.js'
 
@@ -86,6 +92,7 @@ async function floor(
   driver: RawDriver,
   runs: number,
   concurrency: number,
+  rows: FloorRows = 'small',
 ): Promise<{ rate: number; cpuMs: number; backendMs: number }> {
   const client = rawClient(driver, PG_URL)
   try {
@@ -93,7 +100,7 @@ async function floor(
     const pid = await backendPid(client)
     const backend0 = processCpuMs([pid])
     const cpu0 = process.cpuUsage()
-    const rate = await floorRuns(client, SCHEMAS.floor, runs, concurrency)
+    const rate = await floorRuns(client, SCHEMAS.floor, runs, concurrency, rows)
     const cpu = process.cpuUsage(cpu0)
     const backendMs = (processCpuMs([pid]) - backend0) / runs
     return { rate, cpuMs: (cpu.user + cpu.system) / 1000 / runs, backendMs }
@@ -185,6 +192,10 @@ async function measure(): Promise<Row[]> {
       add(`skein ${driver} cpu`, par.cpuMs)
       add(`skein ${driver} backend`, par.backendMs)
       if (driver === 'pg') {
+        // The same loop writing rows the size of Skein's (postgres-floor.ts, FloorRows).
+        const sized = await floor(driver, PAR_RUNS, CONCURRENCY, 'skein')
+        add('floor sized par', sized.rate)
+        add('floor sized backend', sized.backendMs)
         add('skein p50', median(seq.times))
         groups.seq = seq.groupsPerRun
         groups.par = par.groupsPerRun
@@ -242,6 +253,14 @@ async function measure(): Promise<Row[]> {
       note: `baseline: the raw ${driver} loop's backend; /proc of the local server, 10 ms ticks`,
     })
   }
+  rows.push({
+    name: `raw pg loop, ${CONCURRENCY} concurrent, rows the size of Skein's (ids, thread and effect ids, payloads, run meta)`,
+    value: m('floor sized par'),
+    unit: 'runs/s',
+    baseline: m('floor pg par'),
+    ratio: m('floor sized par') / m('floor pg par'),
+    note: `baseline: the raw pg loop; its backend ${m('floor sized backend').toFixed(3)} ms per run against ${m('floor pg backend').toFixed(3)}; Skein on pg at ${(m('skein pg par') / m('floor sized par')).toFixed(2)} of it (${spread(figures.get('skein pg par')!, figures.get('floor sized par')!)})`,
+  })
   rows.push({
     name: 'commits (append statements) per run, sequential / 16 concurrent',
     value: groups.seq,

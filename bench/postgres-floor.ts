@@ -48,46 +48,107 @@ export async function freshSchema(client: PostgresQueryable, name: string): Prom
   await client.query(migrationSql(schemaName(name)))
 }
 
+/**
+ * What the raw loop's rows hold. `small`: the floor the ratios are taken against (short ids, a
+ * constant thread, a ~30-byte payload, a run row with only its tail). `skein`: rows the size of
+ * the ones Skein writes for the same run (a 40-character run id; 16-character event, thread and
+ * effect ids where Skein's events have them; each event type's payload padded to the length
+ * Skein's has; the run row's status, definition, times and lease, set as each commit sets
+ * them), so the cost of what Skein records can be told from the cost of how it writes it.
+ */
+export type FloorRows = 'small' | 'skein'
+
+/** Payload length of each event type in Skein's 3-step run (measured from its log). */
+const SKEIN_PAYLOAD: Record<string, number> = {
+  'runtime.run.started': 179,
+  'runtime.thread.started': 177,
+  'workflow.node.started': 89,
+  'runtime.effect.requested': 131,
+  'runtime.effect.attempt.started': 43,
+  'runtime.effect.completed': 60,
+  'workflow.node.finished': 32,
+  'runtime.thread.completed': 81,
+  'runtime.run.completed': 51,
+}
+
+/** A JSON payload of `length` characters. */
+const paddedPayload = (seq: number, length: number) => {
+  const head = JSON.stringify({ step: seq, pad: '' })
+  return JSON.stringify({ step: seq, pad: 'x'.repeat(Math.max(0, length - head.length)) })
+}
+
 /** Runs `runs` 3-step runs, `concurrency` at a time (one group per step); returns runs/s. */
 export async function floorRuns(
   client: PostgresQueryable,
   schema: string,
   runs: number,
   concurrency: number,
+  rows: FloorRows = 'small',
 ): Promise<number> {
   const s = `"${schema}"`
+  const sized = rows === 'skein'
   const insertEvents = (source: string) => `
-    INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin, payload)
-    SELECT t.run_no, u.seq, u.id, u.ts, u.type, 't', 'runtime', u.payload
-    FROM unnest($3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[], $8::text[])
-      AS u(run_id, seq, id, ts, type, payload)
+    INSERT INTO ${s}.skein_events (run_no, seq, id, ts, type, thread_id, origin, ${sized ? 'effect_id, ' : ''}payload)
+    SELECT t.run_no, u.seq, u.id, u.ts, u.type, ${sized ? 'u.thread, ' : "'t', "}'runtime', ${sized ? 'u.effect, ' : ''}u.payload
+    FROM unnest($3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[], $8::text[]${sized ? ', $9::text[], $10::text[]' : ''})
+      AS u(run_id, seq, id, ts, type, payload${sized ? ', thread, effect' : ''})
     JOIN ${source} t USING (run_id)`
-  const first = `WITH t AS (INSERT INTO ${s}.skein_runs (run_id, tail)
+  // Skein's run row: meta and lease written with the first commit, then status, time and
+  // lease expiry with each one ($11: the time, $12: the status).
+  const first = sized
+    ? `WITH t AS (INSERT INTO ${s}.skein_runs (run_id, tail, status, kind, definition_name,
+          definition_version, created_at, updated_at, lease_owner, lease_epoch, lease_expires_at)
+        SELECT u.id, u.tail, $12::text, 'workflow', 'three', 'v1', $11::bigint, $11::bigint, 'vm:floor', 1,
+          $11::bigint + 10000
+        FROM unnest($1::text[], $2::bigint[]) AS u(id, tail) RETURNING run_no, run_id)
+      ${insertEvents('t')}`
+    : `WITH t AS (INSERT INTO ${s}.skein_runs (run_id, tail)
       SELECT * FROM unnest($1::text[], $2::bigint[]) RETURNING run_no, run_id)
     ${insertEvents('t')}`
-  const next = `WITH t AS (UPDATE ${s}.skein_runs r SET tail = u.tail
+  const next = `WITH t AS (UPDATE ${s}.skein_runs r SET tail = u.tail${
+    sized
+      ? ', status = $12::text, updated_at = $11::bigint, lease_expires_at = $11::bigint + 10000'
+      : ''
+  }
       FROM unnest($1::text[], $2::bigint[]) AS u(run_id, tail)
       WHERE r.run_id = u.run_id RETURNING r.run_no, r.run_id)
     ${insertEvents('t')}`
+  const runId = (n: number) =>
+    sized ? `run_01a226cb-9d6f-74b3-a942-${String(n).padStart(12, '0')}` : `floor-${n}`
   const t0 = performance.now()
   for (let r = 0; r < runs; r += concurrency) {
-    const ids = Array.from({ length: Math.min(concurrency, runs - r) }, (_, i) => `floor-${r + i}`)
+    const ids = Array.from({ length: Math.min(concurrency, runs - r) }, (_, i) => runId(r + i))
     let tail = 0
     for (const [step, types] of STEPS.entries()) {
-      const cols: unknown[][] = [[], [], [], [], [], []]
+      const cols: unknown[][] = sized ? [[], [], [], [], [], [], [], []] : [[], [], [], [], [], []]
       for (const id of ids) {
         types.forEach((type, i) => {
           const seq = tail + i + 1
           cols[0].push(id)
           cols[1].push(seq)
-          cols[2].push(`${id}-${seq}`)
+          cols[2].push(
+            sized ? `evt_${id.slice(-8)}${String(seq).padStart(4, '0')}` : `${id}-${seq}`,
+          )
           cols[3].push(Date.now())
           cols[4].push(type)
-          cols[5].push(JSON.stringify({ step: seq, runId: id }))
+          if (!sized) {
+            cols[5].push(JSON.stringify({ step: seq, runId: id }))
+            return
+          }
+          cols[5].push(paddedPayload(seq, SKEIN_PAYLOAD[type]))
+          const runLevel = type === 'runtime.run.started' || type === 'runtime.run.completed'
+          cols[6].push(runLevel ? null : `thr_${id.slice(-12)}`)
+          cols[7].push(type.startsWith('runtime.effect.') ? `eff_${id.slice(-8)}${step}000` : null)
         })
       }
       tail += types.length
-      await client.query(step === 0 ? first : next, [ids, ids.map(() => tail), ...cols])
+      const status = step === STEPS.length - 1 ? 'completed' : 'running'
+      await client.query(step === 0 ? first : next, [
+        ids,
+        ids.map(() => tail),
+        ...cols,
+        ...(sized ? [Date.now(), status] : []),
+      ])
     }
   }
   return runs / ((performance.now() - t0) / 1000)

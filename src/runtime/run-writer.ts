@@ -10,6 +10,9 @@ import { RunSeat } from './ownership/run-seat.js'
 import { catchUp, loadFold, saveSnapshot } from './snapshots.js'
 import { type Seed, type SeedKind, WakePass, type WakeResult } from './wake-pass.js'
 
+/** A park with one event since the last snapshot writes no new one (the next load folds it). */
+const PARK_SNAPSHOT_MIN_EVENTS = 2
+
 /** Folds kept between calls (`runCacheSize`), checked against the store's tail on use. */
 export interface FoldCache {
   get(runId: string): RunFold | undefined
@@ -177,9 +180,18 @@ export class RunWriter {
     // (folding its few events on a cold read is as cheap).
     const finished = isTerminal(fold.state.status) && ctx.trim === undefined
     const sinceSnapshot = fold.state.lastSeq - mem.lastSnapshotSeq
+    // A park that adds one event to the last snapshot leaves it to the next load, which folds
+    // it for less than writing the whole fold again costs now: a worker effect parks after its
+    // dispatch and again after its one `started` event (decisions.md, "A worker effect's claim
+    // and its `started` park cost no fsync or snapshot"). Trimming needs snapshots at the tail.
+    const parkDue =
+      !finished &&
+      (sinceSnapshot >= PARK_SNAPSHOT_MIN_EVENTS ||
+        mem.lastSnapshotSeq === 0 ||
+        ctx.trim !== undefined)
     const due =
       sinceSnapshot > 0 &&
-      ((parked && (!finished || every === 0)) || (every > 0 && sinceSnapshot >= every))
+      ((parked && (parkDue || every === 0)) || (every > 0 && sinceSnapshot >= every))
     try {
       if (due) {
         const keepUsing = !parked || ctx.options.runCacheSize > 0

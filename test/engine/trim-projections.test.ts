@@ -94,16 +94,18 @@ describe('projections and trimming', () => {
       store,
       clock: manualClock(),
     })
+    // Two signals: a park with one event since the last snapshot writes none.
+    await b.signal(runId, tick)
     await b.signal(runId, tick)
     const latest = await store.snapshots!.latest(runId)
     // It keeps only what it folds itself (the workflow module's `workflowNodes`).
     expect(Object.keys((latest!.data as any).projections)).toEqual(['workflowNodes'])
     const c = newEngine({ modules: modules(), store, clock: manualClock(), ...trimming })
-    expect(await c.project(runId, 'ticks')).toEqual({ n: 4 })
-    await c.signal(runId, tick)
     expect(await c.project(runId, 'ticks')).toEqual({ n: 5 })
+    await c.signal(runId, tick)
+    expect(await c.project(runId, 'ticks')).toEqual({ n: 6 })
     expect((await store.snapshots!.latest(runId))!.data as any).toMatchObject({
-      projections: { ticks: { n: 5 } },
+      projections: { ticks: { n: 6 } },
     })
   })
 

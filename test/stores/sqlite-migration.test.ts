@@ -168,6 +168,56 @@ describe('companion tables come with the schema', () => {
     after.close()
   })
 
+  it('moves snapshots to a rowid table at version 15, every row kept and still unique by (run, seq)', async () => {
+    const path = join(dir, 'v14-snapshots.db')
+    const db = new Database(path)
+    db.pragma('journal_mode = WAL')
+    migrate(db, { target: 14 })
+    const insert = db.prepare(
+      `INSERT INTO skein_snapshots (run_id, seq, created_at, format, data) VALUES (?, ?, ?, ?, ?)`,
+    )
+    const big = JSON.stringify({ text: 'x'.repeat(3000) })
+    insert.run('a', 3, 30, 2, '{"s":3}')
+    insert.run('a', 7, 70, 2, big)
+    insert.run('b', 2, 20, 2, '{"s":2}')
+    db.close()
+    const store = sqliteStore({ path, onUpgrade: () => {} })
+    try {
+      expect(await store.snapshots.list('a')).toEqual([3, 7])
+      expect(await store.snapshots.latest('a')).toMatchObject({
+        seq: 7,
+        createdAt: 70,
+        data: JSON.parse(big),
+      })
+      expect(await store.snapshots.latest('a', 6)).toMatchObject({ seq: 3, data: { s: 3 } })
+      expect(await store.snapshots.latest('b')).toMatchObject({ seq: 2, data: { s: 2 } })
+      // A save at a seq already stored replaces that row (INSERT OR REPLACE on the unique key).
+      await store.snapshots.save({
+        runId: 'b',
+        seq: 2,
+        createdAt: 21,
+        format: 2,
+        data: { s: 'again' },
+      })
+      await store.snapshots.prune('b', 5)
+      expect(await store.snapshots.list('b')).toEqual([2])
+      expect(await store.snapshots.latest('b')).toMatchObject({
+        createdAt: 21,
+        data: { s: 'again' },
+      })
+    } finally {
+      await store.close()
+    }
+    const after = new Database(path, { readonly: true })
+    const sql = after
+      .prepare("SELECT sql FROM sqlite_master WHERE name = 'skein_snapshots'")
+      .pluck()
+    expect(sql.get()).not.toMatch(/WITHOUT ROWID/)
+    expect(after.prepare('SELECT count(*) FROM skein_snapshots').pluck().get()).toBe(3)
+    expect(after.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+    after.close()
+  })
+
   it('migrates a run index file of its own like a store file', async () => {
     const path = join(dir, 'index-only.db')
     const index = sqliteRunIndex({ path })

@@ -320,6 +320,24 @@ const MIGRATIONS: readonly string[] = [
     DELETE FROM skein_run_attributes WHERE run_no = OLD.run_no;
   END;
   `,
+  `
+  -- v15: snapshots in a rowid table, (run_id, seq) unique. A WITHOUT ROWID table keeps the
+  -- whole row in its key, so a snapshot (about a kilobyte and up) overflowed its page and every
+  -- step of a lookup read the overflow again: a read cost 2.5x and a write 4.5x what they cost
+  -- here (decisions.md, "Snapshots live in a rowid table on SQLite").
+  CREATE TABLE skein_snapshots_v15 (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    format INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    UNIQUE (run_id, seq)
+  );
+  INSERT INTO skein_snapshots_v15 (run_id, seq, created_at, format, data)
+    SELECT run_id, seq, created_at, format, data FROM skein_snapshots ORDER BY run_id, seq;
+  DROP TABLE skein_snapshots;
+  ALTER TABLE skein_snapshots_v15 RENAME TO skein_snapshots;
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -18,11 +18,15 @@ interface SnapshotRow {
  * transaction (sharing its fsync) or are written together a few milliseconds later. Reads see
  * buffered snapshots. A crash can lose a buffered snapshot, never an event: the run then folds
  * from an older snapshot. Pruning (which precedes trimming) writes the buffer first, so events
- * are only ever trimmed behind a durable snapshot.
+ * are only ever trimmed behind a durable snapshot. With `relaxed` (a FULL-sync WAL file) a write
+ * of the buffer in a transaction of its own commits under `synchronous = NORMAL`: the next FULL
+ * commit (the prune's own, an append's) fsyncs its frames (decisions.md, "A worker effect's
+ * claim and its `started` park cost no fsync or snapshot").
  */
 export function sqliteSnapshotStore(
   db: SqliteDatabase,
   guard: () => void,
+  relaxed = false,
 ): SnapshotStore & { writePending(): void } {
   const save = db.prepare<[string, number, number, number, string]>(
     `INSERT OR REPLACE INTO skein_snapshots (run_id, seq, created_at, format, data)
@@ -55,7 +59,15 @@ export function sqliteSnapshotStore(
     }
     if (pending.runs.size === 0) return
     if (db.inTransaction) writeRows()
-    else db.transaction(writeRows)()
+    else if (!relaxed) db.transaction(writeRows)()
+    else {
+      db.exec('PRAGMA synchronous = NORMAL')
+      try {
+        db.transaction(writeRows)()
+      } finally {
+        db.exec('PRAGMA synchronous = FULL')
+      }
+    }
   }
   const schedule = () => {
     timer ??= setTimeout(() => {

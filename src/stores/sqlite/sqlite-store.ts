@@ -155,10 +155,10 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     if (closed) throw new StoreError(`sqlite store ${path} is closed`, { path })
   }
 
-  const snapshots = sqliteSnapshotStore(db, guard)
   // Deferred appends may skip their fsync only where a later fsync of the WAL file covers
   // them: a FULL store on a WAL file (an in-memory database has neither).
   const walPath = journalMode === 'wal' ? `${resolvePath(path)}-wal` : undefined
+  const snapshots = sqliteSnapshotStore(db, guard, synchronous === 'full' && walPath !== undefined)
   const feed = sqliteFeed(db, guard, synchronous === 'full' && walPath !== undefined)
   const group = createGroupCommit(
     db,
@@ -206,7 +206,13 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const claims = sqliteClaims(db, call)
   const { schedules, waitUrls } = sqliteSchedules(db, call)
   const flow = sqliteFlow(db, call, synchronous === 'full' && walPath !== undefined)
-  const workerTasks = sqliteWorkerTasks(db, call, options.changePollMs ?? 50, () => closed)
+  const workerTasks = sqliteWorkerTasks(
+    db,
+    call,
+    options.changePollMs ?? 50,
+    () => closed,
+    synchronous === 'full' && walPath !== undefined,
+  )
 
   const store: SqliteStore = {
     path,

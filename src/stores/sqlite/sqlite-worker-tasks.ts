@@ -14,9 +14,13 @@ type Call = <T>(action: string, fn: () => T) => Promise<T>
 /**
  * Worker tasks of a SQLite file (schema v9). A claim is one statement (SQLite has one writer
  * at a time, so two connections never claim the same row at once); `enqueue` and `take` write
- * their whole list in one transaction. `watch` hears this connection's own enqueues at once and,
- * while anyone watches, looks every `pollMs` for tasks other connections stored (`PRAGMA
- * data_version` moves only when another connection committed).
+ * their whole list in one transaction. With `relaxed` (a FULL-sync WAL file) a claim commits
+ * under `synchronous = NORMAL`: nothing is handed out before a FULL commit that follows it (the
+ * attempts' `started` append, a stale task's removal, the take), which fsyncs its frames too;
+ * a claim lost to a power cut only never happened (decisions.md, "A worker effect's claim and
+ * its `started` park cost no fsync or snapshot"). `watch` hears this connection's own enqueues
+ * at once and, while anyone watches, looks every `pollMs` for tasks other connections stored
+ * (`PRAGMA data_version` moves only when another connection committed).
  */
 export function sqliteWorkerTasks(
   db: SqliteDatabase,
@@ -24,6 +28,7 @@ export function sqliteWorkerTasks(
   /** How often to look for other connections' tasks while watched (0: never). */
   pollMs: number,
   isClosed: () => boolean,
+  relaxed = false,
 ): WorkerTaskStore {
   const st = lazyStatements(db, (lazy) => ({
     insert: lazy.prepare(
@@ -113,11 +118,16 @@ export function sqliteWorkerTasks(
         hints.notify()
       }),
     claim: ({ types, max, owner, now, expiresAt }) =>
-      call('claim worker tasks', () =>
-        inQueueOrder(
-          st.claim.all({ types: types ? JSON.stringify(types) : null, max, owner, now, expiresAt }),
-        ),
-      ),
+      call('claim worker tasks', () => {
+        const params = { types: types ? JSON.stringify(types) : null, max, owner, now, expiresAt }
+        if (!relaxed) return inQueueOrder(st.claim.all(params))
+        db.exec('PRAGMA synchronous = NORMAL')
+        try {
+          return inQueueOrder(st.claim.all(params))
+        } finally {
+          db.exec('PRAGMA synchronous = FULL')
+        }
+      }),
     take: (claims) =>
       call(`take ${claims.length} worker task(s)`, () =>
         claims.length > 0 ? takeAll.immediate(claims) : [],
