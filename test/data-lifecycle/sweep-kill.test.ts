@@ -92,8 +92,9 @@ const inspect = async (query: Query): Promise<Counts> => {
   const events = await query(
     'SELECT r.run_id, count(*) AS n FROM skein_events e JOIN skein_runs r ON r.run_no = e.run_no GROUP BY r.run_id',
   )
+  // Run number 0 is no run's: SQLite's keeper of the highest position given (kept-position.ts).
   const [orphans] = await query(
-    'SELECT count(*) AS n FROM skein_events e WHERE NOT EXISTS (SELECT 1 FROM skein_runs r WHERE r.run_no = e.run_no)',
+    'SELECT count(*) AS n FROM skein_events e WHERE e.run_no <> 0 AND NOT EXISTS (SELECT 1 FROM skein_runs r WHERE r.run_no = e.run_no)',
   )
   const deleted = await query('SELECT run_id FROM skein_deletions')
   return {

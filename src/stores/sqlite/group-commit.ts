@@ -130,7 +130,7 @@ export function createGroupCommit(
   }
   /**
    * Inserts the pending events. A statement's rows get consecutive positions (the events'
-   * AUTOINCREMENT rowid, under this connection's write lock), so the statement's last rowid
+   * integer key, the highest + 1 for each row, under this connection's write lock), so the statement's last rowid
    * gives every row's position, as one row per statement did for a request's events.
    */
   const insertPending = (): void => {

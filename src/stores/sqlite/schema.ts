@@ -338,6 +338,50 @@ const MIGRATIONS: readonly string[] = [
   DROP TABLE skein_snapshots;
   ALTER TABLE skein_snapshots_v15 RENAME TO skein_snapshots;
   `,
+  `
+  -- user_version 15: event positions without AUTOINCREMENT (decisions.md, "SQLite event
+  -- positions without AUTOINCREMENT"): every commit rewrote sqlite_sequence's page. SQLite
+  -- draws a new position as the highest + 1; a keeper row (run_no 0, no run's) holds the
+  -- highest position ever given when its event was trimmed or deleted, or a deletion record
+  -- took it (kept-position.ts).
+  -- Positions are copied as they are: projector checkpoints stay valid.
+  CREATE TABLE skein_events_next (
+    pos INTEGER PRIMARY KEY,
+    run_no INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    ts INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    thread_id TEXT,
+    origin TEXT NOT NULL,
+    causation_id TEXT,
+    effect_id TEXT,
+    idempotency_key TEXT,
+    event_key TEXT,
+    payload TEXT NOT NULL
+  );
+  INSERT INTO skein_events_next (pos, run_no, seq, id, ts, type, thread_id, origin,
+      causation_id, effect_id, idempotency_key, event_key, payload)
+    SELECT pos, run_no, seq, id, ts, type, thread_id, origin, causation_id, effect_id,
+      idempotency_key, event_key, payload
+    FROM skein_events ORDER BY pos;
+  INSERT INTO skein_events_next (pos, run_no, seq, id, ts, type, origin, payload)
+    SELECT seq, 0, seq, '', 0, '', '', '' FROM sqlite_sequence
+    WHERE name = 'skein_events' AND seq > (SELECT coalesce(max(pos), 0) FROM skein_events);
+  DROP TABLE skein_events;
+  ALTER TABLE skein_events_next RENAME TO skein_events;
+  CREATE UNIQUE INDEX skein_events_run_seq ON skein_events (run_no, seq);
+  CREATE TRIGGER skein_run_attributes_set AFTER INSERT ON skein_events
+    WHEN NEW.type IN ('runtime.run.started', 'runtime.run.attributes')
+  BEGIN
+    DELETE FROM skein_run_attributes WHERE run_no = NEW.run_no AND name IN
+      (SELECT key FROM json_each(NEW.payload, '$.attributes') WHERE type = 'null');
+    INSERT INTO skein_run_attributes (run_no, name, value, is_bool)
+      SELECT NEW.run_no, key, atom, type IN ('true', 'false')
+      FROM json_each(NEW.payload, '$.attributes') WHERE type IN ('true', 'false', 'integer', 'real', 'text')
+      ON CONFLICT (run_no, name) DO UPDATE SET value = excluded.value, is_bool = excluded.is_bool;
+  END;
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -1,6 +1,7 @@
 import type { RunStatus } from '../../core/envelope.js'
 import type { DeletedRun, DeleteRunOptions, FinishedRunsQuery } from '../../core/ports.js'
 import type { SqliteDatabase } from './driver.js'
+import { keptPositions } from './kept-position.js'
 import { lazyStatements } from './statements.js'
 
 interface VictimRow {
@@ -24,8 +25,8 @@ export interface SqliteDeletionHost {
  * Deleting runs in the SQLite file (docs/data-lifecycle.md): each batch is one IMMEDIATE
  * transaction that removes every row of each run (events, idempotency keys, snapshots, the run
  * row with its lease and meta, wait-URL tokens, durable worker tasks, its flow-control entry) and records each deletion at a new feed
- * position (`skein_deletions`, numbered from the events' own AUTOINCREMENT sequence, so event
- * positions and deletion positions never collide). The connection runs with `secure_delete`,
+ * position (`skein_deletions`, numbered on from the highest event position, which a keeper row
+ * then holds (kept-position.ts), so event positions and deletion positions never collide). The connection runs with `secure_delete`,
  * so freed pages are zeroed, and the WAL is checkpointed and truncated after each batch, so
  * neither file keeps a deleted payload.
  */
@@ -53,21 +54,18 @@ export function sqliteDeletion(host: SqliteDeletionHost) {
       `DELETE FROM skein_deletions WHERE pos <= coalesce(
         (SELECT min(position) FROM skein_projectors), (SELECT max(pos) FROM skein_deletions))`,
     ),
-    nextPosition: lazy
-      .prepare<[], number>(
-        "UPDATE sqlite_sequence SET seq = seq + 1 WHERE name = 'skein_events' RETURNING seq",
-      )
-      .pluck(),
     record: lazy.prepare<[number, string, number, number, string]>(
       'INSERT INTO skein_deletions (pos, run_id, tail, deleted_at, reason) VALUES (?, ?, ?, ?, ?)',
     ),
     checkpoint: lazy.prepare<[]>('PRAGMA wal_checkpoint(TRUNCATE)'),
   }))
+  const kept = keptPositions(db)
 
   const removeAll = (victims: VictimRow[], at: number, reason: string): DeletedRun[] => {
     if (victims.length === 0) return []
     host.writePendingSnapshots()
     st.pruneRecords.run()
+    let position = kept.top()
     for (const v of victims) {
       st.events.run(v.run_no)
       st.keys.run(v.run_id)
@@ -77,8 +75,9 @@ export function sqliteDeletion(host: SqliteDeletionHost) {
       st.flow.run(v.run_id)
       st.debounce.run(v.run_id)
       st.run.run(v.run_no)
-      st.record.run(st.nextPosition.get() as number, v.run_id, v.tail, at, reason)
+      st.record.run(++position, v.run_id, v.tail, at, reason)
     }
+    kept.keep(position)
     return victims.map((v) => ({ runId: v.run_id, tail: v.tail, status: v.status }))
   }
 

@@ -97,8 +97,8 @@ function recentWindow(maxEntries: number, maxBytes: number) {
 }
 
 /**
- * The SQLite store's projection feed: positions are the events table's AUTOINCREMENT key
- * (commit order, never reused), checkpoints live in `skein_projectors`. A save is one
+ * The SQLite store's projection feed: positions are the events table's integer key (commit
+ * order, never reused: kept-position.ts), checkpoints live in `skein_projectors`. A save is one
  * statement that checks the projector's claim (`skein_claims`), atomic against other processes
  * on the same file. With `relaxSaves`
  * (a FULL store on a WAL file) a save commits without its own fsync.
@@ -122,13 +122,8 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
           FROM skein_deletions WHERE pos > @after ORDER BY pos LIMIT @limit)
         ORDER BY pos LIMIT @limit`,
     ),
+    // A keeper row holds the highest position given when its event was trimmed or deleted.
     head: lazy.prepare<[], number>('SELECT coalesce(max(pos), 0) FROM skein_events').pluck(),
-    // Trimming may have removed the newest events: the sequence keeps the highest ever given.
-    seqHead: lazy
-      .prepare<[], number>(
-        "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'skein_events'",
-      )
-      .pluck(),
     checkpoint: lazy.prepare<[string], CheckpointRow>(
       'SELECT name, position, updated_at FROM skein_projectors WHERE name = ?',
     ),
@@ -173,7 +168,7 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
     },
     async headPosition() {
       guard()
-      return Math.max(st.head.get() ?? 0, st.seqHead.get() ?? 0)
+      return st.head.get() ?? 0
     },
     watch(listener) {
       watchers.add(listener)

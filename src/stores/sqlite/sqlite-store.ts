@@ -27,6 +27,7 @@ import {
   type SqliteDriver,
 } from './driver.js'
 import { createGroupCommit, guardedCall, storeError } from './group-commit.js'
+import { keptPositions } from './kept-position.js'
 import { migrate, type OnUpgrade } from './schema.js'
 import { sqliteClaims } from './sqlite-claims.js'
 import { sqliteDeletion } from './sqlite-deletion.js'
@@ -178,6 +179,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   })
   const keyRows = sqliteKeyRows(db)
   let walFd: number | undefined
+  const kept = keptPositions(db)
   // The head never passes tail + 1: trimming everything leaves an empty, still-fenced log.
   const trimTx = db.transaction((runId: string, beforeSeq: number): number => {
     const row = st.run.get(runId)
@@ -185,7 +187,11 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     const head = Math.min(beforeSeq, row.tail + 1)
     if (head <= row.head) return 0
     st.setHead.run(head, row.run_no)
-    return st.trimEvents.run(row.run_no, head).changes
+    // Trimming to the tail may delete the file's newest event: its position stays given.
+    const top = kept.top()
+    const trimmed = st.trimEvents.run(row.run_no, head).changes
+    kept.keep(top)
+    return trimmed
   })
 
   const call = guardedCall(guard)
