@@ -1,7 +1,9 @@
 // Profiles the peers bench's CPU-bound Skein workloads on SQLite (a file, synchronous FULL):
 // the fan-out/join 1 -> 16 -> 1 and the 10-step chain, written as bench/peers/skein.ts writes
 // them, one run at a time. Prints CPU per run and, per run, every SQLite statement call by SQL
-// (calls, rows written, time). Run under `node --cpu-prof` for a profile of the measured part.
+// (calls, rows written, time), the spread of COMMIT times and the WAL frames of 20 runs by
+// b-tree. Under `node --cpu-prof` the profile covers the warm-up too. PROFILE_WARMUP: warm-up
+// runs (1,500); PROFILE_DIR: where the file goes (the system's temporary directory).
 //   node --import tsx bench/profile-peers.ts [fan|ten] [runs] [--count]
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
