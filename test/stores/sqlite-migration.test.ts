@@ -168,11 +168,14 @@ describe('companion tables come with the schema', () => {
     after.close()
   })
 
-  it('moves snapshots to a rowid table at version 15, every row kept and still unique by (run, seq)', async () => {
-    const path = join(dir, 'v14-snapshots.db')
+  it('moves snapshots to a rowid table at version 14, every row kept and still unique by (run, seq)', async () => {
+    const path = join(dir, 'v13-snapshots.db')
     const db = new Database(path)
     db.pragma('journal_mode = WAL')
-    migrate(db, { target: 14 })
+    migrate(db, { target: 13 })
+    expect(
+      db.prepare("SELECT sql FROM sqlite_master WHERE name = 'skein_snapshots'").pluck().get(),
+    ).toMatch(/WITHOUT ROWID/)
     const insert = db.prepare(
       `INSERT INTO skein_snapshots (run_id, seq, created_at, format, data) VALUES (?, ?, ?, ?, ?)`,
     )

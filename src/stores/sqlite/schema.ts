@@ -321,7 +321,7 @@ const MIGRATIONS: readonly string[] = [
   END;
   `,
   `
-  -- v15: snapshots in a rowid table, (run_id, seq) unique. A WITHOUT ROWID table keeps the
+  -- user_version 14: snapshots in a rowid table, (run_id, seq) unique. A WITHOUT ROWID table keeps the
   -- whole row in its key, so a snapshot (about a kilobyte and up) overflowed its page and every
   -- step of a lookup read the overflow again: a read cost 2.5x and a write 4.5x what they cost
   -- here (decisions.md, "Snapshots live in a rowid table on SQLite").
