@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { chainNodes, fanNodes } from './peers/skein-shapes.js'
 
 const [oldDist, newDist, kind = 'ten', roundRuns = '150', rounds = '16'] = process.argv.slice(2)
 if (!oldDist || !newDist) throw new Error('usage: profile-peers-ab.ts <old dist> <new dist> …')
@@ -26,24 +27,7 @@ async function load(dist: string): Promise<Build> {
     namespace: 'bench',
     effects: { step: skein.defineEffect({ execute: async (input: unknown) => input }) },
   })
-  const nodes: Record<string, any> = {}
-  if (kind === 'fan') {
-    nodes.first = { run: (ctx: any) => ctx.invoke('bench.step', { i: 0 }) }
-    for (let i = 0; i < 16; i++) {
-      nodes[`p${i}`] = { after: ['first'], run: (ctx: any) => ctx.invoke('bench.step', { i }) }
-    }
-    nodes.join = {
-      after: Array.from({ length: 16 }, (_, i) => `p${i}`),
-      run: (ctx: any) => ctx.invoke('bench.step', { i: 17 }),
-    }
-  } else {
-    for (let i = 0; i < 10; i++) {
-      nodes[`s${i}`] = {
-        after: i === 0 ? [] : [`s${i - 1}`],
-        run: (ctx: any) => ctx.invoke('bench.step', { i }),
-      }
-    }
-  }
+  const nodes = kind === 'fan' ? fanNodes() : chainNodes(10)
   const def = defineWorkflow({ name: kind, concurrency: kind === 'fan' ? 16 : undefined, nodes })
   const dir = mkdtempSync(join(tmpdir(), 'skein-profile-ab-'))
   const store = sqliteStore({ path: join(dir, 'runs.db') })

@@ -12,6 +12,7 @@ import Database from 'better-sqlite3'
 import { createEngine, defineEffect, defineModule } from 'skein'
 import { sqliteStore } from 'skein/sqlite'
 import { defineWorkflow, workflow } from 'skein/workflow'
+import { chainNodes, fanNodes } from './peers/skein-shapes.js'
 
 const [kind = 'fan', runsArg = '2000'] = process.argv.slice(2).filter((a) => !a.startsWith('--'))
 const counting = process.argv.includes('--count')
@@ -21,24 +22,7 @@ const bench = defineModule({
   namespace: 'bench',
   effects: { step: defineEffect({ execute: async (input: { i: number }) => input }) },
 })
-const nodes: Record<string, any> = {}
-if (kind === 'fan') {
-  nodes.first = { run: (ctx: any) => ctx.invoke('bench.step', { i: 0 }) }
-  for (let i = 0; i < 16; i++) {
-    nodes[`p${i}`] = { after: ['first'], run: (ctx: any) => ctx.invoke('bench.step', { i }) }
-  }
-  nodes.join = {
-    after: Array.from({ length: 16 }, (_, i) => `p${i}`),
-    run: (ctx: any) => ctx.invoke('bench.step', { i: 17 }),
-  }
-} else {
-  for (let i = 0; i < 10; i++) {
-    nodes[`s${i}`] = {
-      after: i === 0 ? [] : [`s${i - 1}`],
-      run: (ctx: any) => ctx.invoke('bench.step', { i }),
-    }
-  }
-}
+const nodes = kind === 'fan' ? fanNodes() : chainNodes(10)
 const def = defineWorkflow({ name: kind, concurrency: kind === 'fan' ? 16 : undefined, nodes })
 
 interface Tally {

@@ -10,6 +10,7 @@ import { createEngine, defineEffect, defineModule } from 'skein'
 import { sqliteStore } from 'skein/sqlite'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { Counter, Marks, ownConnectionPorts, type PeerSystem, runPeer } from './harness.js'
+import { chainNodes, fanNodes } from './skein-shapes.js'
 
 const marks = new Marks()
 const gated = new Counter()
@@ -51,32 +52,10 @@ const bench = defineModule({
   },
 })
 
-const chain = (name: string, n: number) =>
-  defineWorkflow({
-    name,
-    nodes: Object.fromEntries(
-      Array.from({ length: n }, (_, i) => [
-        `s${i}`,
-        {
-          after: i === 0 ? [] : [`s${i - 1}`],
-          run: (ctx: any) => ctx.invoke('bench.step', { i }),
-        },
-      ]),
-    ),
-  })
+const chain = (name: string, n: number) => defineWorkflow({ name, nodes: chainNodes(n) })
 const three = chain('three', 3)
 const ten = chain('ten', 10)
-const fanNodes: Record<string, any> = {
-  first: { run: (ctx: any) => ctx.invoke('bench.step', { i: 0 }) },
-}
-for (let i = 0; i < 16; i++) {
-  fanNodes[`p${i}`] = { after: ['first'], run: (ctx: any) => ctx.invoke('bench.step', { i }) }
-}
-fanNodes.join = {
-  after: Array.from({ length: 16 }, (_, i) => `p${i}`),
-  run: (ctx: any) => ctx.invoke('bench.step', { i: 17 }),
-}
-const fan = defineWorkflow({ name: 'fan', concurrency: 16, nodes: fanNodes })
+const fan = defineWorkflow({ name: 'fan', concurrency: 16, nodes: fanNodes() })
 const signalled = defineWorkflow({
   name: 'signalled',
   nodes: {
