@@ -6,6 +6,7 @@ import { RUN_DELETED } from '../../core/run-deletion.js'
 import { type EventRow, rowToEnvelope } from '../shared/event-rows.js'
 import type { SqliteDatabase } from './driver.js'
 import { lazyStatements } from './statements.js'
+import { unsyncedWrite } from './unsynced-write.js'
 
 interface CheckpointRow {
   name: string
@@ -187,13 +188,7 @@ export function sqliteFeed(db: SqliteDatabase, guard: () => void, relaxSaves: bo
       const params = { name, claim: projectorClaimName(name), owner, epoch, position, now }
       // A checkpoint that a power loss takes back only hands events over again (at least
       // once), so its write skips the fsync; the store's next FULL commit makes it durable.
-      if (!relaxSaves) return st.save.run(params).changes > 0
-      db.exec('PRAGMA synchronous = NORMAL')
-      try {
-        return st.save.run(params).changes > 0
-      } finally {
-        db.exec('PRAGMA synchronous = FULL')
-      }
+      return unsyncedWrite(db, relaxSaves, () => st.save.run(params).changes > 0)
     },
     async coveredSeq(runId, position) {
       guard()

@@ -10,6 +10,7 @@ import { RATE_HISTORY_MS } from '../memory/memory-flow.js'
 import { mergeRounds } from '../shared/flow-rounds.js'
 import type { SqliteDatabase } from './driver.js'
 import { lazyStatements } from './statements.js'
+import { unsyncedWrite } from './unsynced-write.js'
 
 type Call = <T>(action: string, fn: () => T) => Promise<T>
 
@@ -236,15 +237,8 @@ export function sqliteFlow(db: SqliteDatabase, call: Call, relaxed: boolean): Fl
     return { runId: entry.runId, opened: true, endsAt }
   })
   /** A write transaction; with `relaxed`, committed under `synchronous = NORMAL` (see above). */
-  const write = <A, R>(tx: { immediate(arg: A): R }, arg: A): R => {
-    if (!relaxed) return tx.immediate(arg)
-    db.exec('PRAGMA synchronous = NORMAL')
-    try {
-      return tx.immediate(arg)
-    } finally {
-      db.exec('PRAGMA synchronous = FULL')
-    }
-  }
+  const write = <A, R>(tx: { immediate(arg: A): R }, arg: A): R =>
+    unsyncedWrite(db, relaxed, () => tx.immediate(arg))
   return {
     // A new run's first append takes its slot (`sqliteSlotTaker`, in the group commit).
     admitsInAppend: true,

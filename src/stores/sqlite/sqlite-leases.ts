@@ -3,6 +3,7 @@ import { checkClaim, toLease } from '../shared/lease-rule.js'
 import type { SqliteDatabase } from './driver.js'
 import { storedLease } from './group-commit.js'
 import { newRunParams, type Statements } from './statements.js'
+import { unsyncedWrite } from './unsynced-write.js'
 
 const versionTriple = (v: DefinitionVersionKey) => [v.kind, v.definitionName, v.definitionVersion]
 
@@ -62,16 +63,7 @@ export function sqliteLeases(
     releaseLease: (runId, owner, epoch) =>
       guarded(`release lease of ${runId}`, () => {
         forget(runId)
-        if (!relaxed) {
-          st.releaseLease.run(runId, owner, epoch)
-          return
-        }
-        db.exec('PRAGMA synchronous = NORMAL')
-        try {
-          st.releaseLease.run(runId, owner, epoch)
-        } finally {
-          db.exec('PRAGMA synchronous = FULL')
-        }
+        unsyncedWrite(db, relaxed, () => st.releaseLease.run(runId, owner, epoch))
       }),
     claimDue: (owner, now, expiresAt, limit, only) =>
       guarded('claim due runs', () => {

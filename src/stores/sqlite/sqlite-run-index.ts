@@ -20,6 +20,7 @@ import {
 import { storeError } from './group-commit.js'
 import { migrate } from './schema.js'
 import type { SqliteStore } from './sqlite-store.js'
+import { unsyncedWrite } from './unsynced-write.js'
 
 export interface SqliteRunIndexOptions extends RunIndexOptions {
   /**
@@ -148,13 +149,7 @@ export function sqliteRunIndex(options: SqliteRunIndexOptions): RunIndex {
         const entries = [...pending]
         pending.clear()
         if (entries.length === 0) return
-        if (!relaxed) return void writeAll.immediate(entries)
-        db.exec('PRAGMA synchronous = NORMAL')
-        try {
-          writeAll.immediate(entries)
-        } finally {
-          db.exec('PRAGMA synchronous = FULL')
-        }
+        unsyncedWrite(db, relaxed, () => writeAll.immediate(entries))
       },
     }),
     async get(runId) {

@@ -2,6 +2,7 @@ import type { Snapshot, SnapshotStore } from '../../core/ports.js'
 import { newerSnapshot, SnapshotBuffer } from '../shared/snapshot-buffer.js'
 import type { SqliteDatabase } from './driver.js'
 import { guardedCall } from './group-commit.js'
+import { unsyncedWrite } from './unsynced-write.js'
 
 interface SnapshotRow {
   run_id: string
@@ -59,15 +60,7 @@ export function sqliteSnapshotStore(
     }
     if (pending.runs.size === 0) return
     if (db.inTransaction) writeRows()
-    else if (!relaxed) db.transaction(writeRows)()
-    else {
-      db.exec('PRAGMA synchronous = NORMAL')
-      try {
-        db.transaction(writeRows)()
-      } finally {
-        db.exec('PRAGMA synchronous = FULL')
-      }
-    }
+    else unsyncedWrite(db, relaxed, db.transaction(writeRows))
   }
   const schedule = () => {
     timer ??= setTimeout(() => {

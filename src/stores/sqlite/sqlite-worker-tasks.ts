@@ -8,6 +8,7 @@ import {
 } from '../shared/worker-task-rows.js'
 import type { SqliteDatabase } from './driver.js'
 import { lazyStatements } from './statements.js'
+import { unsyncedWrite } from './unsynced-write.js'
 
 type Call = <T>(action: string, fn: () => T) => Promise<T>
 
@@ -120,13 +121,7 @@ export function sqliteWorkerTasks(
     claim: ({ types, max, owner, now, expiresAt }) =>
       call('claim worker tasks', () => {
         const params = { types: types ? JSON.stringify(types) : null, max, owner, now, expiresAt }
-        if (!relaxed) return inQueueOrder(st.claim.all(params))
-        db.exec('PRAGMA synchronous = NORMAL')
-        try {
-          return inQueueOrder(st.claim.all(params))
-        } finally {
-          db.exec('PRAGMA synchronous = FULL')
-        }
+        return inQueueOrder(unsyncedWrite(db, relaxed, () => st.claim.all(params)))
       }),
     take: (claims) =>
       call(`take ${claims.length} worker task(s)`, () =>
