@@ -370,6 +370,8 @@ const MIGRATIONS: readonly string[] = [
     WHERE name = 'skein_events' AND seq > (SELECT coalesce(max(pos), 0) FROM skein_events);
   DROP TABLE skein_events;
   ALTER TABLE skein_events_next RENAME TO skein_events;
+  -- Dropping the old table dropped its index and trigger: both again as written before (the
+  -- index by v5, the run attributes' trigger by the v13 entry's "v14 run attributes"), unchanged.
   CREATE UNIQUE INDEX skein_events_run_seq ON skein_events (run_no, seq);
   CREATE TRIGGER skein_run_attributes_set AFTER INSERT ON skein_events
     WHEN NEW.type IN ('runtime.run.started', 'runtime.run.attributes')
