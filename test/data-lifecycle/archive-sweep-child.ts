@@ -44,4 +44,7 @@ if (mode === 'finish') {
   }
   process.stdout.write('done\n')
   await engine.stop()
+} else {
+  // The engine's timers never hold a process open: this does, until the parent's SIGKILL.
+  setInterval(() => {}, 60_000)
 }

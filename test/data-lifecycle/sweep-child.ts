@@ -1,7 +1,8 @@
 // A process for sweep-kill.test.ts, spawned with `--conditions=skein-source --import tsx`: an
 // engine with retention on a SQLite file (`sqlite <path>`) or a Postgres schema (`postgres
 // <url> <schema>`), printing "batch <n>" per deleting batch, until the parent SIGKILLs it
-// mid-sweep.
+// mid-sweep. The engine's timers never hold a process open (docs/data-lifecycle.md): the interval
+// at the end does, or the process could exit before the sweep's first round.
 import { createEngine } from 'skein'
 import { postgresStore } from 'skein/postgres'
 import { sqliteStore } from 'skein/sqlite'
@@ -20,3 +21,4 @@ const engine = createEngine({
   },
 })
 await engine.ready()
+setInterval(() => {}, 60_000)
