@@ -90,7 +90,8 @@ describe('attribute search over 100,000 runs', () => {
     const path = join(dir, 'plans.db')
     await sqliteStore({ path }).close()
     const db = new Database(path)
-    // Run i: run_no i + 1; its start event sets customer c(i % 1000) (the trigger indexes it).
+    // Run i: run_no i + 1; its start event sets customer c(i % 1000), written to the attribute
+    // table as the store writes a start's attributes (run-attributes.ts).
     db.exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${RUNS - 1})
       INSERT INTO skein_runs (run_no, run_id, tail, ${META_COLUMNS})
         SELECT i + 1, 'r' || i, 1, CASE WHEN i % 3 = 0 THEN 'failed' ELSE 'completed' END,
@@ -99,7 +100,9 @@ describe('attribute search over 100,000 runs', () => {
         SELECT run_no, 1, run_id || '-1', created_at, 'runtime.run.started', 'runtime',
           json_object('kind', 'workflow', 'attributes',
             json_object('customer', 'c' || (created_at % ${CUSTOMERS}), 'amount', 1))
-        FROM skein_runs ORDER BY run_no;`)
+        FROM skein_runs ORDER BY run_no;
+      INSERT INTO skein_run_attributes (run_no, name, value, is_bool)
+        SELECT e.run_no, a.key, a.atom, 0 FROM skein_events e, json_each(e.payload, '$.attributes') a;`)
     expect(db.prepare('SELECT count(*) FROM skein_run_attributes').pluck().get()).toBe(RUNS * 2)
     const { sql, params } = summaryPageSql(
       { runs: 'skein_runs', attributes: 'skein_run_attributes' },

@@ -4,8 +4,9 @@ import { RT } from '../../core/runtime-events.js'
 
 /**
  * A run's attributes after `events`: the start's, then each `runtime.run.attributes` change
- * (null removes). The memory store keeps them so; SQLite and Postgres index the same two event
- * types with a trigger on the events table (docs/operating-runs.md, "Attributes").
+ * (null removes). The memory store keeps them so; Postgres indexes the same two event types
+ * with a trigger on the events table, SQLite in the appending transaction
+ * (stores/sqlite/run-attributes.ts) (docs/operating-runs.md, "Attributes").
  */
 export function attributesAfter(
   current: RunAttributes | undefined,

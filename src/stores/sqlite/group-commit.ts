@@ -11,6 +11,7 @@ import type { AppendAdmission } from '../../core/ports.js'
 import type { AppendRequest } from '../shared/append-batch.js'
 import { checkClaim } from '../shared/lease-rule.js'
 import type { SqliteDatabase } from './driver.js'
+import { runAttributeWriter, setsAttributes } from './run-attributes.js'
 import {
   EVENT_PARAMS,
   EVENT_ROWS_PER_INSERT,
@@ -110,9 +111,11 @@ export function createGroupCommit(
   /** Each written request's last feed position and the length of its stored payloads. */
   const lastPositions = new Map<AppendRequest, { position: number; bytes: number }>()
   const insertEvents = eventInserts(db)
+  const writeAttributes = runAttributeWriter(db)
   /**
    * Events written but not yet inserted: their parameters in statements' worth of rows
-   * (`chunks`), and for each request with events the index of its last row (`lastRows`).
+   * (`chunks`), for each request with events the index of its last row (`lastRows`), and
+   * the attribute changes they carry, as run_no and payload text pairs in event order.
    * The fast path inserts a whole group's events after its run rows; an isolated request
    * inserts its own inside its savepoint.
    */
@@ -121,20 +124,23 @@ export function createGroupCommit(
     owners: [] as AppendRequest[],
     lastRows: [] as number[],
     rows: 0,
+    attributes: [] as Array<number | string>,
   }
   const clearPending = () => {
     pending.chunks = [[]]
     pending.owners.length = 0
     pending.lastRows.length = 0
     pending.rows = 0
+    pending.attributes.length = 0
   }
   /**
-   * Inserts the pending events. A statement's rows get consecutive positions (the events'
-   * integer key, the highest + 1 for each row, under this connection's write lock), so the statement's last rowid
-   * gives every row's position, as one row per statement did for a request's events.
+   * Inserts the pending events, then writes their attribute changes. A statement's rows get
+   * consecutive positions (the events' integer key, the highest + 1 for each row, under this
+   * connection's write lock), so the statement's last rowid gives every row's position, as one
+   * row per statement did for a request's events.
    */
   const insertPending = (): void => {
-    const { chunks, owners, lastRows } = pending
+    const { chunks, owners, lastRows, attributes } = pending
     let owner = 0
     let first = 0
     for (const params of chunks) {
@@ -146,6 +152,9 @@ export function createGroupCommit(
         lastPositions.get(owners[owner])!.position = last - (end - 1 - lastRows[owner])
       }
       first = end
+    }
+    for (let i = 0; i < attributes.length; i += 2) {
+      writeAttributes(attributes[i] as number, attributes[i + 1] as string)
     }
     clearPending()
   }
@@ -265,7 +274,9 @@ export function createGroupCommit(
       let chunk = pending.chunks[pending.chunks.length - 1]
       for (const event of events) {
         if (chunk.length === EVENT_ROWS_PER_INSERT * EVENT_PARAMS) pending.chunks.push((chunk = []))
-        bytes += pushEventParams(chunk, runNo, event)
+        const payload = pushEventParams(chunk, runNo, event)
+        bytes += payload.length
+        if (setsAttributes(event, payload)) pending.attributes.push(runNo, payload)
       }
       pending.rows += events.length
       pending.owners.push(request)

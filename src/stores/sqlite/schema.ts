@@ -384,6 +384,13 @@ const MIGRATIONS: readonly string[] = [
       ON CONFLICT (run_no, name) DO UPDATE SET value = excluded.value, is_bool = excluded.is_bool;
   END;
   `,
+  `
+  -- user_version 16: the store writes skein_run_attributes itself, with the trigger's two
+  -- statements, for the events that carry attributes (run-attributes.ts): the trigger ran its
+  -- program for every event inserted (decisions.md, "SQLite run attributes are written by the
+  -- store, not a trigger").
+  DROP TRIGGER skein_run_attributes_set;
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -2,6 +2,7 @@ import type { EventEnvelope } from '../../core/envelope.js'
 import type { RecordedKey, TrimmedLog } from '../../core/ports.js'
 import { checkTrimmedLog, runHeldError, trimmedTail } from '../shared/trimmed-log.js'
 import type { SqliteDatabase } from './driver.js'
+import { runAttributeWriter, setsAttributes } from './run-attributes.js'
 import {
   eventInserts,
   metaParams,
@@ -33,8 +34,9 @@ export function sqliteRestore(db: SqliteDatabase, st: Statements, committed: Res
   )
   // One row per statement: a restore is rare, and each row's position is its insert's rowid.
   const insertEvent = eventInserts(db)(1)
+  const writeAttributes = runAttributeWriter(db)
   const dropAttributes = db.prepare<[number]>('DELETE FROM skein_run_attributes WHERE run_no = ?')
-  // The attribute rows as the events' trigger writes them (schema v14).
+  // A trimmed log's attributes replace what its events set.
   const setAttributes = db.prepare<[number, string]>(
     `INSERT INTO skein_run_attributes (run_no, name, value, is_bool)
       SELECT ?, key, atom, type IN ('true', 'false') FROM json_each(?)
@@ -58,8 +60,10 @@ export function sqliteRestore(db: SqliteDatabase, st: Statements, committed: Res
     let bytes = 0
     for (const event of events) {
       const params: unknown[] = []
-      bytes += pushEventParams(params, runNo, event)
+      const payload = pushEventParams(params, runNo, event)
+      bytes += payload.length
       position = Number(insertEvent.run(params).lastInsertRowid)
+      if (setsAttributes(event, payload)) writeAttributes(runNo, payload)
     }
     const { seq, createdAt, format, data } = snapshot
     saveSnapshot.run(runId, seq, createdAt, format, JSON.stringify(data))

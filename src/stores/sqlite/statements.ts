@@ -246,9 +246,9 @@ export function eventInserts(db: SqliteDatabase): (rows: number) => Statement<un
 
 /**
  * Pushes the event's row parameters (in `eventInserts`' column order, kept beside the SQL so
- * the order cannot drift) onto `params`; returns the length of its payload's JSON text.
+ * the order cannot drift) onto `params`; returns its payload's JSON text.
  */
-export function pushEventParams(params: unknown[], runNo: number, e: EventEnvelope): number {
+export function pushEventParams(params: unknown[], runNo: number, e: EventEnvelope): string {
   const payload = jsonTextOf(e.payload)
   params.push(
     runNo,
@@ -264,7 +264,7 @@ export function pushEventParams(params: unknown[], runNo: number, e: EventEnvelo
     e.key ?? null,
     payload,
   )
-  return payload.length
+  return payload
 }
 
 /** One event's row parameters as an array (a raw one-row insert's, in tests and benchmarks). */
