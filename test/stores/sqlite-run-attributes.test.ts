@@ -41,7 +41,10 @@ function rows(path: string) {
 const triggers = (path: string) => {
   const db = new Database(path, { readonly: true })
   try {
-    return db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").pluck().all()
+    return db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+      .pluck()
+      .all()
   } finally {
     db.close()
   }
