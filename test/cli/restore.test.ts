@@ -8,6 +8,7 @@ import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../src/cli/index.js'
 import { enginesStoppedAfterEach } from '../support/engines.js'
+import { untilSwept } from '../support/swept.js'
 
 // `skein restore` (docs/cli.md): archived runs back into a server's store over a real socket,
 // through POST /operations/restore with an operations token.
@@ -56,10 +57,7 @@ describe('skein restore', () => {
       logs.set(runId, await engine.getEvents(runId))
     }
     await clock.advance(2000)
-    for (let i = 0; i < 500 && (await engine.retention()).deletedTotal !== 3; i++) {
-      await new Promise((r) => setTimeout(r, 10))
-    }
-    expect((await engine.retention()).deletedTotal).toBe(3)
+    await untilSwept(engine, clock, 3)
     const server = await engine.serve({ port: 0 })
     const base = ['--url', server.url, '--token', 'ops-token']
 

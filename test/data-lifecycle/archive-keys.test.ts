@@ -16,6 +16,7 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { storeKinds } from '../support/store-kinds.js'
+import { untilSwept } from '../support/swept.js'
 import { tempDirs } from '../support/temp-dirs.js'
 
 // A run started and signalled with idempotency keys, archived, deleted and restored, answers a
@@ -130,7 +131,7 @@ describe.each(kinds)('idempotency keys of a restored run on $name', (kind) => {
     for (const [run, k] of recorded)
       expect(await storeAnswer(store, run, k)).toBe('IDEMPOTENCY_CONFLICT')
     await clock.advance(61_000)
-    await until(async () => (await engine.retention()).deletedTotal === 2)
+    await untilSwept(engine, clock, 2)
     const runs: ArchivedRun[] = []
     for await (const run of readArchive(archiveDir)) runs.push(run)
     expect(runs.every((r) => r.format === 2 && Array.isArray(r.keys))).toBe(true)

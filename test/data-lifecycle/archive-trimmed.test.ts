@@ -18,6 +18,7 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { type StoreKind, storeKinds } from '../support/store-kinds.js'
+import { untilSwept } from '../support/swept.js'
 import { tempDirs } from '../support/temp-dirs.js'
 
 // A log trimmed behind a snapshot, archived by the retention sweep and restored
@@ -139,10 +140,7 @@ async function roundTrip(
   })
   const originals = await finishTrimmed(engine, store, 4, `${prefix}-${kind.name}`, codec, empty)
   await clock.advance(61_000)
-  await until(
-    async () => (await engine.retention()).deletedTotal === originals.size,
-    () => engine.retention(),
-  )
+  await untilSwept(engine, clock, originals.size)
   for (const runId of originals.keys()) {
     await expect(engine.getRun(runId)).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' })
     expect(await store.snapshots!.list(runId)).toEqual([])
@@ -209,7 +207,7 @@ describe.each(kinds)('a trimmed run archived and restored on $name', (kind) => {
     })
     await finishTrimmed(engine, store, 1, `bad-${kind.name}`)
     await clock.advance(61_000)
-    await until(async () => (await engine.retention()).deletedTotal === 1)
+    await untilSwept(engine, clock, 1)
     const [run] = await (async () => {
       const all: ArchivedRun[] = []
       for await (const r of readArchive(archiveDir)) all.push(r)

@@ -16,6 +16,7 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { storeKinds } from '../support/store-kinds.js'
+import { untilSwept } from '../support/swept.js'
 import { tempDirs } from '../support/temp-dirs.js'
 
 // Archive before delete (docs/data-lifecycle.md, "Archives"): the retention sweep writes each
@@ -39,16 +40,6 @@ const job = defineWorkflow({
   },
 })
 const modules = [fx, workflow({ definitions: [job] })]
-
-// Waits by the clock, not by a count of polls: a sweep of many runs on Postgres took over 10 s
-// on the loaded 2-core machine.
-const until = async (check: () => Promise<boolean>, ms = 25_000) => {
-  for (const end = Date.now() + ms; Date.now() < end; ) {
-    if (await check()) return
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  throw new Error(`never happened within ${ms} ms`)
-}
 
 /** Runs `n` jobs to completion; their logs, states and last replay steps, by run id. */
 async function finishedRuns(engine: Engine, n: number, prefix: string) {
@@ -101,7 +92,7 @@ describe.each(kinds)('archive and restore on $name', (kind) => {
     const running = await engine.start(job, undefined, { runId: 'still-running', wait: 'settled' })
     await clock.advance(61_000)
     const sweptAt = performance.now()
-    await until(async () => (await engine.retention()).deletedTotal === N)
+    await untilSwept(engine, clock, N)
     const sweepMs = performance.now() - sweptAt
     const status = await engine.retention()
     expect(status).toMatchObject({ archive: `jsonl:${archiveDir}`, archivedTotal: N })
@@ -156,14 +147,14 @@ describe.each(kinds)('archive and restore on $name', (kind) => {
     })
     const originals = await finishedRuns(engine, 6, `crash-${kind.name}`)
     await clock.advance(61_000)
-    await until(async () => (await engine.retention()).lastSweep?.error !== undefined)
+    await untilSwept(engine, clock, (s) => s.lastSweep?.error !== undefined)
     expect((await engine.retention()).lastSweep?.error).toMatch(/killed after archiving/)
     for (const runId of originals.keys()) {
       expect((await engine.getRun(runId)).status).toBe('completed')
     }
     crash = false
     await clock.advance(1000)
-    await until(async () => (await engine.retention()).deletedTotal === 6)
+    await untilSwept(engine, clock, 6)
     const runs = await archived(archiveDir)
     expect(runs.map((r) => r.runId).sort()).toEqual([...originals.keys()].sort())
     const [day] = readdirSync(archiveDir)

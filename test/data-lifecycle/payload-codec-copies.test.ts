@@ -20,6 +20,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { deleteStreams, NATS_URL, natsAvailable, streamName } from '../support/nats.js'
+import { untilSwept } from '../support/swept.js'
 
 // The copies of a store that leave it (docs/data-lifecycle.md, "Payloads encrypted at rest"):
 // the NATS replica and the archive hold payloads as the store does, encoded; reading them back
@@ -89,7 +90,7 @@ describe('payload codec: copies of the store', () => {
     const original = await engine.getEvents('kept-1')
     expect(JSON.stringify(original)).toContain(MARKER)
     await clock.advance(61_000)
-    await until(async () => (await engine.retention()).deletedTotal === 1)
+    await untilSwept(engine, clock, 1)
 
     const paths = readdirSync(archiveDir, { recursive: true, withFileTypes: true })
       .filter((d) => d.isFile())

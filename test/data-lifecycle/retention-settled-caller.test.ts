@@ -3,6 +3,7 @@ import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { expect, it } from 'vitest'
 import { enginesStoppedAfterEach } from '../support/engines.js'
+import { untilSwept } from '../support/swept.js'
 
 // A retention sweep may delete a run that has just finished while the caller that started it
 // still waits for it to settle (its last snapshot save in flight): the caller is answered with
@@ -54,11 +55,7 @@ it('a settled start whose run a sweep deleted before it settled gets the finishe
   for (let i = 0; i < 500 && !saveStarted; i++) await new Promise((r) => setTimeout(r, 2))
   expect(saveStarted).toBe(true)
   await clock.advance(5000)
-  const deletedTotal = async () => (await engine.retention()).deletedTotal ?? 0
-  for (let i = 0; i < 500 && (await deletedTotal()) < 1; i++) {
-    await new Promise((r) => setTimeout(r, 5))
-  }
-  expect(await deletedTotal()).toBe(1)
+  await untilSwept(engine, clock, 1)
   saving()
   const { state } = await started
   expect(state?.status).toBe('completed')

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { storeKinds } from '../support/store-kinds.js'
+import { untilSwept } from '../support/swept.js'
 
 // Retention (docs/data-lifecycle.md): finished runs older than the limit are deleted by a
 // sweep under the claim sweep:retention, in bounded batches; running and recent runs stay.
@@ -71,7 +72,7 @@ describe.each(kinds)('retention on $name', (kind) => {
     const recent = await engine.start(quick, undefined, { runId: 'recent', wait: 'settled' })
 
     await clock.advance(1000)
-    await until(async () => (await engine.retention()).deletedTotal === 8)
+    await untilSwept(engine, clock, 8)
     const status = await engine.retention()
     expect(status).toMatchObject({
       enabled: true,
@@ -107,7 +108,7 @@ describe.each(kinds)('retention on $name', (kind) => {
 
     // Once the recent run is old enough, the next sweep takes it.
     await clock.advance(60_000)
-    await until(async () => (await engine.retention()).deletedTotal === 9)
+    await untilSwept(engine, clock, 9)
     expect((await engine.getRun(running.runId)).status).toBe('running')
   })
 })

@@ -21,6 +21,7 @@ import {
   streamMessages,
   streamName,
 } from '../support/nats.js'
+import { untilSwept } from '../support/swept.js'
 
 // The JetStream archive sink (docs/data-lifecycle.md, "Archives") against the machine's NATS
 // server: each test its own stream, deleted after.
@@ -101,7 +102,7 @@ if (natsAvailable('test/nats/nats-archive.test.ts')) {
       const { engine, clock } = engineWith(sinkFor(stream))
       const logs = await startMany(engine, 20, 'run')
       await clock.advance(61_000)
-      await until(async () => (await engine.retention()).deletedTotal === 20)
+      await untilSwept(engine, clock, 20)
       expect(await streamMessages(stream)).toBe(eventsIn(logs))
 
       const runs = await readNatsArchive({ servers: NATS_URL, stream })
@@ -128,11 +129,11 @@ if (natsAvailable('test/nats/nats-archive.test.ts')) {
       const { engine, clock } = engineWith(crashing)
       const logs = await startMany(engine, 5, 'again')
       await clock.advance(61_000)
-      await until(async () => (await engine.retention()).lastSweep?.error !== undefined)
+      await untilSwept(engine, clock, (s) => s.lastSweep?.error !== undefined)
       expect((await engine.getRun('again-0')).status).toBe('completed')
       crash = false
       await clock.advance(1000)
-      await until(async () => (await engine.retention()).deletedTotal === 5)
+      await untilSwept(engine, clock, 5)
       expect(await streamMessages(stream)).toBe(eventsIn(logs))
       expect((await readNatsArchive({ servers: NATS_URL, stream })).length).toBe(5)
     })
@@ -153,7 +154,7 @@ if (natsAvailable('test/nats/nats-archive.test.ts')) {
       })
       // Past the replica's duplicate window nothing would drop a second copy: none is sent.
       await clock.advance(61_000)
-      await until(async () => (await engine.retention()).deletedTotal === 6)
+      await untilSwept(engine, clock, 6)
       expect(await streamMessages(stream)).toBe(eventsIn(logs))
     })
 
@@ -180,7 +181,7 @@ if (natsAvailable('test/nats/nats-archive.test.ts')) {
         })
       }
       await clock.advance(61_000)
-      await until(async () => (await engine.retention()).deletedTotal === 3)
+      await untilSwept(engine, clock, 3)
       const runs = await readNatsArchive({ servers: NATS_URL, stream })
       for (const run of runs) expect((await engine.restoreRun(run)).restored).toBe(true)
       for (const [runId, original] of originals) {
@@ -200,10 +201,10 @@ if (natsAvailable('test/nats/nats-archive.test.ts')) {
       const { engine, clock } = engineWith(sinkFor(stream))
       await startMany(engine, 1, 'same')
       await clock.advance(61_000)
-      await until(async () => (await engine.retention()).deletedTotal === 1)
+      await untilSwept(engine, clock, 1)
       const again = await startMany(engine, 1, 'same')
       await clock.advance(61_000)
-      await until(async () => (await engine.retention()).deletedTotal === 2)
+      await untilSwept(engine, clock, 2)
       const [run] = await readNatsArchive({ servers: NATS_URL, stream }, 'same-0')
       expect(run.events).toEqual(again.get('same-0'))
     })
