@@ -8,5 +8,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // A failed test runs once more; `npm test` names every test that passed only then
+    // (decisions.md, "A failed test is retried once, and named").
+    retry: 1,
   },
 })

@@ -41,6 +41,18 @@ if (existsSync(report)) {
   failed =
     (json.numFailedTests ?? 0) + (json.numFailedTestSuites ?? 0) * (json.numFailedTests ? 0 : 1)
   skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0)
+  // A test that failed, then passed when retried (vitest.config.ts, `retry`): named, never hidden.
+  const retried = json.testResults.flatMap((file) =>
+    file.assertionResults
+      .filter((t) => t.status === 'passed' && t.failureMessages.length > 0)
+      .map(
+        (t) =>
+          `${file.name.replace(`${process.cwd()}/`, '')} > ${t.fullName}\n    first try: ${t.failureMessages[0].split('\n')[0]}`,
+      ),
+  )
+  if (retried.length > 0) {
+    console.log(`\npassed only when retried (${retried.length}):\n  ${retried.join('\n  ')}`)
+  }
 } else {
   failed = 1
 }
