@@ -146,7 +146,10 @@ export function createGroupCommit(
     for (const params of chunks) {
       const rows = params.length / EVENT_PARAMS
       if (rows === 0) break
-      const last = Number(insertEvents(rows).run(params).lastInsertRowid)
+      // Spread, not the array: better-sqlite3 reads an array's elements one property lookup
+      // at a time, arguments directly (decisions.md, "SQLite statements take their parameters
+      // spread").
+      const last = Number(insertEvents(rows).run(...params).lastInsertRowid)
       const end = first + rows
       for (; owner < owners.length && lastRows[owner] < end; owner++) {
         lastPositions.get(owners[owner])!.position = last - (end - 1 - lastRows[owner])

@@ -62,7 +62,7 @@ export function sqliteRestore(db: SqliteDatabase, st: Statements, committed: Res
       const params: unknown[] = []
       const payload = pushEventParams(params, runNo, event)
       bytes += payload.length
-      position = Number(insertEvent.run(params).lastInsertRowid)
+      position = Number(insertEvent.run(...params).lastInsertRowid)
       if (setsAttributes(event, payload)) writeAttributes(runNo, payload)
     }
     const { seq, createdAt, format, data } = snapshot
