@@ -213,6 +213,11 @@ export interface RunMemory {
    */
   deadlineAt: number | null
   deadlineSeq: number
+  /**
+   * The run waits for a worker's outcome (an attempt dispatched or started), as the latest
+   * operation left it: a claim or callback on this host comes back for it (local-runs.ts).
+   */
+  awaitsWorker: boolean
   /** The engine stopped: a pass ends after its current append and launches nothing more. */
   stopped: boolean
   /** The latest cause an operation on this run carried (causes.ts); observers only. */
@@ -232,6 +237,7 @@ export const newRunMemory = (): RunMemory => ({
   lastSnapshotSeq: 0,
   deadlineAt: null,
   deadlineSeq: -1,
+  awaitsWorker: false,
   stopped: false,
   cause: undefined,
   permits: new Map(),

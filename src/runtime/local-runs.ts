@@ -13,7 +13,7 @@ import type { FoldCache } from './run-writer.js'
 const WAKE_RETRY: Backoff = { initialMs: 1000, maxMs: 60_000 }
 /** A drive that failed on the store, which may hold finished work not yet recorded. */
 const DRIVE_RETRY: Backoff = { initialMs: 250, maxMs: 30_000 }
-/** Released seats remembered for runs waiting on a deadline (`LocalRuns.releasedSeats`). */
+/** Released seats remembered for runs waiting on a deadline or a worker (`LocalRuns.releasedSeats`). */
 const RELEASED_SEATS = 100_000
 
 /**
@@ -65,15 +65,18 @@ export class LocalRuns {
 
   /**
    * A dropped writer's seat this process let go, kept (by run, its epoch) while the run waits
-   * for a deadline: the wake takes it back without reading the lease first, one round trip
-   * less per due wake (decisions.md, "A due wake reads what it folds, once"). At most
-   * RELEASED_SEATS, oldest forgotten first (a forgotten one costs that read again).
+   * for a deadline or for a worker's outcome: the wake, the claim that records the worker's
+   * `started` and its callback take it back without reading the lease first, one store read
+   * less each (decisions.md, "A due wake reads what it folds, once"; "A run waiting for its
+   * worker is taken back without reading its lease"). At most RELEASED_SEATS, oldest
+   * forgotten first (a forgotten one costs that read again).
    */
   private readonly releasedSeats = new Map<string, number>()
 
   private rememberReleased(controller: RunController): void {
     const { seat, mem } = controller.writer
-    if (seat?.state.state !== 'released' || mem.deadlineAt === null) return
+    if (seat?.state.state !== 'released' || (mem.deadlineAt === null && !mem.awaitsWorker))
+      return
     this.releasedSeats.delete(controller.runId)
     this.releasedSeats.set(controller.runId, seat.state.epoch)
     if (this.releasedSeats.size > RELEASED_SEATS)

@@ -9,6 +9,7 @@ import { releasePermits } from './effect-gate.js'
 import { RunSeat } from './ownership/run-seat.js'
 import { catchUp, loadFold, saveSnapshot } from './snapshots.js'
 import { type Seed, type SeedKind, WakePass, type WakeResult } from './wake-pass.js'
+import { awaitsWorker } from './worker-dispatch.js'
 
 /** A park with one event since the last snapshot writes no new one (the next load folds it). */
 const PARK_SNAPSHOT_MIN_EVENTS = 2
@@ -212,6 +213,7 @@ export class RunWriter {
     // Null for a finished run unless a worker cancel awaits its acknowledgement.
     if (at === null) ctx.scheduler.cancel(this.runId)
     else ctx.scheduler.schedule(this.runId, at)
+    mem.awaitsWorker = at === null && awaitsWorker(fold)
     if (parked) await this.seat?.releaseIfHeld()
     if (parked && ctx.observing) {
       ctx.observe({ type: 'run.parked', runId: this.runId, seq: fold.state.lastSeq })

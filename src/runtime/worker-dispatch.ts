@@ -2,7 +2,7 @@
 // enforcing their recorded deadlines, and recording what the worker's calls told us.
 // What the worker reports through its callback is recorded by worker-callback.ts.
 import { isTerminal } from '../core/envelope.js'
-import type { EffectRecord } from '../core/fold/index.js'
+import type { EffectRecord, RunFold } from '../core/fold/index.js'
 import type { WorkerTask } from '../core/ports.js'
 import { RT, type WorkerTimeouts } from '../core/runtime-events.js'
 import { failAttempt } from './attempt-outcomes.js'
@@ -84,6 +84,20 @@ export function dispatchWorkerEffects(
       callWorker(ctx, mem, runId, task, () => worker.dispatch(task), 'dispatch-failed'),
     )
   }
+}
+
+/** Whether a running run has a worker attempt out (dispatched or started): its outcome comes back. */
+export function awaitsWorker(fold: RunFold): boolean {
+  if (isTerminal(fold.state.status)) return false
+  for (const effectId in fold.effects) {
+    const effect = fold.effects[effectId]
+    if (
+      effect.execution === 'worker' &&
+      (effect.status === 'dispatched' || effect.status === 'started')
+    )
+      return true
+  }
+  return false
 }
 
 /**
