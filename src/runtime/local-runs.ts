@@ -75,8 +75,7 @@ export class LocalRuns {
 
   private rememberReleased(controller: RunController): void {
     const { seat, mem } = controller.writer
-    if (seat?.state.state !== 'released' || (mem.deadlineAt === null && !mem.awaitsWorker))
-      return
+    if (seat?.state.state !== 'released' || (mem.deadlineAt === null && !mem.awaitsWorker)) return
     this.releasedSeats.delete(controller.runId)
     this.releasedSeats.set(controller.runId, seat.state.epoch)
     if (this.releasedSeats.size > RELEASED_SEATS)
