@@ -12,9 +12,12 @@ const work = defineModule({
   namespace: 'pt',
   effects: {
     // A handed-out task lost with a killed host (taken, not yet answered) times out and is
-    // dispatched again as a new attempt; never the same attempt twice.
+    // dispatched again as a new attempt; never the same attempt twice. So does an attempt whose
+    // task the killed host never stored (killed between its `dispatched` commit and the task's
+    // write): schedule-to-start, as docs/workers.md ("Restarts") tells every worker effect to set.
     work: defineEffect({
       execution: 'worker',
+      scheduleToStartMs: 10_000,
       startToCloseMs: 4_000,
       retry: { maxAttempts: 10, backoffMs: 50 },
     }),

@@ -5,7 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
-import { postgresAvailable, testSchemas } from '../support/postgres.js'
+import { adminPool, postgresAvailable, testSchemas } from '../support/postgres.js'
 
 const root = join(import.meta.dirname, '..', '..')
 const RUNS = 90
@@ -64,6 +64,33 @@ const status = async (url: string, runId: string) => {
   return res.ok ? ((await res.json()).state.status as string) : `http-${res.status}`
 }
 
+/** What a run left incomplete looks like: its events, its row's lease and deadline, its task. */
+async function stuckRuns(schema: string, url: string, runIds: string[]): Promise<string> {
+  const db = adminPool()
+  try {
+    const lines: string[] = []
+    for (const runId of runIds) {
+      const res = await fetch(`${url}/runs/${runId}/events`, {
+        headers: { authorization: 'Bearer proof-write' },
+      })
+      const { events = [] } = res.ok ? await res.json() : {}
+      const kinds = events.map((e: { seq: number; type: string }) => `${e.seq}:${e.type}`)
+      const { rows } = await db.query(
+        `SELECT r.status, r.lease_owner, r.lease_epoch, r.lease_expires_at, r.next_deadline_at,
+           (SELECT count(*) FROM "${schema}".skein_worker_tasks t WHERE t.run_id = r.run_id) AS tasks
+         FROM "${schema}".skein_runs r WHERE r.run_id = $1`,
+        [runId],
+      )
+      lines.push(
+        `STUCK ${runId} now=${Date.now()} row=${JSON.stringify(rows[0])} events=${kinds.join(' ')}`,
+      )
+    }
+    return lines.join('\n')
+  } finally {
+    await db.end()
+  }
+}
+
 describe.runIf(postgresAvailable('pg-task-hosts'))('worker tasks across Postgres hosts', () => {
   const schemas = testSchemas('pg-task-hosts')
   afterAll(stopChildren)
@@ -119,6 +146,7 @@ describe.runIf(postgresAvailable('pg-task-hosts'))('worker tasks across Postgres
     console.log(
       `SCORE worker-task-hosts hosts=3 workers=4 runs=${RUNS} completed=${RUNS - left.length} incomplete=${left.length} attempts_handed=${attempts} handed_twice=${twice} new_attempts=${retried} handed_at_kill=${handedAtKill} all_done_ms=${doneMs}`,
     )
+    if (left.length > 0) console.log(await stuckRuns(schema, survivors[0], left))
     expect(left).toEqual([])
     expect(twice).toBe(0)
   }, 180_000)
