@@ -6,16 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import {
-  createEngine,
-  defineEffect,
-  defineModule,
-  type EventStore,
-  type WakeScheduler,
-} from 'skein'
-import { sqliteStore } from 'skein/sqlite'
+import { createEngine, defineEffect, defineModule, type WakeScheduler } from 'skein'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, describe, expect, it } from 'vitest'
+import { leaseReadCountingStore } from '../support/lease-reads.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-released-seat-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -32,23 +26,6 @@ const nap = defineWorkflow({
     after: { after: ['nap'], run: (ctx) => ctx.invoke('counted.after', {}) },
   },
 })
-
-/** A store whose lease reads are counted. */
-function countingStore(path: string) {
-  const inner = sqliteStore({ path })
-  const reads: string[] = []
-  const store: EventStore = {
-    ...inner,
-    leases: {
-      ...inner.leases!,
-      readLease: (runId) => {
-        reads.push(runId)
-        return inner.leases!.readLease(runId)
-      },
-    },
-  }
-  return { store, inner, reads }
-}
 
 /** A scheduler that only records: the test wakes the run itself. */
 function heldScheduler() {
@@ -67,7 +44,7 @@ function heldScheduler() {
 describe('ownership: a due wake of a run this process let go', () => {
   it('takes the lease back without reading it', async () => {
     after = 0
-    const { store, inner, reads } = countingStore(join(dir, 'one.db'))
+    const { store, inner, reads } = leaseReadCountingStore(join(dir, 'one.db'))
     const engine = createEngine({
       store,
       modules: [workflow({ definitions: [nap] }), counted],
@@ -91,7 +68,7 @@ describe('ownership: a due wake of a run this process let go', () => {
 
   it('another process took the run since: the commit is refused, the wake reads the lease and leaves the run to it', async () => {
     after = 0
-    const { store, inner, reads } = countingStore(join(dir, 'two.db'))
+    const { store, inner, reads } = leaseReadCountingStore(join(dir, 'two.db'))
     const held = heldScheduler()
     const a = createEngine({
       store,

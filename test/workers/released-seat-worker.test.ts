@@ -6,32 +6,15 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { bearerAuth, createEngine, type EventStore, httpWorkerQueue } from 'skein'
-import { sqliteStore } from 'skein/sqlite'
 import { workflow } from 'skein/workflow'
 import { afterAll, describe, expect, it } from 'vitest'
+import { leaseReadCountingStore } from '../support/lease-reads.js'
 import { FLOWS, workerEffects } from './helpers.js'
 
 const TOKEN = 'worker-token-released-seat-0123456789'
 const flow = FLOWS.find((f) => f.name === 'flow-w.plain')!
 const dir = mkdtempSync(join(tmpdir(), 'skein-released-seat-worker-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-/** A store whose lease reads are counted. */
-function countingStore(path: string) {
-  const inner = sqliteStore({ path })
-  const reads: string[] = []
-  const store: EventStore = {
-    ...inner,
-    leases: {
-      ...inner.leases!,
-      readLease: (runId) => {
-        reads.push(runId)
-        return inner.leases!.readLease(runId)
-      },
-    },
-  }
-  return { store, inner, reads }
-}
 
 function host(store: EventStore) {
   return createEngine({
@@ -75,7 +58,7 @@ const complete = (url: string, task: { runId: string; effectId: string; attempt:
 
 describe('workers: a run parked for its worker, let go by this process', () => {
   it('is taken back by the claim and by the callback without reading the lease', async () => {
-    const { store, inner, reads } = countingStore(join(dir, 'one.db'))
+    const { store, inner, reads } = leaseReadCountingStore(join(dir, 'one.db'))
     const engine = host(store)
     const server = await engine.serve({ port: 0 })
     try {
@@ -100,7 +83,7 @@ describe('workers: a run parked for its worker, let go by this process', () => {
   })
 
   it('another process took the run since: the callback reads the lease and is recorded once', async () => {
-    const { store, inner, reads } = countingStore(join(dir, 'two.db'))
+    const { store, inner, reads } = leaseReadCountingStore(join(dir, 'two.db'))
     const engine = host(store)
     const server = await engine.serve({ port: 0 })
     try {
