@@ -99,6 +99,28 @@ async function postgresReachable(): Promise<boolean> {
   }
 }
 
+/** Above this, the database's catalog slows every Postgres engine (docs/benchmarks.md). */
+const BLOATED_CATALOG_BYTES = 64 * 1024 * 1024
+
+/** Warns when `pg_attribute` is bloated (a test suite's thousands of schemas made and dropped). */
+async function warnOfBloatedCatalog(): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL })
+  await client.connect()
+  try {
+    const { rows } = await client.query(
+      "SELECT pg_total_relation_size('pg_catalog.pg_attribute')::bigint AS bytes",
+    )
+    const bytes = Number(rows[0].bytes)
+    if (bytes > BLOATED_CATALOG_BYTES) {
+      console.log(
+        `note: this database's catalog is bloated (pg_attribute ${(bytes / 2 ** 20).toFixed(0)} MB): every Postgres engine runs slower; VACUUM FULL the catalog tables first (docs/benchmarks.md, "A bloated catalog slows Postgres")`,
+      )
+    }
+  } finally {
+    await client.end()
+  }
+}
+
 async function dropSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_URL })
   await client.connect()
@@ -267,6 +289,7 @@ export async function benchPeers(): Promise<Row[]> {
       console.log(`${engine.label}: skipped: no Postgres at ${PG_URL}`)
     else engines.push(engine)
   }
+  if (engines.some((e) => e.postgres)) await warnOfBloatedCatalog()
   const dir = mkdtempSync(join(tmpdir(), 'skein-bench-peers-'))
   const figures = new Map<string, Figures>(engines.map((e) => [e.key, new Map()]))
   const loads: string[] = [loadavg()]
