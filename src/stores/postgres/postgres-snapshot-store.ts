@@ -83,10 +83,12 @@ export function postgresSnapshotStore(io: SnapshotIo): SnapshotStore & {
     },
     async list(runId) {
       io.guard()
+      // The buffers are read before the table, as `latest` does: a group commit that takes and
+      // settles them while the read is on its way committed after the read's view began.
+      const buffered = [...(pending.runs.get(runId) ?? []), ...(writing.runs.get(runId) ?? [])]
       const rows = await io.read('list snapshots', io.sql.list, [runId])
       const seqs = new Set<number>(rows.map((r: { seq: string | number }) => Number(r.seq)))
-      for (const row of [...(pending.runs.get(runId) ?? []), ...(writing.runs.get(runId) ?? [])])
-        seqs.add(row.seq)
+      for (const row of buffered) seqs.add(row.seq)
       return [...seqs].sort((a, b) => a - b)
     },
     async prune(runId, keep) {
