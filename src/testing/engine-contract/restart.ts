@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest'
 import { decision, pendingApprovals } from '../../modules/approval/index.js'
 import type { ContractCase } from './case.js'
 import { calling, nap, release } from './definitions.js'
+import { eventually } from './eventually.js'
 
 /** A new engine on the same store carries on where the stopped one left off. */
 export function restartCases(test: ContractCase): void {
@@ -23,6 +24,9 @@ export function restartCases(test: ContractCase): void {
       const first = await w.boot()
       void first.start(calling, undefined, { runId: 'crash' }).catch(() => {})
       await w.until('crash', (e) => e.type === 'runtime.effect.attempt.started')
+      // The attempt is logged before its handler runs: wait for the call itself, so the first
+      // engine "dies" with the call in flight, not before making it.
+      await eventually(() => w.control.calls === 1, 'the first attempt to call')
       w.control.callHangs = false
       const second = await w.restart() // the first "dies" with attempt 1 in flight
       await w.clock.advance(0)
