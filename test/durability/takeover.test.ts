@@ -1,21 +1,25 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
+import { tempDirs } from '../support/temp-dirs.js'
 
 // Same-host take-over on one SQLite file after kill -9 of the process whose attempt was in
 // flight (docs/storage.md, "Several processes on one file"): how long until another process
 // runs the attempt again, by the background claim poll alone and by a call for the run.
+// Each try gets its own directory (a retried test starts clean), and every wait names its
+// stage and what it saw when a child exits or the stage outlasts its deadline.
 
 const root = resolve(import.meta.dirname, '../..')
-const dir = mkdtempSync(join(tmpdir(), 'skein-takeover-'))
+const dirs = tempDirs('skein-takeover-')
 const children: ChildProcess[] = []
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
-  rmSync(dir, { recursive: true, force: true })
 })
+
+type Child = ReturnType<typeof child>
 
 function child(mode: string, db: string, marks: string) {
   const proc = spawn(
@@ -29,18 +33,16 @@ function child(mode: string, db: string, marks: string) {
       db,
       marks,
     ],
-    { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] },
+    { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] },
   )
   children.push(proc)
   let out = ''
   proc.stdout?.on('data', (d) => (out += d))
-  const printed = async (line: string) => {
-    while (!out.includes(line)) {
-      if (proc.exitCode !== null) throw new Error(`${mode} exited ${proc.exitCode}`)
-      await sleep(20)
-    }
-  }
-  return { proc, printed }
+  proc.stderr?.on('data', (d) => (out += d))
+  const exited = () => proc.exitCode !== null || proc.signalCode !== null
+  const describe = () =>
+    `${mode} (pid ${proc.pid}, ${exited() ? `exited ${proc.exitCode ?? proc.signalCode}` : 'running'}) printed:\n${out.slice(-2000) || '(nothing)'}`
+  return { mode, proc, exited, describe, printed: (line: string) => out.includes(line) }
 }
 
 const marksOf = (path: string) =>
@@ -51,31 +53,83 @@ const marksOf = (path: string) =>
         .map((line) => line.split(' ').map(Number) as [number, number])
     : []
 
-async function takeOver(name: string, mode: 'standby' | 'call') {
-  const db = join(dir, `${name}.db`)
-  const marks = join(dir, `${name}.marks`)
+/** Run `r` as the file holds it: its row (lease, deadline) and its events' types. */
+function runOnFile(db: string): string {
+  if (!existsSync(db)) return 'no database file'
+  const file = new Database(db, { readonly: true, fileMustExist: true })
+  try {
+    const row = file.prepare('SELECT * FROM skein_runs WHERE run_id = ?').get('r')
+    const events = file
+      .prepare(
+        'SELECT e.seq, e.type FROM skein_events e JOIN skein_runs r ON r.run_no = e.run_no WHERE r.run_id = ? ORDER BY e.seq',
+      )
+      .all('r')
+    return `run row: ${JSON.stringify(row)}\nevents: ${JSON.stringify(events)}`
+  } catch (error) {
+    return `could not read the file: ${String(error)}`
+  } finally {
+    file.close()
+  }
+}
+
+/** Waits for `done`; fails naming the stage when a child that must live exits, or at `ms`. */
+async function stage(
+  name: string,
+  done: () => boolean,
+  live: Child[],
+  report: () => string,
+  ms = 45_000,
+): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!done()) {
+    const gone = live.find((c) => c.exited())
+    const why = gone
+      ? `${gone.mode} exited`
+      : Date.now() > deadline
+        ? `still waiting after ${ms} ms`
+        : ''
+    if (why) throw new Error(`${name}: ${why}\n${report()}`)
+    await sleep(10)
+  }
+}
+
+async function takeOver(mode: 'standby' | 'call') {
+  const dir = dirs.fresh()
+  mkdirSync(dir)
+  const db = join(dir, 'takeover.db')
+  const marks = join(dir, 'takeover.marks')
   const standby = child(mode, db, marks)
-  await standby.printed('ready')
-  const first = child('first', db, marks)
-  while (marksOf(marks).length === 0) await sleep(10)
-  first.proc.kill('SIGKILL')
+  let first: Child | undefined
+  const report = () =>
+    [
+      `marks: ${JSON.stringify(marksOf(marks))}`,
+      standby.describe(),
+      first?.describe() ?? 'first: not started',
+      runOnFile(db),
+    ].join('\n')
+  await stage(`${mode}: standby ready`, () => standby.printed('ready'), [standby], report)
+  const started = child('first', db, marks)
+  first = started
+  await stage(`${mode}: first attempt`, () => marksOf(marks).length > 0, [standby, started], report)
+  started.proc.kill('SIGKILL')
   const killedAt = Date.now()
-  await new Promise((r) => first.proc.once('exit', r))
+  await stage(`${mode}: first killed`, started.exited, [standby], report)
+  expect(started.proc.signalCode, report()).toBe('SIGKILL')
   if (mode === 'call') standby.proc.stdin?.write('go\n')
-  while (marksOf(marks).length < 2) await sleep(10)
+  await stage(`${mode}: attempt run again`, () => marksOf(marks).length >= 2, [standby], report)
   const [[firstPid], [againPid, againAt]] = marksOf(marks) as [[number, number], [number, number]]
-  expect(firstPid).toBe(first.proc.pid)
-  expect(againPid).toBe(standby.proc.pid)
+  expect(firstPid, report()).toBe(started.proc.pid)
+  expect(againPid, report()).toBe(standby.proc.pid)
   standby.proc.kill('SIGKILL')
   return againAt - killedAt
 }
 
 describe('same-host take-over after kill -9 (one SQLite file, real processes)', () => {
   it('the claim poll runs the in-flight attempt again once the lease expires; a call takes over at once', async () => {
-    const byPoll = await takeOver('poll', 'standby')
-    const byCall = await takeOver('call', 'call')
+    const byPoll = await takeOver('standby')
+    const byCall = await takeOver('call')
     process.stdout.write(
       `SCORE same-host-takeover sqlite lease_ms=10000 poll_ms=500 by_claim_poll_ms=${byPoll} by_call_ms=${byCall}\n`,
     )
-  }, 120_000)
+  }, 150_000)
 })
