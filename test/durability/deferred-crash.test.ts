@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url'
 import { createEngine, defineEffect, defineModule, type EventEnvelope } from 'skein'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, expect, it } from 'vitest'
+import { exitWithin } from '../support/children.js'
 import { postgresAvailable, testSchemas } from '../support/postgres.js'
 import { openStoreSpec } from './store-spec.js'
 
@@ -47,13 +48,21 @@ const engine = createEngine({ store: openStoreSpec(spec), modules: [workflow({ d
 await engine.start(pay, null, { runId: 'pay-1' })
 `
 
-const specs: Array<[kind: string, spec: string]> = [['sqlite', `sqlite:${join(dir, 'runs.db')}`]]
-if (postgresAvailable('deferred-crash'))
-  specs.push(['postgres', `postgres:${testSchemas('deferred').next()}`])
+// A new store for each try: a retried test must not find the first try's run (its child would
+// then find pay-1 done, never kill itself and never exit).
+let tries = 0
+const specs: Array<[kind: string, spec: () => string]> = [
+  ['sqlite', () => `sqlite:${join(dir, `runs-${++tries}.db`)}`],
+]
+if (postgresAvailable('deferred-crash')) {
+  const schemas = testSchemas('deferred')
+  specs.push(['postgres', () => `postgres:${schemas.next()}`])
+}
 
 it.each(specs)(
   'a process killed right after a deferred commit loses nothing; the attempt is re-run as attempt 2 (%s store)',
-  async (_kind, spec) => {
+  async (_kind, freshSpec) => {
+    const spec = freshSpec()
     const script = join(dir, 'child.mjs')
     writeFileSync(script, CHILD)
     const child = spawn(
@@ -65,9 +74,8 @@ it.each(specs)(
     let err = ''
     child.stdout.on('data', (d) => (out += d))
     child.stderr.on('data', (d) => (err += d))
-    const signal = await new Promise<NodeJS.Signals | null>((done) =>
-      child.on('exit', (_code, sig) => done(sig)),
-    )
+    const output = () => `${out}\n${err}`
+    const { signal } = await exitWithin({ name: 'the child', proc: child, output }, 20_000)
     expect(signal, err).toBe('SIGKILL')
     expect(out.trim().split('\n')).toEqual(['append deferSync=true'])
 

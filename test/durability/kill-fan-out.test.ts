@@ -11,16 +11,17 @@ import type { EventEnvelope } from 'skein'
 import { createEngine } from 'skein'
 import { sqliteStore } from 'skein/sqlite'
 import { afterAll, expect, it } from 'vitest'
+import { childWithin, exitWithin } from '../support/children.js'
 import { fanOutModules, ITEMS, SAGAS } from './kill-fan-out-workload.js'
 
 const CYCLES = Number(process.env.SKEIN_KILL_CYCLES ?? 12)
 const dir = mkdtempSync(join(tmpdir(), 'skein-kill-fan-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-const db = join(dir, 'runs.db')
-const callsPath = join(dir, 'calls.log')
 const child = join(import.meta.dirname, 'kill-fan-out-child.ts')
+// Each try on files of its own: a retried test must not find the first try's runs and calls.
+let tries = 0
 
-function spawnChild(mode: 'work' | 'drain') {
+function spawnChild(db: string, callsPath: string, mode: 'work' | 'drain') {
   const proc = spawn(
     process.execPath,
     ['--conditions=skein-source', '--import', 'tsx', child, db, callsPath, mode],
@@ -35,24 +36,37 @@ function spawnChild(mode: 'work' | 'drain') {
       out += d
       if (out.includes('ready')) resolve()
     })
-    void exit.then(() => (out.includes('ready') ? resolve() : reject(new Error(err))))
+    void exit.then(() =>
+      out.includes('ready')
+        ? resolve()
+        : reject(new Error(`the ${mode} child exited ${proc.exitCode ?? proc.signalCode}: ${err}`)),
+    )
   })
-  return { proc, ready, exit, output: () => ({ out, err }) }
+  return {
+    name: `the ${mode} child`,
+    proc,
+    ready,
+    exit,
+    output: () => `${out}\n${err}`,
+    err: () => err,
+  }
 }
 
 it(`a 200-item fan-out and compensating sagas survive ${CYCLES} kill -9s`, {
   timeout: 600_000,
 }, async () => {
+  const db = join(dir, `runs-${++tries}.db`)
+  const callsPath = join(dir, `calls-${tries}.log`)
   for (let cycle = 0; cycle < CYCLES; cycle++) {
-    const c = spawnChild('work')
-    await c.ready
+    const c = spawnChild(db, callsPath, 'work')
+    await childWithin(`cycle ${cycle}: the work child ready`, c, c.ready, 60_000)
     await sleep(150 + Math.random() * 600)
     c.proc.kill('SIGKILL')
     await c.exit
   }
-  const drain = spawnChild('drain')
-  const code = await drain.exit
-  expect(code, drain.output().err).toBe(0)
+  const drain = spawnChild(db, callsPath, 'drain')
+  const { code } = await exitWithin(drain, 240_000)
+  expect(code, drain.err()).toBe(0)
 
   const engine = createEngine({ store: sqliteStore({ path: db }), modules: fanOutModules() })
   try {
