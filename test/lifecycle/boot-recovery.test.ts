@@ -8,17 +8,24 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { EventEnvelope } from 'skein'
 import { sqliteStore } from 'skein/sqlite'
-import { afterAll, expect, it } from 'vitest'
+import { afterAll, afterEach, expect, it } from 'vitest'
+import { exitOf, waitFor } from '../support/children.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-boot-'))
-const db = join(dir, 'runs.db')
 const children: ChildProcess[] = []
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL')
-  rmSync(dir, { recursive: true, force: true })
+// A try's processes end with it, and each try has a file of its own (a retried test must not
+// find the first try's runs, nor its second process still working on them).
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    const exited = exitOf(child)
+    child.kill('SIGKILL')
+    await exited
+  }
 })
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let tries = 0
 
-function spawnChild(mode: 'first' | 'second') {
+function spawnChild(db: string, mode: 'first' | 'second') {
   const proc = spawn(
     process.execPath,
     [
@@ -37,10 +44,10 @@ function spawnChild(mode: 'first' | 'second') {
   proc.stdout.on('data', (d) => (out += d))
   proc.stderr.on('data', (d) => (err += d))
   const exit = new Promise<void>((resolve) => proc.on('exit', () => resolve()))
-  return { proc, exit, output: () => ({ out, err }) }
+  return { name: `the ${mode} child`, proc, exit, output: () => ({ out, err }) }
 }
 
-async function readLogs(): Promise<Map<string, EventEnvelope[]>> {
+async function readLogs(db: string): Promise<Map<string, EventEnvelope[]>> {
   const store = sqliteStore({ path: db })
   try {
     return new Map([
@@ -55,25 +62,27 @@ async function readLogs(): Promise<Map<string, EventEnvelope[]>> {
 const finished = (log: EventEnvelope[] | undefined) => log?.at(-1)?.type === 'runtime.run.completed'
 
 it('a new process that only creates the engine re-runs the interrupted attempt and fires the due timer', async () => {
-  const first = spawnChild('first')
-  while (!first.output().out.includes('ready')) {
-    if (first.proc.exitCode !== null) throw new Error(`first child died: ${first.output().err}`)
-    await sleep(20)
-  }
+  const db = join(dir, `runs-${++tries}.db`)
+  const first = spawnChild(db, 'first')
+  const output = () => `${first.output().out}\n${first.output().err}`
+  await waitFor('the first child ready', () => first.output().out.includes('ready'), {
+    children: [{ ...first, output }],
+    withinMs: 30_000,
+  })
   expect(first.output().out).toContain('ready running running')
   first.proc.kill('SIGKILL')
   await first.exit
-  const before = await readLogs()
+  const before = await readLogs(db)
   expect(before.get('in-flight')?.at(-1)?.type).toBe('runtime.effect.attempt.started')
   expect(before.get('nap')?.some((e) => e.type === 'runtime.timer.set')).toBe(true)
   await sleep(400) // the nap's timer falls due while no process runs
 
-  const second = spawnChild('second')
-  let logs = await readLogs()
+  const second = spawnChild(db, 'second')
+  let logs = await readLogs(db)
   // Real processes and real time: a generous bound, polled, never a timed assertion.
   for (let i = 0; i < 300 && !(finished(logs.get('in-flight')) && finished(logs.get('nap'))); i++) {
     await sleep(50)
-    logs = await readLogs()
+    logs = await readLogs(db)
   }
   second.proc.kill('SIGKILL')
   await second.exit

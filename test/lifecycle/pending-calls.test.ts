@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { sqliteStore } from 'skein/sqlite'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { childWithin, exitOf } from '../support/children.js'
 
 // Engine timers are unref'd so an idle engine never keeps a process alive; a pending call a
 // user awaits (here: signals waiting for another process to let the run's lease go) must.
@@ -11,10 +12,18 @@ import { afterAll, describe, expect, it } from 'vitest'
 const root = resolve(import.meta.dirname, '../..')
 const dir = mkdtempSync(join(tmpdir(), 'skein-pending-'))
 const children: ChildProcess[] = []
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
-  rmSync(dir, { recursive: true, force: true })
+// A try's processes end with it (a first try's holder must not hold on while the retry runs).
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    const exited = exitOf(child)
+    child.kill('SIGKILL')
+    await exited
+  }
 })
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+// Each try on a file of its own: a retried test must not find the first try's run and notes.
+let files = 0
+const fresh = (name: string) => join(dir, `${name}-${++files}.db`)
 
 function child(...args: string[]) {
   const proc = spawn(
@@ -30,24 +39,32 @@ function child(...args: string[]) {
   const exited = new Promise<{ code: number | null; out: string; err: string }>((r) =>
     proc.on('exit', (code) => r({ code, out, err })),
   )
+  const watched = { name: `the ${args[0]} child`, proc, output: () => `${out}\n${err}` }
   const printed = (line: string) =>
-    new Promise<void>((ok, fail) => {
-      const look = () => {
-        if (out.includes(line)) ok()
-      }
-      proc.stdout.on('data', look)
-      exited.then(({ code }) => fail(new Error(`exited ${code} before "${line}": ${err}`)))
-    })
-  return { proc, exited, printed }
+    childWithin(
+      `"${line}" from ${watched.name}`,
+      watched,
+      new Promise<void>((ok, fail) => {
+        const look = () => {
+          if (out.includes(line)) ok()
+        }
+        proc.stdout.on('data', look)
+        exited.then(({ code }) => fail(new Error(`exited ${code} before "${line}": ${err}`)))
+      }),
+      30_000,
+    )
+  /** Its exit, within `ms` (past it, it is killed and the wait fails with its output). */
+  const exit = (ms: number) => childWithin(`${watched.name} to exit`, watched, exited, ms)
+  return { proc, exited, printed, exit }
 }
 
 describe('a pending call keeps its process alive; idle engine timers do not', () => {
   it('30 signals waiting on a lease another process holds are all written', async () => {
-    const db = join(dir, 'held.db')
+    const db = fresh('held')
     const holder = child('hold', db)
     await holder.printed('holding')
     const sender = child('signal', db, '30')
-    const { code, out, err } = await sender.exited
+    const { code, out, err } = await sender.exit(90_000)
     expect(err, 'the sender exited with unsettled calls').not.toMatch(/unsettled top-level await/i)
     expect(code, err).toBe(0)
     expect(out).toContain('signalled 30')
@@ -60,8 +77,8 @@ describe('a pending call keeps its process alive; idle engine timers do not', ()
   }, 120_000)
 
   it('an engine with only a parked run (an hour-long timer) lets its script end', async () => {
-    const idle = child('idle', join(dir, 'idle.db'))
-    const { code, out, err } = await idle.exited
+    const idle = child('idle', fresh('idle'))
+    const { code, out, err } = await idle.exit(45_000)
     expect(code, err).toBe(0)
     expect(out).toContain('started')
   }, 60_000)
