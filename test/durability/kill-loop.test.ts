@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
+import { childWithin } from '../support/children.js'
 import { postgresAvailable, testSchemas } from '../support/postgres.js'
 import { readAcks } from './ack-store.js'
 import { killModules, NODES } from './kill-workload.js'
@@ -31,15 +32,15 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 const child = join(import.meta.dirname, 'kill-child.ts')
 
 /**
- * The loop on one store (`storeSpec`, see store-spec.ts): the child works on it and is
+ * The loop on one store (`freshSpec()` names a new one for each try, see store-spec.ts: a
+ * retried test must not find the first try's runs and acks): the child works on it and is
  * killed, again and again; every log is checked after each kill.
  */
-function killLoop(storeSpec: string, cycles: number) {
+function killLoop(freshSpec: () => string, cycles: number) {
   const totalRuns = cycles * 3
-  const acksPath = join(dir, `acks-${storeSpec.replace(/\W/g, '_')}.log`)
 
   /** Spawns the child; `ready` resolves when its engine booted, `exit` with its exit code. */
-  function spawnChild(mode: 'work' | 'drain') {
+  function spawnChild(storeSpec: string, acksPath: string, mode: 'work' | 'drain') {
     const proc = spawn(
       process.execPath,
       [
@@ -65,10 +66,10 @@ function killLoop(storeSpec: string, cycles: number) {
       })
       void exit.then(() => resolve(false))
     })
-    return { proc, ready, exit, output: () => ({ out, err }) }
+    return { name: `the ${mode} child`, proc, ready, exit, output: () => ({ out, err }) }
   }
 
-  async function check() {
+  async function check(storeSpec: string, acksPath: string) {
     const store = openStoreSpec(storeSpec)
     try {
       return await checkLogs(store, killModules(), readAcks(acksPath))
@@ -80,17 +81,20 @@ function killLoop(storeSpec: string, cycles: number) {
   it(
     `survives ${cycles} SIGKILLs at random moments with no lost ack and no duplicate`,
     async () => {
+      const storeSpec = freshSpec()
+      const acksPath = join(dir, `acks-${storeSpec.replace(/\W/g, '_')}.log`)
       let lost = 0
       let dup = 0
       let killedAfterReady = 0
       let stalled = 0
       let completedBeforeDrain = 0
       for (let cycle = 1; cycle <= cycles; cycle++) {
-        const c = spawnChild('work')
+        const c = spawnChild(storeSpec, acksPath, 'work')
+        const child = { ...c, output: () => `${c.output().out}\n${c.output().err}` }
         // One kill in five lands during boot and recovery, the rest while the workload runs.
         const duringBoot = Math.random() < 0.2
         if (duringBoot) await sleep(100 + Math.random() * 400)
-        else if (await c.ready) {
+        else if (await childWithin(`cycle ${cycle}: the child ready`, child, c.ready, 60_000)) {
           killedAfterReady++
           await sleep(Math.random() * MAX_WORK_MS)
         }
@@ -101,7 +105,7 @@ function killLoop(storeSpec: string, cycles: number) {
           .out.split('\n')
           .filter((l) => l.startsWith('stalled ')).length
         if (code !== null && code !== 0) throw new Error(`child failed: ${c.output().err}`)
-        const report = await check()
+        const report = await check(storeSpec, acksPath)
         lost += report.lost
         dup += report.dup
         expect(report.problems, `after kill ${cycle}`).toEqual([])
@@ -110,12 +114,12 @@ function killLoop(storeSpec: string, cycles: number) {
         ).length
       }
       // Let the last child run to the end: every run completes, each step recorded once.
-      const last = spawnChild('drain')
+      const last = spawnChild(storeSpec, acksPath, 'drain')
       const timeout = setTimeout(() => last.proc.kill('SIGKILL'), 90_000)
       const code = await last.exit
       clearTimeout(timeout)
       expect(code, last.output().err).toBe(0)
-      const final = await check()
+      const final = await check(storeSpec, acksPath)
       expect(final.problems).toEqual([])
       const done = checkCompletion(final.logs, NODES)
       expect(done.problems).toEqual([])
@@ -137,9 +141,13 @@ function killLoop(storeSpec: string, cycles: number) {
 }
 
 describe('kill loop on SQLite', () => {
-  killLoop(`sqlite:${join(dir, 'runs.db')}`, SQLITE_CYCLES)
+  let tries = 0
+  killLoop(() => `sqlite:${join(dir, `runs-${++tries}.db`)}`, SQLITE_CYCLES)
 })
 
 describe('kill loop on Postgres', () => {
-  if (postgresAvailable('kill-loop')) killLoop(`postgres:${testSchemas('kill').next()}`, PG_CYCLES)
+  if (postgresAvailable('kill-loop')) {
+    const schemas = testSchemas('kill')
+    killLoop(() => `postgres:${schemas.next()}`, PG_CYCLES)
+  }
 })

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { readReplicatedLogs } from 'skein/nats'
 import { sqliteStore } from 'skein/sqlite'
 import { afterAll, describe, expect, it } from 'vitest'
+import { childWithin, exitWithin } from '../support/children.js'
 import {
   deleteStreams,
   NATS_URL,
@@ -24,16 +25,17 @@ const SEED = Number(process.env.SKEIN_REPLICATION_SEED ?? 22)
 const MAX_WORK_MS = 500
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-replication-'))
-const stream = streamName('crash')
+// Each try on a file and a stream of its own: a retried test must not find the first try's.
+const streams: string[] = []
+let tries = 0
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
-  await deleteStreams([stream])
+  await deleteStreams(streams)
 })
 
 const child = join(import.meta.dirname, 'replication-child.ts')
-const dbPath = join(dir, 'runs.db')
 
-function spawnChild(mode: 'work' | 'finish', seed: number) {
+function spawnChild(dbPath: string, stream: string, mode: 'work' | 'finish', seed: number) {
   const proc = spawn(
     process.execPath,
     [
@@ -60,7 +62,7 @@ function spawnChild(mode: 'work' | 'finish', seed: number) {
     })
     void exit.then(() => resolve(false))
   })
-  return { proc, ready, exit, output: () => ({ out, err }) }
+  return { name: `the ${mode} child`, proc, ready, exit, output: () => ({ out, err }) }
 }
 
 if (natsAvailable('test/nats/replication-crash.test.ts')) {
@@ -68,21 +70,31 @@ if (natsAvailable('test/nats/replication-crash.test.ts')) {
     it(
       `after ${CYCLES} SIGKILLs of the replicating process, logs rebuilt from the stream equal the source`,
       async () => {
+        const dbPath = join(dir, `runs-${++tries}.db`)
+        const stream = streamName('crash')
+        streams.push(stream)
         let state = SEED
         const nextDelay = () => {
           state = (state * 1103515245 + 12345) % 2147483648
           return state % MAX_WORK_MS
         }
         for (let cycle = 0; cycle < CYCLES; cycle++) {
-          const c = spawnChild('work', SEED * 1000 + cycle)
-          const ready = await c.ready
+          const c = spawnChild(dbPath, stream, 'work', SEED * 1000 + cycle)
+          const output = () => `${c.output().out}\n${c.output().err}`
+          const ready = await childWithin(
+            `cycle ${cycle}: ready`,
+            { ...c, output },
+            c.ready,
+            60_000,
+          )
           expect(ready, `cycle ${cycle}: ${c.output().err}`).toBe(true)
           await sleep(nextDelay())
           c.proc.kill('SIGKILL')
           await c.exit
         }
-        const finish = spawnChild('finish', SEED)
-        const code = await finish.exit
+        const finish = spawnChild(dbPath, stream, 'finish', SEED)
+        const output = () => `${finish.output().out}\n${finish.output().err}`
+        const { code } = await exitWithin({ ...finish, output }, 180_000)
         expect(code, finish.output().err).toBe(0)
 
         const store = await sqliteStore({ path: dbPath })

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { indexEvent, type RunIndexEntry } from 'skein'
 import { sqliteRunIndex, sqliteStore } from 'skein/sqlite'
 import { afterAll, expect, it } from 'vitest'
+import { childWithin } from '../support/children.js'
 import { seeded } from './crash-workload.js'
 
 // The proof of delivery (docs/projectors.md): a child process runs a workload with two projectors (a
@@ -21,6 +22,8 @@ const MAX_WORK_MS = 300
 const dir = mkdtempSync(join(tmpdir(), 'skein-projector-crash-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 const child = join(import.meta.dirname, 'crash-child.ts')
+// Each try on files of its own: a retried test must not find the first try's runs and records.
+let tries = 0
 
 function spawnChild(dbPath: string, recordPath: string, mode: 'work' | 'drain', cycle: number) {
   const proc = spawn(
@@ -50,22 +53,32 @@ function spawnChild(dbPath: string, recordPath: string, mode: 'work' | 'drain', 
       })
       void exit.then(() => resolve(out.includes(`${word}\n`)))
     })
-  return { proc, ready: said('ready'), drained: said('drained'), exit, err: () => err }
+  return {
+    name: `${mode} child ${cycle}`,
+    proc,
+    ready: said('ready'),
+    drained: said('drained'),
+    exit,
+    err: () => err,
+    output: () => `${out}\n${err}`,
+  }
 }
 
 it(`every event reaches the projector in order after ${CYCLES} SIGKILLs, and the index equals a fold of the logs`, async () => {
-  const dbPath = join(dir, 'runs.db')
-  const recordPath = join(dir, 'record.log')
+  const dbPath = join(dir, `runs-${++tries}.db`)
+  const recordPath = join(dir, `record-${tries}.log`)
   const random = seeded(SEED)
   for (let cycle = 0; cycle < CYCLES; cycle++) {
     const c = spawnChild(dbPath, recordPath, 'work', cycle)
-    if (!(await c.ready)) throw new Error(`child ${cycle} never got ready: ${c.err()}`)
+    if (!(await childWithin(`${c.name} ready`, c, c.ready, 60_000)))
+      throw new Error(`child ${cycle} never got ready: ${c.err()}`)
     await sleep(Math.floor(random() * MAX_WORK_MS))
     c.proc.kill('SIGKILL')
     await c.exit
   }
   const last = spawnChild(dbPath, recordPath, 'drain', CYCLES)
-  if (!(await last.drained)) throw new Error(`drain failed: ${last.err()}`)
+  if (!(await childWithin('the drain', last, last.drained, 240_000)))
+    throw new Error(`drain failed: ${last.err()}`)
   expect(await last.exit).toBe(0)
 
   // What the recorder saw, by run, in the order it saw it.
