@@ -7,6 +7,7 @@ import { type ArchivedRun, readArchive } from 'skein'
 import { sqliteStore } from 'skein/sqlite'
 import { makeEnvelopes } from 'skein/testing'
 import { afterAll, describe, expect, it } from 'vitest'
+import { childWithin, exitWithin } from '../support/children.js'
 import { appendFinishedRuns } from '../support/finished-runs.js'
 
 // kill -9 during an archiving retention sweep (docs/data-lifecycle.md, "Archives"): every run
@@ -17,6 +18,8 @@ const dir = mkdtempSync(join(tmpdir(), 'skein-archive-kill-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 const RUNS = 2000
 const EVENTS = 4
+// Each try on a store and an archive of its own: a retried test must not find the first try's.
+let tries = 0
 
 function child(db: string, archive: string, mode: 'kill' | 'finish') {
   const process_ = spawn(
@@ -37,7 +40,15 @@ function child(db: string, archive: string, mode: 'kill' | 'finish') {
   process_.stdout.on('data', (d) => (out += d))
   process_.stderr.on('data', (d) => (err += d))
   const exited = new Promise<number | null>((resolve) => process_.on('exit', resolve))
-  return { process_, exited, out: () => out, err: () => err }
+  return {
+    name: `the ${mode} child`,
+    proc: process_,
+    process_,
+    exited,
+    out: () => out,
+    err: () => err,
+    output: () => `${out}\n${err}`,
+  }
 }
 
 async function archivedRuns(archive: string): Promise<Map<string, ArchivedRun>> {
@@ -51,19 +62,24 @@ async function archivedRuns(archive: string): Promise<Map<string, ArchivedRun>> 
 
 describe('an archiving retention sweep killed mid-way', () => {
   it('loses no run, and the sweep resumed archives each run once', async () => {
-    const db = join(dir, 'runs.db')
-    const archive = join(dir, 'archive')
+    const db = join(dir, `runs-${++tries}.db`)
+    const archive = join(dir, `archive-${tries}`)
     const store = sqliteStore({ path: db })
     await appendFinishedRuns(store, RUNS, EVENTS)
     await store.close()
 
     const first = child(db, archive, 'kill')
-    await new Promise<void>((resolve, reject) => {
-      first.process_.stdout.on('data', () => {
-        if (first.out().includes('held')) resolve()
-      })
-      void first.exited.then(() => reject(new Error(`child exited first: ${first.err()}`)))
-    })
+    await childWithin(
+      'the sweep to hold',
+      first,
+      new Promise<void>((resolve, reject) => {
+        first.process_.stdout.on('data', () => {
+          if (first.out().includes('held')) resolve()
+        })
+        void first.exited.then(() => reject(new Error(`child exited first: ${first.err()}`)))
+      }),
+      90_000,
+    )
     first.process_.kill('SIGKILL')
     await first.exited
 
@@ -93,7 +109,7 @@ describe('an archiving retention sweep killed mid-way', () => {
     expect(both).toBe(50)
 
     const second = child(db, archive, 'finish')
-    expect(await second.exited, second.err()).toBe(0)
+    expect((await exitWithin(second, 90_000)).code, second.err()).toBe(0)
     const archived = await archivedRuns(archive)
     expect(archived.size).toBe(RUNS)
     for (const [runId, run] of archived) {

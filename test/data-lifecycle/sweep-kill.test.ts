@@ -9,6 +9,7 @@ import { postgresStore } from 'skein/postgres'
 import { sqliteStore } from 'skein/sqlite'
 import { workflow } from 'skein/workflow'
 import { afterAll, describe, expect, it } from 'vitest'
+import { childWithin } from '../support/children.js'
 import { appendFinishedRuns, appendRuns } from '../support/finished-runs.js'
 import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
 
@@ -38,8 +39,11 @@ interface Target {
   integrity(): Promise<string>
 }
 
+// Each try on a file of its own: a retried test must not find the first try's runs.
+let tries = 0
+
 function sqliteTarget(): Target {
-  const path = join(dir, 'runs.db')
+  const path = join(dir, `runs-${++tries}.db`)
   const withDb = async <T>(use: (db: Database.Database) => Promise<T>): Promise<T> => {
     const db = new Database(path)
     try {
@@ -124,13 +128,18 @@ async function killMidSweep(target: Target): Promise<void> {
   let err = ''
   child.stderr.on('data', (d) => (err += d))
   const exited = new Promise((resolve) => child.on('exit', resolve))
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d
-      if ((out.match(/batch 50/g) ?? []).length >= 5) resolve()
-    })
-    void exited.then(() => reject(new Error(`child exited first: ${err}`)))
-  })
+  await childWithin(
+    'five deleting batches',
+    { name: 'the sweeping child', proc: child, output: () => `${out}\n${err}` },
+    new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d) => {
+        out += d
+        if ((out.match(/batch 50/g) ?? []).length >= 5) resolve()
+      })
+      void exited.then(() => reject(new Error(`child exited first: ${err}`)))
+    }),
+    60_000,
+  )
   child.kill('SIGKILL')
   await exited
 }
