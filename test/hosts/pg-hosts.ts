@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { childWithin } from '../support/children.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -51,14 +52,19 @@ export async function startHost(
     if (process.env.PG_HOSTS_VERBOSE) process.stderr.write(`[${name}] ${chunk}`)
   })
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (chunk) => {
-      out += chunk
-      const match = /READY (\S+)/.exec(out)
-      if (match) resolve(match[1])
-    })
-    child.on('exit', (code) => reject(new Error(`host ${name} exited ${code}: ${out} ${err}`)))
-  })
+  const url = await childWithin(
+    `host ${name} to serve`,
+    { name: `host ${name}`, proc: child, output: () => `${out}\n${err}` },
+    new Promise<string>((resolve, reject) => {
+      child.stdout?.on('data', (chunk) => {
+        out += chunk
+        const match = /READY (\S+)/.exec(out)
+        if (match) resolve(match[1])
+      })
+      child.on('exit', (code) => reject(new Error(`host ${name} exited ${code}: ${out} ${err}`)))
+    }),
+    60_000,
+  )
   const host: Host = { name, url, child, alive: true, exited, output: () => out }
   exited.then(() => {
     host.alive = false

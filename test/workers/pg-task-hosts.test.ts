@@ -4,15 +4,18 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { childWithin, waitFor } from '../support/children.js'
 import { adminPool, postgresAvailable, testSchemas } from '../support/postgres.js'
 
 const root = join(import.meta.dirname, '..', '..')
 const RUNS = 90
 
 interface Child {
+  name: string
   proc: ChildProcess
   out: () => string
+  output: () => string
   ready: Promise<string>
 }
 
@@ -27,15 +30,22 @@ function spawnChild(file: string, args: string[]): Child {
   proc.stderr?.on('data', (d) => {
     err += d
   })
-  const ready = new Promise<string>((resolve, reject) => {
-    proc.stdout?.on('data', (d) => {
-      out += d
-      const match = /READY ?(\S*)/.exec(out)
-      if (match) resolve(match[1])
-    })
-    proc.on('exit', (code) => reject(new Error(`${file} exited ${code}: ${err}`)))
-  })
-  return { proc, out: () => out, ready }
+  const child = { name: `${file} ${args[0]}`, proc, out: () => out, output: () => `${out}\n${err}` }
+  const ready = childWithin(
+    `${child.name} ready`,
+    child,
+    new Promise<string>((resolve, reject) => {
+      proc.stdout?.on('data', (d) => {
+        out += d
+        const match = /READY ?(\S*)/.exec(out)
+        if (match) resolve(match[1])
+      })
+      proc.on('exit', (code) => reject(new Error(`${file} exited ${code}: ${err}`)))
+    }),
+    60_000,
+  )
+  ready.catch(() => {})
+  return { ...child, ready }
 }
 
 const children: Child[] = []
@@ -93,7 +103,8 @@ async function stuckRuns(schema: string, url: string, runIds: string[]): Promise
 
 describe.runIf(postgresAvailable('pg-task-hosts'))('worker tasks across Postgres hosts', () => {
   const schemas = testSchemas('pg-task-hosts')
-  afterAll(stopChildren)
+  // A try's processes end with it: a retry must not share the machine with the first try's.
+  afterEach(stopChildren)
   it('3 hosts, 4 workers, kill -9 of a host: every run completes, no attempt handed out twice', async () => {
     const schema = schemas.next()
     const hosts = [0, 1, 2].map(() => spawnChild('test/workers/pg-task-host-child.ts', [schema]))
@@ -121,7 +132,10 @@ describe.runIf(postgresAvailable('pg-task-hosts'))('worker tasks across Postgres
           .map((l) => l.split(' ')),
       )
     // Part-way: a third of the tasks handed out, then the third host dies.
-    while (handed().length < RUNS / 3) await sleep(20)
+    await waitFor(`${RUNS / 3} tasks handed out`, () => handed().length >= RUNS / 3, {
+      children: [...hosts, ...workers],
+      seen: () => `${handed().length} handed`,
+    })
     hosts[2].proc.kill('SIGKILL')
     const handedAtKill = handed().length
 
