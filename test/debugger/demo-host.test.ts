@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest'
+import { childWithin, ended, exitWithin } from '../support/children.js'
 
 const root = join(import.meta.dirname, '..', '..')
 const dir = mkdtempSync(join(tmpdir(), 'skein-demo-'))
@@ -22,21 +23,32 @@ describe('the demo host', () => {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     )
-    let out = ''
-    const firstLines = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (chunk) => {
-        out += chunk
-        if (out.includes('Skein demo host on')) resolve(out)
-      })
-      child.on('exit', (code) => reject(new Error(`demo host exited ${code}: ${out}`)))
+    // A failed try leaves no host serving on the directory behind for its retry.
+    onTestFinished(() => {
+      if (!ended(child)) child.kill('SIGKILL')
     })
+    let out = ''
+    let err = ''
+    child.stderr.on('data', (chunk) => (err += chunk))
+    const host = { name: 'the demo host', proc: child, output: () => `${out}\n${err}` }
+    const firstLines = await childWithin(
+      'the demo host to serve',
+      host,
+      new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (chunk) => {
+          out += chunk
+          if (out.includes('Skein demo host on')) resolve(out)
+        })
+        child.on('exit', (code) => reject(new Error(`demo host exited ${code}: ${out}${err}`)))
+      }),
+      40_000,
+    )
     const [first] = firstLines.split('\n')
     expect(first).toMatch(/^Debugger: http:\/\/127\.0\.0\.1:\d+\/_skein\/$/)
     const page = await fetch(first.slice('Debugger: '.length))
     expect(page.status).toBe(200)
     expect(await page.text()).toContain('<div id="app"></div>')
-    const exited = new Promise((resolve) => child.on('exit', resolve))
     child.kill('SIGTERM')
-    await exited
+    await exitWithin(host, 15_000)
   })
 })

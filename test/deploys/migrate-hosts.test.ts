@@ -7,8 +7,8 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
+import { exitWithin, waitFor } from '../support/children.js'
 import { postgresAvailable, testSchemas } from '../support/postgres.js'
 
 const CHILD = join(import.meta.dirname, 'migrate-host-child.ts')
@@ -36,12 +36,12 @@ async function spawnHost(storeSpec: string, versions: string[]) {
   let err = ''
   child.stdout?.on('data', (d) => (out += d))
   child.stderr?.on('data', (d) => (err += d))
-  const started = Date.now()
-  while (!/port \d+/.test(out)) {
-    if (child.exitCode !== null) throw new Error(`host died: ${err}`)
-    if (Date.now() - started > 60_000) throw new Error(`host did not listen: ${err}`)
-    await sleep(50)
+  const host = {
+    name: `the ${versions.join('+')} host`,
+    proc: child,
+    output: () => `${out}\n${err}`,
   }
+  await waitFor(`${host.name} to listen`, () => /port \d+/.test(out), { children: [host] })
   const url = `http://127.0.0.1:${/port (\d+)/.exec(out)?.[1]}`
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(url + path, {
@@ -53,7 +53,7 @@ async function spawnHost(storeSpec: string, versions: string[]) {
   }
   const stop = async () => {
     child.kill('SIGTERM')
-    if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve))
+    await exitWithin(host, 30_000)
   }
   return { call, stop }
 }

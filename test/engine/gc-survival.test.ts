@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
+import { childWithin, tail } from '../support/children.js'
 
 // A run's objects must die young. A structure that keeps a finished run reachable from the old
 // generation, even only until the next full collection, makes every young collection copy and
@@ -13,16 +14,17 @@ import { expect, it } from 'vitest'
 const child = join(import.meta.dirname, 'gc-survival-child.ts')
 
 function promotedPerScavenge(runs: number): Promise<number[]> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(
-      process.execPath,
-      ['--trace-gc-nvp', '--conditions=skein-source', '--import', 'tsx', child, String(runs)],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-    let out = ''
-    let err = ''
-    proc.stdout.on('data', (d) => (out += d))
-    proc.stderr.on('data', (d) => (err += d))
+  const proc = spawn(
+    process.execPath,
+    ['--trace-gc-nvp', '--conditions=skein-source', '--import', 'tsx', child, String(runs)],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  let out = ''
+  let err = ''
+  proc.stdout.on('data', (d) => (out += d))
+  proc.stderr.on('data', (d) => (err += d))
+  const watched = { name: 'the gc child', proc, output: () => `${tail(out, 500)}\n${err}` }
+  const done = new Promise<number[]>((resolve, reject) => {
     proc.on('error', reject)
     proc.on('exit', (code) => {
       if (code !== 0 || !out.includes('done')) {
@@ -36,6 +38,7 @@ function promotedPerScavenge(runs: number): Promise<number[]> {
       resolve(promoted)
     })
   })
+  return childWithin(`${runs} runs in the gc child`, watched, done, 45_000)
 }
 
 it('a finished run leaves nothing for young collections to promote', async () => {

@@ -10,6 +10,7 @@ import { createEngine, type Engine, type Logger, type Observation } from 'skein'
 import { workflow } from 'skein/workflow'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../src/cli/index.js'
+import { exitWithin } from '../support/children.js'
 
 let blocker: Server
 let port: number
@@ -100,7 +101,8 @@ describe('a busy port', () => {
     let err = ''
     child.stdout.on('data', (d) => (out += d))
     child.stderr.on('data', (d) => (err += d))
-    const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)))
+    const output = () => `${out}\n${err}`
+    const { code } = await exitWithin({ name: 'the demo host', proc: child, output }, 45_000)
     expect(code).not.toBe(0)
     expect(code).not.toBeNull()
     expect(err.trim().split('\n')).toEqual([

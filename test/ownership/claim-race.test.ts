@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sqliteStore } from 'skein/sqlite'
 import { describe, expect, it } from 'vitest'
+import { childWithin } from '../support/children.js'
 import { freshPostgresStore, postgresAvailable, testSchemas } from '../support/postgres.js'
 
 const CHILD = join(import.meta.dirname, 'claim-child.ts')
@@ -43,12 +44,14 @@ function claimant(spec: string, owner: string): Promise<{ grants: Grant[]; refus
   let err = ''
   proc.stdout.on('data', (d) => (out += d))
   proc.stderr.on('data', (d) => (err += d))
-  return new Promise((resolve, reject) =>
+  const done = new Promise<{ grants: Grant[]; refused: number }>((resolve, reject) =>
     proc.on('exit', (code) => {
       if (code !== 0) reject(new Error(`claimant ${owner} exited ${code}: ${err}`))
       else resolve(JSON.parse(out))
     }),
   )
+  const watched = { name: `claimant ${owner}`, proc, output: () => `${out}\n${err}` }
+  return childWithin(`claimant ${owner} to finish`, watched, done, 40_000)
 }
 
 /** Races two claimant processes on `spec`; asserts the claim port's promises and scores them. */

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -15,6 +15,7 @@ import {
 } from '../../src/core/errors.js'
 import { loadDriver, type SqliteDriver } from '../../src/stores/sqlite/driver.js'
 import { SCHEMA_VERSION, type SqliteStore, sqliteStore } from '../../src/stores/sqlite/index.js'
+import { type Child, childWithin, exitWithin } from '../support/children.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-sqlite-'))
 let files = 0
@@ -535,20 +536,24 @@ if (mode === 'race') {
 }
 `
 
-function worker(args: string[]): ChildProcess {
+/** A writer process; its stderr is kept for a failure message (and still shown). */
+function worker(args: string[]): Child {
   const script = join(dir, 'worker.mjs')
   writeFileSync(script, WORKER)
-  return spawn(
+  const proc = spawn(
     process.execPath,
     ['--conditions=skein-source', '--import', 'tsx', script, ...args],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+    { stdio: ['ignore', 'pipe', 'pipe'] },
   )
+  let err = ''
+  proc.stderr.on('data', (d) => {
+    err += d
+    process.stderr.write(d)
+  })
+  return { name: `the ${args[1]} writer ${args[2]}`, proc, output: () => err }
 }
 
-const exited = (child: ChildProcess) =>
-  new Promise<number | null>((done) => child.on('exit', (code) => done(code)))
+const exited = async (child: Child) => (await exitWithin(child, 20_000)).code
 
 describe('sqlite store across processes', () => {
   it('two processes racing on one run never fork the log', async () => {
@@ -569,17 +574,22 @@ describe('sqlite store across processes', () => {
     const child = worker([path, mode, 'k'])
     let acked = 0
     let buffer = ''
-    await new Promise<void>((done, fail) => {
-      child.on('exit', (code) => fail(new Error(`writer exited early with ${code}`)))
-      child.stdout!.on('data', (chunk: Buffer) => {
-        buffer += chunk.toString()
-        const lines = buffer.split('\n')
-        buffer = lines.pop()!
-        for (const line of lines) acked = Math.max(acked, Number(line.slice(4)))
-        if (acked >= 150) done()
-      })
-    })
-    child.kill('SIGKILL')
+    await childWithin(
+      '150 acknowledged events',
+      child,
+      new Promise<void>((done, fail) => {
+        child.proc.on('exit', (code) => fail(new Error(`writer exited early with ${code}`)))
+        child.proc.stdout!.on('data', (chunk: Buffer) => {
+          buffer += chunk.toString()
+          const lines = buffer.split('\n')
+          buffer = lines.pop()!
+          for (const line of lines) acked = Math.max(acked, Number(line.slice(4)))
+          if (acked >= 150) done()
+        })
+      }),
+      20_000,
+    )
+    child.proc.kill('SIGKILL')
     await exited(child)
     const store = open({ path })
     const tail = await store.tail('shared')
