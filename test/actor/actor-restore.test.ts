@@ -12,6 +12,7 @@ import {
 } from 'skein/actor'
 import { manualClock } from 'skein/testing'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { childWithin } from '../support/children.js'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { restoreJob, restoreModules } from './actor-restore-workload.js'
 
@@ -249,16 +250,25 @@ describe('restore on an actor host killed mid-way', () => {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     )
     const exit = new Promise((resolve) => child.on('exit', resolve))
+    // Its stderr read (a full pipe would block it) and kept for a failure message.
+    let out = ''
+    let err = ''
+    child.stderr?.on('data', (d) => (err += d))
+    const restoring = { name: 'the restoring host', proc: child, output: () => `${out}\n${err}` }
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = ''
-        child.stdout?.on('data', (d) => {
-          out += d
-          const m = /ready (\S+)/.exec(out)
-          if (m) resolve(m[1])
-        })
-        void exit.then(() => reject(new Error('the child exited before ready')))
-      })
+      const url = await childWithin(
+        'the restoring host ready',
+        restoring,
+        new Promise<string>((resolve, reject) => {
+          child.stdout?.on('data', (d) => {
+            out += d
+            const m = /ready (\S+)/.exec(out)
+            if (m) resolve(m[1])
+          })
+          void exit.then(() => reject(new Error(`the child exited before ready: ${err}`)))
+        }),
+        60_000,
+      )
       // Restores 4 at a time; the process dies by SIGKILL after 60 answers, restores in flight.
       const acknowledged = new Set<string>()
       let next = 0

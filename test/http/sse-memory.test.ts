@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { type ClientRequest, get, type IncomingMessage } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createEngineClient } from 'skein/client'
-import { afterAll, expect, it } from 'vitest'
+import { afterAll, afterEach, expect, it } from 'vitest'
+import { described, exitOf, within } from '../support/children.js'
 
 // Live streams were bounded by frame count, not bytes. Six subscribers of a run
 // with 600 events of 900 KB that never read raised the host's RSS by ~425 MB each, and /health
@@ -24,12 +25,21 @@ const MB = 1024 * 1024
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-sse-memory-'))
 let child: ChildProcess | undefined
-afterAll(() => {
-  child?.kill()
-  rmSync(dir, { recursive: true, force: true })
+// A try's host ends with it, and each try's host writes a directory of its own (a retry must
+// not find the first try's run, nor share the machine with its host).
+afterEach(async () => {
+  if (!child) return
+  const exited = exitOf(child)
+  child.kill('SIGKILL')
+  await exited
+  child = undefined
 })
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let tries = 0
 
 function startHost(): Promise<{ url: string; tail: number; ask: (m: string) => Promise<any> }> {
+  const hostDir = join(dir, `${++tries}`)
+  mkdirSync(hostDir)
   const proc = spawn(
     process.execPath,
     [
@@ -38,25 +48,41 @@ function startHost(): Promise<{ url: string; tail: number; ask: (m: string) => P
       '--import',
       'tsx',
       HOST,
-      dir,
+      hostDir,
       String(EVENTS),
       String(EVENT_BYTES),
       String(DRAIN_MS),
     ],
-    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+    { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
   )
   child = proc
-  const next = () =>
-    new Promise<any>((resolve, reject) => {
-      proc.once('message', resolve)
-      proc.once('exit', (code) => reject(new Error(`host exited ${code}`)))
-    })
+  // Its output still shows, and is kept for a failure message.
+  let output = ''
+  proc.stdout?.on('data', (d) => {
+    output += d
+    process.stdout.write(d)
+  })
+  proc.stderr?.on('data', (d) => {
+    output += d
+    process.stderr.write(d)
+  })
+  const host = { name: 'the host', proc, output: () => output }
+  const next = (what: string, withinMs = 30_000) =>
+    within(
+      what,
+      new Promise<any>((resolve, reject) => {
+        proc.once('message', resolve)
+        proc.once('exit', () => reject(new Error(`waiting for ${what}: ${described(host)}`)))
+      }),
+      withinMs,
+      () => described(host),
+    )
   const ask = (message: string) => {
-    const answer = next()
+    const answer = next(`the host's answer to ${message}`)
     proc.send(message)
     return answer
   }
-  return next().then(({ url, tail }) => ({ url, tail, ask }))
+  return next('the host serving its run', 90_000).then(({ url, tail }) => ({ url, tail, ask }))
 }
 
 interface Stalled {
@@ -116,14 +142,20 @@ it('bounds the memory of stalled subscribers, drops them, and leaves readers and
   const peakPerConnMb = (peak - base) / STALLED / MB
   // A dropped stream's connection ends once its queued bytes are read; one still open would
   // stream on instead and never close (the test would time out).
-  const received = await Promise.all(stalled.map(readToClose))
+  let closed = 0
+  const received = await within(
+    'the stalled subscribers dropped',
+    Promise.all(stalled.map((s) => readToClose(s).finally(() => closed++))),
+    60_000,
+    () => `${closed}/${STALLED} closed`,
+  )
   for (const ids of received) expect(ids).toEqual(range(1, ids.length))
 
   // It resumes with Last-Event-ID and loses nothing.
   const first = received[0]
   const resumed: number[] = []
   const client = createEngineClient({ baseUrl: url })
-  await new Promise<void>((resolve) => {
+  const resuming = new Promise<void>((resolve) => {
     const stop = client.subscribeEvents(
       'big',
       (event) => {
@@ -136,6 +168,9 @@ it('bounds the memory of stalled subscribers, drops them, and leaves readers and
       { fromSeq: (first.at(-1) ?? 0) + 1 },
     )
   })
+  await within('the resumed stream to reach the tail', resuming, 60_000, () =>
+    JSON.stringify({ tail, last: resumed.at(-1), resumed: resumed.length }),
+  )
   expect([...first, ...resumed]).toEqual(range(1, tail))
 
   // While six more stall, a subscriber that reads gets every event, and /health answers.
@@ -166,8 +201,11 @@ it('bounds the memory of stalled subscribers, drops them, and leaves readers and
       await sleep(50)
     }
   })()
-  await reader
-  reading = false
+  await within('the reading subscriber to reach the tail', reader, 60_000, () =>
+    JSON.stringify({ tail, delivered, errors }),
+  ).finally(() => {
+    reading = false
+  })
   await probe
   expect(delivered).toBe(tail)
   expect(errors).toEqual([])

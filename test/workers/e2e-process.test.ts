@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { bearerAuth, createEngine, type Engine, httpWorkerQueue, type ServerHandle } from 'skein'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { childWithin } from '../support/children.js'
 import { workerEffects } from './helpers.js'
 
 const child = fileURLToPath(new URL('./worker-child.ts', import.meta.url))
@@ -47,14 +48,24 @@ beforeAll(async () => {
     ['--conditions=skein-source', '--import', 'tsx', child, server.url, TOKEN],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   )
+  let out = ''
   let err = ''
   proc.stderr?.on('data', (d) => {
     err += d
   })
-  await new Promise<void>((resolve, reject) => {
-    proc.stdout?.on('data', (d) => String(d).includes('ready') && resolve())
-    proc.on('exit', (code) => reject(new Error(`worker exited ${code}: ${err}`)))
-  })
+  const worker = { name: 'the worker', proc, output: () => `${out}\n${err}` }
+  await childWithin(
+    'the worker ready',
+    worker,
+    new Promise<void>((resolve, reject) => {
+      proc.stdout?.on('data', (d) => {
+        out += d
+        if (out.includes('ready')) resolve()
+      })
+      proc.on('exit', (code) => reject(new Error(`worker exited ${code}: ${err}`)))
+    }),
+    20_000,
+  )
 }, 30_000)
 
 afterAll(async () => {
