@@ -1,26 +1,33 @@
 // Fencing. The owner is frozen (SIGSTOP) past its lease while its effect
 // runs; another process takes the run over, runs the attempt again and appends; the first is
 // resumed (SIGCONT) and its appends must be refused. Real processes, real time, polled.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import type { EventEnvelope } from 'skein'
-import { afterAll, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeEach, expect, it } from 'vitest'
 import { call, ownershipCluster, until } from '../support/ownership-cluster.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'skein-fence-'))
-const db = join(dir, 'runs.db')
-const cluster = ownershipCluster(`sqlite:${db}`, join(dir, 'calls.jsonl'), {
-  effectMs: 1500,
-  leaseMs: 1000,
-  renewMs: 300,
-  pollMs: 100,
+const root = mkdtempSync(join(tmpdir(), 'skein-fence-'))
+let tries = 0
+let db = ''
+let cluster: ReturnType<typeof ownershipCluster>
+// Each try on a store and a calls file of its own, its processes gone after it: a retry must
+// not find the first try's runs and calls, nor its processes (one of them maybe frozen).
+beforeEach(() => {
+  const dir = join(root, `${++tries}`)
+  mkdirSync(dir)
+  db = join(dir, 'runs.db')
+  cluster = ownershipCluster(`sqlite:${db}`, join(dir, 'calls.jsonl'), {
+    effectMs: 1500,
+    leaseMs: 1000,
+    renewMs: 300,
+    pollMs: 100,
+  })
 })
-afterAll(async () => {
-  await cluster.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+afterEach(() => cluster.close())
+afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 /** The runs' events, read without a write lock (a frozen process may hold it). */
 async function logs(runIds: string[]): Promise<Map<string, EventEnvelope[]>> {

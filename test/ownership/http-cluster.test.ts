@@ -2,22 +2,29 @@
 // signals and SSE subscriptions across them at random. Every run completes and every SSE
 // stream sees every event of its run once, in order (events appended by other processes
 // included), then the end frame. Real processes, real HTTP; seeded, polled.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeEach, expect, it } from 'vitest'
+import { within } from '../support/children.js'
 import { type ClusterNode, call, ownershipCluster } from '../support/ownership-cluster.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'skein-http-own-'))
-const cluster = ownershipCluster(`sqlite:${join(dir, 'runs.db')}`, join(dir, 'calls.jsonl'), {
-  effectMs: 300,
-  leaseMs: 3000,
-  pollMs: 100,
+const root = mkdtempSync(join(tmpdir(), 'skein-http-own-'))
+let tries = 0
+let cluster: ReturnType<typeof ownershipCluster>
+// Each try on a store and a calls file of its own, its processes gone after it: a retry must
+// not find the first try's runs and calls, nor its processes serving them.
+beforeEach(() => {
+  const dir = join(root, `${++tries}`)
+  mkdirSync(dir)
+  cluster = ownershipCluster(`sqlite:${join(dir, 'runs.db')}`, join(dir, 'calls.jsonl'), {
+    effectMs: 300,
+    leaseMs: 3000,
+    pollMs: 100,
+  })
 })
-afterAll(async () => {
-  await cluster.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+afterEach(() => cluster.close())
+afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 /** A seeded generator (mulberry32), so a failure names a schedule that can be replayed. */
 function random(seed: number) {
@@ -104,7 +111,24 @@ it('3 processes, random starts/signals/SSE across them: every run completes, eve
       )
     }),
   )
-  const results = await Promise.all(streams)
+  const ended = new Set<string>()
+  for (const s of streams)
+    void s.then(
+      (r) => ended.add(`${r.runId}@${r.node}`),
+      () => {},
+    )
+  const results = await within('every stream to its end frame', Promise.all(streams), 60_000, () =>
+    JSON.stringify({
+      ended: ended.size,
+      of: streams.length,
+      open: plans.flatMap((p) =>
+        p.watchers.map((n) => `${p.runId}@${n.name}`).filter((k) => !ended.has(k)),
+      ),
+      nodes: cluster.nodes.map(
+        (n) => `${n.name}: ${n.proc.exitCode ?? n.proc.signalCode ?? 'running'}`,
+      ),
+    }),
+  )
   let bad = 0
   for (const result of results) {
     const expected = Array.from({ length: result.last }, (_, i) => i + 1)
