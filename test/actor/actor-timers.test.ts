@@ -1,11 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import { cellFileName } from 'skein/actor'
 import { sqliteStore } from 'skein/sqlite'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { ended, exitWithin } from '../support/children.js'
 import { type ActorChild, pool, spawnActorHost } from './child-process.js'
 
 // Timers across restarts (docs/operations.md) on real processes: runs parked on timers in their cells, the host killed
@@ -13,12 +14,20 @@ import { type ActorChild, pool, spawnActorHost } from './child-process.js'
 // from the run registry, and every timer fires once, none early.
 
 const RUNS = Number(process.env.SKEIN_ACTOR_TIMER_RUNS ?? 1000)
-const dir = mkdtempSync(join(tmpdir(), 'skein-actor-timers-'))
+const root = mkdtempSync(join(tmpdir(), 'skein-actor-timers-'))
 const children: ActorChild[] = []
-afterAll(async () => {
-  for (const c of children) await c.kill('SIGKILL')
-  rmSync(dir, { recursive: true, force: true })
+// Each try on a directory of its own, its processes gone after it: a retry must not find the
+// first try's runs, nor its host still working on them.
+let tries = 0
+let dir = ''
+beforeEach(() => {
+  dir = join(root, `${++tries}`)
+  mkdirSync(dir)
 })
+afterEach(async () => {
+  for (const c of children.splice(0)) await c.kill('SIGKILL')
+})
+afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 async function post(url: string, path: string, body: unknown) {
   const res = await fetch(url + path, {
@@ -73,14 +82,19 @@ describe('actor host: timers across kill -9 (procedure 4)', () => {
     // Done when every cell has closed with no deadline left (idle cells close after 0.5 s).
     const deadline = Date.now() + 240_000
     while (pendingInRegistry().length > 0) {
-      if (Date.now() > deadline) {
+      if (ended(second.proc) || Date.now() > deadline) {
         const pending = JSON.stringify(pendingInRegistry().slice(0, 10))
         const err = second.output().err.slice(-3000)
-        throw new Error(`timeout: pending ${pending}; host stderr: ${err}`)
+        const how = ended(second.proc) ?? 'timeout'
+        throw new Error(`${how}: pending ${pending}; host stderr: ${err}`)
       }
       await sleep(500)
     }
-    expect(await second.kill('SIGTERM')).toBe(0)
+    second.proc.kill('SIGTERM')
+    const output = () => `${second.output().out}\n${second.output().err}`
+    expect(
+      (await exitWithin({ name: 'the second host', proc: second.proc, output }, 60_000)).code,
+    ).toBe(0)
 
     let firedOnce = 0
     let early = 0

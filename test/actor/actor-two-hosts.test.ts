@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { cellFileName } from 'skein/actor'
 import { sqliteStore } from 'skein/sqlite'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { type ActorChild, pool, spawnActorHost } from './child-process.js'
 
 // Two actor host processes on one directory never run one cell twice: an open cell holds its
@@ -12,8 +12,11 @@ import { type ActorChild, pool, spawnActorHost } from './child-process.js'
 
 const dirs: string[] = []
 const children: ActorChild[] = []
-afterAll(async () => {
-  for (const c of children) await c.kill('SIGKILL')
+// A try's processes end with it (a retry must not share the machine with the first try's).
+afterEach(async () => {
+  for (const c of children.splice(0)) await c.kill('SIGKILL')
+})
+afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
 const tempDir = () => {

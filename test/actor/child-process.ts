@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
+import { childWithin } from '../support/children.js'
 
 const CHILD = join(import.meta.dirname, 'actor-child.ts')
 
@@ -31,14 +32,19 @@ export function spawnActorHost(dir: string, idleMs = 1000, lockWaitMs = 1000): A
   let err = ''
   proc.stderr?.on('data', (d) => (err += d))
   const exit = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)))
-  const url = new Promise<string>((resolve, reject) => {
-    proc.stdout?.on('data', (d) => {
-      out += d
-      const m = /ready (\S+)/.exec(out)
-      if (m) resolve(m[1])
-    })
-    void exit.then(() => reject(new Error(`actor host exited before ready: ${err}`)))
-  })
+  const url = childWithin(
+    'the actor host ready',
+    { name: 'the actor host', proc, output: () => `${out}\n${err}` },
+    new Promise<string>((resolve, reject) => {
+      proc.stdout?.on('data', (d) => {
+        out += d
+        const m = /ready (\S+)/.exec(out)
+        if (m) resolve(m[1])
+      })
+      void exit.then(() => reject(new Error(`actor host exited before ready: ${err}`)))
+    }),
+    60_000,
+  )
   url.catch(() => {})
   return {
     proc,
