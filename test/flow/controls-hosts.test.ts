@@ -1,18 +1,16 @@
 // Rate, debounce and singleton across processes on one store (real child processes of
 // flow-host-child.ts, real HTTP): 3 hosts on one Postgres schema, 2 processes on one SQLite
 // file. Each proof prints a SCORE line; timings are printed, never asserted.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { EventStore, RunStatus } from 'skein'
-import { afterAll, describe, expect, it } from 'vitest'
-import { openStoreSpec } from '../durability/store-spec.js'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { postgresAvailable, testSchemas } from '../support/postgres.js'
 import {
+  clusterFixture,
   eventsOf,
   type FlowHost,
-  flowHosts,
+  type flowHosts,
   maxInWindow,
   request,
   startOn,
@@ -26,23 +24,26 @@ async function runsOf(store: EventStore, definitionName: string) {
 }
 
 function controlsProofs(name: string, storeSpec: (dir: string) => string, count: number) {
-  const dir = mkdtempSync(join(tmpdir(), 'skein-flow-controls-'))
-  const spec = storeSpec(dir)
-  const cluster = flowHosts(spec, join(dir, 'edges.jsonl'))
-  const store = openStoreSpec(spec)
-  // Inside the describe: the processes end before the file's schemas are dropped.
-  afterAll(async () => {
-    await cluster.close()
-    await store.close?.()
-    rmSync(dir, { recursive: true, force: true })
-  })
-  const hosts: FlowHost[] = cluster.hosts
-
-  it(`boots ${count} processes`, async () => {
+  // Inside the describe: the processes end (after each try) before the file's schemas are
+  // dropped.
+  const fresh = clusterFixture()
+  let cluster: ReturnType<typeof flowHosts>
+  let store: EventStore
+  let hosts: FlowHost[] = []
+  // Each try on a store and processes of its own: a retried proof must not count the first
+  // try's runs (they are counted by definition) nor start on its run ids.
+  beforeEach(async () => {
+    const setup = fresh(storeSpec)
+    cluster = setup.cluster
+    store = setup.reader()
+    hosts = cluster.hosts
     await cluster.spawnHost('h0')
     await Promise.all(Array.from({ length: count - 1 }, (_, i) => cluster.spawnHost(`h${i + 1}`)))
-    expect(hosts).toHaveLength(count)
   }, 120_000)
+
+  it(`boots ${count} processes`, async () => {
+    expect(hosts).toHaveLength(count)
+  })
 
   it('rate 20/s: no 1-second window admits more than 20; throughput over 5 s', async () => {
     const total = 140
