@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createEngineClient } from 'skein/client'
 import { afterAll, afterEach, expect, it } from 'vitest'
-import { described, exitOf, within } from '../support/children.js'
+import { described, ended, exitOf, within } from '../support/children.js'
 
 // Live streams were bounded by frame count, not bytes. Six subscribers of a run
 // with 600 events of 900 KB that never read raised the host's RSS by ~425 MB each, and /health
@@ -71,8 +71,11 @@ function startHost(): Promise<{ url: string; tail: number; ask: (m: string) => P
     within(
       what,
       new Promise<any>((resolve, reject) => {
+        const gone = () => reject(new Error(`waiting for ${what}: ${described(host)}`))
         proc.once('message', resolve)
-        proc.once('exit', () => reject(new Error(`waiting for ${what}: ${described(host)}`)))
+        // An exit that already happened never fires again.
+        if (ended(proc)) gone()
+        else proc.once('exit', gone)
       }),
       withinMs,
       () => described(host),
