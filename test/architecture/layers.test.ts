@@ -109,8 +109,10 @@ function lintProbes(): Map<number, string> {
   const run = spawnSync(
     biome,
     ['lint', '--vcs-enabled=false', '--reporter=json', '--only=style/noRestrictedImports', '.'],
-    { cwd: dir, encoding: 'utf8' },
+    // Bounded: a hung child would block this worker (no test timeout fires in a sync call).
+    { cwd: dir, encoding: 'utf8', timeout: 25_000, killSignal: 'SIGKILL' },
   )
+  if (run.error) throw new Error(`biome lint: ${run.error.message}; stderr: ${run.stderr}`)
   const report = JSON.parse(run.stdout) as {
     diagnostics: Array<{ category: string; message: string; location: { path: string } }>
   }

@@ -134,14 +134,17 @@ describe('defineOrderedWorkflow', () => {
 
   it('its generated signature is what scripts/gen-ordered-workflow.mjs writes', () => {
     const file = 'src/modules/workflow/ordered-signature.ts'
-    const generated = execFileSync(process.execPath, [
-      'scripts/gen-ordered-workflow.mjs',
-      '--stdout',
-    ])
+    // Bounded: a hung child would block this worker (no test timeout fires in a sync call).
+    const bounded = { timeout: 12_000, killSignal: 'SIGKILL' } as const
+    const generated = execFileSync(
+      process.execPath,
+      ['scripts/gen-ordered-workflow.mjs', '--stdout'],
+      bounded,
+    )
     const formatted = execFileSync(
       'node_modules/.bin/biome',
       ['format', `--stdin-file-path=${file}`],
-      { input: generated, encoding: 'utf8' },
+      { ...bounded, input: generated, encoding: 'utf8' },
     )
     expect(formatted).toBe(readFileSync(file, 'utf8'))
   })

@@ -109,7 +109,8 @@ describe('golden logs', () => {
     const out = execFileSync(
       process.execPath,
       ['--conditions=skein-source', '--import', 'tsx', '--input-type=module', '-e', program],
-      { cwd: root, encoding: 'utf8' },
+      // Bounded: a hung child would block this worker (no test timeout fires in a sync call).
+      { cwd: root, encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' },
     )
     expect(out.trim()).toBe('function function')
   })
