@@ -3,7 +3,7 @@
 // starting and signalling runs, and a v1 run stranded by the death of its only capable host,
 // finished by a v1 host started later. Prints SCORE lines.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { type Host, startCallCounter, startHost, stopHosts } from '../hosts/pg-hosts.js'
 import { until } from '../support/ownership-cluster.js'
 import { postgresAvailable, testSchemas } from '../support/postgres.js'
@@ -23,8 +23,9 @@ if (postgresAvailable('pg-rolling-deploy')) {
     hosts.push(host)
     return host
   }
+  // A try's hosts end with it (a retry must not share the machine with the first try's).
+  afterEach(() => stopHosts(hosts.splice(0)))
   afterAll(async () => {
-    await stopHosts(hosts)
     await counter?.close()
   })
 

@@ -3,7 +3,7 @@
 // appends; SIGCONT the first: its effects finish and its appends are refused (LEASE_LOST).
 // Printed as `SCORE pg-fencing trials=… stale_appends_accepted=0 forked_logs=0 duplicate_effects=…`.
 import pg from 'pg'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
 import { type Host, postJson, startCallCounter, startHost, stopHosts } from './pg-hosts.js'
 
@@ -24,10 +24,13 @@ if (postgresAvailable('pg-fencing')) {
   describe('fencing on Postgres: SIGSTOP the owner past its lease, SIGCONT it', () => {
     const hosts: Host[] = []
     let counter: Awaited<ReturnType<typeof startCallCounter>> | undefined
-    afterAll(async () => {
+    // A try's hosts end with it (a retry must not share the machine with the first try's,
+    // one maybe frozen).
+    afterEach(async () => {
       for (const h of hosts) if (h.alive) h.child.kill('SIGCONT')
-      await stopHosts(hosts)
+      await stopHosts(hosts.splice(0))
       await counter?.close()
+      counter = undefined
     })
 
     it(`${ROUNDS * RUNS_PER_ROUND} trials: no stale append accepted, no forked log`, {

@@ -2,7 +2,7 @@
 // signals and SSE streams across them: every run completes, every stream sees every event
 // once and in order (the SSE host is never the one that appends), each external call once.
 import pg from 'pg'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
 import {
   followRun,
@@ -21,9 +21,12 @@ if (postgresAvailable('pg-many-hosts')) {
   describe('three hosts on one Postgres schema', () => {
     const hosts: Host[] = []
     let counter: Awaited<ReturnType<typeof startCallCounter>> | undefined
-    afterAll(async () => {
-      await stopHosts(hosts)
+    // A try's hosts end with it: a retry must not route its starts to the first try's hosts
+    // (they serve the first try's schema).
+    afterEach(async () => {
+      await stopHosts(hosts.splice(0))
       await counter?.close()
+      counter = undefined
     })
 
     it('serves starts, signals and SSE from any host', { timeout: 180_000 }, async () => {
