@@ -1,7 +1,9 @@
 // Waits on spawned child processes that end with a message, never a silent hang: each wait
 // fails at once when a child it depends on exits (naming it, its exit and the tail of its
 // output) and past a stage deadline well under the test's timeout (naming the stage and what
-// was seen). The deadlines only end a hung wait; nothing asserts on a duration.
+// was seen). The deadlines only end a hung wait; nothing asserts on a duration (decisions.md,
+// "A wait on a child process in a test names the child and the stage; a retried test starts
+// clean").
 import type { ChildProcess } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 
