@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { EventStore } from 'skein'
 import { afterEach } from 'vitest'
 import { openStoreSpec } from '../durability/store-spec.js'
+import { waitFor } from '../support/children.js'
 
 const CHILD = join(import.meta.dirname, 'flow-host-child.ts')
 
@@ -63,10 +64,8 @@ export function flowHosts(storeSpec: string, logFile: string) {
     proc.stdout?.on('data', (d) => (out += d))
     proc.stderr?.on('data', (d) => (err += d))
     const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()))
-    await until(`host ${name} to listen`, () => {
-      if (proc.exitCode !== null || proc.signalCode !== null)
-        throw new Error(`host ${name} died: ${err}`)
-      return /port \d+/.test(out)
+    await waitFor(`host ${name} to listen`, () => /port \d+/.test(out), {
+      children: [{ name: `host ${name}`, proc, output: () => `${out}\n${err}` }],
     })
     const host: FlowHost = {
       name,

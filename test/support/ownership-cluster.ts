@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { waitFor } from './children.js'
 
 const CHILD = join(import.meta.dirname, '..', 'ownership', 'node-child.ts')
 
@@ -68,10 +69,8 @@ export function ownershipCluster(storeSpec: string, callsFile: string, options: 
     proc.stdout?.on('data', (d) => (out += d))
     proc.stderr?.on('data', (d) => (err += d))
     const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()))
-    await until(`node ${name} to listen`, () => {
-      if (proc.exitCode !== null || proc.signalCode !== null)
-        throw new Error(`node ${name} died: ${err}`)
-      return /port \d+/.test(out)
+    await waitFor(`node ${name} to listen`, () => /port \d+/.test(out), {
+      children: [{ name: `node ${name}`, proc, output: () => `${out}\n${err}` }],
     })
     const port = Number(/port (\d+)/.exec(out)?.[1])
     const node: ClusterNode = {
