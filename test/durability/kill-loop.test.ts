@@ -90,11 +90,11 @@ function killLoop(freshSpec: () => string, cycles: number) {
       let completedBeforeDrain = 0
       for (let cycle = 1; cycle <= cycles; cycle++) {
         const c = spawnChild(storeSpec, acksPath, 'work')
-        const child = { ...c, output: () => `${c.output().out}\n${c.output().err}` }
+        const watched = { ...c, output: () => `${c.output().out}\n${c.output().err}` }
         // One kill in five lands during boot and recovery, the rest while the workload runs.
         const duringBoot = Math.random() < 0.2
         if (duringBoot) await sleep(100 + Math.random() * 400)
-        else if (await childWithin(`cycle ${cycle}: the child ready`, child, c.ready, 60_000)) {
+        else if (await childWithin(`cycle ${cycle}: the child ready`, watched, c.ready, 60_000)) {
           killedAfterReady++
           await sleep(Math.random() * MAX_WORK_MS)
         }
