@@ -45,7 +45,7 @@ export function changeFeed(
       for (const [runId, run] of runs) {
         const tail = st.run.get(runId)?.tail ?? 0
         if (tail <= run.delivered) continue
-        const rows = st.read.all(runId, run.delivered + 1, -1)
+        const rows = st.readAll.all(runId, run.delivered + 1)
         deliver(
           runId,
           rows.map((row) => rowToEnvelope(runId, row)),

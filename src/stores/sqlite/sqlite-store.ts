@@ -240,9 +240,10 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
     read: (runId, { fromSeq = 1, limit } = {}) =>
       call(`read run ${runId}`, () =>
-        st.read
-          .all(runId, fromSeq, limit === undefined ? -1 : Math.max(0, limit))
-          .map((row) => rowToEnvelope(runId, row)),
+        (limit === undefined
+          ? st.readAll.all(runId, fromSeq)
+          : st.read.all(runId, fromSeq, Math.max(0, limit))
+        ).map((row) => rowToEnvelope(runId, row)),
       ),
     tail: (runId) => call(`read tail of ${runId}`, () => st.run.get(runId)?.tail ?? 0),
     bounds: (runId) =>
