@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { type ActorHost, createActorHost } from 'skein/actor'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { freshPath } from '../support/temp-dirs.js'
 import { nap } from './actor-workload.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-actor-listing-'))
@@ -42,7 +43,7 @@ describe('an actor host lists runs from its registry', () => {
   }, async () => {
     host = createActorHost({
       modules: [workflow({ definitions: [nap, order] })],
-      dir: join(dir, 'cells'),
+      dir: freshPath(dir, 'cells'),
       maxOpenCells: 4,
       // Everything open: the bulk route below needs operations access.
       authorize: () => true,

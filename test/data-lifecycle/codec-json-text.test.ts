@@ -15,6 +15,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { jsonTextOf } from '../../src/core/json-text.js'
 import { encodeEvents } from '../../src/core/sealed-batches.js'
 import { codecStore } from '../../src/runtime/codec-store.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 // A sealed payload carries its JSON text to the store (decisions.md, "A sealed payload carries
 // its JSON text to the store"): the store writes that text instead of serializing the sealed
@@ -63,7 +64,7 @@ describe('sealed payloads carry their JSON text', () => {
   })
 
   it('a store does not serialize a sealed payload again; its rows hold the same text', async () => {
-    const path = join(dir, 'rows.db')
+    const path = freshPath(dir, 'rows.db')
     const raw = sqliteStore({ path })
     const store = codecStore(raw, codec)
     const stringify = vi.spyOn(JSON, 'stringify')

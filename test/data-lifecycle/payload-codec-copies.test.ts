@@ -21,6 +21,7 @@ import { z } from 'zod'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { deleteStreams, NATS_URL, natsAvailable, streamName } from '../support/nats.js'
 import { untilSwept } from '../support/swept.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 // The copies of a store that leave it (docs/data-lifecycle.md, "Payloads encrypted at rest"):
 // the NATS replica and the archive hold payloads as the store does, encoded; reading them back
@@ -71,7 +72,7 @@ const until = async (check: () => Promise<boolean>) => {
 describe('payload codec: copies of the store', () => {
   it('the archive holds encoded payloads; a run restored from it reads as it was', async () => {
     const clock = manualClock()
-    const archiveDir = join(dir, 'archive')
+    const archiveDir = freshPath(dir, 'archive')
     const engine = newEngine({
       store: sqliteStore({ path: freshFile() }),
       modules,

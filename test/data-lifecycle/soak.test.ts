@@ -10,6 +10,7 @@ import {
   sqliteSoakStorage,
 } from '../../bench/retention-soak.js'
 import { PG_URL, postgresAvailable } from '../support/postgres.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 // The reduced retention soak (bench/retention-soak.ts; docs/data-lifecycle.md, "Retention"):
 // short runs under retention while live runs wait. Every short run completes,
@@ -22,7 +23,7 @@ const RUNS = 1000
 const LIVE = 10
 
 const storages: Array<{ name: string; make: () => SoakStorage }> = [
-  { name: 'sqlite', make: () => sqliteSoakStorage(join(dir, 'runs.db')) },
+  { name: 'sqlite', make: () => sqliteSoakStorage(freshPath(dir, 'runs.db')) },
 ]
 if (postgresAvailable('soak')) {
   storages.push({

@@ -8,6 +8,7 @@ import { sqliteStore } from 'skein/sqlite'
 import { faultyStore, manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, describe, expect, it } from 'vitest'
+import { freshPath } from '../support/temp-dirs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-findings-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -23,7 +24,7 @@ describe('engine findings', () => {
   // observation is emitted and the deadline is not rescheduled. The run stays parked on a
   // timer that already fired until someone calls wake/rescan or the process restarts.
   it('a timer wake that hits a transient store error is observed and retried', async () => {
-    const inner = sqliteStore({ path: join(dir, 'timer.db') })
+    const inner = sqliteStore({ path: freshPath(dir, 'timer.db') })
     const store = faultyStore(inner)
     const clock = manualClock()
     const observed: Observation[] = []

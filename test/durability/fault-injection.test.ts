@@ -7,6 +7,7 @@ import { sqliteStore } from 'skein/sqlite'
 import { type FaultWhen, faultyStore, isInjectedFault, manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, describe, expect, it } from 'vitest'
+import { freshPath } from '../support/temp-dirs.js'
 import { checkCompletion, checkLogs } from './log-checks.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-faults-'))
@@ -138,7 +139,7 @@ describe('fault injection around the SQLite store', () => {
     // Count the calls of a clean run, then fail each one in turn.
     let calls = 0
     {
-      const inner = sqliteStore({ path: join(dir, 'count.db') })
+      const inner = sqliteStore({ path: freshPath(dir, 'count.db') })
       const counting = faultyStore(inner, (call) => {
         calls = call.index
         return null

@@ -7,6 +7,7 @@ import { manualClock } from 'skein/testing'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, describe, expect, it } from 'vitest'
 import { enginesStoppedAfterEach } from '../support/engines.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 const newEngine = enginesStoppedAfterEach()
 const dir = mkdtempSync(join(tmpdir(), 'skein-trim-projections-'))
@@ -32,7 +33,7 @@ function engineOn(path: string, extra: Partial<EngineOptions> = {}) {
 
 describe('projections and trimming', () => {
   it('turning on trimAfterSnapshot for an existing store keeps projection values', async () => {
-    const path = join(dir, 'turn-on-trim.db')
+    const path = freshPath(dir, 'turn-on-trim.db')
     const first = engineOn(path)
     const { runId } = await first.engine.start(parked)
     for (let i = 0; i < 3; i++) await first.engine.signal(runId, tick)

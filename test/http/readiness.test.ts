@@ -5,13 +5,14 @@ import { createEngine } from 'skein'
 import { sqliteStore } from 'skein/sqlite'
 import { workflow } from 'skein/workflow'
 import { afterAll, describe, expect, it } from 'vitest'
+import { freshPath } from '../support/temp-dirs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-ready-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 describe('GET /health?ready=1: readiness reflects the store', () => {
   it('200 while the store answers, 503 STORE_UNAVAILABLE once it does not; /health stays 200', async () => {
-    const store = sqliteStore({ path: join(dir, 'ready.db') })
+    const store = sqliteStore({ path: freshPath(dir, 'ready.db') })
     const engine = createEngine({ store, modules: [workflow()] })
     const server = await engine.serve({ port: 0, hostname: '127.0.0.1' })
     const get = async (path: string) => {

@@ -11,6 +11,7 @@ import { workflow } from 'skein/workflow'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../src/cli/index.js'
 import { exitWithin } from '../support/children.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 let blocker: Server
 let port: number
@@ -93,7 +94,7 @@ describe('a busy port', () => {
       ['--conditions=skein-source', '--import', 'tsx', 'examples/demo-host.ts'],
       {
         cwd: root,
-        env: { ...process.env, PORT: String(port), SKEIN_DIR: join(dir, 'demo') },
+        env: { ...process.env, PORT: String(port), SKEIN_DIR: freshPath(dir, 'demo') },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     )

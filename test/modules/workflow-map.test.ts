@@ -14,6 +14,7 @@ import { sqliteStore } from 'skein/sqlite'
 import { manualClock } from 'skein/testing'
 import { defineWorkflow, type WorkflowDefinition, workflow } from 'skein/workflow'
 import { afterAll, afterEach, describe, expect, expectTypeOf, it } from 'vitest'
+import { freshPath } from '../support/temp-dirs.js'
 
 // Dynamic fan-out (docs/workflows.md, "Fan-out"): `ctx.map(items, step, options)` runs one
 // effect or child per item of a list known at run time, as one node.
@@ -190,7 +191,7 @@ describe('ctx.map', () => {
   it('is durable: a restart mid fan-out goes on from the recorded items, each item once', async () => {
     shop.failing.clear()
     shop.calls.length = 0
-    const path = join(dir, 'restart.db')
+    const path = freshPath(dir, 'restart.db')
     const first = open([fail], path)
     const { runId } = await first.start(fail, { lines: lines(12) })
     expect((await first.getRun(runId)).status).toBe('running')

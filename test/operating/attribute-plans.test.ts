@@ -13,6 +13,7 @@ import type { EventStore, StoreSummaryQuery } from '../../src/core/ports.js'
 import { summaryPageSql } from '../../src/stores/shared/summary-filter.js'
 import { META_COLUMNS } from '../../src/stores/sqlite/statements.js'
 import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 const RUNS = 100_000
 const CUSTOMERS = 1_000
@@ -87,7 +88,7 @@ async function pageWhileCreating(store: EventStore): Promise<string[]> {
 
 describe('attribute search over 100,000 runs', () => {
   it('SQLite: reads the attribute index, never every run, and pages exactly once', async () => {
-    const path = join(dir, 'plans.db')
+    const path = freshPath(dir, 'plans.db')
     await sqliteStore({ path }).close()
     const db = new Database(path)
     // Run i: run_no i + 1; its start event sets customer c(i % 1000), written to the attribute

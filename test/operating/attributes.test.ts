@@ -13,6 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { runCli } from '../../src/cli/index.js'
 import { commands, defineKind, defineModule } from '../../src/core/module-api.js'
 import { workflow } from '../../src/modules/workflow/index.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-attributes-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -67,7 +68,7 @@ async function cli(args: string[]) {
 describe('run attributes', () => {
   it('are set at start and by the run, refused when bad, and searched at every layer', async () => {
     engine = createEngine({
-      store: sqliteStore({ path: join(dir, 'attributes.db') }),
+      store: sqliteStore({ path: freshPath(dir, 'attributes.db') }),
       modules: [workflow({ definitions: [order] }), tagger],
     })
     server = await engine.serve({ port: 0, hostname: '127.0.0.1' })

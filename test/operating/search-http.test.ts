@@ -9,6 +9,7 @@ import { sqliteStore } from 'skein/sqlite'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { runCli } from '../../src/cli/index.js'
 import { workflow } from '../../src/modules/workflow/index.js'
+import { freshPath } from '../support/temp-dirs.js'
 import { breaks, waits } from './result-workflows.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-search-'))
@@ -35,7 +36,7 @@ describe('finding runs over HTTP', () => {
   it('filters by statuses, definition and creation time, both orders, with every layer', async () => {
     let now = 1_000
     engine = createEngine({
-      store: sqliteStore({ path: join(dir, 'search.db') }),
+      store: sqliteStore({ path: freshPath(dir, 'search.db') }),
       modules: [workflow({ definitions: [waits, breaks] })],
       clock: {
         now: () => now,

@@ -14,6 +14,7 @@ import { createEngine, type EventStore } from 'skein'
 import { sqliteStore } from 'skein/sqlite'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, describe, expect, it } from 'vitest'
+import { freshPath } from '../support/temp-dirs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-own-claim-race-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -59,7 +60,7 @@ function racingStore(path: string, claimant = OWNER) {
 
 describe('ownership: a released lease taken again by the same pass', () => {
   it('a commit after a release takes the lease back, racing its own claim tick', async () => {
-    const { store, inner, claims } = racingStore(join(dir, 'race.db'))
+    const { store, inner, claims } = racingStore(freshPath(dir, 'race.db'))
     const engine = createEngine({
       store,
       modules: [workflow({ definitions: [napThenDone] })],
@@ -84,7 +85,7 @@ describe('ownership: a released lease taken again by the same pass', () => {
 describe('ownership: another process claims the run between two commits of one call', () => {
   it('the call resolves (its input is recorded once) and the run is left to the new owner', async () => {
     const other = 'other-host:2:test'
-    const { store, inner } = racingStore(join(dir, 'other.db'), other)
+    const { store, inner } = racingStore(freshPath(dir, 'other.db'), other)
     const engine = createEngine({
       store,
       modules: [workflow({ definitions: [napThenDone] })],

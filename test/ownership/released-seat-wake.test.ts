@@ -10,6 +10,7 @@ import { createEngine, defineEffect, defineModule, type WakeScheduler } from 'sk
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, describe, expect, it } from 'vitest'
 import { leaseReadCountingStore } from '../support/lease-reads.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-released-seat-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -44,7 +45,7 @@ function heldScheduler() {
 describe('ownership: a due wake of a run this process let go', () => {
   it('takes the lease back without reading it', async () => {
     after = 0
-    const { store, inner, reads } = leaseReadCountingStore(join(dir, 'one.db'))
+    const { store, inner, reads } = leaseReadCountingStore(freshPath(dir, 'one.db'))
     const engine = createEngine({
       store,
       modules: [workflow({ definitions: [nap] }), counted],
@@ -68,7 +69,7 @@ describe('ownership: a due wake of a run this process let go', () => {
 
   it('another process took the run since: the commit is refused, the wake reads the lease and leaves the run to it', async () => {
     after = 0
-    const { store, inner, reads } = leaseReadCountingStore(join(dir, 'two.db'))
+    const { store, inner, reads } = leaseReadCountingStore(freshPath(dir, 'two.db'))
     const held = heldScheduler()
     const a = createEngine({
       store,

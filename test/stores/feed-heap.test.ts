@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { RECENT_BYTES } from '../../src/stores/sqlite/sqlite-feed.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 // The SQLite store keeps its newest commits in memory for the projectors of its process only
 // while the feed is watched, and never more than RECENT_BYTES of payload: large events must
@@ -28,7 +29,7 @@ function appendLarge(name: string, watch: boolean) {
       '--import',
       'tsx',
       'test/stores/feed-heap-child.ts',
-      join(dir, `${name}.db`),
+      freshPath(dir, `${name}.db`),
       watch ? '1' : '0',
       String(COUNT),
       String(KB),

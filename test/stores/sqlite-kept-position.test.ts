@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { sqliteStore } from '../../src/stores/sqlite/index.js'
 import { migrate } from '../../src/stores/sqlite/schema.js'
 import { eventParams } from '../../src/stores/sqlite/statements.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 // Feed positions are never reused (docs/projectors.md), with the events table's key drawn as the
 // highest + 1 (decisions.md, "SQLite event positions without AUTOINCREMENT").
@@ -27,7 +28,7 @@ const keepers = (path: string) => {
 
 describe('sqlite event positions', () => {
   it('are not given again after the newest events are trimmed or deleted', async () => {
-    const path = join(dir, 'new.db')
+    const path = freshPath(dir, 'new.db')
     const store = sqliteStore({ path })
     try {
       await store.append('a', makeEnvelopes('a', 1, 2), { expectedSeq: 0 })
@@ -61,7 +62,7 @@ describe('sqlite event positions', () => {
   })
 
   it('keep the highest position a schema-14 file gave when it is upgraded', async () => {
-    const path = join(dir, 'v13.db')
+    const path = freshPath(dir, 'v13.db')
     const db = new Database(path)
     db.pragma('journal_mode = WAL')
     migrate(db, { target: 14 })

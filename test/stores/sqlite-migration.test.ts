@@ -9,6 +9,7 @@ import { IdempotencyConflictError } from '../../src/core/errors.js'
 import { SCHEMA_VERSION, sqliteRunIndex, sqliteStore } from '../../src/stores/sqlite/index.js'
 import { migrate } from '../../src/stores/sqlite/schema.js'
 import { eventParams } from '../../src/stores/sqlite/statements.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-sqlite-migrate-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -54,7 +55,7 @@ function schemaOneFile(path: string) {
 
 describe('sqlite schema migration', () => {
   it('upgrades a schema-1 file in place: every event, bound, key, deadline and snapshot kept', async () => {
-    const path = join(dir, 'v1.db')
+    const path = freshPath(dir, 'v1.db')
     const events = schemaOneFile(path)
     const upgrades: unknown[] = []
     const store = sqliteStore({ path, onUpgrade: (u) => upgrades.push(u) })
@@ -88,7 +89,7 @@ describe('sqlite schema migration', () => {
       await store.close()
     }
     // Told once per file, never for a new one.
-    const fresh = join(dir, 'fresh.db')
+    const fresh = freshPath(dir, 'fresh.db')
     await sqliteStore({ path: fresh, onUpgrade: (u) => upgrades.push(u) }).close()
     await sqliteStore({ path, onUpgrade: (u) => upgrades.push(u) }).close()
     expect(upgrades).toHaveLength(1)
@@ -125,7 +126,7 @@ describe('sqlite schema migration', () => {
   })
 
   it('leaves a schema-1 file untouched when the upgrade cannot finish', () => {
-    const path = join(dir, 'v1-locked.db')
+    const path = freshPath(dir, 'v1-locked.db')
     schemaOneFile(path)
     const holder = new Database(path)
     holder.exec('BEGIN IMMEDIATE')
@@ -146,7 +147,7 @@ describe('sqlite schema migration', () => {
 
 describe('companion tables come with the schema', () => {
   it('adopts a run index table a v7 file got from an index that created it at open', async () => {
-    const path = join(dir, 'v7-index.db')
+    const path = freshPath(dir, 'v7-index.db')
     const db = new Database(path)
     migrate(db, { target: 7 })
     // What sqliteRunIndex ran when it opened, before the table joined the migrations.
@@ -169,7 +170,7 @@ describe('companion tables come with the schema', () => {
   })
 
   it('moves snapshots to a rowid table at version 14, every row kept and still unique by (run, seq)', async () => {
-    const path = join(dir, 'v13-snapshots.db')
+    const path = freshPath(dir, 'v13-snapshots.db')
     const db = new Database(path)
     db.pragma('journal_mode = WAL')
     migrate(db, { target: 13 })
@@ -222,7 +223,7 @@ describe('companion tables come with the schema', () => {
   })
 
   it('migrates a run index file of its own like a store file', async () => {
-    const path = join(dir, 'index-only.db')
+    const path = freshPath(dir, 'index-only.db')
     const index = sqliteRunIndex({ path })
     expect((await index.list()).runs).toEqual([])
     await index.close?.()
@@ -232,14 +233,14 @@ describe('companion tables come with the schema', () => {
   })
 
   it("numbers the actor registry file's own migrations, adopting a table made at open", async () => {
-    const old = join(dir, 'old-registry.db')
+    const old = freshPath(dir, 'old-registry.db')
     const db = new Database(old)
     db.exec(`CREATE TABLE actor_runs (run_no INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE,
       owner TEXT, kind TEXT NOT NULL, definition_name TEXT NOT NULL, definition_version TEXT,
       created_at INTEGER NOT NULL, wake_at INTEGER);
       INSERT INTO actor_runs (run_id, kind, definition_name, created_at) VALUES ('r1', 'workflow', 'd', 5);`)
     db.close()
-    for (const path of [old, join(dir, 'new-registry.db')]) {
+    for (const path of [old, freshPath(dir, 'new-registry.db')]) {
       const registry = sqliteRegistry({ path })
       await registry.record({
         runId: 'r2',

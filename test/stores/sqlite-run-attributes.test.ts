@@ -7,6 +7,7 @@ import { makeEnvelopes } from 'skein/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { sqliteStore } from '../../src/stores/sqlite/index.js'
 import { migrate } from '../../src/stores/sqlite/schema.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 // The store writes skein_run_attributes itself for the events that carry attributes, with the
 // trigger's statements (decisions.md, "SQLite run attributes are written by the store, not a
@@ -52,7 +53,7 @@ const triggers = (path: string) => {
 
 describe('sqlite run attributes', () => {
   it('are written by the store from starts and changes, with no trigger on the events', async () => {
-    const path = join(dir, 'new.db')
+    const path = freshPath(dir, 'new.db')
     const store = sqliteStore({ path })
     try {
       // One group commit: two runs' starts, a plain event and a change in the same turn.
@@ -77,7 +78,7 @@ describe('sqlite run attributes', () => {
   })
 
   it('are written when a group is redone request by request', async () => {
-    const path = join(dir, 'redo.db')
+    const path = freshPath(dir, 'redo.db')
     const store = sqliteStore({ path })
     try {
       await store.append('taken', makeEnvelopes('taken', 1, 1), { expectedSeq: 0 })
@@ -102,7 +103,7 @@ describe('sqlite run attributes', () => {
   })
 
   it('drop the trigger of a schema-15 file; what it wrote stays, and changes go on', async () => {
-    const path = join(dir, 'v15.db')
+    const path = freshPath(dir, 'v15.db')
     const old = new Database(path)
     old.pragma('journal_mode = WAL')
     migrate(old, { target: 15 })

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { makeEnvelopes } from 'skein/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { sqliteStore } from '../../src/stores/sqlite/index.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-snapbuf-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -17,7 +18,7 @@ const snap = (runId: string, seq: number) => ({
 
 describe('sqlite snapshot buffering', () => {
   it('a saved snapshot is readable at once and becomes durable with the next append', async () => {
-    const path = join(dir, 'a.db')
+    const path = freshPath(dir, 'a.db')
     const writer = sqliteStore({ path })
     const reader = sqliteStore({ path })
     await writer.append('r', makeEnvelopes('r', 1, 2), { expectedSeq: 0 })
@@ -33,7 +34,7 @@ describe('sqlite snapshot buffering', () => {
   })
 
   it('prune (which precedes any trim) writes the buffer first; close writes it too', async () => {
-    const path = join(dir, 'b.db')
+    const path = freshPath(dir, 'b.db')
     const writer = sqliteStore({ path })
     await writer.append('r', makeEnvelopes('r', 1, 3), { expectedSeq: 0 })
     await writer.snapshots!.save(snap('r', 1))

@@ -9,13 +9,14 @@ import { sqliteStore } from '../../src/stores/sqlite/index.js'
 import { META_COLUMNS } from '../../src/stores/sqlite/statements.js'
 import { makeEnvelopes } from '../../src/testing/make-envelopes.js'
 import { meta } from '../../src/testing/summary-contract.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-summaries-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 describe('sqlite summary pages', () => {
   it('read through an index, never a scan of every run followed by a sort', async () => {
-    const path = join(dir, 'plans.db')
+    const path = freshPath(dir, 'plans.db')
     const store = sqliteStore({ path })
     await store.append('r1', makeEnvelopes('r1', 1, 1), {
       expectedSeq: 0,
@@ -62,7 +63,7 @@ describe('sqlite summary pages', () => {
   })
 
   it('keeps the status index true although an append only writes the status when it changes', async () => {
-    const path = join(dir, 'status.db')
+    const path = freshPath(dir, 'status.db')
     const store = sqliteStore({ path })
     await store.append('r1', makeEnvelopes('r1', 1, 1), {
       expectedSeq: 0,

@@ -8,6 +8,7 @@ import {
   openDatabase,
   type SqliteDatabase,
 } from '../../src/stores/sqlite/driver.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 // Opening a SQLite file in WAL mode while another process opens or converts it: SQLite may
 // answer SQLITE_BUSY at once, without its busy handler (two actor hosts starting together on
@@ -38,7 +39,7 @@ function busyAtFirst(db: SqliteDatabase, times: number, code = 'SQLITE_BUSY') {
 
 describe('enableWal', () => {
   it('retries a busy answer and turns WAL on', () => {
-    const real = openDatabase(loadDriver(), join(dir, 'a.db'), 1000)
+    const real = openDatabase(loadDriver(), freshPath(dir, 'a.db'), 1000)
     const busy = busyAtFirst(real, 3)
     try {
       expect(enableWal(busy.db, 5000)).toBe('wal')
@@ -49,7 +50,7 @@ describe('enableWal', () => {
   })
 
   it('gives up with the busy error once the timeout has passed', () => {
-    const real = openDatabase(loadDriver(), join(dir, 'b.db'), 1000)
+    const real = openDatabase(loadDriver(), freshPath(dir, 'b.db'), 1000)
     const busy = busyAtFirst(real, 1_000_000, 'SQLITE_BUSY_RECOVERY')
     try {
       const started = Date.now()
@@ -62,7 +63,7 @@ describe('enableWal', () => {
   })
 
   it('does not retry other errors', () => {
-    const real = openDatabase(loadDriver(), join(dir, 'c.db'), 1000)
+    const real = openDatabase(loadDriver(), freshPath(dir, 'c.db'), 1000)
     const busy = busyAtFirst(real, 1, 'SQLITE_CORRUPT')
     try {
       expect(() => enableWal(busy.db, 5000)).toThrow('database is locked')

@@ -13,3 +13,18 @@ export function tempDirs(prefix: string): { root: string; fresh: () => string } 
   let made = 0
   return { root, fresh: () => join(root, `${++made}`) }
 }
+
+/**
+ * `name` inside a new empty directory under `dir`: what one try of a test writes (a store
+ * file, an archive directory). A retried test gets a new one rather than its first try's runs,
+ * keys and leases (decisions.md, "A wait on a child process in a test names the child and the
+ * stage; a retried test starts clean").
+ */
+export function freshPath(dir: string, name: string): string {
+  return join(freshDir(dir), name)
+}
+
+/** A new empty directory under `dir` for one try of a test (see `freshPath`). */
+export function freshDir(dir: string): string {
+  return mkdtempSync(join(dir, 'try-'))
+}

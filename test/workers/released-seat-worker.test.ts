@@ -9,6 +9,7 @@ import { bearerAuth, createEngine, type EventStore, httpWorkerQueue } from 'skei
 import { workflow } from 'skein/workflow'
 import { afterAll, describe, expect, it } from 'vitest'
 import { leaseReadCountingStore } from '../support/lease-reads.js'
+import { freshPath } from '../support/temp-dirs.js'
 import { FLOWS, workerEffects } from './helpers.js'
 
 const TOKEN = 'worker-token-released-seat-0123456789'
@@ -58,7 +59,7 @@ const complete = (url: string, task: { runId: string; effectId: string; attempt:
 
 describe('workers: a run parked for its worker, let go by this process', () => {
   it('is taken back by the claim and by the callback without reading the lease', async () => {
-    const { store, inner, reads } = leaseReadCountingStore(join(dir, 'one.db'))
+    const { store, inner, reads } = leaseReadCountingStore(freshPath(dir, 'one.db'))
     const engine = host(store)
     const server = await engine.serve({ port: 0 })
     try {
@@ -83,7 +84,7 @@ describe('workers: a run parked for its worker, let go by this process', () => {
   })
 
   it('another process took the run since: the callback reads the lease and is recorded once', async () => {
-    const { store, inner, reads } = leaseReadCountingStore(join(dir, 'two.db'))
+    const { store, inner, reads } = leaseReadCountingStore(freshPath(dir, 'two.db'))
     const engine = host(store)
     const server = await engine.serve({ port: 0 })
     try {

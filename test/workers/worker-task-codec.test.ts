@@ -16,6 +16,7 @@ import {
 import { sqliteStore } from 'skein/sqlite'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, describe, expect, it } from 'vitest'
+import { freshPath } from '../support/temp-dirs.js'
 
 const TOKEN = 'worker-token-codec-0123456789'
 const MARKER = 'tax-id-99-1234567-SECRET'
@@ -33,7 +34,7 @@ const filing = defineWorkflow({
 
 describe('worker tasks with a payload codec', () => {
   it('the stored task holds no plaintext; the claimed task has the decoded input', async () => {
-    const path = join(dir, 'runs.db')
+    const path = freshPath(dir, 'runs.db')
     const engine = createEngine({
       store: sqliteStore({ path }),
       modules: [workflow({ definitions: [filing] }), remote],
