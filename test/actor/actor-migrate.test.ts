@@ -17,6 +17,7 @@ import {
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { freshPostgresStore, postgresAvailable, testSchemas } from '../support/postgres.js'
+import { freshDir } from '../support/temp-dirs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-actor-migrate-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -39,10 +40,10 @@ const setups: Array<{ name: string; setup: () => Setup }> = [
   { name: 'memory', setup: () => ({ registry: memoryRegistry() }) },
   {
     name: 'SQLite',
-    setup: () => ({
-      dir: join(dir, 'cells'),
-      registry: sqliteRegistry({ path: join(dir, 'registry.db') }),
-    }),
+    setup: () => {
+      const at = freshDir(dir)
+      return { dir: join(at, 'cells'), registry: sqliteRegistry({ path: join(at, 'registry.db') }) }
+    },
   },
 ]
 if (postgresAvailable('actor-migrate')) {

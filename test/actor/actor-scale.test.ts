@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createActorHost, sqliteCells } from 'skein/actor'
 import { afterAll, describe, expect, it } from 'vitest'
+import { freshDir } from '../support/temp-dirs.js'
 import { actorModules } from './actor-workload.js'
 
 // Many runs, a small working set: at most maxOpenCells cells are open at once, so memory and
@@ -24,11 +25,12 @@ describe('actor host: many runs, bounded cells', () => {
   it.skipIf(process.platform !== 'linux')(
     `${RUNS} runs created with at most ${MAX_OPEN} cells open: RSS and fds stay bounded`,
     async () => {
+      const at = freshDir(dir)
       const host = createActorHost({
         modules: actorModules(),
-        dir,
+        dir: at,
         // 'normal': a process crash loses nothing; the figure is about cells, not fsyncs.
-        cells: sqliteCells({ dir, synchronous: 'normal' }),
+        cells: sqliteCells({ dir: at, synchronous: 'normal' }),
         maxOpenCells: MAX_OPEN,
       })
       try {
@@ -77,7 +79,7 @@ describe('actor host: many runs, bounded cells', () => {
         expect(Math.max(...samples.map((s) => s.fds))).toBeLessThanOrEqual(MAX_OPEN * 2 + 32)
         // Memory does not grow with the runs once the working set is full (generous: GC timing).
         expect(last.rss).toBeLessThan(afterWarm!.rss * 1.5 + 64)
-        expect(readdirSync(join(dir, 'runs')).filter((f) => f.endsWith('.sqlite'))).toHaveLength(
+        expect(readdirSync(join(at, 'runs')).filter((f) => f.endsWith('.sqlite'))).toHaveLength(
           RUNS,
         )
       } finally {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type CliIo, runCli } from '../../src/cli/index.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 interface Captured {
   code: number
@@ -87,14 +88,21 @@ describe('skein CLI against a served SQLite engine', () => {
   })
 
   it('serve --no-debugger serves none, --debugger moves it, a bad path is refused', async () => {
-    const none = await serve([fixture, '--db', 'runs/nodebug.db', '--port', '0', '--no-debugger'])
+    const none = await serve([
+      fixture,
+      '--db',
+      freshPath(dir, 'nodebug.db'),
+      '--port',
+      '0',
+      '--no-debugger',
+    ])
     expect(none.out.join('')).not.toContain('debugger')
     expect((await fetch(`${none.url}/_skein/`)).status).toBe(404)
     expect(await none.stop()).toBe(0)
     const moved = await serve([
       fixture,
       '--db',
-      'runs/moved.db',
+      freshPath(dir, 'moved.db'),
       '--port',
       '0',
       '--debugger',
@@ -254,11 +262,12 @@ describe('skein CLI against a served SQLite engine', () => {
   })
 
   it('runs survive a restart of serve on the same file', async () => {
-    const again = await serve([fixture, '--db', 'runs/restart.db', '--port', '0'])
+    const db = freshPath(dir, 'restart.db')
+    const again = await serve([fixture, '--db', db, '--port', '0'])
     const c = (args: string[]) => cli([...args, '--url', again.url])
     await c(['start', 'workflow', 'review', '--input', '{"topic":"r"}', '--run-id', 'keep'])
     await again.stop()
-    const reopened = await serve([fixture, '--db', 'runs/restart.db', '--port', '0'])
+    const reopened = await serve([fixture, '--db', db, '--port', '0'])
     expect(reopened.out.join('')).toContain('(1 run(s))')
     const r = await cli(['approve', 'keep', '--json', '--url', reopened.url])
     expect(JSON.parse(r.stdout).state.status).toBe('completed')
@@ -269,7 +278,7 @@ describe('skein CLI against a served SQLite engine', () => {
     const secured = await serve([
       fixture,
       '--db',
-      'runs/auth.db',
+      freshPath(dir, 'auth.db'),
       '--port',
       '0',
       '--token',
@@ -287,7 +296,15 @@ describe('skein CLI against a served SQLite engine', () => {
   })
 
   it('effects, retry and rescan: the operator commands, with an operations token', async () => {
-    const secured = await serve([fixture, '--db', 'runs/ops.db', '--port', '0', '--token', 'ops'])
+    const secured = await serve([
+      fixture,
+      '--db',
+      freshPath(dir, 'ops.db'),
+      '--port',
+      '0',
+      '--token',
+      'ops',
+    ])
     const env = { SKEIN_URL: secured.url, SKEIN_TOKEN: 'ops' }
     const run = async (args: string[]) => {
       const r = await cli([...args, '--json'], { env })

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../src/cli/index.js'
 import { enginesStoppedAfterEach } from '../support/engines.js'
 import { untilSwept } from '../support/swept.js'
+import { freshDir } from '../support/temp-dirs.js'
 
 // `skein restore` (docs/cli.md): archived runs back into a server's store over a real socket,
 // through POST /operations/restore with an operations token.
@@ -39,9 +40,10 @@ const cli = async (args: string[]) => {
 describe('skein restore', () => {
   it('restores every run of an archive directory; again, nothing is written; a bad file is refused by name', async () => {
     const clock = manualClock()
-    const archive = join(dir, 'archive')
+    const at = freshDir(dir)
+    const archive = join(at, 'archive')
     const engine = newEngine({
-      store: sqliteStore({ path: join(dir, 'runs.db') }),
+      store: sqliteStore({ path: join(at, 'runs.db') }),
       modules: [fx, workflow({ definitions: [job] })],
       clock,
       authorize: bearerAuth({ operations: 'ops-token' }),
@@ -77,12 +79,12 @@ describe('skein restore', () => {
       expect.objectContaining({ runId: 'two', restored: false }),
     ])
 
-    const bad = join(dir, 'bad.jsonl.gz')
+    const bad = join(at, 'bad.jsonl.gz')
     writeFileSync(bad, 'not gzip')
     const refused = await cli(['restore', bad, ...base])
     expect(refused.code).toBe(1)
     expect(refused.stderr).toMatch(/bad\.jsonl\.gz is not a gzip archive/)
-    const missing = await cli(['restore', join(dir, 'nowhere'), ...base])
+    const missing = await cli(['restore', join(at, 'nowhere'), ...base])
     expect(missing.stderr).toMatch(/not found/)
   })
 })

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { runCli } from '../../src/cli/index.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-cli-cancel-'))
 const fixture = join(import.meta.dirname, 'fixture-modules.ts')
@@ -49,7 +50,7 @@ async function serve(args: string[]) {
 }
 
 it('cancels a run and a filter dry run when served with --cancel-routes and a token', async () => {
-  const server = await serve(['--db', 'on.db', '--token', 'tok', '--cancel-routes'])
+  const server = await serve(['--db', freshPath(dir, 'on.db'), '--token', 'tok', '--cancel-routes'])
   const env = { SKEIN_URL: server.url, SKEIN_TOKEN: 'tok' }
   try {
     expect((await cli(['start', 'workflow', 'waiter', '--run-id', 'w1'], env)).code).toBe(0)
@@ -70,7 +71,7 @@ it('cancels a run and a filter dry run when served with --cancel-routes and a to
 })
 
 it('answers NOT_CONFIGURED to skein cancel without --cancel-routes, and cancels nothing', async () => {
-  const server = await serve(['--db', 'off.db', '--token', 'tok'])
+  const server = await serve(['--db', freshPath(dir, 'off.db'), '--token', 'tok'])
   const env = { SKEIN_URL: server.url, SKEIN_TOKEN: 'tok' }
   try {
     await cli(['start', 'workflow', 'waiter', '--run-id', 'w2'], env)
@@ -85,11 +86,12 @@ it('answers NOT_CONFIGURED to skein cancel without --cancel-routes, and cancels 
 })
 
 it('refuses --cancel-routes without a token in one line, before opening the store', async () => {
-  const r = await cli(['serve', fixture, '--port', '0', '--db', 'none.db', '--cancel-routes'])
+  const db = freshPath(dir, 'none.db')
+  const r = await cli(['serve', fixture, '--port', '0', '--db', db, '--cancel-routes'])
   expect(r.code).toBe(1)
   expect(r.stderr).toBe(
     'skein: --cancel-routes needs --token (or SKEIN_TOKEN): cancelling is an operations route, off without a token\n',
   )
   expect(r.stdout).toBe('')
-  expect(existsSync(join(dir, 'none.db'))).toBe(false)
+  expect(existsSync(db)).toBe(false)
 })
