@@ -2,8 +2,9 @@ import { connect, createServer, type Server, type Socket } from 'node:net'
 import { createEngine, defineEffect, defineInput, defineModule, type Engine } from 'skein'
 import { postgresStore } from 'skein/postgres'
 import { defineWorkflow, workflow } from 'skein/workflow'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { waitFor } from '../support/children.js'
 import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
 
 // A host whose store goes away while an attempt of its run is in flight must let the run go
@@ -54,14 +55,18 @@ if (postgresAvailable('pg-outage-release')) {
   const schemas = testSchemas('outage_release')
 
   describe('outage, then release (Postgres through a proxy)', () => {
+    // A try's engines and proxy end after it, so a retry starts clean.
     const engines: Engine[] = []
-    afterAll(async () => {
-      for (const e of engines) await e.stop().catch(() => {})
+    const proxies: Array<{ close(): Promise<void> }> = []
+    afterEach(async () => {
+      for (const e of engines.splice(0)) await e.stop().catch(() => {})
+      for (const p of proxies.splice(0)) await p.close().catch(() => {})
     })
 
     it("a host's lease held across an outage is let go once the store is back, so a peer's signal is served", async () => {
       const schema = schemas.next()
       const proxy = await pgProxy(new URL(PG_URL))
+      proxies.push(proxy)
       let finish!: () => void
       const finished = new Promise<void>((r) => (finish = r))
       const mod = defineModule({
@@ -103,7 +108,15 @@ if (postgresAvailable('pg-outage-release')) {
       proxy.down()
       finish() // the attempt finishes while A cannot record it
       // A's recording retries back off (250 ms doubling): after six failures the next is 8 s away.
-      while (failures.length < 6) await new Promise((r) => setTimeout(r, 50))
+      // Six fit in about 8 s; the deadline only ends a wait that would otherwise hang.
+      await waitFor(
+        "host A's sixth failed recording during the outage",
+        () => failures.length >= 6,
+        {
+          withinMs: 45_000,
+          seen: () => `${failures.length} failure(s): ${failures.join(' | ') || 'none'}`,
+        },
+      )
       proxy.up()
       const restored = Date.now()
 
