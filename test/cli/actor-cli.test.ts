@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type CliIo, runCli } from '../../src/cli/index.js'
 import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
+import { freshPath } from '../support/temp-dirs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-actor-cli-'))
 const fixture = join(import.meta.dirname, 'fixture-modules.ts')
@@ -54,7 +55,8 @@ async function cli(args: string[], url: string) {
 
 describe('skein actor', () => {
   it('serves an actor host and its debugger over a directory; runs survive a restart; runs are listed from the registry', async () => {
-    const host = await actor([fixture, '--dir', 'cells', '--port', '0'])
+    const cells = freshPath(dir, 'cells')
+    const host = await actor([fixture, '--dir', cells, '--port', '0'])
     expect(host.out.join('')).toContain(
       `skein actor host ${host.url}\n  debugger ${host.url}/_skein/\n`,
     )
@@ -66,13 +68,13 @@ describe('skein actor', () => {
       host.url,
     )
     expect(started.code, started.stderr).toBe(0)
-    expect(existsSync(join(dir, 'cells', 'runs', 'kept.sqlite'))).toBe(true)
+    expect(existsSync(join(cells, 'runs', 'kept.sqlite'))).toBe(true)
     const listing = await cli(['runs'], host.url)
     expect(listing.code, listing.stderr).toBe(0)
     expect(listing.stdout).toContain('kept')
     expect(await host.stop()).toBe(0)
 
-    const again = await actor([fixture, '--dir', 'cells', '--port', '0'])
+    const again = await actor([fixture, '--dir', cells, '--port', '0'])
     const approved = await cli(['approve', 'kept', '--json'], again.url)
     expect(approved.code, approved.stderr).toBe(0)
     expect(JSON.parse(approved.stdout).state.status).toBe('completed')
