@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Host, postJson, startCallCounter, stopHosts } from '../hosts/pg-hosts.js'
-import { childWithin } from '../support/children.js'
+import { type Child, childWithin, waitFor } from '../support/children.js'
 import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
 
 const CHILD = join(import.meta.dirname, 'actor-shared-child.ts')
@@ -37,9 +37,10 @@ async function startActorHost(name: string, schema: string, callsUrl: string): P
     if (process.env.PG_HOSTS_VERBOSE) process.stderr.write(`[${name}] ${chunk}`)
   })
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  const watched: Child = { name: `host ${name}`, proc: child, output: () => `${out}\n${err}` }
   const url = await childWithin(
     `host ${name} to serve`,
-    { name: `host ${name}`, proc: child, output: () => `${out}\n${err}` },
+    watched,
     new Promise<string>((resolve, reject) => {
       child.stdout?.on('data', (chunk) => {
         out += chunk
@@ -50,7 +51,7 @@ async function startActorHost(name: string, schema: string, callsUrl: string): P
     }),
     60_000,
   )
-  const host: Host = { name, url, child, alive: true, exited, output: () => out }
+  const host: Host = { name, url, child, alive: true, exited, output: () => out, watched }
   exited.then(() => {
     host.alive = false
   })
@@ -154,19 +155,34 @@ if (postgresAvailable('actor-shared-hosts')) {
         let unansweredAtKill = 0
         if (kill) {
           const unanswered = () => counter!.calls.filter((c) => c.host === 'a' && !c.answered)
-          const end = Date.now() + 60_000
-          while (
-            (unanswered().length < 2 || counter.calls.length < RUNS * 0.75) &&
-            Date.now() < end
+          // Fails at once, naming it, if either host dies before the kill.
+          await waitFor(
+            'host a to have two calls in flight, three quarters of the calls made, before its kill',
+            () => unanswered().length >= 2 && counter!.calls.length >= RUNS * 0.75,
+            {
+              children: hosts.map((h) => h.watched),
+              withinMs: 60_000,
+              seen: () =>
+                `${unanswered().length} call(s) of host a in flight, ${counter!.calls.length} calls made`,
+            },
           )
-            await sleep(20)
           a.child.kill('SIGKILL')
           await a.exited
           unansweredAtKill = unanswered().length
         }
         await Promise.all(starts)
-        const end = Date.now() + 180_000
-        while ((await completedCount(schema)) < RUNS && Date.now() < end) await sleep(250)
+        // The hosts that should still run (not the killed one): one that dies is named at once.
+        let completed = 0
+        await waitFor(
+          `all ${RUNS} runs to complete`,
+          async () => (completed = await completedCount(schema)) >= RUNS,
+          {
+            children: hosts.filter((h) => !(kill && h === a)).map((h) => h.watched),
+            withinMs: 180_000,
+            seen: () =>
+              `${completed} of ${RUNS} runs completed, ${counter!.calls.length} calls made`,
+          },
+        )
         const doneMs = Date.now() - started
 
         const result = await outcome(schema, counter.calls)

@@ -3,6 +3,7 @@
 // external calls made twice are at most the calls that were in flight on the killed host.
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
+import { waitFor } from '../support/children.js'
 import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
 import {
   followRun,
@@ -104,9 +105,17 @@ if (postgresAvailable('pg-failover')) {
         }
         // Kill the victim mid-load (two thirds of the calls made), with calls in flight.
         const unanswered = () => counter!.calls.filter((c) => c.host === victim.name && !c.answered)
-        const end = Date.now() + 60_000
-        while ((unanswered().length < 2 || counter.calls.length < RUNS * 0.66) && Date.now() < end)
-          await new Promise((r) => setTimeout(r, 20))
+        // Fails at once, naming it, if a host dies before the kill.
+        await waitFor(
+          `${victim.name} to have two calls in flight, two thirds of the calls made, before its kill`,
+          () => unanswered().length >= 2 && counter!.calls.length >= RUNS * 0.66,
+          {
+            children: hosts.map((h) => h.watched),
+            withinMs: 60_000,
+            seen: () =>
+              `${unanswered().length} call(s) of ${victim.name} in flight, ${counter!.calls.length} calls made`,
+          },
+        )
         victim.child.kill('SIGKILL')
         await victim.exited
         const unansweredAtKill = unanswered().length

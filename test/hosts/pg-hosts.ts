@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { childWithin } from '../support/children.js'
+import { type Child, childWithin } from '../support/children.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -18,6 +18,8 @@ export interface Host {
   exited: Promise<void>
   /** Everything the host printed on stdout so far. */
   output(): string
+  /** The host as a child a wait depends on (test/support/children.ts): stdout and stderr. */
+  watched: Child
 }
 
 /** Starts one host process; resolves once it serves (prints READY). */
@@ -52,9 +54,10 @@ export async function startHost(
     if (process.env.PG_HOSTS_VERBOSE) process.stderr.write(`[${name}] ${chunk}`)
   })
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  const watched: Child = { name: `host ${name}`, proc: child, output: () => `${out}\n${err}` }
   const url = await childWithin(
     `host ${name} to serve`,
-    { name: `host ${name}`, proc: child, output: () => `${out}\n${err}` },
+    watched,
     new Promise<string>((resolve, reject) => {
       child.stdout?.on('data', (chunk) => {
         out += chunk
@@ -65,7 +68,7 @@ export async function startHost(
     }),
     60_000,
   )
-  const host: Host = { name, url, child, alive: true, exited, output: () => out }
+  const host: Host = { name, url, child, alive: true, exited, output: () => out, watched }
   exited.then(() => {
     host.alive = false
   })
