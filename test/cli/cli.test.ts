@@ -74,6 +74,13 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
+/** Run ids and keys on the shared server, new on each try: a retried test must not meet its
+ * first try's runs. */
+let named = 0
+const perTry = (id: string) => `${id}-${++named}`
+/** The run the walk-through test completes; the error test asks it what a finished run refuses. */
+let reviewed = 'r1'
+
 describe('skein CLI against a served SQLite engine', () => {
   it('serve prints its url, debugger url, store and modules, and serves the debugger', async () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
@@ -117,6 +124,8 @@ describe('skein CLI against a served SQLite engine', () => {
   })
 
   it('start, runs, get, approvals, approve, events, replay, inspect, wake', async () => {
+    const r1 = perTry('r1')
+    reviewed = r1
     const started = await cli([
       'start',
       'workflow',
@@ -124,77 +133,81 @@ describe('skein CLI against a served SQLite engine', () => {
       '--input',
       '{"topic":"cli"}',
       '--run-id',
-      'r1',
+      r1,
     ])
     expect(started).toMatchObject({ code: 0, stderr: '' })
-    expect(started.stdout).toContain('started r1')
-    expect(started.stdout).toContain('run r1: running')
+    expect(started.stdout).toContain(`started ${r1}`)
+    expect(started.stdout).toContain(`run ${r1}: running`)
 
-    expect((await cli(['runs'])).stdout).toMatch(/r1\s+running\s+workflow:review@v1/)
+    expect((await cli(['runs'])).stdout).toMatch(
+      new RegExp(`${r1}\\s+running\\s+workflow:review@v1`),
+    )
     const { runs } = await json(['runs'])
-    expect(runs.map((r: { runId: string }) => r.runId)).toContain('r1')
+    expect(runs.map((r: { runId: string }) => r.runId)).toContain(r1)
 
-    const got = await json(['get', 'r1'])
-    expect(got.state).toMatchObject({ runId: 'r1', status: 'running' })
+    const got = await json(['get', r1])
+    expect(got.state).toMatchObject({ runId: r1, status: 'running' })
 
-    const approvals = await json(['approvals', 'r1'])
+    const approvals = await json(['approvals', r1])
     expect(approvals.items).toHaveLength(1)
-    expect((await cli(['approvals', 'r1'])).stdout).toContain('pending  Publish?')
+    expect((await cli(['approvals', r1])).stdout).toContain('pending  Publish?')
 
-    const approved = await cli(['approve', 'r1', '--by', 'ada'])
+    const approved = await cli(['approve', r1, '--by', 'ada'])
     expect(approved.code).toBe(0)
-    expect(approved.stdout).toContain('run r1: completed')
+    expect(approved.stdout).toContain(`run ${r1}: completed`)
 
-    const { events } = await json(['events', 'r1'])
+    const { events } = await json(['events', r1])
     const seqs = events.map((e: { seq: number }) => e.seq)
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1))
     const decided = events.find((e: { type: string }) => e.type === 'approval.decided')
     // --by is a display name; the decider (`by`) is the server's view of the caller: no auth here.
     expect(decided.payload).toMatchObject({ outcome: 'approve', name: 'ada', by: null })
-    const tail = await cli(['events', 'r1', '--from', String(seqs.length), '--limit', '5'])
+    const tail = await cli(['events', r1, '--from', String(seqs.length), '--limit', '5'])
     expect(tail.stdout.trim().split('\n')).toHaveLength(1)
     expect(tail.stdout).toContain('runtime.run.completed')
 
-    const replay = await cli(['replay', 'r1', String(seqs.length)])
+    const replay = await cli(['replay', r1, String(seqs.length)])
     expect(replay.stdout).toContain('status   running -> completed')
-    expect((await json(['replay', 'r1', '999'])).step).toBeNull()
+    expect((await json(['replay', r1, '999'])).step).toBeNull()
 
-    const inspect = await cli(['inspect', 'r1'])
-    expect(inspect.stdout).toContain(`run r1: completed  (log 1..${seqs.length})`)
-    expect((await json(['inspect', 'r1'])).tail).toBe(seqs.length)
-    expect((await cli(['wake', 'r1'])).stdout).toContain('woke r1')
+    const inspect = await cli(['inspect', r1])
+    expect(inspect.stdout).toContain(`run ${r1}: completed  (log 1..${seqs.length})`)
+    expect((await json(['inspect', r1])).tail).toBe(seqs.length)
+    expect((await cli(['wake', r1])).stdout).toContain(`woke ${r1}`)
   })
 
   it('signal with an idempotency key appends once; reject by explicit approval id', async () => {
-    await json(['start', 'workflow', 'waiter', '--run-id', 'w1'])
+    const [w1, startKey, r2] = [perTry('w1'), perTry('start'), perTry('r2')]
+    await json(['start', 'workflow', 'waiter', '--run-id', w1])
     const payload = '{"trackingId":"T-1"}'
-    const first = await json(['signal', 'w1', 'order.shipped', '--payload', payload, '--key', 'k1'])
+    const first = await json(['signal', w1, 'order.shipped', '--payload', payload, '--key', 'k1'])
     expect(first.state.status).toBe('completed')
     expect(first.state.output).toEqual({ trackingId: 'T-1' })
-    const again = await json(['signal', 'w1', 'order.shipped', '--payload', payload, '--key', 'k1'])
+    const again = await json(['signal', w1, 'order.shipped', '--payload', payload, '--key', 'k1'])
     expect(again.state.lastSeq).toBe(first.state.lastSeq)
-    const reused = await cli(['signal', 'w1', 'order.shipped', '--payload', '{}', '--key', 'k1'])
+    const reused = await cli(['signal', w1, 'order.shipped', '--payload', '{}', '--key', 'k1'])
     expect(reused.code).toBe(1)
     expect(reused.stderr).toMatch(/^skein: IDEMPOTENCY_CONFLICT: .*\(HTTP 409\)\n$/)
 
     // A keyed start without --run-id: the retry returns the run the key created.
-    const keyed = await json(['start', 'workflow', 'waiter', '--key', 'start-1'])
-    const retried = await json(['start', 'workflow', 'waiter', '--key', 'start-1'])
+    const keyed = await json(['start', 'workflow', 'waiter', '--key', startKey])
+    const retried = await json(['start', 'workflow', 'waiter', '--key', startKey])
     expect(retried.runId).toBe(keyed.runId)
     expect(retried.state.lastSeq).toBe(keyed.state.lastSeq)
 
-    await json(['start', 'workflow', 'review', '--input', '{"topic":"x"}', '--run-id', 'r2'])
-    const [item] = (await json(['approvals', 'r2'])).items
-    const rejected = await json(['reject', 'r2', item.approvalId, '--comment', 'not yet'])
+    await json(['start', 'workflow', 'review', '--input', '{"topic":"x"}', '--run-id', r2])
+    const [item] = (await json(['approvals', r2])).items
+    const rejected = await json(['reject', r2, item.approvalId, '--comment', 'not yet'])
     expect(rejected.state.output).toMatchObject({ done: 'reject' })
   })
 
   it('events --follow streams over SSE until the run ends', async () => {
-    await json(['start', 'workflow', 'review', '--input', '{"topic":"live"}', '--run-id', 'f1'])
+    const f1 = perTry('f1')
+    await json(['start', 'workflow', 'review', '--input', '{"topic":"live"}', '--run-id', f1])
     let stdout = ''
     let sawGate!: () => void
     const gateSeen = new Promise<void>((r) => (sawGate = r))
-    const following = runCli(['events', 'f1', '--follow', '--url', server.url], {
+    const following = runCli(['events', f1, '--follow', '--url', server.url], {
       stdout: {
         write: (t: string) => {
           stdout += t
@@ -204,7 +217,7 @@ describe('skein CLI against a served SQLite engine', () => {
       stderr: { write: (t: string) => (stdout += `ERR ${t}`) },
     })
     await gateSeen
-    expect((await cli(['approve', 'f1'])).code).toBe(0)
+    expect((await cli(['approve', f1])).code).toBe(0)
     expect(await following).toBe(0)
     const lines = stdout.trim().split('\n')
     expect(lines.at(-1)).toContain('runtime.run.completed')
@@ -225,14 +238,14 @@ describe('skein CLI against a served SQLite engine', () => {
     const unknownDef = await cli(['start', 'workflow', 'ghost'])
     expect(unknownDef.stderr).toMatch(/^skein: DEFINITION_NOT_FOUND: .*\(HTTP 404\)\n$/)
 
-    const badSeq = await cli(['replay', 'r1', 'x'])
+    const badSeq = await cli(['replay', reviewed, 'x'])
     expect(badSeq).toMatchObject({
       code: 1,
       stderr: 'skein: seq must be a non-negative integer, got "x"\n',
     })
 
-    const noPending = await cli(['approve', 'r1'])
-    expect(noPending.stderr).toBe('skein: run r1 has no pending approval\n')
+    const noPending = await cli(['approve', reviewed])
+    expect(noPending.stderr).toBe(`skein: run ${reviewed} has no pending approval\n`)
 
     // An approval id the run does not have pending fails with the server's error.
     await cli(['start', 'workflow', 'review', '--run-id', 'bogus-run', '--input', '{"topic":"x"}'])
