@@ -5,6 +5,7 @@ import { createEngine, StoreUnavailableError } from 'skein'
 import { type PostgresStore, postgresStore } from 'skein/postgres'
 import { makeEnvelopes } from 'skein/testing'
 import { afterEach, describe, expect, it } from 'vitest'
+import { waitFor } from '../support/children.js'
 import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
 
 /** A TCP server on 127.0.0.1 that accepts connections and never answers (a hung database). */
@@ -79,7 +80,7 @@ if (postgresAvailable('postgres-outage')) {
           } catch (error) {
             errors.push(error)
             // The append may or may not have committed: the log says which.
-            for (;;) {
+            while (!stop) {
               try {
                 tail = await store.tail(runId)
                 break
@@ -95,8 +96,18 @@ if (postgresAvailable('postgres-outage')) {
       await admin.connect()
       cleanups.push(() => admin.end())
       const writers = Array.from({ length: 8 }, (_, i) => writer(`run-${i}`))
+      // A try that fails stops its writers before its store closes (they would spin on).
+      cleanups.push(async () => {
+        stop = true
+        await Promise.allSettled(writers)
+      })
       const total = () => [...acked.values()].reduce((n, seqs) => n + seqs.length, 0)
-      while (total() < 200) await new Promise((r) => setTimeout(r, 5))
+      const seen = () =>
+        `${total()} event(s) acknowledged, ${acksAfterOutage} append(s) after the outage, ${errors.length} error(s)${errors.length > 0 ? `, the last: ${String(errors.at(-1))}` : ''}`
+      await waitFor('200 events acknowledged before the outage', () => total() >= 200, {
+        withinMs: 12_000,
+        seen,
+      })
 
       // The outage: every connection of the store is terminated, again and again, for 400 ms.
       outage = true
@@ -112,7 +123,10 @@ if (postgresAvailable('postgres-outage')) {
       }
       outage = false
       // Afterwards the store reconnects on its own: the writers go on acknowledging.
-      while (acksAfterOutage < 100) await new Promise((r) => setTimeout(r, 5))
+      await waitFor('100 appends acknowledged after the outage', () => acksAfterOutage >= 100, {
+        withinMs: 12_000,
+        seen,
+      })
       stop = true
       await Promise.all(writers)
 
