@@ -10,6 +10,7 @@ import {
 } from 'skein'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
+import { waitFor } from '../support/children.js'
 import { storeKinds } from '../support/store-kinds.js'
 
 const kinds = storeKinds('flow-fairness').filter((k) => k.name !== 'memory')
@@ -61,7 +62,15 @@ describe.each(kinds)('flow control: fairness between keys ($name)', (kind) => {
     ])
     open()
     // Every run finished: no key has a run queued or admitted.
-    while ((await engine.queues()).length > 0) await new Promise((r) => setTimeout(r, 50))
+    let queues: Awaited<ReturnType<typeof engine.queues>> = []
+    await waitFor(
+      'every run to finish (no key with a run queued or admitted)',
+      async () => (queues = await engine.queues()).length === 0,
+      {
+        withinMs: 20_000,
+        seen: () => JSON.stringify(queues.map((q) => [q.key, q.active, q.queued])),
+      },
+    )
     const events = await feed(store)
     const admissions = events.filter((e) => e.type === RuntimeEvents.runAdmitted)
     expect(admissions).toHaveLength(1005)
