@@ -135,6 +135,8 @@ class NodesWalk {
     readonly def: WorkflowDefinition,
     readonly state: WorkflowState,
     readonly ctx: Ctx,
+    /** Each node's state, by its position in `def.order` (read once per decide). */
+    readonly states: ReadonlyArray<NodeState | undefined>,
   ) {
     this.lookahead = def.fallbacks.size === 0
     this.results = this.lookahead ? state.results : resultsOf(state, def)
@@ -142,14 +144,25 @@ class NodesWalk {
 
   isDone(id: string): boolean {
     if (this.doneNow?.has(id)) return true
-    const node = this.state.nodes[id]
+    return this.ended(this.state.nodes[id])
+  }
+
+  /** `isDone` for the node at position `at` of `def.order`. */
+  isDoneAt(at: number): boolean {
+    if (this.doneNow?.has(this.def.order[at])) return true
+    return this.ended(this.states[at])
+  }
+
+  private ended(node: NodeState | undefined): boolean {
     if (!node) return false
     if (node.status === 'finished' || node.status === 'skipped') return true
     return node.status === 'failed' && node.fallback !== undefined && this.isDone(node.fallback)
   }
 
-  allDone(ids: readonly string[] | undefined): boolean {
-    if (ids) for (let i = 0; i < ids.length; i++) if (!this.isDone(ids[i])) return false
+  allDoneAt(positions: readonly number[] | undefined): boolean {
+    if (positions) {
+      for (let i = 0; i < positions.length; i++) if (!this.isDoneAt(positions[i])) return false
+    }
     return true
   }
 
@@ -159,10 +172,10 @@ class NodesWalk {
   }
 
   /** Pushes a node's commands; with lookahead, notes the node finished or skipped by them. */
-  push(id: string, step: readonly Command[]): void {
+  push(id: string, spec: NodeSpec, step: readonly Command[]): void {
     this.add(step)
     const out = this.out
-    const setAttributes = this.def.nodes[id].attributes
+    const setAttributes = spec.attributes
     if (!this.lookahead && !setAttributes) return
     const ended = endOf(step, id)
     if (!ended) return
@@ -197,29 +210,64 @@ class NodesWalk {
   }
 }
 
+/**
+ * A definition's nodes by position in `order`: each one's spec and the positions of the nodes
+ * it runs after. Made once per definition: a decide then reads a node's state once, by
+ * position, instead of looking ids up in the state's and the definition's node records for
+ * every node and dependency (keyed loads V8 cannot specialize: every state's `nodes` has a
+ * shape of its own).
+ */
+interface NodePlan {
+  specs: readonly NodeSpec[]
+  after: ReadonlyArray<readonly number[] | undefined>
+}
+const plans = new WeakMap<WorkflowDefinition, NodePlan>()
+function planOf(def: WorkflowDefinition): NodePlan {
+  let plan = plans.get(def)
+  if (!plan) {
+    const position = new Map(def.order.map((id, i) => [id, i]))
+    const specs = def.order.map((id) => def.nodes[id])
+    // defineWorkflow refuses an `after` naming an unknown node.
+    const after = specs.map((spec) => spec.after?.map((dep) => position.get(dep) as number))
+    plan = { specs, after }
+    plans.set(def, plan)
+  }
+  return plan
+}
+
 /** The nodes' commands: those of the nodes running, and of the nodes whose turn has come. */
 function decideNodes(def: WorkflowDefinition, recorded: WorkflowState, ctx: Ctx): Command[] {
   const state = liveNodes(recorded, ctx)
-  const walk = new NodesWalk(def, state, ctx)
+  const order = def.order
+  const plan = planOf(def)
+  // Every node a run recorded is in its definition's order (a migration keeps every node the
+  // run reached; a definition changed in place is refused before it decides).
+  const states: Array<NodeState | undefined> = new Array(order.length)
+  let running = 0
+  for (let i = 0; i < order.length; i++) {
+    const node = state.nodes[order[i]]
+    states[i] = node
+    if (node?.status === 'started') running++
+  }
+  const walk = new NodesWalk(def, state, ctx, states)
+  walk.running = running
   let triggered: Set<string> | undefined
   if (def.fallbacks.size > 0) {
     triggered = new Set()
     for (const node of Object.values(state.nodes)) if (node.fallback) triggered.add(node.fallback)
   }
-  for (const id in state.nodes) if (state.nodes[id].status === 'started') walk.running++
   let progressing = walk.running > 0
-  const order = def.order
   for (let i = 0; i < order.length; i++) {
     const id = order[i]
-    const node = state.nodes[id]
+    const node = states[i]
+    const spec = plan.specs[i]
     if (node?.status === 'started') {
-      walk.push(id, nodeStep(def, id, node, walk, ctx))
+      walk.push(id, spec, nodeStep(def, id, node, walk, ctx))
       continue
     }
     if (node) continue
     if (def.fallbacks.has(id) && !triggered?.has(id)) continue
-    const spec = def.nodes[id]
-    if (!walk.allDone(spec.after)) continue
+    if (!walk.allDoneAt(plan.after[i])) continue
     progressing = true
     let wanted: boolean
     try {
@@ -235,7 +283,7 @@ function decideNodes(def: WorkflowDefinition, recorded: WorkflowState, ctx: Ctx)
     }
     if (walk.running >= def.concurrency) continue
     walk.running++
-    walk.push(id, startNode(def, id, walk.shared(), ctx))
+    walk.push(id, spec, startNode(def, id, walk.shared(), ctx))
   }
   if (walk.out.length > 0 || progressing) return walk.out
   return [complete(def, ctx, walk.shared())]
