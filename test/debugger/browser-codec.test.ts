@@ -11,6 +11,7 @@ import { debuggerUi } from 'skein/debugger'
 import { sqliteStore } from 'skein/sqlite'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { perTry } from '../support/per-try.js'
 import { ARTIFACTS, hasChromium, launchBrowser } from './chromium.js'
 
 const WAIT = { timeout: 30_000 }
@@ -61,14 +62,15 @@ describe.skipIf(!hasChromium)('the debugger over encrypted payloads', () => {
   it('shows decoded payloads; the database file and its WAL hold none', {
     timeout: 90_000,
   }, async () => {
-    await engine.start(parked, { iban: MARKER }, { runId: 'secret-run', wait: 'settled' })
-    await engine.signal('secret-run', [{ type: 'app.note', payload: { note: MARKER } }], {
+    const secret = perTry('secret-run')
+    await engine.start(parked, { iban: MARKER }, { runId: secret, wait: 'settled' })
+    await engine.signal(secret, [{ type: 'app.note', payload: { note: MARKER } }], {
       wait: 'settled',
     })
     const page = await browser.context.newPage()
     const problems: string[] = []
     page.on('pageerror', (e) => problems.push(e.message))
-    await page.goto(`${url}#/runs/secret-run`)
+    await page.goto(`${url}#/runs/${secret}`)
     const row = page.locator('.event-row', {
       has: page.locator('.type', { hasText: /^app\.note$/ }),
     })
@@ -85,7 +87,7 @@ describe.skipIf(!hasChromium)('the debugger over encrypted payloads', () => {
       .filter((f) => existsSync(f))
       .map((f) => readFileSync(f).toString('latin1'))
       .join('')
-    expect(raw).toContain('secret-run')
+    expect(raw).toContain(secret)
     expect(raw.includes(MARKER)).toBe(false)
   })
 

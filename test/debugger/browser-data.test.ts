@@ -4,6 +4,7 @@
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { perTry } from '../support/per-try.js'
 import { ARTIFACTS, hasChromium, launchBrowser } from './chromium.js'
 import { type Host, startHost } from './host.js'
 
@@ -53,7 +54,7 @@ describe.skipIf(!hasChromium)('the debugger with large and bad data', () => {
     const { runId } = await host.engine.startRun({
       kind: 'workflow',
       definitionName: 'parked',
-      runId: 'big-1',
+      runId: perTry('big'),
     })
     for (let sent = 0; sent < BIG_RUN_EVENTS; sent += 1000) {
       const events = Array.from({ length: 1000 }, (_, i) => ({
@@ -108,7 +109,7 @@ describe.skipIf(!hasChromium)('the debugger with large and bad data', () => {
     const { runId } = await host.engine.startRun({
       kind: 'workflow',
       definitionName: 'parked',
-      runId: 'odd-1',
+      runId: perTry('odd'),
     })
     const huge = 'x'.repeat(900_000)
     await host.engine.signal(runId, [
@@ -135,11 +136,12 @@ describe.skipIf(!hasChromium)('the debugger with large and bad data', () => {
   it('shows an error state when the store fails, on the run page and the runs page', {
     timeout: 90_000,
   }, async () => {
-    await host.engine.startRun({ kind: 'workflow', definitionName: 'parked', runId: 'broken-1' })
+    const broken = perTry('broken')
+    await host.engine.startRun({ kind: 'workflow', definitionName: 'parked', runId: broken })
     host.store.failWhen((call) =>
-      call.method !== 'append' && call.args[0] === 'broken-1' ? 'before' : null,
+      call.method !== 'append' && call.args[0] === broken ? 'before' : null,
     )
-    const { page, problems } = await openPage('#/runs/broken-1')
+    const { page, problems } = await openPage(`#/runs/${broken}`)
     const state = page.locator('.error-state[role="alert"]')
     await state.waitFor(WAIT)
     expect(await state.textContent()).toMatch(
@@ -153,7 +155,7 @@ describe.skipIf(!hasChromium)('the debugger with large and bad data', () => {
     await shot(page, 'store-error-runs')
     host.store.heal()
     // Healed: the next refresh lists runs again, no reload needed.
-    await page.locator('tr[data-run-id="broken-1"]').waitFor(WAIT)
+    await page.locator(`tr[data-run-id="${broken}"]`).waitFor(WAIT)
     expect(problems).toEqual([])
     await page.close()
   })

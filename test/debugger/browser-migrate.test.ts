@@ -6,6 +6,7 @@ import { createEngine, type Engine } from 'skein'
 import { debuggerUi } from 'skein/debugger'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { perTry } from '../support/per-try.js'
 import { ARTIFACTS, hasChromium, launchBrowser } from './chromium.js'
 
 const WAIT = { timeout: 30_000 }
@@ -47,12 +48,13 @@ describe.skipIf(!hasChromium)('the debugger migrate button', () => {
   it('refuses an unsafe target with the diff, then migrates after a dry-run confirm', {
     timeout: 90_000,
   }, async () => {
-    await engine.start(v1, {}, { runId: 'order-1' })
-    const tail = (await engine.getEvents('order-1')).length
+    const order1 = perTry('order')
+    await engine.start(v1, {}, { runId: order1 })
+    const tail = (await engine.getEvents(order1)).length
     const page = await browser.context.newPage()
     const problems: string[] = []
     page.on('pageerror', (e) => problems.push(e.message))
-    await page.goto(`${url}#/runs/order-1`)
+    await page.goto(`${url}#/runs/${order1}`)
     const target = page.getByLabel('Target version')
     await target.waitFor(WAIT)
     expect(await target.locator('option').allTextContents()).toEqual(['v2', 'v3'])
@@ -65,22 +67,22 @@ describe.skipIf(!hasChromium)('the debugger migrate button', () => {
     expect(await refused.getByRole('listitem').allTextContents()).toEqual([
       expect.stringMatching(/nodes\.paid\.after: run \[\], target \["check"\]/),
     ])
-    expect(await engine.getEvents('order-1')).toHaveLength(tail)
+    expect(await engine.getEvents(order1)).toHaveLength(tail)
 
     await target.selectOption('v2')
     await page.getByRole('button', { name: 'Migrate…' }).click()
     const confirm = page.getByRole('button', { name: 'Confirm migration to v2' })
     await confirm.waitFor(WAIT)
     // The dry run wrote nothing.
-    expect(await engine.getEvents('order-1')).toHaveLength(tail)
+    expect(await engine.getEvents(order1)).toHaveLength(tail)
     await page.screenshot({ path: join(ARTIFACTS, 'migrate-confirm.png'), fullPage: true })
     await confirm.click()
     await page.getByRole('status').filter({ hasText: 'Migrated to v2' }).waitFor(WAIT)
     await page.getByText('workflow:order@v2', { exact: true }).waitFor(WAIT)
     // The move is in the timeline, and the run goes on under v2.
     await page.getByText('runtime.run.migrated').first().waitFor(WAIT)
-    await engine.signal('order-1', [{ type: 'shop.paid', payload: {} }])
-    expect(await engine.result('order-1')).toMatchObject({ ship: 'shipped' })
+    await engine.signal(order1, [{ type: 'shop.paid', payload: {} }])
+    expect(await engine.result(order1)).toMatchObject({ ship: 'shipped' })
     await page.screenshot({ path: join(ARTIFACTS, 'migrate-done.png'), fullPage: true })
     expect(problems).toEqual([])
   })

@@ -6,6 +6,7 @@ import { createEngine, type Engine } from 'skein'
 import { debuggerUi } from 'skein/debugger'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { perTry } from '../support/per-try.js'
 import { ARTIFACTS, hasChromium, launchBrowser } from './chromium.js'
 
 const WAIT = { timeout: 30_000 }
@@ -55,28 +56,29 @@ describe.skipIf(!hasChromium)('the run page operations', () => {
     timeout: 90_000,
   }, async () => {
     const [on, off] = engines
-    await on.start(waiting, undefined, { runId: 'w-on' })
-    await off.start(waiting, undefined, { runId: 'w-off' })
+    const [wOn, wOff] = [perTry('w-on'), perTry('w-off')]
+    await on.start(waiting, undefined, { runId: wOn })
+    await off.start(waiting, undefined, { runId: wOff })
     const page = await browser.context.newPage()
     const problems: string[] = []
     page.on('pageerror', (e) => problems.push(e.message))
 
     const asked = page.waitForResponse((r) => r.url().endsWith('/capabilities.json'), WAIT)
-    await page.goto(`${urls.off}#/runs/w-off`)
+    await page.goto(`${urls.off}#/runs/${wOff}`)
     expect(await (await asked).json()).toEqual({ cancel: false, operations: true })
     await page.getByRole('button', { name: 'Re-run from here' }).waitFor(WAIT)
     await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)))
     expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0)
 
-    await page.goto(`${urls.on}#/runs/w-on`)
+    await page.goto(`${urls.on}#/runs/${wOn}`)
     await page.getByRole('button', { name: 'Cancel run' }).click(WAIT)
-    expect((await on.getRun('w-on')).status).toBe('running')
+    expect((await on.getRun(wOn)).status).toBe('running')
     await page.getByRole('button', { name: 'Keep running' }).click(WAIT)
     await page.getByRole('button', { name: 'Cancel run' }).click(WAIT)
     await page.getByRole('button', { name: 'Confirm cancel' }).click(WAIT)
     await page.getByRole('status').filter({ hasText: 'Cancel: done' }).waitFor(WAIT)
     await page.locator('[data-testid="run-status"]', { hasText: 'cancelled' }).waitFor(WAIT)
-    expect((await on.getRun('w-on')).status).toBe('cancelled')
+    expect((await on.getRun(wOn)).status).toBe('cancelled')
     expect(problems).toEqual([])
   })
 
@@ -85,27 +87,28 @@ describe.skipIf(!hasChromium)('the run page operations', () => {
   }, async () => {
     const engine = engines[0]
     broken = true
-    await engine.start(checkout, undefined, { runId: 'c-1' })
-    expect((await engine.getRun('c-1')).status).toBe('failed')
-    const before = JSON.stringify(await engine.getEvents('c-1'))
+    const c1 = perTry('c')
+    await engine.start(checkout, undefined, { runId: c1 })
+    expect((await engine.getRun(c1)).status).toBe('failed')
+    const before = JSON.stringify(await engine.getEvents(c1))
     broken = false
     const page = await browser.context.newPage()
     const problems: string[] = []
     page.on('pageerror', (e) => problems.push(e.message))
-    await page.goto(`${urls.on}#/runs/c-1`)
+    await page.goto(`${urls.on}#/runs/${c1}`)
     await page.locator('#fork-node').selectOption('pay', WAIT)
     await page.getByRole('button', { name: 'Re-run from here' }).click(WAIT)
-    await page.waitForURL(/#\/runs\/(?!c-1)/, WAIT)
+    await page.waitForURL(new RegExp(`#/runs/(?!${c1})`), WAIT)
     const forkId = decodeURIComponent(new URL(page.url()).hash.replace('#/runs/', ''))
     await page.locator('[data-testid="run-status"]', { hasText: 'completed' }).waitFor(WAIT)
     const link = page.locator('[data-testid="forked-from"]')
     await link.waitFor(WAIT)
-    expect(await link.textContent()).toMatch(/Forked from\s+c-1 at seq \d+/)
+    expect(await link.textContent()).toMatch(new RegExp(`Forked from\\s+${c1} at seq \\d+`))
     expect(await engine.getRun(forkId)).toMatchObject({
       status: 'completed',
       output: { cart: { items: 2 }, pay: 'paid' },
     })
-    expect(JSON.stringify(await engine.getEvents('c-1'))).toBe(before)
+    expect(JSON.stringify(await engine.getEvents(c1))).toBe(before)
     await page.screenshot({ path: join(ARTIFACTS, 'run-fork.png'), fullPage: true })
     expect(problems).toEqual([])
   })

@@ -4,6 +4,7 @@
 import { join } from 'node:path'
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { perTry } from '../support/per-try.js'
 import { ARTIFACTS, hasChromium, launchBrowser } from './chromium.js'
 import { fanned, type Host, OPS_TOKEN, startHost, undone } from './host.js'
 
@@ -69,14 +70,15 @@ describe.skipIf(!hasChromium)('the debugger in Chromium', () => {
   it('shows a parked run, approves it from the page and watches it complete live', {
     timeout: 90_000,
   }, async () => {
+    const reviewId = perTry('review')
     await host.engine.startRun({
       kind: 'workflow',
       definitionName: 'review',
       input: { topic: 'debuggers' },
-      runId: 'review-1',
+      runId: reviewId,
     })
     const { page, requests, problems } = await openPage()
-    const row = page.locator('tr[data-run-id="review-1"]')
+    const row = page.locator(`tr[data-run-id="${reviewId}"]`)
     await row
       .locator('.waiting', { hasText: 'waiting for approval: Publish this post?' })
       .waitFor(WAIT)
@@ -84,7 +86,7 @@ describe.skipIf(!hasChromium)('the debugger in Chromium', () => {
     await shot(page, 'runs-page')
 
     // Open the run with the keyboard.
-    await tabTo(page, 'review-1')
+    await tabTo(page, reviewId)
     await page.keyboard.press('Enter')
     const gate = page.locator('.dag g[data-node="approve"]')
     await gate.waitFor(WAIT)
@@ -104,7 +106,7 @@ describe.skipIf(!hasChromium)('the debugger in Chromium', () => {
     await page.locator('[data-testid="run-status"]', { hasText: 'completed' }).waitFor(WAIT)
     await page.locator('.dag g[data-node="publish"][data-status="done"]').waitFor(WAIT)
     expect(await page.evaluate(() => (window as any).__noReload)).toBe(true)
-    expect((await host.engine.getRun('review-1')).status).toBe('completed')
+    expect((await host.engine.getRun(reviewId)).status).toBe('completed')
     await shot(page, 'run-approved')
 
     // Time travel: the decision event, and the state just before it.
@@ -162,7 +164,7 @@ describe.skipIf(!hasChromium)('the debugger in Chromium', () => {
     const { runId } = await host.engine.startRun({
       kind: 'workflow',
       definitionName: 'doomed',
-      runId: 'doomed-1',
+      runId: perTry('doomed'),
     })
     expect((await host.engine.getRun(runId)).status).toBe('failed')
     const { page, problems } = await openPage(`#/runs/${runId}`)
