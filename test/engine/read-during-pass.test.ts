@@ -10,6 +10,7 @@ import {
 } from 'skein'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, expect, it } from 'vitest'
+import { waitFor } from '../support/children.js'
 
 const engines: Engine[] = []
 afterEach(async () => {
@@ -47,14 +48,20 @@ it('inspectRun during the append that records an outcome shows the committed sta
   expect(before.effects.map((e) => e.status)).toEqual(['started'])
   holding = true
   held[0]('done')
-  while (!hold) await new Promise((r) => setImmediate(r))
+  await waitFor(
+    'the append that records the outcome to reach the store',
+    () => hold !== undefined,
+    {
+      withinMs: 10_000,
+    },
+  )
   // The outcome is folded in memory but not appended: reads still see the attempt running.
   const during = await engine.inspectRun(runId)
   expect(during.tail).toBe(before.tail)
   expect(during.effects.map((e) => e.status)).toEqual(['started'])
   expect(during.waits).toEqual([])
   holding = false
-  hold()
+  hold!()
   await (await engine.runtime).idle()
   const after = await engine.inspectRun(runId)
   expect(after.effects).toEqual([])

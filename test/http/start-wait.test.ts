@@ -4,6 +4,7 @@ import { createEngine, defineEffect, defineModule, type Engine, type ServerHandl
 import { createEngineClient } from 'skein/client'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
+import { waitFor } from '../support/children.js'
 
 const held: Array<(value: unknown) => void> = []
 const heldModule = defineModule({
@@ -50,7 +51,10 @@ const post = (url: string, body: unknown) =>
 
 /** Resolves once `held` has `n` attempts waiting (they start right after a commit). */
 async function attempts(n: number) {
-  while (held.length < n) await new Promise((r) => setImmediate(r))
+  await waitFor(`${n} effect attempt(s) waiting`, () => held.length >= n, {
+    withinMs: 10_000,
+    seen: () => `${held.length} waiting`,
+  })
 }
 
 describe('HTTP: when POST /runs and POST /runs/:id/events answer', () => {
