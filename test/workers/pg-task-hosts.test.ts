@@ -5,7 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { childWithin, waitFor } from '../support/children.js'
+import { childWithin, described, ended, waitFor } from '../support/children.js'
 import { adminPool, postgresAvailable, testSchemas } from '../support/postgres.js'
 
 const root = join(import.meta.dirname, '..', '..')
@@ -141,8 +141,13 @@ describe.runIf(postgresAvailable('pg-task-hosts'))('worker tasks across Postgres
 
     const survivors = urls.slice(0, 2)
     let left = runIds
+    // A survivor (host or worker) that dies is named at once, not after the deadline.
+    const expectedAlive = [hosts[0], hosts[1], ...workers]
+    let gone: Child | undefined
     const deadline = Date.now() + 120_000
     while (left.length > 0 && Date.now() < deadline) {
+      gone = expectedAlive.find((c) => ended(c.proc))
+      if (gone) break
       const states = await Promise.all(left.map((id, i) => status(survivors[i % 2], id)))
       left = left.filter((_, i) => states[i] !== 'completed')
       if (left.length > 0) await sleep(250)
@@ -160,7 +165,9 @@ describe.runIf(postgresAvailable('pg-task-hosts'))('worker tasks across Postgres
     console.log(
       `SCORE worker-task-hosts hosts=3 workers=4 runs=${RUNS} completed=${RUNS - left.length} incomplete=${left.length} attempts_handed=${attempts} handed_twice=${twice} new_attempts=${retried} handed_at_kill=${handedAtKill} all_done_ms=${doneMs}`,
     )
-    if (left.length > 0) console.log(await stuckRuns(schema, survivors[0], left))
+    if (left.length > 0 && !(gone && gone === hosts[0]))
+      console.log(await stuckRuns(schema, survivors[0], left))
+    if (gone) throw new Error(`waiting for every run to complete: ${described(gone)}`)
     expect(left).toEqual([])
     expect(twice).toBe(0)
   }, 180_000)
