@@ -1,25 +1,25 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
+import { described, exitWithin, waitFor } from '../support/children.js'
 import { tempDirs } from '../support/temp-dirs.js'
 
 // Same-host take-over on one SQLite file after kill -9 of the process whose attempt was in
 // flight (docs/storage.md, "Several processes on one file"): how long until another process
 // runs the attempt again, by the background claim poll alone and by a call for the run.
-// Each try gets its own directory (a retried test starts clean), and every wait names its
-// stage and what it saw when a child exits or the stage outlasts its deadline.
+// Each try gets its own directory, and every wait names its stage and what it saw
+// (decisions.md, "A wait on a child process in a test names the child and the stage; a
+// retried test starts clean").
 
 const root = resolve(import.meta.dirname, '../..')
 const dirs = tempDirs('skein-takeover-')
 const children: ChildProcess[] = []
-afterAll(() => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+afterEach(() => {
+  for (const c of children.splice(0))
+    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
 })
-
-type Child = ReturnType<typeof child>
 
 function child(mode: string, db: string, marks: string) {
   const proc = spawn(
@@ -39,10 +39,7 @@ function child(mode: string, db: string, marks: string) {
   let out = ''
   proc.stdout?.on('data', (d) => (out += d))
   proc.stderr?.on('data', (d) => (out += d))
-  const exited = () => proc.exitCode !== null || proc.signalCode !== null
-  const describe = () =>
-    `${mode} (pid ${proc.pid}, ${exited() ? `exited ${proc.exitCode ?? proc.signalCode}` : 'running'}) printed:\n${out.slice(-2000) || '(nothing)'}`
-  return { mode, proc, exited, describe, printed: (line: string) => out.includes(line) }
+  return { name: mode, proc, output: () => out, printed: (line: string) => out.includes(line) }
 }
 
 const marksOf = (path: string) =>
@@ -72,54 +69,35 @@ function runOnFile(db: string): string {
   }
 }
 
-/** Waits for `done`; fails naming the stage when a child that must live exits, or at `ms`. */
-async function stage(
-  name: string,
-  done: () => boolean,
-  live: Child[],
-  report: () => string,
-  ms = 45_000,
-): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!done()) {
-    const gone = live.find((c) => c.exited())
-    const why = gone
-      ? `${gone.mode} exited`
-      : Date.now() > deadline
-        ? `still waiting after ${ms} ms`
-        : ''
-    if (why) throw new Error(`${name}: ${why}\n${report()}`)
-    await sleep(10)
-  }
-}
-
 async function takeOver(mode: 'standby' | 'call') {
   const dir = dirs.fresh()
   mkdirSync(dir)
   const db = join(dir, 'takeover.db')
   const marks = join(dir, 'takeover.marks')
   const standby = child(mode, db, marks)
-  let first: Child | undefined
-  const report = () =>
-    [
-      `marks: ${JSON.stringify(marksOf(marks))}`,
-      standby.describe(),
-      first?.describe() ?? 'first: not started',
-      runOnFile(db),
-    ].join('\n')
-  await stage(`${mode}: standby ready`, () => standby.printed('ready'), [standby], report)
-  const started = child('first', db, marks)
-  first = started
-  await stage(`${mode}: first attempt`, () => marksOf(marks).length > 0, [standby, started], report)
-  started.proc.kill('SIGKILL')
+  const seen = () => `marks ${JSON.stringify(marksOf(marks))}\n${runOnFile(db)}`
+  const stage = { withinMs: 45_000, seen }
+  await waitFor(`${mode}: standby ready`, () => standby.printed('ready'), {
+    ...stage,
+    children: [standby],
+  })
+  const first = child('first', db, marks)
+  await waitFor(`${mode}: the first attempt`, () => marksOf(marks).length > 0, {
+    ...stage,
+    children: [standby, first],
+  })
+  first.proc.kill('SIGKILL')
   const killedAt = Date.now()
-  await stage(`${mode}: first killed`, started.exited, [standby], report)
-  expect(started.proc.signalCode, report()).toBe('SIGKILL')
+  await exitWithin(first, 10_000)
+  expect(first.proc.signalCode, described(first)).toBe('SIGKILL')
   if (mode === 'call') standby.proc.stdin?.write('go\n')
-  await stage(`${mode}: attempt run again`, () => marksOf(marks).length >= 2, [standby], report)
+  await waitFor(`${mode}: the attempt run again`, () => marksOf(marks).length >= 2, {
+    ...stage,
+    children: [standby],
+  })
   const [[firstPid], [againPid, againAt]] = marksOf(marks) as [[number, number], [number, number]]
-  expect(firstPid, report()).toBe(started.proc.pid)
-  expect(againPid, report()).toBe(standby.proc.pid)
+  expect(firstPid, seen()).toBe(first.proc.pid)
+  expect(againPid, seen()).toBe(standby.proc.pid)
   standby.proc.kill('SIGKILL')
   return againAt - killedAt
 }
