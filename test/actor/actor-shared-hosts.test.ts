@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Host, postJson, startCallCounter, stopHosts } from '../hosts/pg-hosts.js'
-import { type Child, childWithin, waitFor } from '../support/children.js'
+import { servedHost, waitFor } from '../support/children.js'
 import { PG_URL, postgresAvailable, testSchemas } from '../support/postgres.js'
 
 const CHILD = join(import.meta.dirname, 'actor-shared-child.ts')
@@ -30,28 +30,9 @@ async function startActorHost(name: string, schema: string, callsUrl: string): P
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   )
-  let out = ''
-  let err = ''
-  child.stderr?.on('data', (chunk) => {
-    err += chunk
-    if (process.env.PG_HOSTS_VERBOSE) process.stderr.write(`[${name}] ${chunk}`)
-  })
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
-  const watched: Child = { name: `host ${name}`, proc: child, output: () => `${out}\n${err}` }
-  const url = await childWithin(
-    `host ${name} to serve`,
-    watched,
-    new Promise<string>((resolve, reject) => {
-      child.stdout?.on('data', (chunk) => {
-        out += chunk
-        const match = /READY (\S+)/.exec(out)
-        if (match) resolve(match[1] as string)
-      })
-      child.on('exit', (code) => reject(new Error(`host ${name} exited ${code}: ${out} ${err}`)))
-    }),
-    60_000,
-  )
-  const host: Host = { name, url, child, alive: true, exited, output: () => out, watched }
+  const served = await servedHost(name, child, { verbose: !!process.env.PG_HOSTS_VERBOSE })
+  const { url, exited, watched } = served
+  const host: Host = { name, url, child, alive: true, exited, output: served.stdout, watched }
   exited.then(() => {
     host.alive = false
   })

@@ -8,19 +8,14 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { exitWithin, waitFor } from '../support/children.js'
+import { endChildren, exitWithin, waitFor } from '../support/children.js'
 import { postgresAvailable, testSchemas } from '../support/postgres.js'
 
 const CHILD = join(import.meta.dirname, 'migrate-host-child.ts')
 const children: ChildProcess[] = []
 const dirs: string[] = []
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL')
-      await new Promise((resolve) => child.once('exit', resolve))
-    }
-  }
+  await endChildren(children)
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
 })
 

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { type Child, childWithin } from '../support/children.js'
+import { type Child, servedHost } from '../support/children.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -47,28 +47,9 @@ export async function startHost(
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   )
-  let out = ''
-  let err = ''
-  child.stderr?.on('data', (chunk) => {
-    err += chunk
-    if (process.env.PG_HOSTS_VERBOSE) process.stderr.write(`[${name}] ${chunk}`)
-  })
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
-  const watched: Child = { name: `host ${name}`, proc: child, output: () => `${out}\n${err}` }
-  const url = await childWithin(
-    `host ${name} to serve`,
-    watched,
-    new Promise<string>((resolve, reject) => {
-      child.stdout?.on('data', (chunk) => {
-        out += chunk
-        const match = /READY (\S+)/.exec(out)
-        if (match) resolve(match[1])
-      })
-      child.on('exit', (code) => reject(new Error(`host ${name} exited ${code}: ${out} ${err}`)))
-    }),
-    60_000,
-  )
-  const host: Host = { name, url, child, alive: true, exited, output: () => out, watched }
+  const served = await servedHost(name, child, { verbose: !!process.env.PG_HOSTS_VERBOSE })
+  const { url, exited, watched } = served
+  const host: Host = { name, url, child, alive: true, exited, output: served.stdout, watched }
   exited.then(() => {
     host.alive = false
   })

@@ -9,19 +9,13 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { EventEnvelope } from 'skein'
 import { sqliteStore } from 'skein/sqlite'
 import { afterAll, afterEach, expect, it } from 'vitest'
-import { exitOf, waitFor } from '../support/children.js'
+import { endChildren, waitFor } from '../support/children.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-boot-'))
 const children: ChildProcess[] = []
 // A try's processes end with it, and each try has a file of its own (a retried test must not
 // find the first try's runs, nor its second process still working on them).
-afterEach(async () => {
-  for (const child of children.splice(0)) {
-    const exited = exitOf(child)
-    child.kill('SIGKILL')
-    await exited
-  }
-})
+afterEach(() => endChildren(children))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 let tries = 0
 

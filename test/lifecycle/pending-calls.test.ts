@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { sqliteStore } from 'skein/sqlite'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { childWithin, exitOf } from '../support/children.js'
+import { childWithin, endChildren } from '../support/children.js'
 
 // Engine timers are unref'd so an idle engine never keeps a process alive; a pending call a
 // user awaits (here: signals waiting for another process to let the run's lease go) must.
@@ -13,13 +13,7 @@ const root = resolve(import.meta.dirname, '../..')
 const dir = mkdtempSync(join(tmpdir(), 'skein-pending-'))
 const children: ChildProcess[] = []
 // A try's processes end with it (a first try's holder must not hold on while the retry runs).
-afterEach(async () => {
-  for (const child of children.splice(0)) {
-    const exited = exitOf(child)
-    child.kill('SIGKILL')
-    await exited
-  }
-})
+afterEach(() => endChildren(children))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 // Each try on a file of its own: a retried test must not find the first try's run and notes.
 let files = 0

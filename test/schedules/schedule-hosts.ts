@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { EventStore } from 'skein'
-import { childWithin } from '../support/children.js'
+import { servedHost } from '../support/children.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -37,26 +37,9 @@ export async function startSchedHost(
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   )
-  let out = ''
-  let err = ''
-  child.stderr?.on('data', (chunk) => {
-    err += chunk
-    if (process.env.SCHED_HOSTS_VERBOSE) process.stderr.write(`[${name}] ${chunk}`)
+  const { url, exited } = await servedHost(name, child, {
+    verbose: !!process.env.SCHED_HOSTS_VERBOSE,
   })
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
-  const url = await childWithin(
-    `host ${name} to serve`,
-    { name: `host ${name}`, proc: child, output: () => `${out}\n${err}` },
-    new Promise<string>((resolve, reject) => {
-      child.stdout?.on('data', (chunk) => {
-        out += chunk
-        const match = /READY (\S+)/.exec(out)
-        if (match) resolve(match[1] as string)
-      })
-      child.on('exit', (code) => reject(new Error(`host ${name} exited ${code}: ${out} ${err}`)))
-    }),
-    60_000,
-  )
   const host: SchedHost = { name, url, child, alive: true, exited }
   exited.then(() => {
     host.alive = false

@@ -116,3 +116,56 @@ export async function exitWithin(
   await childWithin(`${child.name} to exit`, child, exitOf(child.proc), withinMs)
   return { code: child.proc.exitCode, signal: child.proc.signalCode }
 }
+
+/** A host child once it serves: the url it printed, and its output as a `Child` for waits. */
+export interface ServedHost {
+  url: string
+  watched: Child
+  /** What it printed on stdout so far. */
+  stdout(): string
+  /** Resolves once it exits. */
+  exited: Promise<void>
+}
+
+/**
+ * Waits for a host child to print `READY <url>` (within `withinMs`; it is killed past it) and
+ * fails naming it and its output if it exits first. With `verbose` its stderr is echoed, each
+ * chunk prefixed with `[name]`.
+ */
+export async function servedHost(
+  name: string,
+  proc: ChildProcess,
+  { verbose = false, withinMs = 60_000 }: { verbose?: boolean; withinMs?: number } = {},
+): Promise<ServedHost> {
+  let out = ''
+  let err = ''
+  proc.stderr?.on('data', (chunk) => {
+    err += chunk
+    if (verbose) process.stderr.write(`[${name}] ${chunk}`)
+  })
+  const exited = exitOf(proc)
+  const watched: Child = { name: `host ${name}`, proc, output: () => `${out}\n${err}` }
+  const url = await childWithin(
+    `host ${name} to serve`,
+    watched,
+    new Promise<string>((resolve, reject) => {
+      proc.stdout?.on('data', (chunk) => {
+        out += chunk
+        const match = /READY (\S+)/.exec(out)
+        if (match) resolve(match[1] as string)
+      })
+      void exited.then(() =>
+        reject(new Error(`waiting for host ${name} to serve: ${described(watched)}`)),
+      )
+    }),
+    withinMs,
+  )
+  return { url, watched, stdout: () => out, exited }
+}
+
+/** Kills every child in `children` (emptying it) and waits for their exits: a try's `afterEach`. */
+export async function endChildren(children: ChildProcess[]): Promise<void> {
+  const ending = children.splice(0)
+  for (const child of ending) if (!ended(child)) child.kill('SIGKILL')
+  await Promise.all(ending.map(exitOf))
+}
