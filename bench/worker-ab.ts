@@ -5,14 +5,14 @@
 // aside inside the checkout, where its imports find node_modules (`.skein/` is ignored by git):
 // `npm run -s build && mkdir -p .skein && cp -r dist .skein/old-dist`, …, then:
 //   node --import tsx bench/worker-ab.ts .skein/old-dist .skein/new-dist [pairs] [runs] [rounds]
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { median } from './table.js'
+import { spawnWorker, WORKER_TOKEN } from './worker-child.js'
 
-const TOKEN = 'bench-worker-token-0123456789'
 const PROCESSES = 4
 const CONCURRENCY = 16
 
@@ -43,11 +43,13 @@ async function child(dist: string, runs: number, rounds: number): Promise<Sample
     store,
     modules: [workflow({ definitions: [remote] }), fx],
     worker: skein.httpWorkerQueue(),
-    authorize: skein.bearerAuth({ worker: TOKEN }),
+    authorize: skein.bearerAuth({ worker: WORKER_TOKEN }),
   })
   const server = await engine.serve({ port: 0 })
   const procs = await Promise.all(
-    Array.from({ length: PROCESSES }, () => spawnWorker(at('index.js'), server.url)),
+    Array.from({ length: PROCESSES }, () =>
+      spawnWorker(server.url, CONCURRENCY, { skein: at('index.js') }),
+    ),
   )
   /** Resolves when the run's log shows it finished (as bench/worker.ts waits). */
   const finished = async (runId: string): Promise<void> => {
@@ -95,26 +97,6 @@ async function child(dist: string, runs: number, rounds: number): Promise<Sample
     await store.close()
     rmSync(dir, { recursive: true, force: true })
   }
-}
-
-function spawnWorker(skeinUrl: string, url: string): Promise<ChildProcess> {
-  const code = `
-import { runHttpWorker } from ${JSON.stringify(skeinUrl)}
-const [url, token, concurrency] = process.argv.slice(1)
-const worker = runHttpWorker({ url, token, concurrency: Number(concurrency), waitMs: 5000,
-  handle: (task) => ({ doubled: task.input.n * 2 }) })
-process.stdout.write('ready\\n')
-process.on('SIGTERM', () => worker.stop().then(() => process.exit(0)))
-`
-  const proc = spawn(
-    process.execPath,
-    ['--input-type=module', '-e', code, url, TOKEN, String(CONCURRENCY)],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  )
-  return new Promise((ok, fail) => {
-    proc.stdout?.on('data', (d) => String(d).includes('ready') && ok(proc))
-    proc.on('exit', (code) => fail(new Error(`bench worker exited with ${code}`)))
-  })
 }
 
 const args = process.argv.slice(2)

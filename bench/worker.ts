@@ -2,7 +2,7 @@
 // (dispatch → claim → HTTP callback → next node), and effects/s through 4 worker processes, in
 // memory and on a SQLite file. Baselines are the same workflows with an in-process effect,
 // measured in alternating rounds of the same run; each figure is a median of those rounds.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,8 +20,14 @@ import {
 import { sqliteStore } from 'skein/sqlite'
 import { defineWorkflow, workflow } from 'skein/workflow'
 import { median, percentile, printRows, type Row } from './table.js'
+import { spawnWorker, WORKER_TOKEN } from './worker-child.js'
 
-const TOKEN = 'bench-worker-token-0123456789'
+/** The parent's flags (its `--conditions`, `--import tsx`), so workers run the same skein. */
+const workerFlags = {
+  execArgv: process.execArgv,
+  cwd: fileURLToPath(new URL('..', import.meta.url)),
+}
+
 const ROUND_TRIPS = 300
 const THROUGHPUT_RUNS = 4_000
 const SQLITE_RUNS = 1_000
@@ -47,29 +53,6 @@ const flowOf = (effect: string) =>
   })
 const remote = flowOf('bench.remote')
 const local = flowOf('bench.local')
-
-const CHILD = `
-import { runHttpWorker } from 'skein'
-const [url, token, concurrency] = process.argv.slice(1)
-const worker = runHttpWorker({ url, token, concurrency: Number(concurrency), waitMs: 5000,
-  handle: (task) => ({ doubled: task.input.n * 2 }) })
-process.stdout.write('ready\\n')
-process.on('SIGTERM', () => worker.stop().then(() => process.exit(0)))
-`
-
-function spawnWorker(url: string, concurrency: number): Promise<ChildProcess> {
-  const root = fileURLToPath(new URL('..', import.meta.url))
-  const proc = spawn(
-    process.execPath,
-    // The parent's flags (its `--conditions`, `--import tsx`) so both run the same skein.
-    [...process.execArgv, '--input-type=module', '-e', CHILD, url, TOKEN, String(concurrency)],
-    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
-  )
-  return new Promise((resolve, reject) => {
-    proc.stdout?.on('data', (d) => String(d).includes('ready') && resolve(proc))
-    proc.on('exit', (code) => reject(new Error(`bench worker exited with ${code}`)))
-  })
-}
 
 /** Resolves when the run's log shows it finished (live subscription, no polling). */
 async function finished(engine: Engine, runId: string): Promise<void> {
@@ -101,7 +84,7 @@ async function withEngine<T>(
     ...(store ? { store } : {}),
     modules: [workflow({ definitions: [remote, local] }), fx],
     worker: httpWorkerQueue(),
-    authorize: bearerAuth({ worker: TOKEN }),
+    authorize: bearerAuth({ worker: WORKER_TOKEN }),
   })
   const server = await engine.serve({ port: 0 })
   try {
@@ -245,7 +228,7 @@ async function claimToComplete(engine: Engine, runIds: string[]): Promise<number
 export async function benchWorker(): Promise<Row[]> {
   const rows: Row[] = []
   await withEngine(async (engine, url) => {
-    const one = await spawnWorker(url, 1)
+    const one = await spawnWorker(url, 1, workerFlags)
     try {
       await roundTrips(engine, remote, 30)
       const remoteTimes = await roundTrips(engine, remote, ROUND_TRIPS)
@@ -267,7 +250,7 @@ export async function benchWorker(): Promise<Row[]> {
   })
   const measure = async (engine: Engine, url: string, runs: number) => {
     const procs = await Promise.all(
-      Array.from({ length: PROCESSES }, () => spawnWorker(url, CONCURRENCY)),
+      Array.from({ length: PROCESSES }, () => spawnWorker(url, CONCURRENCY, workerFlags)),
     )
     try {
       return await rounds(engine, procs, runs)
