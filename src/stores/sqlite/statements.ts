@@ -174,18 +174,8 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
         db.prepare<unknown[]>(setMetaSql(bits)),
       ]),
     ),
-    read: db.prepare<[string, number, number], EventRow>(
-      `SELECT seq, id, ts, type, thread_id, origin, causation_id, effect_id, idempotency_key,
-        event_key, payload FROM skein_events
-        WHERE run_no = (SELECT run_no FROM skein_runs WHERE run_id = ?) AND seq >= ?
-        ORDER BY seq LIMIT ?`,
-    ),
-    readAll: db.prepare<[string, number], EventRow>(
-      `SELECT seq, id, ts, type, thread_id, origin, causation_id, effect_id, idempotency_key,
-        event_key, payload FROM skein_events
-        WHERE run_no = (SELECT run_no FROM skein_runs WHERE run_id = ?) AND seq >= ?
-        ORDER BY seq`,
-    ),
+    read: db.prepare<[string, number, number], EventRow>(`${READ_EVENTS} LIMIT ?`),
+    readAll: db.prepare<[string, number], EventRow>(READ_EVENTS),
     trimEvents: db.prepare<[number, number]>(
       'DELETE FROM skein_events WHERE run_no = ? AND seq < ?',
     ),
@@ -235,6 +225,10 @@ export function prepareStatements(connection: SqliteDatabase): Statements {
   }))
 }
 
+/** A run's events from a seq, in order: `read` adds its `LIMIT`, `readAll` has none. */
+const READ_EVENTS = `SELECT seq, id, ts, type, thread_id, origin, causation_id, effect_id,
+  idempotency_key, event_key, payload FROM skein_events
+  WHERE run_no = (SELECT run_no FROM skein_runs WHERE run_id = ?) AND seq >= ? ORDER BY seq`
 const EVENT_COLUMNS = `run_no, seq, id, ts, type, thread_id, origin, causation_id, effect_id,
   idempotency_key, event_key, payload`
 const EVENT_ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
