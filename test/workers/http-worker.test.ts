@@ -4,6 +4,7 @@
 import { bearerAuth, createEngine, type Engine, httpWorkerQueue, runHttpWorker } from 'skein'
 import { workflow } from 'skein/workflow'
 import { afterEach, describe, expect, it } from 'vitest'
+import { waitFor } from '../support/children.js'
 import { FLOWS, workerEffects } from './helpers.js'
 
 const TOKEN = 'worker-token-http-worker-0123456789'
@@ -117,10 +118,14 @@ describe('runHttpWorker', () => {
     })
     open.push(() => worker.stop())
     // The handler holds the task and the worker's next claim (for the free slot) is waiting.
-    const end = Date.now() + 20_000
-    while ((handed === 0 || sent.length < 2) && Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 10))
-    }
+    await waitFor(
+      'the handler holding its task and the second claim waiting',
+      () => handed > 0 && sent.length >= 2,
+      {
+        withinMs: 20_000,
+        seen: () => `handed ${handed}, sent ${sent.map((s) => s.path).join(', ') || 'nothing'}`,
+      },
+    )
     release()
     expect(await allFinished(engine, ['gated'])).toEqual(['completed'])
     expect(sent.map((s) => [s.path, s.carried])).toEqual([
