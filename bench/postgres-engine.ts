@@ -11,14 +11,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createEngine } from 'skein'
 import { type PostgresQueryable, postgresStore } from 'skein/postgres'
 import { workflow } from 'skein/workflow'
+import type { FloorRows } from './floor-rows.js'
 import { processCpuMs } from './peers/harness.js'
-import {
-  type FloorRows,
-  floorRuns,
-  freshSchema,
-  type RawDriver,
-  rawClient,
-} from './postgres-floor.js'
+import { floorRuns, freshSchema, type RawDriver, rawClient } from './postgres-floor.js'
 import { median, printRows, type Row } from './table.js'
 import { benchEffects, three } from './three-steps.js'
 

@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module'
 import type { PostgresQueryable } from 'skein/postgres'
 import { migrationSql, schemaName } from '../src/stores/postgres/schema.js'
+import { type FloorRows, floorEvent, floorRunId, STEPS } from './floor-rows.js'
 
 export type RawDriver = 'pg' | 'postgres'
 
@@ -29,52 +30,10 @@ export function rawClient(
   }
 }
 
-const STEP = [
-  'workflow.node.started',
-  'runtime.effect.requested',
-  'runtime.effect.attempt.started',
-  'runtime.effect.completed',
-  'workflow.node.finished',
-]
-const STEPS = [
-  ['runtime.run.started', 'runtime.thread.started', ...STEP],
-  STEP,
-  [...STEP, 'runtime.thread.completed', 'runtime.run.completed'],
-]
-
 /** Fresh schema `name` (dropped first), migrated to the store's current version. */
 export async function freshSchema(client: PostgresQueryable, name: string): Promise<void> {
   await client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`)
   await client.query(migrationSql(schemaName(name)))
-}
-
-/**
- * What the raw loop's rows hold. `small`: the floor the ratios are taken against (short ids, a
- * constant thread, a ~30-byte payload, a run row with only its tail). `skein`: rows the size of
- * the ones Skein writes for the same run (a 40-character run id; 16-character event, thread and
- * effect ids where Skein's events have them; each event type's payload padded to the length
- * Skein's has; the run row's status, definition, times and lease, set as each commit sets
- * them), so the cost of what Skein records can be told from the cost of how it writes it.
- */
-export type FloorRows = 'small' | 'skein'
-
-/** Payload length of each event type in Skein's 3-step run (measured from its log). */
-const SKEIN_PAYLOAD: Record<string, number> = {
-  'runtime.run.started': 179,
-  'runtime.thread.started': 177,
-  'workflow.node.started': 89,
-  'runtime.effect.requested': 131,
-  'runtime.effect.attempt.started': 43,
-  'runtime.effect.completed': 60,
-  'workflow.node.finished': 32,
-  'runtime.thread.completed': 81,
-  'runtime.run.completed': 51,
-}
-
-/** A JSON payload of `length` characters. */
-const paddedPayload = (seq: number, length: number) => {
-  const head = JSON.stringify({ step: seq, pad: '' })
-  return JSON.stringify({ step: seq, pad: 'x'.repeat(Math.max(0, length - head.length)) })
 }
 
 /** Runs `runs` 3-step runs, `concurrency` at a time (one group per step); returns runs/s. */
@@ -113,32 +72,27 @@ export async function floorRuns(
       FROM unnest($1::text[], $2::bigint[]) AS u(run_id, tail)
       WHERE r.run_id = u.run_id RETURNING r.run_no, r.run_id)
     ${insertEvents('t')}`
-  const runId = (n: number) =>
-    sized ? `run_01a226cb-9d6f-74b3-a942-${String(n).padStart(12, '0')}` : `floor-${n}`
   const t0 = performance.now()
   for (let r = 0; r < runs; r += concurrency) {
-    const ids = Array.from({ length: Math.min(concurrency, runs - r) }, (_, i) => runId(r + i))
+    const ids = Array.from({ length: Math.min(concurrency, runs - r) }, (_, i) =>
+      floorRunId(rows, r + i),
+    )
     let tail = 0
     for (const [step, types] of STEPS.entries()) {
       const cols: unknown[][] = sized ? [[], [], [], [], [], [], [], []] : [[], [], [], [], [], []]
       for (const id of ids) {
         types.forEach((type, i) => {
           const seq = tail + i + 1
+          const e = floorEvent(rows, id, step, seq, type)
           cols[0].push(id)
           cols[1].push(seq)
-          cols[2].push(
-            sized ? `evt_${id.slice(-8)}${String(seq).padStart(4, '0')}` : `${id}-${seq}`,
-          )
+          cols[2].push(e.id)
           cols[3].push(Date.now())
           cols[4].push(type)
-          if (!sized) {
-            cols[5].push(JSON.stringify({ step: seq, runId: id }))
-            return
-          }
-          cols[5].push(paddedPayload(seq, SKEIN_PAYLOAD[type]))
-          const runLevel = type === 'runtime.run.started' || type === 'runtime.run.completed'
-          cols[6].push(runLevel ? null : `thr_${id.slice(-12)}`)
-          cols[7].push(type.startsWith('runtime.effect.') ? `eff_${id.slice(-8)}${step}000` : null)
+          cols[5].push(e.payload)
+          if (!sized) return
+          cols[6].push(e.thread)
+          cols[7].push(e.effect)
         })
       }
       tail += types.length
