@@ -58,6 +58,7 @@ import { runOf } from './runtime/typed-reads.js'
 import { versionReport } from './runtime/versions.js'
 import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
 import { warnUndeadlinedAttempts } from './runtime/worker-operator.js'
+import { restoreLostWorkerTasks } from './runtime/worker-task-restore.js'
 import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 import { memoryStore } from './stores/memory/memory-store.js'
@@ -137,6 +138,9 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
     const owner = ownership?.owner ?? defaultOwner()
     const tasks = new ClaimedTasks({ clock, claims: store.claims, owner, log })
     const projectors = projectorRunner(store, tasks)
+    const worker = isClaimable(options.worker)
+      ? options.worker.bind({ tasks: store.workerTasks ?? memoryWorkerTasks(), clock, owner })
+      : options.worker
     const ctx: EngineContext = {
       registry,
       ids: options.ids ?? defaultIds(),
@@ -148,9 +152,11 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
       snapshotsInStore: !options.snapshotStore && capabilities.snapshots,
       codec,
       scheduler,
-      worker: isClaimable(options.worker)
-        ? options.worker.bind({ tasks: store.workerTasks ?? memoryWorkerTasks(), clock, owner })
-        : options.worker,
+      worker,
+      restoreTasks:
+        isClaimable(worker) && store.workerTasks?.shared
+          ? (list) => worker.restore(list)
+          : undefined,
       trim: resolveTrim(options.trimAfterSnapshot, projectors),
       observing: sink !== undefined,
       observe,
@@ -183,7 +189,15 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
     // In the background: reading the running runs must not hold up the boot.
     if (ctx.worker) {
       const list = (query: SummaryQuery) => rt.listRunSummaries(query)
-      warnUndeadlinedAttempts(ctx, list, (runId) => rt.readFold(runId)).catch(() => {})
+      const read = (runId: string) => rt.readFold(runId)
+      warnUndeadlinedAttempts(ctx, list, read).catch(() => {})
+      // Boot recovery, as the deadlines above: an engine with rescanTimers off writes nothing.
+      if (resolved.rescanTimers && ctx.restoreTasks) {
+        const restore = (runId: string) => rt.restoreWorkerTasks(runId)
+        restoreLostWorkerTasks(ctx, list, read, restore).catch((error) =>
+          log.warn({ error: String(error) }, 'looking for lost worker tasks failed'),
+        )
+      }
     }
     projectors.start()
     const sweeper = retention
@@ -439,6 +453,7 @@ function runtimeView(runtime: RuntimeEngine): EngineRuntime {
     idle: () => runtime.idle(),
     worker: runtime.ctx.worker,
     startClaimedTasks: (tasks) => runtime.startClaimedTasks(tasks),
+    restoreWorkerTasks: (runId) => runtime.restoreWorkerTasks(runId),
   }
 }
 

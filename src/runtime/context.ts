@@ -17,6 +17,7 @@ import type {
   StoreCapabilities,
   WakeScheduler,
   Worker,
+  WorkerTask,
 } from '../core/ports.js'
 import type { Registry } from '../core/registry.js'
 import type { Batch } from './batch.js'
@@ -54,6 +55,12 @@ export interface EngineContext {
   codec?: PayloadCodec
   scheduler: WakeScheduler
   worker: Worker | undefined
+  /**
+   * With an `httpWorkerQueue()` on a store other processes share: stores tasks unless stored
+   * already (its `restore`), for the attempts a killed host recorded `dispatched` but never
+   * stored (worker-task-restore.ts). Undefined otherwise: nothing to restore.
+   */
+  restoreTasks?: (tasks: readonly WorkerTask[]) => Promise<void>
   trim: ResolvedTrim | undefined
   /** False when no observer is configured: hot paths skip building observations. */
   observing: boolean

@@ -117,6 +117,13 @@ export interface EngineRuntime {
   startClaimedTasks?(
     tasks: readonly WorkerTask[],
   ): Promise<{ ready: WorkerTask[]; stale: WorkerTask[] }>
+  /**
+   * Stores the task of each of the run's attempts recorded `dispatched` whose task the store
+   * lacks (a host killed between the two), in the run's queue under its lease; never a second
+   * row, never one for a `started` attempt. A booting engine does this for every running run
+   * (docs/workers.md, "Durable tasks").
+   */
+  restoreWorkerTasks?(runId: string): Promise<void>
 }
 
 /** Identity of whoever asked (HTTP auth identity, or a name for embed callers). */

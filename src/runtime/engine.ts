@@ -73,6 +73,7 @@ import type { WaitUrlOutcome, WaitUrlRequest } from './wait-urls.js'
 import { metaOf } from './wake-pass.js'
 import { startClaimedOp, workerCallbackOp } from './worker-callback.js'
 import { releaseStuckAttemptOp, type StuckAttemptAction } from './worker-operator.js'
+import { restoreWorkerTasksOp } from './worker-task-restore.js'
 
 /** The embed API over one EngineContext: everything of docs/engine.md "The embed API" except HTTP. */
 export class RuntimeEngine implements EngineRuntime {
@@ -435,6 +436,11 @@ export class RuntimeEngine implements EngineRuntime {
       }),
     )
     return { ready, stale }
+  }
+
+  /** Puts back the tasks of the run's dispatched attempts the store lacks (worker-task-restore.ts). */
+  async restoreWorkerTasks(runId: string): Promise<void> {
+    await this.mutate(runId, 'restoreTasks', (_fold, c) => restoreWorkerTasksOp(this.ctx, c.writer))
   }
 
   /**

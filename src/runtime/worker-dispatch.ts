@@ -19,7 +19,7 @@ import { executorOf } from './effect-runner.js'
 /** How long a cancel request waits for the worker's `cancelled` before the effect is ambiguous. */
 export const DEFAULT_CANCELLATION_TIMEOUT_MS = 30_000
 
-const taskOf = (runId: string, effect: EffectRecord, attempt: number): WorkerTask => ({
+export const taskOf = (runId: string, effect: EffectRecord, attempt: number): WorkerTask => ({
   runId,
   effectId: effect.effectId,
   attempt,
@@ -84,6 +84,23 @@ export function dispatchWorkerEffects(
       callWorker(ctx, mem, runId, task, () => worker.dispatch(task), 'dispatch-failed'),
     )
   }
+}
+
+/**
+ * The tasks of a running run's worker attempts recorded `dispatched` and not yet `started`, with
+ * no cancel request: the only attempts whose task can be missing from the store (a claim records
+ * `started` before it removes the task; a cancel removes it). docs/workers.md, "Durable tasks".
+ */
+export function dispatchedTasks(fold: RunFold): WorkerTask[] {
+  if (isTerminal(fold.state.status)) return []
+  const out: WorkerTask[] = []
+  for (const effectId in fold.effects) {
+    const effect = fold.effects[effectId]
+    if (effect.execution !== 'worker' || effect.status !== 'dispatched') continue
+    if (effect.cancelRequested) continue
+    out.push(taskOf(fold.state.runId, effect, effect.attempt))
+  }
+  return out
 }
 
 /** Whether a running run has a worker attempt out (dispatched or started): its outcome comes back. */

@@ -51,6 +51,12 @@ export interface HttpWorkerQueueOptions {
  */
 export interface HttpWorkerQueue extends Worker {
   claim(options?: ClaimOptions): Promise<WorkerTask[]>
+  /**
+   * Stores each task unless one for its attempt is stored already (insert-if-absent): how the
+   * engine puts back the task of an attempt recorded `dispatched` whose task a killed host never
+   * stored (docs/workers.md, "Durable tasks"). Never a second row for an attempt.
+   */
+  restore(tasks: readonly WorkerTask[]): Promise<void>
   /** This queue on an engine's store (the engine does this at boot). */
   bind(binding: WorkerQueueBinding): HttpWorkerQueue
   /** Marks this object as a claimable queue for the HTTP route. */
@@ -89,6 +95,7 @@ export function httpWorkerQueue(options: HttpWorkerQueueOptions = {}): HttpWorke
     dispatch: unbound,
     cancel: unbound,
     claim: unbound,
+    restore: unbound,
     bind: (binding) => boundQueue(options, binding),
   }
   if (options.handles) Object.assign(queue, { handles: options.handles })
@@ -186,6 +193,7 @@ function boundQueue(options: HttpWorkerQueueOptions, binding: WorkerQueueBinding
         claimEnds()
       }
     },
+    restore: (list) => (list.length > 0 ? tasks.enqueue(list, clock.now()) : Promise.resolve()),
     bind: (next) => boundQueue(options, next),
   }
 

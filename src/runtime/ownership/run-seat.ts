@@ -213,6 +213,25 @@ export class RunSeat {
     this.onLost()
   }
 
+  /**
+   * Holds the lease before work that appends nothing (a restore of worker tasks, docs/workers.md
+   * "Durable tasks"): a seat only being taken writes its claim now (`renewLease`), so no other
+   * process appends to the run until this writer lets it go. Refused with LeaseLostError (the
+   * seat is lost) when another process took the run meanwhile.
+   */
+  async hold(): Promise<void> {
+    const seat = this.seat
+    if (seat.state === 'held' && seat.expiresAt > this.ctx.clock.now()) return
+    const claim = this.claim(this.ctx.clock.now(), false)
+    try {
+      await this.own.leases.renewLease(this.runId, claim)
+    } catch (error) {
+      if (LeaseLostError.is(error)) this.lose()
+      throw error
+    }
+    this.seat = { state: 'held', epoch: claim.epoch, expiresAt: claim.expiresAt }
+  }
+
   /** The run parked without a commit that released it: let it go now. */
   async releaseIfHeld(): Promise<void> {
     const seat = this.seat
