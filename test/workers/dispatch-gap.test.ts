@@ -55,6 +55,7 @@ async function killedInGapThenRestarted(where: string): Promise<void> {
   expect(out).not.toContain('SURVIVED')
 
   const served = await servedHost('restarted', host(where, 'serve'))
+  const servedAt = Date.now()
   const handed: WorkerTask[] = []
   const worker = runHttpWorker({
     url: served.url,
@@ -89,6 +90,10 @@ async function killedInGapThenRestarted(where: string): Promise<void> {
     work: { doubled: 42 },
     done: { got: { doubled: 42 } },
   })
+  // A figure for the docs, not an assert: from the restarted host serving to the run completed.
+  console.log(
+    `SCORE dispatch-gap store=${where.endsWith('.db') ? 'sqlite' : 'postgres'} completed_after_serve_ms=${Date.now() - servedAt} handed=${handed.length}`,
+  )
   // The attempt recorded dispatched before the kill is the one the worker ran: once.
   expect(handed.map((t) => [t.runId, t.attempt])).toEqual([['gap-1', 1]])
   const effects = (await get(served.url, '/runs/gap-1/effects')) as unknown
