@@ -57,8 +57,7 @@ import { defaultIds, defaultOwner, ownerGone, systemClock } from './runtime/syst
 import { runOf } from './runtime/typed-reads.js'
 import { versionReport } from './runtime/versions.js'
 import { resolveWaitUrlConfig } from './runtime/wait-urls.js'
-import { warnUndeadlinedAttempts } from './runtime/worker-operator.js'
-import { restoreLostWorkerTasks } from './runtime/worker-task-restore.js'
+import { lookAtWorkerAttempts } from './runtime/worker-task-restore.js'
 import { memorySchedules, memoryWaitUrls } from './stores/memory/memory-schedules.js'
 import { memorySnapshotStore } from './stores/memory/memory-snapshot-store.js'
 import { memoryStore } from './stores/memory/memory-store.js'
@@ -190,14 +189,15 @@ export function createEngine<Defs extends DefinitionList = DefinitionList>(
     if (ctx.worker) {
       const list = (query: SummaryQuery) => rt.listRunSummaries(query)
       const read = (runId: string) => rt.readFold(runId)
-      warnUndeadlinedAttempts(ctx, list, read).catch(() => {})
-      // Boot recovery, as the deadlines above: an engine with rescanTimers off writes nothing.
-      if (resolved.rescanTimers && ctx.restoreTasks) {
-        const restore = (runId: string) => rt.restoreWorkerTasks(runId)
-        restoreLostWorkerTasks(ctx, list, read, restore).catch((error) =>
-          log.warn({ error: String(error) }, 'looking for lost worker tasks failed'),
-        )
-      }
+      // Restoring lost tasks is boot recovery, as the deadlines above: an engine with
+      // rescanTimers off writes nothing.
+      const restore =
+        resolved.rescanTimers && ctx.restoreTasks
+          ? (runId: string) => rt.restoreWorkerTasks(runId)
+          : undefined
+      lookAtWorkerAttempts(ctx, list, read, restore).catch((error) =>
+        log.warn({ error: String(error) }, 'looking at worker attempts at boot failed'),
+      )
     }
     projectors.start()
     const sweeper = retention

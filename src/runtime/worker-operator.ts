@@ -4,7 +4,6 @@ import { isTerminal } from '../core/envelope.js'
 import { EffectNotRetryableError } from '../core/errors.js'
 import type { RunFold } from '../core/fold/index.js'
 import type { Json } from '../core/json.js'
-import type { SummaryPage, SummaryQuery } from '../core/ports.js'
 import { RT } from '../core/runtime-events.js'
 import { failAttempt } from './attempt-outcomes.js'
 import type { EngineContext } from './context.js'
@@ -106,53 +105,25 @@ export interface UndeadlinedAttempt {
 }
 
 /**
- * Worker attempts `dispatched` or `started` with no deadline among the first `maxRuns` running
- * runs (newest first): nothing times them out, so if their worker is gone they wait for an
- * operator (`requeueEffect`, `failEffect`). The boot log names them.
+ * The run's worker attempts `dispatched` or `started` with no deadline: nothing times them out,
+ * so if their worker is gone they wait for an operator (`requeueEffect`, `failEffect`).
  */
-export async function undeadlinedAttempts(
-  listRunning: (cursor: string | undefined) => Promise<{ runIds: string[]; next: string | null }>,
-  readFold: (runId: string) => Promise<RunFold>,
-  maxRuns: number,
-): Promise<UndeadlinedAttempt[]> {
+export function undeadlinedAttempts(runId: string, fold: RunFold): UndeadlinedAttempt[] {
   const found: UndeadlinedAttempt[] = []
-  let cursor: string | undefined
-  let seen = 0
-  while (seen < maxRuns) {
-    const page = await listRunning(cursor)
-    for (const runId of page.runIds) {
-      if (seen++ >= maxRuns) break
-      const fold = await readFold(runId)
-      for (const effect of Object.values(fold.effects)) {
-        if (effect.execution !== 'worker' || effect.deadlineAt !== undefined) continue
-        if (effect.status !== 'dispatched' && effect.status !== 'started') continue
-        const { effectId, type, attempt, status } = effect
-        found.push({ runId, effectId, type, attempt, status })
-      }
-    }
-    if (page.next === null) break
-    cursor = page.next
+  for (const effect of Object.values(fold.effects)) {
+    if (effect.execution !== 'worker' || effect.deadlineAt !== undefined) continue
+    if (effect.status !== 'dispatched' && effect.status !== 'started') continue
+    const { effectId, type, attempt, status } = effect
+    found.push({ runId, effectId, type, attempt, status })
   }
   return found
 }
 
-/**
- * Warns (boot log) about worker attempts in a worker's hands that no deadline bounds, among
- * the newest 1,000 running runs: if their worker is gone they wait for an operator.
- */
-export async function warnUndeadlinedAttempts(
+/** Warns (boot log) about worker attempts in a worker's hands that no deadline bounds. */
+export function warnUndeadlinedAttempts(
   ctx: Pick<EngineContext, 'log'>,
-  listSummaries: (query: SummaryQuery) => Promise<SummaryPage>,
-  readFold: (runId: string) => Promise<RunFold>,
-): Promise<void> {
-  const stuck = await undeadlinedAttempts(
-    async (cursor) => {
-      const page = await listSummaries({ status: 'running', limit: 100, cursor })
-      return { runIds: page.runs.map((r) => r.runId), next: page.nextCursor }
-    },
-    readFold,
-    1_000,
-  )
+  stuck: readonly UndeadlinedAttempt[],
+): void {
   if (stuck.length === 0) return
   ctx.log.warn(
     { attempts: stuck.length, first: stuck.slice(0, 10) },
