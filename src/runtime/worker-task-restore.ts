@@ -36,8 +36,8 @@ const UNDEADLINED_RUNS = 1_000
 
 /**
  * At boot, in the background, one pass over the running runs (newest first), each folded once:
- * worker attempts with no deadline among the newest 1,000 are named in the log
- * (worker-operator.ts); with `restore`, every run whose fold has a dispatched attempt with no
+ * worker attempts with no deadline among the newest 1,000 are named in the log once those are
+ * seen (worker-operator.ts); with `restore`, every run whose fold has a dispatched attempt with no
  * task in the store gets its tasks restored through its queue (`restore`, which waits for a live
  * owner to let the run go and checks again under the lease). Without `restore` the pass stops
  * after those 1,000. Returns the runs restored.
@@ -58,7 +58,9 @@ export async function lookAtWorkerAttempts(
     for (const { runId } of page.runs) {
       if (!stored && seen >= UNDEADLINED_RUNS) break
       const fold = await readFold(runId)
-      if (seen++ < UNDEADLINED_RUNS) undeadlined.push(...undeadlinedAttempts(runId, fold))
+      if (seen < UNDEADLINED_RUNS) undeadlined.push(...undeadlinedAttempts(runId, fold))
+      // Named as soon as the newest 1,000 are seen, not after the whole pass.
+      if (++seen === UNDEADLINED_RUNS) warnUndeadlinedAttempts(ctx, undeadlined)
       if (stored && restore && (await lacksTasks(stored, runId, fold))) {
         try {
           await restore(runId)
@@ -74,7 +76,7 @@ export async function lookAtWorkerAttempts(
     if (page.nextCursor === null || (!stored && seen >= UNDEADLINED_RUNS)) break
     cursor = page.nextCursor
   }
-  warnUndeadlinedAttempts(ctx, undeadlined)
+  if (seen < UNDEADLINED_RUNS) warnUndeadlinedAttempts(ctx, undeadlined)
   if (restored.length > 0) {
     ctx.log.warn(
       { runs: restored.length, first: restored.slice(0, 10) },
