@@ -19,7 +19,7 @@ import { executorOf } from './effect-runner.js'
 /** How long a cancel request waits for the worker's `cancelled` before the effect is ambiguous. */
 export const DEFAULT_CANCELLATION_TIMEOUT_MS = 30_000
 
-export const taskOf = (runId: string, effect: EffectRecord, attempt: number): WorkerTask => ({
+const taskOf = (runId: string, effect: EffectRecord, attempt: number): WorkerTask => ({
   runId,
   effectId: effect.effectId,
   attempt,
